@@ -1,0 +1,12 @@
+"""dpsynth: differentially private synthetic tabular data, scikit-learn style.
+
+The main estimator, :class:`DPMarginalSynthesizer`, releases differentially
+private k-way marginals with the DP-marginals algorithm of Gopi, Mahabadi and
+Yekhanin (as used by Microsoft's Synthetic Data Showcase) and samples synthetic
+records from those marginals alone.
+"""
+
+from ._version import __version__
+from .exceptions import PrivacyLeakWarning
+
+__all__ = ["__version__", "PrivacyLeakWarning"]

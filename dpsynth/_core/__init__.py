@@ -1,0 +1,1 @@
+"""Cython kernels: k-tuple counting (``_counting``) and sampling (``_sampling``)."""

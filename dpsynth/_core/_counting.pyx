@@ -1,0 +1,281 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""k-tuple counting kernels of the DP-marginals release (Gopi et al., Algorithm 1).
+
+All functions work on *compact* attribute ids: at level k >= 2 only the
+attributes released at level 1 can appear in a candidate, so they are
+renumbered 0..m-1 in increasing original-id order (which keeps the ids of one
+record increasing from column to column).  A record is a row of a
+``(n_records, n_columns)`` int32 matrix whose entry is the compact id of the
+record's value in that column, or -1 (absent cell, or value not released).
+
+Records are streamed twice per level: once to count each record's candidate
+k-tuples ``|W_u|`` (for the DP percentile), once to add +1 to a uniformly
+random ``Delta_k``-subset of them.  Memory stays ``O(n_records + |V_k|)``:
+no record's tuple list is ever stored.
+"""
+
+import numpy as np
+
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport malloc, free
+
+from ._hashing cimport mix64, table_find, rng_uniform
+
+def key_bits(Py_ssize_t n_ids):
+    """Bits per id in a packed key for ids ``0..n_ids-1`` (id + 1 must fit)."""
+    cdef int bits = 1
+    while (1 << bits) <= n_ids:
+        bits += 1
+    return bits
+
+
+def pack_tuples(const int32_t[:, ::1] tuples, int bits):
+    """Packed uint64 key of every row (rows must be sorted ascending)."""
+    cdef Py_ssize_t n = tuples.shape[0], k = tuples.shape[1], i, j
+    cdef uint64_t key
+    out = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] keys = out
+    with nogil:
+        for i in range(n):
+            key = 0
+            for j in range(k):
+                key |= (<uint64_t>(tuples[i, j] + 1)) << (bits * j)
+            keys[i] = key
+    return out
+
+
+def lookup(const uint64_t[::1] slots, const int64_t[::1] slot_values,
+           const uint64_t[::1] keys):
+    """Vectorised :func:`build_table` lookup: the value of each key, or -1."""
+    cdef Py_ssize_t n = keys.shape[0], i
+    out = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] values = out
+    with nogil:
+        for i in range(n):
+            values[i] = table_find(slots, slot_values, keys[i])
+    return out
+
+
+def build_table(const uint64_t[::1] keys, const int64_t[::1] values):
+    """Open-addressing hash table ``key -> value`` as two arrays ``(slots, slot_values)``.
+
+    The capacity is a power of two at least twice the number of keys, so a
+    lookup (``_hashing.table_find``) probes about 1.5 slots on average.
+    Duplicate keys raise ``ValueError``.
+    """
+    cdef Py_ssize_t n = keys.shape[0], i
+    cdef uint64_t capacity = 16
+    while capacity < 2 * <uint64_t>n:
+        capacity <<= 1
+    slots_arr = np.zeros(capacity, dtype=np.uint64)
+    vals_arr = np.full(capacity, -1, dtype=np.int64)
+    cdef uint64_t[::1] slots = slots_arr
+    cdef int64_t[::1] vals = vals_arr
+    cdef uint64_t mask = capacity - 1, pos, key
+    cdef Py_ssize_t duplicate = -1
+    with nogil:
+        for i in range(n):
+            key = keys[i]
+            pos = mix64(key) & mask
+            while slots[pos] != 0 and slots[pos] != key:
+                pos = (pos + 1) & mask
+            if slots[pos] == key:
+                duplicate = i
+                break
+            slots[pos] = key
+            vals[pos] = values[i]
+    if duplicate >= 0:
+        raise ValueError(f"duplicate key at position {duplicate}")
+    return slots_arr, vals_arr
+
+
+def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_of,
+                     const uint64_t[::1] slots, const int64_t[::1] slot_values, int bits):
+    """V_k: every k-tuple whose (k-1)-sub-tuples are all in ``previous``.
+
+    ``previous`` holds S_{k-1} as rows of sorted compact ids, sorted
+    lexicographically; ``slots``/``slot_values`` is a table containing their
+    keys.  Candidates are the apriori joins of two rows that share their first
+    k-2 ids and whose last ids come from different columns, kept when every
+    other (k-1)-sub-tuple is in the table.  Returns an int32 array (m, k) of
+    sorted rows in lexicographic order.
+    """
+    cdef Py_ssize_t m = previous.shape[0], km1 = previous.shape[1], k = km1 + 1
+    cdef Py_ssize_t start, stop, i, i2, j, p, q, total = 0, written = 0
+    cdef int pass_
+    cdef int32_t a, b
+    cdef uint64_t key
+    cdef bint ok
+    out_arr = np.empty((0, k), dtype=np.int32)
+    cdef int32_t[:, ::1] out = out_arr
+    for pass_ in range(2):
+        if pass_ == 1:
+            out_arr = np.empty((total, k), dtype=np.int32)
+            out = out_arr
+        with nogil:
+            start = 0
+            while start < m:
+                stop = start + 1
+                while stop < m:
+                    ok = True
+                    for p in range(km1 - 1):
+                        if previous[stop, p] != previous[start, p]:
+                            ok = False
+                            break
+                    if not ok:
+                        break
+                    stop += 1
+                for i in range(start, stop):
+                    a = previous[i, km1 - 1]
+                    for j in range(i + 1, stop):
+                        b = previous[j, km1 - 1]
+                        if column_of[a] == column_of[b]:
+                            continue
+                        ok = True
+                        # drop prefix element p; the sub-tuple stays sorted
+                        for p in range(km1 - 1):
+                            key = 0
+                            q = 0
+                            for i2 in range(km1 - 1):
+                                if i2 != p:
+                                    key |= (<uint64_t>(previous[i, i2] + 1)) << (bits * q)
+                                    q += 1
+                            key |= (<uint64_t>(a + 1)) << (bits * q)
+                            key |= (<uint64_t>(b + 1)) << (bits * (q + 1))
+                            if table_find(slots, slot_values, key) == -1:
+                                ok = False
+                                break
+                        if not ok:
+                            continue
+                        if pass_ == 0:
+                            total += 1
+                        else:
+                            for p in range(km1):
+                                out[written, p] = previous[i, p]
+                            out[written, km1] = b
+                            written += 1
+                start = stop
+    return out_arr
+
+
+cdef inline Py_ssize_t _compact_record(const int32_t[:, ::1] ids, Py_ssize_t row,
+                                       int32_t* buffer) noexcept nogil:
+    cdef Py_ssize_t j, m = 0
+    for j in range(ids.shape[1]):
+        if ids[row, j] >= 0:
+            buffer[m] = ids[row, j]
+            m += 1
+    return m
+
+
+cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
+                             const uint64_t[::1] slots, const int64_t[::1] slot_values,
+                             Py_ssize_t* pos, uint64_t* keys,
+                             int64_t[::1] counts, int64_t size, int64_t bound,
+                             uint64_t* rng_state) noexcept nogil:
+    """Depth-first walk over the record's k-subsets that are candidates.
+
+    A prefix of length j < k is extended only if it is a released j-tuple
+    (every candidate's sub-tuples are released, so this prunes exactly the
+    subsets that cannot be candidates).  With ``counts`` empty the walk only
+    counts the candidates; otherwise it adds +1 to each candidate kept by
+    selection sampling (Knuth's Algorithm S): a uniform ``bound``-subset of the
+    record's ``size`` candidates, or all of them when ``size <= bound``.
+    """
+    cdef Py_ssize_t depth = 0, found = 0
+    cdef int64_t value, chosen = 0
+    cdef uint64_t key
+    cdef bint counting = counts.shape[0] > 0
+    if m < k:
+        return 0
+    pos[0] = 0
+    keys[0] = 0
+    while depth >= 0:
+        if pos[depth] > m - (k - depth):
+            depth -= 1
+            if depth >= 0:
+                pos[depth] += 1
+            continue
+        key = keys[depth] | ((<uint64_t>(rec[pos[depth]] + 1)) << (bits * depth))
+        value = table_find(slots, slot_values, key)
+        if depth == k - 1:
+            if value >= 0:
+                if counting:
+                    if size <= bound:
+                        counts[value] += 1
+                    elif (bound - chosen) > rng_uniform(rng_state) * (size - found):
+                        counts[value] += 1
+                        chosen += 1
+                found += 1
+            pos[depth] += 1
+        elif value != -1:
+            keys[depth + 1] = key
+            pos[depth + 1] = pos[depth] + 1
+            depth += 1
+        else:
+            pos[depth] += 1
+    return found
+
+
+def record_tuple_counts(const int32_t[:, ::1] ids, int k, int bits,
+                        const uint64_t[::1] slots, const int64_t[::1] slot_values):
+    """``|W_u|`` for every record: how many of its k-subsets are candidates."""
+    cdef Py_ssize_t n = ids.shape[0], d = ids.shape[1], u, m
+    out = np.zeros(n, dtype=np.int64)
+    cdef int64_t[::1] sizes = out
+    cdef int64_t[::1] no_counts = np.zeros(0, dtype=np.int64)
+    cdef int32_t* rec = <int32_t*> malloc((d + 1) * sizeof(int32_t))
+    cdef Py_ssize_t* pos = <Py_ssize_t*> malloc((k + 1) * sizeof(Py_ssize_t))
+    cdef uint64_t* keys = <uint64_t*> malloc((k + 1) * sizeof(uint64_t))
+    cdef uint64_t state = 0
+    if rec == NULL or pos == NULL or keys == NULL:
+        free(rec); free(pos); free(keys)
+        raise MemoryError()
+    try:
+        with nogil:
+            for u in range(n):
+                m = _compact_record(ids, u, rec)
+                sizes[u] = _walk_record(rec, m, k, bits, slots, slot_values, pos, keys,
+                                        no_counts, 0, 0, &state)
+    finally:
+        free(rec); free(pos); free(keys)
+    return out
+
+
+def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
+                   const uint64_t[::1] slots, const int64_t[::1] slot_values,
+                   Py_ssize_t n_candidates, const int64_t[::1] sizes,
+                   int64_t bound, uint64_t seed):
+    """Candidate counts where each record adds +1 to at most ``bound`` candidates.
+
+    A record with more than ``bound`` candidates contributes to a uniformly
+    random ``bound``-subset of them (NoisyThresholding step 2, Gopi et al.),
+    drawn with a per-record generator seeded from ``seed`` and the record
+    index, so the result does not depend on anything but the inputs.
+    ``sizes`` must be :func:`record_tuple_counts` of the same inputs.
+    """
+    cdef Py_ssize_t n = ids.shape[0], d = ids.shape[1], u, m
+    out = np.zeros(n_candidates, dtype=np.int64)
+    cdef int64_t[::1] counts = out
+    cdef int32_t* rec = <int32_t*> malloc((d + 1) * sizeof(int32_t))
+    cdef Py_ssize_t* pos = <Py_ssize_t*> malloc((k + 1) * sizeof(Py_ssize_t))
+    cdef uint64_t* keys = <uint64_t*> malloc((k + 1) * sizeof(uint64_t))
+    cdef uint64_t state
+    if n_candidates == 0:
+        free(rec); free(pos); free(keys)
+        return out
+    if rec == NULL or pos == NULL or keys == NULL:
+        free(rec); free(pos); free(keys)
+        raise MemoryError()
+    try:
+        with nogil:
+            for u in range(n):
+                if sizes[u] == 0:
+                    continue
+                state = mix64(seed ^ mix64(<uint64_t>u + 1))
+                m = _compact_record(ids, u, rec)
+                _walk_record(rec, m, k, bits, slots, slot_values, pos, keys,
+                             counts, sizes[u], bound, &state)
+    finally:
+        free(rec); free(pos); free(keys)
+    return out

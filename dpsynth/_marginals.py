@@ -1,0 +1,241 @@
+"""The DP-marginals release: Algorithm 1 and NoisyThresholding of Gopi, Mahabadi
+and Yekhanin, "Differentially Private Marginals", with the options of
+Microsoft's Synthetic Data Showcase (SDS) design document, sections 2-3.
+
+For k = 1..R:
+
+1. candidates V_k: at k = 1 the attributes observed in the data (a
+   data-derived universe, made private by the delta-calibrated threshold
+   ``rho_1``) or, with public categories, every attribute; at k >= 2 every
+   k-tuple whose (k-1)-sub-tuples were all released at level k-1 (a universe
+   derived from public outputs only; zero-count candidates get noise too);
+2. ``Delta_k``: the DP Q-th percentile of the per-record candidate counts
+   ``|W_u|`` (exponential mechanism over the public range ``0..C(d, k)``);
+3. contribution bounding: a record with more than ``Delta_k`` candidates
+   adds +1 to a uniformly random ``Delta_k``-subset of them (Cython kernel);
+4. Gaussian noise ``sigma_k * sqrt(Delta_k) * N(0, 1)`` on every candidate;
+5. keep ``noisy > max(threshold_k, 0)``, round to integers, drop zeros.
+
+Because rounding happens before the next level's candidates are built, the
+released sets are closed under sub-tuples by construction (no parent ever has
+to be re-inserted).  Finally every count is capped at the minimum of its
+sub-combinations (SDS normalisation).  Everything after the noise is
+post-processing.
+"""
+
+from dataclasses import dataclass
+import math
+
+import numpy as np
+
+from . import accounting
+from .mechanisms import dp_percentile, gaussian_noise
+from ._core import _counting
+
+__all__ = ["LevelResult", "release_marginals", "exact_marginals", "normalise_counts"]
+
+_RELEASED = -2  # table value of a released shorter tuple (a walk prefix)
+
+
+@dataclass
+class LevelResult:
+    """What one level released, plus its public parameters."""
+
+    length: int
+    tuples: np.ndarray  # (m, k) int32 original attribute ids, rows sorted
+    counts: np.ndarray  # (m,) int64
+    contribution_bound: int
+    threshold: float
+    noise_scale: float
+    n_candidates: int
+
+
+def _table(tuple_blocks, bits):
+    """Hash table over several blocks ``(tuples, values)`` of compact-id rows."""
+    keys = [_counting.pack_tuples(np.ascontiguousarray(t, dtype=np.int32), bits)
+            for t, _ in tuple_blocks]
+    values = [np.asarray(v, dtype=np.int64) for _, v in tuple_blocks]
+    return _counting.build_table(np.concatenate(keys), np.concatenate(values))
+
+
+def _level_counts(ids, k, bits, walk_table, n_candidates, bound_fn, rng):
+    """Per-record candidate counts, the contribution bound, and the bounded counts."""
+    slots, slot_values = walk_table
+    sizes = _counting.record_tuple_counts(ids, k, bits, slots, slot_values)
+    bound = int(bound_fn(sizes))
+    if bound <= 0:
+        return bound, np.zeros(n_candidates, dtype=np.int64)
+    seed = int(rng.integers(0, 2**63)) if rng is not None else 0
+    counts = _counting.bounded_counts(ids, k, bits, slots, slot_values,
+                                      n_candidates, sizes, bound, seed)
+    return bound, counts
+
+
+def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
+                release_fn, public_universe, rng):
+    """Shared level loop of the DP and the exact (test-only) releases.
+
+    ``bound_fn(k, sizes)`` returns ``Delta_k``; ``release_fn(k, counts,
+    bound, candidate_is_observed)`` returns ``(keep_mask, released_counts,
+    threshold, noise_scale)``.
+    """
+    n_attributes = column_of.shape[0]
+    levels = []
+    # ---- level 1: attribute ids themselves are the keys
+    bits = _counting.key_bits(n_attributes)
+    singles = np.arange(n_attributes, dtype=np.int32)[:, None]
+    walk_table = _table([(singles, np.arange(n_attributes))], bits)
+    bound, counts = _level_counts(ids, 1, bits, walk_table, n_attributes,
+                                  lambda s: bound_fn(1, s), rng)
+    if bound <= 0:
+        return levels
+    universe = np.ones(n_attributes, bool) if public_universe else counts > 0
+    keep, released, threshold, scale = release_fn(1, counts[universe], bound)
+    tuples = singles[universe][keep]
+    levels.append(LevelResult(1, tuples, released, bound, threshold, scale,
+                              int(universe.sum())))
+    if reporting_length < 2 or tuples.shape[0] == 0:
+        return levels
+    # ---- levels k >= 2 on compact ids (released attributes only)
+    released_attrs = tuples[:, 0]
+    compact = np.full(n_attributes, -1, dtype=np.int32)
+    compact[released_attrs] = np.arange(released_attrs.size, dtype=np.int32)
+    bits = _counting.key_bits(released_attrs.size)
+    if bits * reporting_length > 64:
+        raise ValueError(
+            f"{released_attrs.size} released attributes do not fit a 64-bit key "
+            f"at reporting_length={reporting_length}; lower reporting_length or "
+            "bin high-cardinality columns."
+        )
+    compact_ids = np.where(ids >= 0, compact[np.maximum(ids, 0)], -1).astype(np.int32)
+    compact_columns = np.ascontiguousarray(column_of[released_attrs], dtype=np.int32)
+    released_compact = [compact[released_attrs][:, None].astype(np.int32)]
+    for k in range(2, reporting_length + 1):
+        previous = released_compact[-1]
+        prev_table = _table([(previous, np.zeros(len(previous)))], bits)
+        candidates = _counting.candidate_tuples(previous, compact_columns,
+                                                *prev_table, bits)
+        if candidates.shape[0] == 0:
+            break
+        blocks = [(t, np.full(len(t), _RELEASED)) for t in released_compact]
+        blocks.append((candidates, np.arange(len(candidates))))
+        walk_table = _table(blocks, bits)
+        bound, counts = _level_counts(compact_ids, k, bits, walk_table,
+                                      len(candidates), lambda s: bound_fn(k, s),
+                                      rng)
+        if bound <= 0:
+            break
+        keep, released, threshold, scale = release_fn(k, counts, bound)
+        kept_compact = candidates[keep]
+        levels.append(LevelResult(k, released_attrs[kept_compact].astype(np.int32),
+                                  released, bound, threshold, scale,
+                                  len(candidates)))
+        if kept_compact.shape[0] == 0:
+            break
+        released_compact.append(kept_compact)
+    return levels
+
+
+class _NoisyRelease:
+    """Gaussian noise and thresholds of one DP run (callable per level)."""
+
+    def __init__(self, plan, rules, public_universe, rng):
+        self.plan = plan
+        self.rules = rules
+        self.public_universe = public_universe
+        self.rng = rng
+
+    def threshold(self, k, bound):
+        sigma = self.plan.sigmas[k - 1]
+        if k == 1 and not self.public_universe:
+            return accounting.first_level_threshold(sigma, bound, self.plan.delta)
+        kind, value = self.rules.get(max(k, 2), ("adaptive", 1.0))
+        if kind == "fixed":
+            return float(value)
+        return accounting.adaptive_threshold(sigma, bound, value)
+
+    def __call__(self, k, counts, bound):
+        scale = self.plan.sigmas[k - 1] * math.sqrt(bound)
+        noisy = counts + gaussian_noise(counts.shape[0], scale, self.rng)
+        threshold = self.threshold(k, bound)
+        rounded = np.rint(noisy)
+        keep = (noisy > max(threshold, 0.0)) & (rounded >= 1)
+        return keep, rounded[keep].astype(np.int64), threshold, scale
+
+
+def release_marginals(ids, column_of, n_columns, plan, *, percentile,
+                      fabrication_rules, public_universe, rng):
+    """Run the DP-marginals release on an attribute-id matrix.
+
+    Parameters
+    ----------
+    ids : ndarray of int32, shape (n_records, n_columns)
+        Attribute id of each cell, -1 for an absent cell.
+    column_of : ndarray of int32, shape (n_attributes,)
+        Column of each attribute id.
+    n_columns : int
+    plan : accounting.BudgetPlan
+    percentile : float
+        Q of the DP percentile that sets ``Delta_k``.
+    fabrication_rules : dict
+        Output of :func:`accounting.fabrication_thresholds`.
+    public_universe : bool
+        Whether every attribute is public (declared categories).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    list of LevelResult
+        Normalised released tuples and counts by length.
+    """
+    release = _NoisyRelease(plan, fabrication_rules, public_universe, rng)
+
+    def bound_fn(k, sizes):
+        return dp_percentile(sizes, percentile, math.comb(n_columns, k),
+                             plan.percentile_epsilon, rng)
+
+    levels = _run_levels(ids, column_of, n_columns, plan.reporting_length,
+                         bound_fn=bound_fn, release_fn=release,
+                         public_universe=public_universe, rng=rng)
+    return normalise_counts(levels)
+
+
+class _ExactRelease:
+    def __call__(self, k, counts, bound):
+        keep = counts > 0
+        return keep, counts[keep].astype(np.int64), 0.0, 0.0
+
+
+def exact_marginals(ids, column_of, n_columns, reporting_length):
+    """Exact counts of every non-empty k-tuple, k = 1..R (no privacy; tests and evaluation)."""
+    levels = _run_levels(ids, column_of, n_columns, reporting_length,
+                         bound_fn=lambda k, sizes: max(int(sizes.max(initial=0)), 0),
+                         release_fn=_ExactRelease(), public_universe=False, rng=None)
+    return levels
+
+
+def normalise_counts(levels):
+    """Cap every count at the minimum count of its (k-1)-sub-tuples (SDS §3.4).
+
+    Levels are processed in increasing length, so a tuple ends up capped by
+    all of its sub-combinations of every shorter length.
+    """
+    if len(levels) < 2:
+        return levels
+    attributes = levels[0].tuples[:, 0]
+    compact = np.full(int(attributes.max()) + 1, -1, dtype=np.int32)
+    compact[attributes] = np.arange(attributes.size, dtype=np.int32)
+    bits = _counting.key_bits(attributes.size)
+    for previous, level in zip(levels, levels[1:]):
+        slots, values = _counting.build_table(
+            _counting.pack_tuples(compact[previous.tuples], bits),
+            np.arange(previous.tuples.shape[0], dtype=np.int64))
+        capped = level.counts.copy()
+        for drop in range(level.length):
+            sub = np.ascontiguousarray(compact[np.delete(level.tuples, drop, axis=1)])
+            index = _counting.lookup(slots, values, _counting.pack_tuples(sub, bits))
+            if np.any(index < 0):  # closure is guaranteed by construction
+                raise AssertionError("released tuple with an unreleased sub-tuple")
+            np.minimum(capped, previous.counts[index], out=capped)
+        level.counts = capped
+    return levels

@@ -1,0 +1,162 @@
+"""Input validation shared by every dpsynth estimator.
+
+The synthesizers take heterogeneous tables, so the usual
+``sklearn.utils.check_array`` (one dtype for the whole matrix) does not fit.
+:func:`check_table` turns a DataFrame or a 2-D array-like into a validated
+DataFrame *copy* and raises a clear ``ValueError``/``TypeError`` that names the
+offending column for every problem it finds.
+"""
+
+from collections.abc import Hashable
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["check_table", "is_missing_scalar", "value_kind"]
+
+
+def is_missing_scalar(value):
+    """Return True for the scalars dpsynth treats as missing (None, NaN, pd.NA, NaT)."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(np.isnan(value))
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(value))
+    return False
+
+
+def value_kind(value):
+    """Coarse type of a non-missing scalar, used to detect mixed-type columns."""
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, (int, np.integer)):
+        return "number"
+    if isinstance(value, (float, np.floating)):
+        return "number"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, bytes):
+        return "bytes"
+    if isinstance(value, (pd.Timestamp, np.datetime64)):
+        return "datetime"
+    if isinstance(value, (pd.Timedelta, np.timedelta64)):
+        return "timedelta"
+    return type(value).__name__
+
+
+def _check_object_column(name, series):
+    """Reject unhashable cells and mixed value types in an object column."""
+    kinds = set()
+    for value in series:
+        if is_missing_scalar(value):
+            continue
+        if not isinstance(value, Hashable):
+            raise TypeError(
+                f"Column {name!r} contains an unhashable value of type "
+                f"{type(value).__name__} ({value!r:.60}); every cell must be a "
+                "scalar (str, number, bool, date) or missing."
+            )
+        kinds.add(value_kind(value))
+        if len(kinds) > 1:
+            raise TypeError(
+                f"Column {name!r} mixes value types {sorted(kinds)}; convert it "
+                f"to one type first, e.g. X[{name!r}] = X[{name!r}].astype(str)."
+            )
+
+
+def _to_frame(X, name):
+    if isinstance(X, pd.DataFrame):
+        return X.copy(), True
+    if isinstance(X, pd.Series):
+        raise ValueError(
+            f"{name} must be 2-D (a DataFrame or array of shape (n_samples, "
+            "n_features)); got a Series. Use X.to_frame() for one column."
+        )
+    if hasattr(X, "__array__") or isinstance(X, (list, tuple)):
+        try:
+            array = np.asarray(X)
+        except ValueError as exc:  # ragged nested sequences
+            raise ValueError(
+                f"{name} is ragged: its rows have different lengths ({exc}). "
+                "Give a rectangular table."
+            ) from None
+        if array.dtype == object and array.ndim == 1 and len(array) and all(
+            isinstance(row, (list, tuple, np.ndarray)) for row in array
+        ):
+            raise ValueError(
+                f"{name} is ragged: its rows have different lengths. Give a "
+                "rectangular table."
+            )
+        if array.ndim != 2:
+            raise ValueError(
+                f"{name} must be 2-D of shape (n_samples, n_features); got an "
+                f"array with {array.ndim} dimension(s). Reshape it, e.g. "
+                "X.reshape(-1, 1) for a single feature."
+            )
+        if np.iscomplexobj(array):
+            raise ValueError(f"Complex data not supported in {name}.")
+        columns = [f"x{j}" for j in range(array.shape[1])]
+        return pd.DataFrame(array, columns=columns).copy(), False
+    raise TypeError(
+        f"{name} must be a pandas DataFrame or a 2-D array-like; got "
+        f"{type(X).__name__}."
+    )
+
+
+def check_table(X, *, name="X"):
+    """Validate a table and return ``(frame, was_dataframe)``.
+
+    Parameters
+    ----------
+    X : DataFrame or array-like of shape (n_samples, n_features)
+        The table. A numpy array gets the column names ``x0, x1, ...``.
+    name : str, default="X"
+        Name used in error messages.
+
+    Returns
+    -------
+    frame : DataFrame
+        A copy of the input (the caller's object is never modified).
+    was_dataframe : bool
+        Whether the input was a DataFrame (outputs mirror the input type).
+
+    Raises
+    ------
+    ValueError
+        Empty table, no column, duplicate column names, ragged or non-2-D input.
+    TypeError
+        Non-string column names, unhashable cells, mixed-type object columns.
+    """
+    frame, was_dataframe = _to_frame(X, name)
+    n_rows, n_cols = frame.shape
+    if n_cols == 0:
+        raise ValueError(
+            f"{name} has 0 feature(s) (shape={frame.shape}); a minimum of 1 is required."
+        )
+    if n_rows == 0:
+        raise ValueError(
+            f"{name} has 0 sample(s) (shape={frame.shape}); a minimum of 1 is required."
+        )
+    names = list(frame.columns)
+    bad = [c for c in names if not isinstance(c, str)]
+    if bad:
+        raise TypeError(
+            f"Column names of {name} must all be strings; got {bad[:5]!r}. "
+            "Rename them, e.g. X.columns = X.columns.astype(str)."
+        )
+    duplicated = sorted({c for c in names if names.count(c) > 1})
+    if duplicated:
+        raise ValueError(
+            f"{name} has duplicate column names {duplicated}; give every column "
+            "a unique name."
+        )
+    for column in names:
+        series = frame[column]
+        if isinstance(series.dtype, pd.SparseDtype):
+            raise TypeError(f"Column {column!r} is sparse; convert it to dense first.")
+        if pd.api.types.is_complex_dtype(series.dtype):
+            raise ValueError(f"Complex data not supported (column {column!r}).")
+        if series.dtype == object:
+            _check_object_column(column, series)
+    return frame, was_dataframe
