@@ -7,6 +7,8 @@ records from those marginals alone.
 """
 
 from ._version import __version__
+from .aggregates import DPAggregates
 from .exceptions import PrivacyLeakWarning
+from .synthesizer import DPMarginalSynthesizer
 
-__all__ = ["__version__", "PrivacyLeakWarning"]
+__all__ = ["__version__", "DPAggregates", "DPMarginalSynthesizer", "PrivacyLeakWarning"]

@@ -214,28 +214,45 @@ def exact_marginals(ids, column_of, n_columns, reporting_length):
     return levels
 
 
+def sub_tuple_counts(previous_tuples, previous_counts, tuples):
+    """Counts of the (k-1)-sub-tuples of every k-tuple row (-1 where not released).
+
+    Column ``p`` of the result is the count of the row with element ``p``
+    dropped.  Ids are compacted over the attributes present so that keys fit
+    in 64 bits.
+    """
+    tuples = np.asarray(tuples)
+    m, k = tuples.shape
+    out = np.full((m, k), -1, dtype=np.int64)
+    if m == 0 or len(previous_tuples) == 0:
+        return out
+    attributes = np.union1d(np.unique(previous_tuples), np.unique(tuples))
+    bits = _counting.key_bits(attributes.size)
+    if bits * k > 64:
+        raise ValueError("too many attributes to pack the combinations in 64 bits")
+    compact = np.searchsorted(attributes, previous_tuples).astype(np.int32)
+    slots, values = _counting.build_table(
+        _counting.pack_tuples(np.ascontiguousarray(compact), bits),
+        np.arange(len(previous_tuples), dtype=np.int64))
+    compact_rows = np.searchsorted(attributes, tuples).astype(np.int32)
+    previous_counts = np.asarray(previous_counts, dtype=np.int64)
+    for drop in range(k):
+        sub = np.ascontiguousarray(np.delete(compact_rows, drop, axis=1))
+        index = _counting.lookup(slots, values, _counting.pack_tuples(sub, bits))
+        found = index >= 0
+        out[found, drop] = previous_counts[index[found]]
+    return out
+
+
 def normalise_counts(levels):
     """Cap every count at the minimum count of its (k-1)-sub-tuples (SDS §3.4).
 
     Levels are processed in increasing length, so a tuple ends up capped by
     all of its sub-combinations of every shorter length.
     """
-    if len(levels) < 2:
-        return levels
-    attributes = levels[0].tuples[:, 0]
-    compact = np.full(int(attributes.max()) + 1, -1, dtype=np.int32)
-    compact[attributes] = np.arange(attributes.size, dtype=np.int32)
-    bits = _counting.key_bits(attributes.size)
     for previous, level in zip(levels, levels[1:]):
-        slots, values = _counting.build_table(
-            _counting.pack_tuples(compact[previous.tuples], bits),
-            np.arange(previous.tuples.shape[0], dtype=np.int64))
-        capped = level.counts.copy()
-        for drop in range(level.length):
-            sub = np.ascontiguousarray(compact[np.delete(level.tuples, drop, axis=1)])
-            index = _counting.lookup(slots, values, _counting.pack_tuples(sub, bits))
-            if np.any(index < 0):  # closure is guaranteed by construction
-                raise AssertionError("released tuple with an unreleased sub-tuple")
-            np.minimum(capped, previous.counts[index], out=capped)
-        level.counts = capped
+        parents = sub_tuple_counts(previous.tuples, previous.counts, level.tuples)
+        if np.any(parents < 0):  # closure is guaranteed by construction
+            raise AssertionError("released tuple with an unreleased sub-tuple")
+        level.counts = np.minimum(level.counts, parents.min(axis=1))
     return levels

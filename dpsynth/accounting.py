@@ -35,6 +35,7 @@ __all__ = [
     "fabrication_thresholds",
     "first_level_threshold",
     "adaptive_threshold",
+    "fabrication_probability",
     "BudgetPlan",
     "plan_budget",
     "default_delta",
@@ -171,7 +172,7 @@ def adaptive_threshold(sigma, contribution_bound, eta):
 
     A zero-count candidate is then kept with probability ``eta / 2``.
     """
-    return sigma * math.sqrt(contribution_bound) * float(-ndtri(eta / 2.0))
+    return sigma * math.sqrt(contribution_bound) * float(-ndtri(eta / 2.0)) + 0.0
 
 
 def fabrication_probability(threshold, sigma, contribution_bound):

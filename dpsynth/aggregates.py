@@ -1,0 +1,345 @@
+"""`DPAggregates`: the releasable artifact of a DP-marginals fit.
+
+It holds, for every combination length ``k = 1..R``, the released k-tuples
+of (column, value) attributes and their normalised DP counts, plus the public
+metadata needed to use them: the encoder's *public* schema (only the values
+that were released or declared public), the DP record count and the privacy
+parameters.  Everything in it is differentially private or public, so it can
+be saved, shared, and used to synthesize data with no access to the private
+table.  Files are JSON or CSV (never pickle) and are validated on load.
+"""
+
+import csv
+import io
+import json
+import math
+import os
+
+import numpy as np
+import pandas as pd
+
+from ._marginals import sub_tuple_counts
+from .preprocessing import TableEncoder
+
+__all__ = ["DPAggregates"]
+
+_FORMAT = "dpsynth-aggregates"
+_VERSION = 1
+_MISSING_TOKEN = "<missing>"
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+class DPAggregates:
+    """Differentially private k-way combination counts, with public metadata.
+
+    Do not build it by hand: :meth:`DPMarginalSynthesizer.fit
+    <dpsynth.DPMarginalSynthesizer.fit>` creates it (``aggregates_``) and
+    :meth:`load` reads a saved one.
+
+    Parameters
+    ----------
+    schema : dict
+        Public encoder schema (:meth:`TableEncoder.public_schema`).
+    reporting_length : int
+        Maximum combination length R.
+    tuples : list of ndarray
+        ``tuples[k-1]`` is an int32 array (m_k, k) of sorted public attribute
+        ids.
+    counts : list of ndarray
+        ``counts[k-1]`` is the int64 array (m_k,) of their counts.
+    n_records : int
+        DP record count.
+    privacy : dict
+        Privacy parameters of the release (``privacy_spent_`` of the fit).
+    target : str or None, default=None
+        Name of the column that was the estimator's ``y``, if any.
+
+    Attributes
+    ----------
+    encoder : TableEncoder
+        Fitted encoder rebuilt from the public schema (codes <-> values).
+    """
+
+    def __init__(self, schema, reporting_length, tuples, counts, n_records, privacy,
+                 target=None):
+        self.schema = schema
+        self.target = target
+        self.reporting_length = int(reporting_length)
+        self.tuples = [np.asarray(t, dtype=np.int64) for t in tuples]
+        self.counts = [np.ascontiguousarray(c, dtype=np.int64) for c in counts]
+        self.n_records = int(n_records)
+        self.privacy = privacy
+        self.encoder = TableEncoder.from_schema(schema)
+        self._validate()
+        if target is not None and target not in self.column_names:
+            raise ValueError(f"target {target!r} is not a column of the aggregates.")
+        self.tuples = [np.ascontiguousarray(t, dtype=np.int32) for t in self.tuples]
+
+    # ------------------------------------------------------------ building
+    @classmethod
+    def from_release(cls, encoder, levels, reporting_length, n_records, privacy,
+                     target=None):
+        """Build from the release's levels, publishing only released values."""
+        n_attributes = int(encoder.offsets_[-1])
+        keep = np.zeros(n_attributes, dtype=bool)
+        if levels:
+            keep[levels[0].tuples[:, 0]] = True
+        schema = encoder.public_schema(keep)
+        new_ids = encoder.code_map(keep)
+        tuples = [new_ids[level.tuples].astype(np.int32) for level in levels]
+        counts = [level.counts for level in levels]
+        return cls(schema, reporting_length, tuples, counts, n_records, privacy, target)
+
+    # ---------------------------------------------------------- validation
+    def _validate(self):
+        """Check structure, ranges, closure and normalisation; raise ValueError."""
+        enc = self.encoder
+        n_attributes = int(enc.offsets_[-1])
+        column_of = enc.attribute_columns_
+        if not 1 <= self.reporting_length:
+            raise ValueError("reporting_length must be >= 1.")
+        if len(self.tuples) != len(self.counts) or len(self.tuples) > self.reporting_length:
+            raise ValueError("aggregates: one tuple array and one count array per length, "
+                             "at most reporting_length of them.")
+        if self.n_records < 0:
+            raise ValueError("n_records must be >= 0.")
+        for k, (tuples, counts) in enumerate(zip(self.tuples, self.counts), start=1):
+            if tuples.ndim != 2 or tuples.shape[1] != k or counts.shape != (tuples.shape[0],):
+                raise ValueError(f"aggregates of length {k} have a bad shape.")
+            if tuples.size and (tuples.min() < 0 or tuples.max() >= n_attributes):
+                raise ValueError(f"aggregates of length {k} reference unknown attributes.")
+            if np.any(counts < 1):
+                raise ValueError(f"aggregates of length {k} have counts < 1.")
+            if np.unique(tuples, axis=0).shape[0] != tuples.shape[0]:
+                raise ValueError(f"aggregates of length {k} have duplicate combinations.")
+            if k == 1 or not tuples.size:
+                continue
+            if np.any(np.diff(tuples, axis=1) <= 0):
+                raise ValueError(f"aggregates of length {k}: attributes must be sorted.")
+            if np.any(np.diff(column_of[tuples], axis=1) == 0):
+                raise ValueError(f"aggregates of length {k}: two values of one column.")
+            parents = sub_tuple_counts(self.tuples[k - 2], self.counts[k - 2], tuples)
+            if np.any(parents < 0):
+                raise ValueError(f"aggregates of length {k}: a combination is released "
+                                 "but one of its sub-combinations is not (not closed).")
+            if np.any(parents < counts[:, None]):
+                raise ValueError(f"aggregates of length {k}: a combination has a larger "
+                                 "count than one of its sub-combinations (not normalised).")
+
+    # ------------------------------------------------------------- views
+    def __len__(self):
+        return int(sum(len(c) for c in self.counts))
+
+    def __repr__(self):
+        by_length = ", ".join(f"{k}: {len(c)}" for k, c in enumerate(self.counts, 1))
+        return (f"DPAggregates(n_combinations={len(self)} ({by_length}), "
+                f"n_records={self.n_records}, epsilon={self.privacy.get('epsilon')})")
+
+    @property
+    def column_names(self):
+        return list(self.encoder.feature_names_in_)
+
+    def _names(self):
+        names = [self.encoder.attribute_name(a) for a in range(int(self.encoder.offsets_[-1]))]
+        return names
+
+    def to_dict(self):
+        """``{combination: count}``; a combination is a tuple of ``(column, value)``
+        pairs in column order, the value in its original type (missing: None)."""
+        names = self._names()
+        out = {}
+        for tuples, counts in zip(self.tuples, self.counts):
+            for row, count in zip(tuples.tolist(), counts.tolist()):
+                out[tuple(names[a] for a in row)] = count
+        return out
+
+    def to_frame(self):
+        """One row per combination: ``length``, ``count`` and one column per data column.
+
+        A column that is not part of the combination is empty (None); a
+        missing value that is part of it is shown as ``"<missing>"``.
+        """
+        columns = self.column_names
+        position = {name: j for j, name in enumerate(columns)}
+        rows = []
+        for combination, count in self.to_dict().items():
+            row = [None] * len(columns)
+            for name, value in combination:
+                row[position[name]] = _MISSING_TOKEN if value is None else value
+            rows.append([len(combination), count] + row)
+        frame = pd.DataFrame(rows, columns=["length", "count"] + columns)
+        for name in columns:
+            frame[name] = frame[name].astype(object)
+        return frame
+
+    # ------------------------------------------------------------- files
+    def _metadata(self):
+        return {
+            "format": _FORMAT,
+            "version": _VERSION,
+            "reporting_length": self.reporting_length,
+            "n_records": self.n_records,
+            "privacy": self.privacy,
+            "target": self.target,
+            "schema": self.schema,
+        }
+
+    def save(self, path, *, format=None):
+        """Write the aggregates to ``path`` as JSON (default) or CSV.
+
+        Parameters
+        ----------
+        path : str or path-like
+        format : {"json", "csv"}, default=None
+            ``None`` picks from the file extension (``.csv`` -> CSV, else JSON).
+        """
+        path = os.fspath(path)
+        if format is None:
+            format = "csv" if path.lower().endswith(".csv") else "json"
+        if format == "json":
+            document = self._metadata()
+            document["aggregates"] = [
+                {"length": k, "tuples": t.tolist(), "counts": c.tolist()}
+                for k, (t, c) in enumerate(zip(self.tuples, self.counts), start=1)
+            ]
+            text = json.dumps(document, default=_json_default, indent=1)
+        elif format == "csv":
+            text = self._to_csv()
+        else:
+            raise ValueError(f"format must be 'json' or 'csv'; got {format!r}.")
+        tmp = f"{path}.tmp-{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+
+    def _value_labels(self):
+        """Per column, the CSV label of each public value (must be unique)."""
+        labels = []
+        for column in self.encoder.columns_:
+            names = [str(v.isoformat() if hasattr(v, "isoformat") else v)
+                     for v in column["values"]]
+            if len(set(names)) != len(names) or "" in names or _MISSING_TOKEN in names:
+                raise ValueError(
+                    f"Column {column['name']!r} has values whose text forms collide; "
+                    "save as JSON instead.")
+            labels.append(names + [_MISSING_TOKEN])
+        return labels
+
+    def _to_csv(self):
+        labels = self._value_labels()
+        enc = self.encoder
+        column_of = enc.attribute_columns_
+        buffer = io.StringIO()
+        buffer.write("# " + json.dumps(self._metadata(), default=_json_default) + "\n")
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(["length", "count"] + self.column_names)
+        for k, (tuples, counts) in enumerate(zip(self.tuples, self.counts), start=1):
+            for row, count in zip(tuples.tolist(), counts.tolist()):
+                cells = [""] * len(labels)
+                for a in row:
+                    j = column_of[a]
+                    cells[j] = labels[j][a - enc.offsets_[j]]
+                writer.writerow([k, count] + cells)
+        return buffer.getvalue()
+
+    @classmethod
+    def load(cls, path):
+        """Read aggregates saved by :meth:`save`; malformed files raise ``ValueError``."""
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise ValueError(f"Cannot read aggregates file {path!r}: {exc}") from None
+        try:
+            if text.startswith("# "):
+                return cls._from_csv(text)
+            return cls._from_document(json.loads(text))
+        except ValueError as exc:
+            raise ValueError(f"Invalid aggregates file {path!r}: {exc}") from None
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:
+            raise ValueError(f"Invalid aggregates file {path!r}: malformed content "
+                             f"({type(exc).__name__}: {exc})") from None
+
+    @staticmethod
+    def _check_metadata(meta):
+        if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+            raise ValueError("not a dpsynth aggregates file")
+        if meta.get("version") != _VERSION:
+            raise ValueError(f"unsupported version {meta.get('version')!r}")
+        privacy = meta["privacy"]
+        if not isinstance(privacy, dict):
+            raise ValueError("privacy must be a mapping")
+        epsilon = privacy.get("epsilon")
+        if not isinstance(epsilon, (int, float)) or not (epsilon > 0 and math.isfinite(epsilon)):
+            raise ValueError("privacy.epsilon must be a positive number")
+        if not isinstance(meta["reporting_length"], int) or not isinstance(meta["n_records"], int):
+            raise ValueError("reporting_length and n_records must be integers")
+        for key, value in privacy.items():  # JSON turns per-length int keys into str
+            if isinstance(value, dict) and all(str(k).isdigit() for k in value):
+                privacy[key] = {int(k): v for k, v in value.items()}
+
+    @classmethod
+    def _from_document(cls, document):
+        cls._check_metadata(document)
+        tuples, counts = [], []
+        for k, level in enumerate(document["aggregates"], start=1):
+            if level["length"] != k:
+                raise ValueError("aggregates must be listed by length 1, 2, ...")
+            t = np.asarray(level["tuples"])
+            c = np.asarray(level["counts"])
+            if t.size and t.dtype.kind not in "iu" or c.size and c.dtype.kind not in "iu":
+                raise ValueError(f"aggregates of length {k} must hold integers")
+            t = t.astype(np.int64).reshape(-1, k)
+            c = c.astype(np.int64)
+            tuples.append(t)
+            counts.append(c)
+        return cls(document["schema"], document["reporting_length"], tuples, counts,
+                   document["n_records"], document["privacy"], document.get("target"))
+
+    @classmethod
+    def _from_csv(cls, text):
+        header, _, body = text.partition("\n")
+        meta = json.loads(header[2:])
+        cls._check_metadata(meta)
+        shell = cls(meta["schema"], meta["reporting_length"], [], [], meta["n_records"],
+                    meta["privacy"])
+        encoder = shell.encoder
+        labels = shell._value_labels()
+        index = [{label: i for i, label in enumerate(col)} for col in labels]
+        reader = csv.reader(io.StringIO(body))
+        columns = next(reader)
+        if columns != ["length", "count"] + shell.column_names:
+            raise ValueError("CSV columns do not match the schema")
+        by_length = {}
+        for line_no, row in enumerate(reader, start=3):
+            if len(row) != len(columns):
+                raise ValueError(f"line {line_no}: expected {len(columns)} cells")
+            k, count = int(row[0]), int(row[1])
+            ids = []
+            for j, cell in enumerate(row[2:]):
+                if cell == "":
+                    continue
+                if cell not in index[j]:
+                    raise ValueError(f"line {line_no}: unknown value {cell!r} of column "
+                                     f"{columns[j + 2]!r}")
+                ids.append(int(encoder.offsets_[j]) + index[j][cell])
+            if len(ids) != k:
+                raise ValueError(f"line {line_no}: length {k} but {len(ids)} values")
+            by_length.setdefault(k, ([], []))
+            by_length[k][0].append(ids)
+            by_length[k][1].append(count)
+        if sorted(by_length) != list(range(1, len(by_length) + 1)):
+            raise ValueError("combination lengths must be 1, 2, ... without gaps")
+        tuples = [np.asarray(by_length[k][0], dtype=np.int64).reshape(-1, k)
+                  for k in sorted(by_length)]
+        counts = [np.asarray(by_length[k][1], dtype=np.int64) for k in sorted(by_length)]
+        return cls(meta["schema"], meta["reporting_length"], tuples, counts,
+                   meta["n_records"], meta["privacy"], meta.get("target"))
