@@ -1,0 +1,28 @@
+"""Fidelity, utility and SDS-style error metrics for synthetic data.
+
+All metrics compare synthetic data (or DP aggregates) with *real* data, so
+their values are not differentially private releases: publishing them spends
+privacy that no budget accounts for.
+
+- :func:`marginal_tvd`: mean total variation distance of k-way marginals.
+- :func:`k_marginal_score`: the NIST CRC / SDNist k-marginal score (0-1000).
+- :func:`combination_counts`, :func:`aggregate_error_report`: the Synthetic
+  Data Showcase evaluation of attribute-combination counts.
+- :func:`tstr_score`: train on synthetic, test on real.
+- :func:`make_fidelity_scorer`: a scorer for ``GridSearchCV`` over synthesizers.
+"""
+
+from ._marginals import k_marginal_score, marginal_tvd
+from ._scorers import make_fidelity_scorer
+from ._sds import AggregateErrorReport, aggregate_error_report, combination_counts
+from ._tstr import tstr_score
+
+__all__ = [
+    "AggregateErrorReport",
+    "aggregate_error_report",
+    "combination_counts",
+    "k_marginal_score",
+    "make_fidelity_scorer",
+    "marginal_tvd",
+    "tstr_score",
+]

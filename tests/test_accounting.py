@@ -1,0 +1,182 @@
+"""Privacy accounting: checked against independent computations, not the code's helpers."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+from dpsynth import DPMarginalSynthesizer, accounting
+from dpsynth.mechanisms import (
+    dp_percentile,
+    exponential_mechanism_probabilities,
+    percentile_utilities,
+)
+from dpsynth.preprocessing import TableEncoder
+
+
+def _table(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "a": rng.choice(["x", "y", "z"], n),
+        "b": rng.choice(["u", "v"], n),
+        "c": rng.choice(["p", "q", "r", "s"], n),
+        "d": rng.choice(["m", "n"], n),
+    })
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0, 10.0])
+@pytest.mark.parametrize("delta", [1e-6, 1e-4, None])
+@pytest.mark.parametrize("reporting_length", [1, 2, 3])
+@pytest.mark.parametrize("accuracy_mode", ["prioritize_long", "balanced", [1.0, 0.3, 2.0]])
+def test_privacy_spent_satisfies_zcdp_budget(epsilon, delta, reporting_length, accuracy_mode):
+    synth = DPMarginalSynthesizer(epsilon=epsilon, delta=delta,
+                                  reporting_length=reporting_length,
+                                  accuracy_mode=accuracy_mode,
+                                  percentile_epsilon_proportion=0.1, random_state=0)
+    spent = synth.fit(_table()).privacy_spent_
+    R = reporting_length
+    rho = spent["rho"]
+    # components add up to rho (zCDP composition)
+    total = R * spent["percentile_epsilon"] ** 2 / 2 + sum(
+        1 / (2 * spent["sigmas"][k] ** 2) for k in range(1, R + 1))
+    assert total == pytest.approx(rho, rel=1e-12)
+    # rho converts back to the marginals' epsilon at delta/2 (squared form);
+    # the unsquared formula of the papers fails this identity
+    log_term = math.log(2 / spent["delta"])
+    assert rho + 2 * math.sqrt(rho * log_term) == pytest.approx(
+        epsilon - spent["epsilon_records"], rel=1e-12)
+    if epsilon < 8:  # below ~8.6 the unsquared budget overstates epsilon
+        unsquared = math.sqrt(epsilon - spent["epsilon_records"] + log_term) - math.sqrt(log_term)
+        assert unsquared + 2 * math.sqrt(unsquared * log_term) > epsilon
+    assert spent["epsilon_records"] == pytest.approx(epsilon * 0.005)
+    assert spent["epsilon"] == pytest.approx(epsilon)
+    if delta is not None:
+        assert spent["delta"] == delta
+
+
+def test_default_delta_uses_dp_record_count():
+    synth = DPMarginalSynthesizer(random_state=0).fit(_table(2000))
+    n_hat = synth.n_records_
+    assert abs(n_hat - 2000) < 2000 * 0.2
+    expected = 1 / (n_hat * math.log(n_hat))
+    assert synth.privacy_spent_["delta"] == pytest.approx(expected, rel=1e-3)
+
+
+def test_budget_split_matches_digest_numbers():
+    # seeds digest F2.2: epsilon 4, delta 1e-6, R = 3, Q_p = 0.1, equal sigmas
+    # (conversion at delta/2: the data-derived universe)
+    plan = accounting.plan_budget(epsilon=4.0, delta=1e-6, reporting_length=3,
+                                  percentile_epsilon_proportion=0.1,
+                                  proportions=[1, 1, 1], epsilon_records=0.0,
+                                  public_universe=False)
+    assert plan.rho == pytest.approx(0.243193, abs=1e-6)
+    assert plan.percentile_epsilon == pytest.approx(0.127330, abs=1e-6)
+    np.testing.assert_allclose(plan.sigmas, 2.617876, atol=1e-6)
+
+
+@pytest.mark.parametrize("epsilon,delta,expected", [
+    (1, 1e-6, 0.016662), (4, 1e-6, 0.24319), (0.5, 1e-5, 0.005018), (10, 1e-6, 1.30325)])
+def test_zcdp_rho_table(epsilon, delta, expected):
+    # Appendix A of the digest uses L = log(2/delta), i.e. conversion at delta/2
+    assert accounting.zcdp_rho(epsilon, delta / 2) == pytest.approx(expected, rel=2e-4)
+
+
+@pytest.mark.parametrize("sigma,bound,delta", [(1.0, 5, 1e-6), (2.0, 10, 1e-6), (3.0, 21, 1e-5)])
+def test_first_level_threshold_crossing_probability_is_half_delta(sigma, bound, delta):
+    threshold = accounting.first_level_threshold(sigma, bound, delta)
+    # a value held by one record has count 1; noise std sigma * sqrt(bound)
+    per_item = norm.sf((threshold - 1) / (sigma * math.sqrt(bound)))
+    assert 1 - (1 - per_item) ** bound == pytest.approx(delta / 2, rel=1e-6)
+
+
+def test_first_level_threshold_digest_values():
+    assert accounting.first_level_threshold(1.0, 5, 1e-6) == pytest.approx(12.6261, abs=1e-3)
+    assert accounting.first_level_threshold(2.0, 10, 1e-6) == pytest.approx(34.6892, abs=1e-3)
+
+
+def test_fabrication_modes_follow_sds():
+    assert accounting.fabrication_thresholds("uncontrolled", 3) == {
+        2: ("adaptive", 1.0), 3: ("adaptive", 1.0)}
+    progressive = accounting.fabrication_thresholds("progressive", 4)
+    assert [progressive[k][1] for k in (2, 3, 4)] == pytest.approx([0.1, 0.55, 1.0])
+    balanced = accounting.fabrication_thresholds("balanced", 4)
+    assert [balanced[k][1] for k in (2, 3, 4)] == pytest.approx([0.55, 1.0, 1.0])
+    assert accounting.fabrication_thresholds("minimize", 3)[3] == ("adaptive", 0.01)
+    assert accounting.fabrication_thresholds({"fixed": {2: 30}}, 3) == {
+        2: ("fixed", 30.0), 3: ("fixed", 0.0)}
+    with pytest.raises(ValueError, match="1-tuple"):
+        accounting.fabrication_thresholds({"fixed": {1: 3}}, 3)
+    with pytest.raises(ValueError, match=r"\(0, 1\]"):
+        accounting.fabrication_thresholds({"adaptive": {2: 1.5}}, 3)
+
+
+def test_adaptive_threshold_uses_contribution_bound_of_its_level():
+    sigma, bound, eta = 2.0, 36, 0.2
+    assert accounting.adaptive_threshold(sigma, bound, eta) == pytest.approx(
+        sigma * 6 * norm.isf(eta / 2))
+    assert accounting.adaptive_threshold(sigma, bound, 1.0) == 0.0
+
+
+def test_sigma_proportions_modes():
+    np.testing.assert_allclose(accounting.sigma_proportions("prioritize_long", 3), [1, 1 / 2, 1 / 3])
+    np.testing.assert_allclose(accounting.sigma_proportions("prioritize_short", 3), [1 / 3, 1 / 2, 1])
+    np.testing.assert_allclose(accounting.sigma_proportions("balanced", 2), [1, 1])
+    with pytest.raises(ValueError, match="proportion"):
+        accounting.sigma_proportions([1.0], 3)
+    with pytest.raises(ValueError, match="> 0"):
+        accounting.sigma_proportions([1.0, -1.0], 2)
+
+
+def _brute_force_percentile_probabilities(values, q, upper, epsilon):
+    n = len(values)
+    utilities = []
+    for c in range(upper + 1):
+        at_most = sum(1 for v in values if min(v, upper) <= c)
+        utilities.append(-abs(at_most - q / 100 * n))
+    weights = np.exp(epsilon * np.array(utilities) / 2)
+    return weights / weights.sum()
+
+
+@pytest.mark.parametrize("q", [50, 90, 99])
+def test_dp_percentile_probabilities_ratio_bounded_on_neighbours(q):
+    epsilon, upper = 0.7, 12
+    rng = np.random.default_rng(q)
+    for _ in range(20):
+        values = list(rng.integers(0, upper + 3, size=rng.integers(1, 9)))
+        extra = int(rng.integers(0, upper + 3))
+        p = exponential_mechanism_probabilities(percentile_utilities(values, q, upper), epsilon)
+        p_neighbour = exponential_mechanism_probabilities(
+            percentile_utilities(values + [extra], q, upper), epsilon)
+        np.testing.assert_allclose(p, _brute_force_percentile_probabilities(values, q, upper, epsilon))
+        ratio = np.maximum(p / p_neighbour, p_neighbour / p)
+        assert ratio.max() <= math.exp(epsilon) * (1 + 1e-9)
+        assert p.size == upper + 1  # candidates are the public range, not the data's max
+
+
+def test_dp_percentile_concentrates_and_stays_in_range():
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 50, size=5000)
+    draws = [dp_percentile(values, 90, 100, 5.0, rng) for _ in range(20)]
+    assert all(0 <= d <= 100 for d in draws)
+    assert abs(np.median(draws) - np.percentile(values, 90)) <= 2
+
+
+def test_public_universe_changes_conversion_delta_and_first_threshold():
+    frame = _table(3000)
+    categories = {c: sorted(frame[c].unique()) for c in frame}
+    public = DPMarginalSynthesizer(
+        encoder=TableEncoder(categories=categories), random_state=0).fit(frame)
+    private = DPMarginalSynthesizer(random_state=0).fit(frame)
+    assert public.privacy_spent_["public_universe"] is True
+    assert private.privacy_spent_["public_universe"] is False
+    assert public.privacy_spent_["conversion_delta"] == public.privacy_spent_["delta"]
+    assert private.privacy_spent_["conversion_delta"] == private.privacy_spent_["delta"] / 2
+    # level 1 follows the uncontrolled fabrication rule (threshold 0) when public
+    assert public.privacy_spent_["thresholds"][1] == 0.0
+    assert private.privacy_spent_["thresholds"][1] > 1.0
+    spent = public.privacy_spent_
+    log_term = math.log(1 / spent["delta"])
+    assert spent["rho"] + 2 * math.sqrt(spent["rho"] * log_term) == pytest.approx(
+        spent["epsilon"] - spent["epsilon_records"])

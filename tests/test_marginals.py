@@ -1,0 +1,206 @@
+"""DP-marginals release: exact counting kernel, contribution bounding, noise, thresholds."""
+
+from collections import Counter
+from itertools import combinations
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+from dpsynth import DPMarginalSynthesizer
+from dpsynth._core import _counting
+from dpsynth._marginals import exact_marginals
+from dpsynth.preprocessing import TableEncoder
+
+SDS_EXAMPLE = pd.DataFrame({
+    "A": ["a1", "a1", "a2", "a2", "a1"],
+    "B": ["b1", "b2", None, "b2", "b2"],
+    "C": ["c1", "c1", "c2", "c1", None],
+})
+
+SDS_COUNTS = {
+    (("A", "a1"),): 3, (("A", "a2"),): 2, (("B", "b1"),): 1, (("B", "b2"),): 3,
+    (("C", "c1"),): 3, (("C", "c2"),): 1,
+    (("A", "a1"), ("B", "b1")): 1, (("A", "a1"), ("B", "b2")): 2,
+    (("A", "a1"), ("C", "c1")): 2, (("A", "a2"), ("B", "b2")): 1,
+    (("A", "a2"), ("C", "c1")): 1, (("A", "a2"), ("C", "c2")): 1,
+    (("B", "b1"), ("C", "c1")): 1, (("B", "b2"), ("C", "c1")): 2,
+    (("A", "a1"), ("B", "b1"), ("C", "c1")): 1, (("A", "a1"), ("B", "b2"), ("C", "c1")): 1,
+    (("A", "a2"), ("B", "b2"), ("C", "c1")): 1,
+}
+
+
+def _ids(encoder, frame):
+    codes = encoder.transform(frame)
+    return np.where(codes >= 0, codes + encoder.offsets_[:-1], -1).astype(np.int32)
+
+
+def _exact_dict(frame, reporting_length, missing):
+    encoder = TableEncoder(missing=missing).fit(frame)
+    levels = exact_marginals(_ids(encoder, frame), encoder.attribute_columns_,
+                             frame.shape[1], reporting_length)
+    return {tuple(encoder.attribute_name(a) for a in row): int(c)
+            for level in levels for row, c in zip(level.tuples.tolist(), level.counts)}
+
+
+def _brute_force(frame, reporting_length, missing):
+    counts = Counter()
+    for record in frame.itertuples(index=False):
+        cells = []
+        for name, value in zip(frame.columns, record):
+            is_missing = value is None or (isinstance(value, float) and math.isnan(value))
+            if is_missing and missing == "absent":
+                continue
+            cells.append((name, None if is_missing else value))
+        for k in range(1, reporting_length + 1):
+            counts.update(combinations(cells, k))
+    return dict(counts)
+
+
+def test_sds_example_gives_the_17_documented_counts():
+    assert _exact_dict(SDS_EXAMPLE, 3, "absent") == SDS_COUNTS
+
+
+@pytest.mark.parametrize("missing", ["absent", "category"])
+@pytest.mark.parametrize("reporting_length", [1, 2, 3, 4])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exact_counting_kernel_matches_brute_force(missing, reporting_length, seed):
+    rng = np.random.default_rng(seed)
+    n, d = 60, 5
+    frame = pd.DataFrame({
+        f"c{j}": pd.Series(rng.choice(["p", "q", "r", None][: 2 + j % 3], n), dtype=object)
+        for j in range(d)})
+    assert _exact_dict(frame, reporting_length, missing) == _brute_force(
+        frame, reporting_length, missing)
+
+
+def _single_level_table(tuples, bits):
+    keys = _counting.pack_tuples(np.ascontiguousarray(tuples, dtype=np.int32), bits)
+    return _counting.build_table(keys, np.arange(len(tuples), dtype=np.int64))
+
+
+def test_bounded_counts_never_exceed_the_bound_per_record():
+    rng = np.random.default_rng(0)
+    n, d = 200, 6
+    ids = np.full((n, d), -1, dtype=np.int32)
+    for j in range(d):  # attribute ids 2j, 2j+1; some absent cells
+        ids[:, j] = np.where(rng.random(n) < 0.8, 2 * j + rng.integers(0, 2, n), -1)
+    column_of = np.repeat(np.arange(d, dtype=np.int32), 2)
+    # level 2 with every pair of different columns as candidate
+    pairs = np.array([(a, b) for a in range(2 * d) for b in range(a + 1, 2 * d)
+                      if column_of[a] != column_of[b]], dtype=np.int32)
+    singles = np.arange(2 * d, dtype=np.int32)[:, None]
+    bits = _counting.key_bits(2 * d)
+    keys = np.concatenate([_counting.pack_tuples(singles, bits),
+                           _counting.pack_tuples(pairs, bits)])
+    values = np.concatenate([np.full(2 * d, -2), np.arange(len(pairs))]).astype(np.int64)
+    slots, slot_values = _counting.build_table(keys, values)
+    sizes = _counting.record_tuple_counts(ids, 2, bits, slots, slot_values)
+    present = (ids >= 0).sum(axis=1)
+    np.testing.assert_array_equal(sizes, present * (present - 1) // 2)
+    for bound in (1, 3, 7, 100):
+        total = 0
+        for u in range(n):  # one record at a time: its own contribution
+            counts = _counting.bounded_counts(ids[u:u + 1], 2, bits, slots, slot_values,
+                                              len(pairs), sizes[u:u + 1], bound, 12345 + u)
+            assert counts.max(initial=0) <= 1
+            assert counts.sum() == min(sizes[u], bound)
+            total += counts.sum()
+        all_counts = _counting.bounded_counts(ids, 2, bits, slots, slot_values, len(pairs),
+                                              sizes, bound, 7)
+        assert all_counts.sum() == total == np.minimum(sizes, bound).sum()
+
+
+def test_contribution_bounding_keeps_a_uniform_subset():
+    ids = np.arange(10, dtype=np.int32)[None, :]  # one record, 10 columns
+    column_of = np.arange(10, dtype=np.int32)
+    singles = np.arange(10, dtype=np.int32)[:, None]
+    slots, values = _single_level_table(singles, _counting.key_bits(10))
+    sizes = np.array([10], dtype=np.int64)
+    kept = np.zeros(10)
+    trials = 4000
+    for seed in range(trials):
+        kept += _counting.bounded_counts(ids, 1, _counting.key_bits(10), slots, values,
+                                         10, sizes, 3, seed)
+    # each item is kept with probability 3/10
+    np.testing.assert_allclose(kept / trials, 0.3, atol=4 * math.sqrt(0.21 / trials))
+    assert column_of.size == 10
+
+
+def test_fabrication_rate_matches_threshold_formula():
+    # 30 x 30 values but only the diagonal pairs exist: 870 zero-count candidates
+    n_values, per_value = 30, 200
+    values = np.repeat(np.arange(n_values), per_value)
+    frame = pd.DataFrame({"A": [f"a{v}" for v in values], "B": [f"b{v}" for v in values]})
+    eta = 0.5
+    synth = DPMarginalSynthesizer(epsilon=6.0, reporting_length=2,
+                                  fabrication_mode={"adaptive": {2: eta}},
+                                  random_state=3).fit(frame)
+    spent = synth.privacy_spent_
+    assert len(synth.aggregates_.counts[0]) == 2 * n_values
+    pairs = [c for c in synth.aggregates_.to_dict() if len(c) == 2]
+    fabricated = sum(1 for (a, b) in pairs if a[1][1:] != b[1][1:])
+    zero_candidates = n_values * n_values - n_values
+    expected = 1 - norm.cdf(spent["thresholds"][2] / spent["noise_scales"][2])
+    assert expected == pytest.approx(eta / 2)
+    rate = fabricated / zero_candidates
+    assert abs(rate - expected) < 4 * math.sqrt(expected * (1 - expected) / zero_candidates)
+
+
+def _check_closed_and_normalised(aggregates):
+    released = aggregates.to_dict()
+    for combination, count in released.items():
+        assert count >= 1
+        for sub in combinations(combination, len(combination) - 1):
+            if sub:
+                assert sub in released
+                assert released[sub] >= count
+
+
+@pytest.mark.parametrize("mode", ["uncontrolled", "minimize", "progressive"])
+def test_released_aggregates_are_closed_and_normalised(mode):
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({f"c{j}": rng.choice(list("abcd")[: 2 + j % 3], 3000)
+                          for j in range(6)})
+    synth = DPMarginalSynthesizer(fabrication_mode=mode, random_state=0).fit(frame)
+    _check_closed_and_normalised(synth.aggregates_)
+    assert set(synth.privacy_spent_["thresholds"]) == {1, 2, 3}
+
+
+def test_first_level_only_releases_observed_values():
+    frame = pd.DataFrame({"a": pd.Categorical(["x"] * 500 + ["y"] * 500,
+                                              categories=["x", "y", "never"])})
+    synth = DPMarginalSynthesizer(epsilon=10, random_state=0).fit(frame)
+    released = {c[0][1] for c in synth.aggregates_.to_dict()}
+    assert released == {"x", "y"}
+    # the unreleased dtype category is not published in the schema
+    assert synth.aggregates_.schema["columns"][0]["dtype"]["categories"] == ["x", "y"]
+
+
+def test_same_random_state_same_aggregates():
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({f"c{j}": rng.choice(list("abc"), 2000) for j in range(5)})
+    first = DPMarginalSynthesizer(random_state=11).fit(frame).aggregates_.to_dict()
+    again = DPMarginalSynthesizer(random_state=11).fit(frame).aggregates_.to_dict()
+    other = DPMarginalSynthesizer(random_state=12).fit(frame).aggregates_.to_dict()
+    assert first == again
+    assert first != other
+
+
+def test_large_epsilon_counts_are_close_to_exact():
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({f"c{j}": rng.choice(list("ab"), 5000) for j in range(4)})
+    exact = _brute_force(frame, 3, "category")
+    released = DPMarginalSynthesizer(epsilon=2000, random_state=0).fit(frame).aggregates_.to_dict()
+    assert set(released) == set(exact)
+    errors = [abs(released[c] - exact[c]) / exact[c] for c in exact]
+    assert max(errors) < 0.05
+
+
+def test_input_frame_is_not_modified():
+    frame = SDS_EXAMPLE.copy()
+    before = frame.copy()
+    DPMarginalSynthesizer(random_state=0).fit(frame)
+    pd.testing.assert_frame_equal(frame, before)
