@@ -225,10 +225,12 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self._output_frame = was_frame
         table = self._join_target(frame, y)
         epsilon, R, proportions, rules = self._check_params(table.shape[1])
+        rng = _generator(self.random_state)
         encoder = clone(self.encoder) if self.encoder is not None else TableEncoder()
+        if encoder.random_state is None:  # DP quantile binning draws from our stream
+            encoder.set_params(random_state=int(rng.integers(0, 2**31 - 1)))
         codes = encoder.fit(table).transform(table)
         self.encoder_ = encoder
-        rng = _generator(self.random_state)
 
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
         noisy_n = laplace_count(codes.shape[0], epsilon_records, rng)
@@ -330,10 +332,57 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ids, stats = sampler.sample(target, rng, complete=complete)
         ids = ids[rng.permutation(ids.shape[0])]
         self.sampling_stats_ = stats
-        return self._decode(sampler.to_codes(ids))
+        return self._decode(sampler.to_codes(ids), rng)
 
-    def _decode(self, codes):
-        frame = self.aggregates_.encoder.inverse_transform(codes)
+    def fit_resample(self, X, y):
+        """Fit on ``(X, y)`` and return a synthetic ``(X, y)`` of ``n_records_`` rows.
+
+        Duck-types imbalanced-learn's samplers, so the synthesizer can stand in
+        an ``imblearn.pipeline.Pipeline`` (applied only when fitting).
+        """
+        return self.fit(X, y).sample()
+
+    def score(self, X, y=None):
+        """Fidelity of the synthesizer to X: ``1 - mean TVD`` of 2-way marginals.
+
+        Samples ``len(X)`` records (seeded by ``random_state``) and compares
+        every pair of columns (every column when there is one) after encoding
+        both tables with the public encoder, so binned numeric columns are
+        compared bin by bin.  Higher is better; usable by ``GridSearchCV``.
+        The score is computed on real data and is not a DP release.
+        """
+        from .metrics import marginal_tvd
+
+        check_is_fitted(self, "aggregates_")
+        frame, _ = check_table(X)
+        if not self._output_frame:
+            frame.columns = [c for c in self.aggregates_.column_names
+                             if c != getattr(self, "_target_name", None)]
+        real = self._join_target(frame, y) if y is not None else frame
+        synthetic = self.sample(len(frame))
+        if isinstance(synthetic, tuple):
+            synthetic_frame = pd.DataFrame(synthetic[0], columns=frame.columns)
+            if y is not None:
+                synthetic_frame[real.columns[-1]] = np.asarray(synthetic[1])
+        else:
+            synthetic_frame = pd.DataFrame(synthetic, columns=frame.columns)
+        columns = list(real.columns)
+        encoder = self.aggregates_.encoder.set_params(handle_unknown="missing")
+        try:
+            real_codes = encoder.transform(real[encoder.feature_names_in_])
+            synth_codes = encoder.transform(synthetic_frame[encoder.feature_names_in_])
+        finally:
+            encoder.set_params(handle_unknown="error")
+        names = list(encoder.feature_names_in_)
+        keep = [names.index(c) for c in columns]
+        real_codes = pd.DataFrame(real_codes[:, keep], columns=columns)
+        synth_codes = pd.DataFrame(synth_codes[:, keep], columns=columns)
+        k = 2 if len(columns) >= 2 else 1
+        return 1.0 - marginal_tvd(real_codes, synth_codes, k=k)
+
+    def _decode(self, codes, rng):
+        seed = int(rng.integers(0, 2**31 - 1))  # within-bin draws of numeric columns
+        frame = self.aggregates_.encoder.inverse_transform(codes, random_state=seed)
         target = getattr(self, "_target_name", None)
         if target is None:
             return frame if self._output_frame else frame.to_numpy()

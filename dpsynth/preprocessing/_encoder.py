@@ -1,6 +1,8 @@
-"""Whole-table categorical encoder: DataFrame <-> int32 code matrix, exactly.
+"""Whole-table encoder: DataFrame <-> int32 code matrix.
 
-Every column is treated as categorical.  Each column ``j`` gets the codes
+Every column is encoded as categorical: its own values, or, for numeric
+columns given public ``bounds`` (or a binner), the bins of a
+:class:`~dpsynth.preprocessing.DPKBinsDiscretizer`.  Each column ``j`` gets the codes
 ``0 .. n_values_[j] - 1``; with ``missing="category"`` the last code is the
 column's missing value.  A (column, code) pair is one *attribute*, identified
 by the integer ``offsets_[j] + code``; the Cython kernels work on those ids.
@@ -9,17 +11,29 @@ The encoder is fitted on private data, so its category lists are private:
 only the values that survive the DP release (or that the user declared public
 with ``categories=``) may leave the process.  :meth:`TableEncoder.public_schema`
 exports exactly such a restricted, JSON-serialisable description, and
-:meth:`TableEncoder.from_schema` rebuilds a fitted encoder from it.
+:meth:`TableEncoder.from_schema` rebuilds a fitted encoder from it.  Bin
+edges are public (public bounds, or DP quantiles paid for in
+``epsilon_spent_``), so binned columns are exported whole.
 """
 
 import numbers
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import check_table, is_missing_scalar
+from ._discretizer import (
+    _STRATEGIES,
+    DPKBinsDiscretizer,
+    _bin_labels,
+    _decode,
+    _encode,
+    _generator,
+    _restore_numeric,
+)
 
 __all__ = ["TableEncoder"]
 
@@ -62,7 +76,7 @@ def _python_scalar(value):
 
 
 class TableEncoder(TransformerMixin, BaseEstimator):
-    """Encode a table's columns as integer category codes, and back.
+    """Encode a table's columns as integer category codes (or bins), and back.
 
     Parameters
     ----------
@@ -82,13 +96,45 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         treat it as missing.
     max_float_values : int, default=32
         A float column with more distinct values than this (and no declared
-        categories) is rejected: bin it first (``DPKBinsDiscretizer``).
+        categories or bounds) is rejected: give it public ``bounds``.
+    bounds : dict, default=None
+        ``{column: (low, high)}``: public ranges of numeric columns, e.g. from
+        a data dictionary.  These columns are binned (their codes are bin
+        indices); a value may be ``"data"`` to use the data's min/max (leaks
+        them: :class:`~dpsynth.exceptions.PrivacyLeakWarning`).  Columns with
+        declared ``categories`` stay categorical even if named here.
+    n_bins : int, default=10
+        Number of bins of each column binned by a strategy name.
+    binning : {"uniform", "log", "quantile"} or dict, default="uniform"
+        How the columns in ``bounds`` are binned (see
+        :class:`~dpsynth.preprocessing.DPKBinsDiscretizer`, ``strategy``).  A
+        dict ``{column: strategy name or DPKBinsDiscretizer}`` sets it per
+        column; columns of ``bounds`` missing from the dict use
+        ``"uniform"``, and a column named only in the dict is binned too.  A
+        ``DPKBinsDiscretizer`` is cloned and fitted on its column alone, with
+        its own ``bounds``/``bin_edges``/``epsilon`` (it takes
+        ``bounds[column]`` if it has neither bounds nor edges); its
+        ``handle_missing`` is set to ``"bin"`` since ``missing`` governs
+        missing values here.
+    binning_epsilon : float, default=None
+        Privacy budget of the DP quantiles of the columns binned with
+        ``"quantile"`` by name; required with them, split evenly over them.
+    random_state : int, RandomState or Generator, default=None
+        Seeds the DP quantiles and the within-bin draws of
+        :meth:`inverse_transform`.
 
     Attributes
     ----------
     columns_ : list of dict
         Per-column state: ``name``, ``dtype`` (pandas dtype), ``values``
         (non-missing values in code order), ``missing_marker``, ``public``.
+        Binned columns have ``values`` = bin labels (``"[0, 12]"`` for an
+        integer bin holding 0..12, ``"[0, 2.5)"`` for a float bin, the last
+        float bin closed) and a ``binning`` dict: ``edges``, ``integer``,
+        ``inverse``, ``clip``.
+    epsilon_spent_ : float
+        Privacy budget spent on DP quantiles while fitting (0.0 without
+        them).  A synthesizer adds it to its own spending (basic composition).
     n_values_ : ndarray of shape (n_features,)
         Number of codes of each column (including the missing code).
     offsets_ : ndarray of shape (n_features + 1,)
@@ -114,11 +160,17 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     _parameter_constraints = {}
 
     def __init__(self, *, categories="auto", missing="category",
-                 handle_unknown="error", max_float_values=32):
+                 handle_unknown="error", max_float_values=32, bounds=None, n_bins=10,
+                 binning="uniform", binning_epsilon=None, random_state=None):
         self.categories = categories
         self.missing = missing
         self.handle_unknown = handle_unknown
         self.max_float_values = max_float_values
+        self.bounds = bounds
+        self.n_bins = n_bins
+        self.binning = binning
+        self.binning_epsilon = binning_epsilon
+        self.random_state = random_state
 
     # ------------------------------------------------------------------ fit
     def _check_params(self, names):
@@ -188,6 +240,95 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             checked[name] = values
         return checked
 
+    def _binners(self, names, declared):
+        """One unfitted DPKBinsDiscretizer per binned column, by name."""
+        bounds = {} if self.bounds is None else self.bounds
+        if not isinstance(bounds, dict):
+            raise TypeError(
+                "bounds must be a dict {column: (low, high)}; got "
+                f"{type(bounds).__name__}."
+            )
+        if isinstance(self.binning, dict):
+            per_column, default = self.binning, "uniform"
+        elif isinstance(self.binning, str) and self.binning in _STRATEGIES:
+            per_column, default = {}, self.binning
+        else:
+            raise ValueError(
+                f"binning must be one of {_STRATEGIES} or a dict {{column: strategy "
+                f"or DPKBinsDiscretizer}}; got {self.binning!r}."
+            )
+        for param, spec in (("bounds", bounds), ("binning", per_column)):
+            unknown = [c for c in spec if c not in names]
+            if unknown:
+                raise ValueError(
+                    f"{param} names column(s) {unknown} that are not in X; X has "
+                    f"columns {list(names)}."
+                )
+        for name, spec in per_column.items():
+            if not (isinstance(spec, DPKBinsDiscretizer)
+                    or (isinstance(spec, str) and spec in _STRATEGIES)):
+                raise ValueError(
+                    f"binning[{name!r}] must be one of {_STRATEGIES} or a "
+                    f"DPKBinsDiscretizer; got {spec!r}."
+                )
+        binned = [c for c in names
+                  if (c in bounds or c in per_column) and c not in declared]
+        by_quantile = [c for c in binned if per_column.get(c, default) == "quantile"]
+        if by_quantile and self.binning_epsilon is None:
+            raise ValueError(
+                f"Columns {by_quantile} are binned by DP quantiles, which need a "
+                "privacy budget: pass binning_epsilon=<positive float>, or use "
+                "binning='uniform' at no privacy cost."
+            )
+        if self.binning_epsilon is not None:
+            if not by_quantile:
+                raise ValueError(
+                    "binning_epsilon is only used for columns binned with "
+                    "'quantile'; remove it or set binning='quantile'."
+                )
+            if (not isinstance(self.binning_epsilon, numbers.Real)
+                    or not self.binning_epsilon > 0):
+                raise ValueError(
+                    "binning_epsilon must be a positive number; got "
+                    f"{self.binning_epsilon!r}."
+                )
+        rng = check_random_state(self.random_state)
+        binners = {}
+        for name in binned:
+            spec = per_column.get(name, default)
+            seed = rng.randint(np.iinfo(np.int32).max)
+            if isinstance(spec, DPKBinsDiscretizer):
+                binner = clone(spec).set_params(handle_missing="bin")
+                if binner.bounds is None and binner.bin_edges is None and name in bounds:
+                    binner.set_params(bounds=bounds[name])
+                if binner.random_state is None:
+                    binner.set_params(random_state=seed)
+            elif name not in bounds:
+                raise ValueError(
+                    f"Column {name!r} is binned with {spec!r} but has no public "
+                    f"bounds: add bounds={{{name!r}: (low, high)}}."
+                )
+            else:
+                epsilon = self.binning_epsilon / len(by_quantile) if spec == "quantile" else None
+                binner = DPKBinsDiscretizer(self.n_bins, bounds=bounds[name], strategy=spec,
+                                            epsilon=epsilon, random_state=seed)
+            binners[name] = binner
+        return binners
+
+    def _fit_binned_column(self, name, series, binner):
+        binner.fit(series.to_frame())
+        edges = binner.bin_edges_[0]
+        integer = binner._integer[0]
+        return {
+            "name": name,
+            "dtype": series.dtype,
+            "values": _bin_labels(edges, integer),
+            "missing_marker": "nan",
+            "public": True,
+            "binning": {"edges": edges, "integer": integer,
+                        "inverse": binner.inverse, "clip": bool(binner.clip)},
+        }
+
     def _fit_column(self, name, series, declared):
         mask = series.isna()
         dtype = series.dtype
@@ -232,10 +373,13 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         frame, was_frame = check_table(X)
         names = list(frame.columns)
         declared = self._check_params(names)
+        binners = self._binners(names, declared)
         self.columns_ = [
-            self._fit_column(name, frame[name], declared.get(name))
+            self._fit_binned_column(name, frame[name], binners[name]) if name in binners
+            else self._fit_column(name, frame[name], declared.get(name))
             for name in names
         ]
+        self.epsilon_spent_ = float(sum(b.epsilon_spent_ for b in binners.values()))
         self._finish_fit(names, was_frame)
         # transform once to surface values outside declared categories now
         self.transform(frame)
@@ -292,6 +436,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         missing_codes = self.missing_codes_
         for j, (column, index) in enumerate(zip(self.columns_, self._indexes)):
             series = frame[column["name"]]
+            if "binning" in column:
+                codes[:, j] = self._bin_column(column, series, missing_codes[j])
+                continue
             mask = series.isna().to_numpy()
             values = series.astype(object).to_numpy()
             col = index.get_indexer(values).astype(np.int32)
@@ -310,12 +457,32 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             codes[:, j] = col
         return codes
 
-    def inverse_transform(self, X):
+    @staticmethod
+    def _bin_column(column, series, missing_code):
+        dtype = series.dtype
+        if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+            raise TypeError(
+                f"Column {column['name']!r} is binned but has dtype {dtype}; give "
+                "it as numbers."
+            )
+        binning = column["binning"]
+        col = _encode(series.to_numpy(dtype=np.float64, na_value=np.nan), binning["edges"],
+                      binning["integer"], binning["clip"], column["name"])
+        col[col < 0] = missing_code
+        return col
+
+    def inverse_transform(self, X, *, random_state=None):
         """Decode a code matrix back into a table with the original dtypes.
+
+        Binned columns get a value inside each bin: a uniform draw (integers
+        among the bin's integers) or the midpoint, per the binner's
+        ``inverse``.
 
         Parameters
         ----------
         X : array-like of int of shape (n_samples, n_features)
+        random_state : int, RandomState or Generator, default=None
+            Seed of the within-bin draws; ``None`` uses ``self.random_state``.
 
         Returns
         -------
@@ -333,15 +500,16 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             )
         if not np.issubdtype(codes.dtype, np.integer):
             raise TypeError(f"Codes must be integers; got dtype {codes.dtype}.")
+        rng = _generator(self.random_state if random_state is None else random_state)
         data = {}
         for j, column in enumerate(self.columns_):
-            data[column["name"]] = self._decode_column(j, codes[:, j])
+            data[column["name"]] = self._decode_column(j, codes[:, j], rng)
         frame = pd.DataFrame(data, index=pd.RangeIndex(codes.shape[0]))
         if self._output_frame:
             return frame
         return frame.to_numpy()
 
-    def _decode_column(self, j, col):
+    def _decode_column(self, j, col, rng):
         column = self.columns_[j]
         n_real = len(column["values"])
         bad = (col < -1) | (col >= self.n_values_[j])
@@ -353,6 +521,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 f"(valid: 0..{self.n_values_[j] - 1})."
             )
         mask = (col < 0) | (col >= n_real)
+        if "binning" in column:
+            binning = column["binning"]
+            values = _decode(np.where(mask, 0, col), binning["edges"], binning["integer"],
+                             binning["inverse"], rng)
+            return pd.Series(_restore_numeric(values, mask, column["dtype"]))
         lookup = np.empty(n_real + 1, dtype=object)
         lookup[:n_real] = column["values"]
         lookup[n_real] = None
@@ -361,7 +534,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------- attribute ids
     def attribute_name(self, attribute):
-        """Return ``(column_name, value)`` of an attribute id (missing -> None)."""
+        """Return ``(column_name, value)`` of an attribute id (missing -> None).
+
+        For a binned column the value is the bin's label, e.g. ``"[0, 12]"``.
+        """
         check_is_fitted(self, "columns_")
         j = int(np.searchsorted(self.offsets_, attribute, side="right") - 1)
         if not 0 <= j < len(self.columns_):
@@ -392,7 +568,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         -------
         dict
             ``{"missing": ..., "columns": [{"name", "dtype", "values",
-            "missing_marker", "public", "has_missing", ...}]}``.  Values are
+            "missing_marker", "public", "has_missing", ...}], "epsilon_spent"}``.
+            Binned columns add ``"binning": {"edges", "integer", "inverse",
+            "clip"}``; their edges are public.  Values are
             in code order of the *new* schema; :meth:`code_map` gives the
             mapping from this encoder's codes.
         """
@@ -413,8 +591,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             }
             if self.missing == "category":
                 entry["has_missing"] = bool(keep[start + n_real])
+            if "binning" in column:
+                binning = column["binning"]
+                cast = int if binning["integer"] else float
+                entry["binning"] = {**binning,
+                                    "edges": [cast(e) for e in binning["edges"]]}
             columns.append(entry)
-        return {"missing": self.missing, "columns": columns}
+        return {"missing": self.missing, "columns": columns,
+                "epsilon_spent": self.epsilon_spent_}
 
     def _keep_mask(self, keep):
         n = int(self.offsets_[-1])
@@ -470,9 +654,18 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 raise ValueError(f"Malformed encoder schema: bad column name {name!r}.")
             if column["missing_marker"] not in _MISSING_MARKERS:
                 raise ValueError(f"Malformed encoder schema: missing_marker of {name!r}.")
+            if "binning" in entry:
+                column["binning"] = _binning_from_json(entry["binning"], name)
+                if _bin_labels(column["binning"]["edges"],
+                               column["binning"]["integer"]) != values:
+                    raise ValueError(
+                        f"Malformed encoder schema: the bins of {name!r} do not "
+                        "match its edges."
+                    )
             names.append(name)
             columns.append(column)
         encoder.columns_ = columns
+        encoder.epsilon_spent_ = float(schema.get("epsilon_spent", 0.0))
         encoder._finish_fit(names, True)
         return encoder
 
@@ -483,6 +676,23 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         tags.input_tags.categorical = True
         tags.transformer_tags.preserves_dtype = []
         return tags
+
+
+def _binning_from_json(spec, name):
+    """Validate and rebuild a binned column's ``binning`` dict from a schema."""
+    try:
+        edges = np.asarray(spec["edges"], dtype=np.float64)
+        binning = {"edges": edges, "integer": spec["integer"],
+                   "inverse": spec["inverse"], "clip": spec["clip"]}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"Malformed encoder schema: binning of {name!r}: {exc}") from None
+    if (edges.ndim != 1 or edges.size < 2 or not np.isfinite(edges).all()
+            or (np.diff(edges) < 0).any()
+            or not isinstance(binning["integer"], bool)
+            or not isinstance(binning["clip"], bool)
+            or binning["inverse"] not in ("uniform", "midpoint")):
+        raise ValueError(f"Malformed encoder schema: binning of {name!r}.")
+    return binning
 
 
 # ---------------------------------------------------------------- dtypes
