@@ -139,11 +139,12 @@ def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
 class _NoisyRelease:
     """Gaussian noise and thresholds of one DP run (callable per level)."""
 
-    def __init__(self, plan, rules, public_universe, rng):
+    def __init__(self, plan, rules, public_universe, rng, on_level=None):
         self.plan = plan
         self.rules = rules
         self.public_universe = public_universe
         self.rng = rng
+        self.on_level = on_level
 
     def threshold(self, k, bound):
         sigma = self.plan.sigmas[k - 1]
@@ -160,11 +161,13 @@ class _NoisyRelease:
         threshold = self.threshold(k, bound)
         rounded = np.rint(noisy)
         keep = (noisy > max(threshold, 0.0)) & (rounded >= 1)
+        if self.on_level is not None:
+            self.on_level(k, counts.shape[0], bound, int(keep.sum()))
         return keep, rounded[keep].astype(np.int64), threshold, scale
 
 
 def release_marginals(ids, column_of, n_columns, plan, *, percentile,
-                      fabrication_rules, public_universe, rng):
+                      fabrication_rules, public_universe, rng, on_level=None):
     """Run the DP-marginals release on an attribute-id matrix.
 
     Parameters
@@ -182,13 +185,16 @@ def release_marginals(ids, column_of, n_columns, plan, *, percentile,
     public_universe : bool
         Whether every attribute is public (declared categories).
     rng : numpy.random.Generator
+    on_level : callable, default=None
+        ``on_level(k, n_candidates, contribution_bound, n_released)`` after
+        each level (progress reporting; receives only public numbers).
 
     Returns
     -------
     list of LevelResult
         Normalised released tuples and counts by length.
     """
-    release = _NoisyRelease(plan, fabrication_rules, public_universe, rng)
+    release = _NoisyRelease(plan, fabrication_rules, public_universe, rng, on_level)
 
     def bound_fn(k, sizes):
         return dp_percentile(sizes, percentile, math.comb(n_columns, k),

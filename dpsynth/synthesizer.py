@@ -92,6 +92,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         1-tuple universe public (see Notes).
     random_state : int, RandomState instance or None, default=None
         Seeds the noise of ``fit`` and the draws of ``sample``.
+    verbose : int, default=0
+        Print one line per released combination length and per sampling run.
 
     Attributes
     ----------
@@ -145,7 +147,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                  fabrication_mode="uncontrolled",
                  number_of_records_epsilon_proportion=0.005,
                  weight_selection_percentile=95, use_synthetic_counts=False,
-                 encoder=None, random_state=None):
+                 encoder=None, random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.reporting_length = reporting_length
@@ -158,6 +160,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self.use_synthetic_counts = use_synthetic_counts
         self.encoder = encoder
         self.random_state = random_state
+        self.verbose = verbose
 
     # ----------------------------------------------------------- params
     def _check_params(self, n_columns):
@@ -247,7 +250,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         levels = release_marginals(
             np.ascontiguousarray(ids, dtype=np.int32), encoder.attribute_columns_,
             table.shape[1], plan, percentile=self.percentile, fabrication_rules=rules,
-            public_universe=public_universe, rng=rng)
+            public_universe=public_universe, rng=rng, on_level=self._report_level)
         self.reporting_length_ = R
         self.privacy_spent_ = self._privacy_report(plan, levels, encoder)
         self.aggregates_ = DPAggregates.from_release(
@@ -331,6 +334,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         complete = self.aggregates_.encoder.missing == "category"
         ids, stats = sampler.sample(target, rng, complete=complete)
         ids = ids[rng.permutation(ids.shape[0])]
+        self._log(f"sampled {stats['n_records']} records "
+                  f"({stats['fallback_record_share']:.1%} completed by the fallback rule)")
         self.sampling_stats_ = stats
         return self._decode(sampler.to_codes(ids), rng)
 
@@ -391,6 +396,15 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             return frame, y
         return frame.to_numpy(), y.to_numpy()
 
+    def _log(self, message):
+        if self.verbose:
+            print(f"[{type(self).__name__}] {message}", flush=True)
+
+    def _report_level(self, k, n_candidates, bound, n_released):
+        candidates = "" if k == 1 else f"{n_candidates} candidates, "
+        self._log(f"length {k}: {candidates}contribution bound {bound}, "
+                  f"{n_released} released")
+
     @staticmethod
     def _privacy_report(plan, levels, encoder):
         epsilon_binning = float(getattr(encoder, "epsilon_spent_", 0.0))
@@ -413,8 +427,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                              for k in lengths if k in by_length},
             "thresholds": {k: float(by_length[k].threshold)
                            for k in lengths if k in by_length},
+            # |V_1| of a data-derived universe is private (the number of
+            # distinct observed values); longer lengths derive from releases
             "n_candidates": {k: int(by_length[k].n_candidates)
-                             for k in lengths if k in by_length},
+                             for k in lengths if k in by_length
+                             and (k > 1 or plan.public_universe)},
         }
 
     def __sklearn_tags__(self):

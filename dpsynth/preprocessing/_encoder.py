@@ -586,11 +586,15 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 "name": column["name"],
                 "dtype": _dtype_to_json(column["dtype"], column, kept),
                 "values": [_value_to_json(v) for v in kept],
-                "missing_marker": column["missing_marker"],
+                # which marker (None, NaN, ...) the data used is private unless
+                # the missing value itself was released
+                "missing_marker": "nan",
                 "public": bool(column["public"]),
             }
             if self.missing == "category":
                 entry["has_missing"] = bool(keep[start + n_real])
+                if entry["has_missing"]:
+                    entry["missing_marker"] = column["missing_marker"]
             if "binning" in column:
                 binning = column["binning"]
                 cast = int if binning["integer"] else float
