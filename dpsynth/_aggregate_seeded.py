@@ -37,9 +37,7 @@ class AggregateSeededSampler:
             raise ValueError(
                 f"{self.n_attributes} attributes at reporting length "
                 f"{self.reporting_length} do not fit a 64-bit combination key.")
-        self.one_counts = np.zeros(self.n_attributes, dtype=np.int64)
-        if aggregates.tuples:
-            self.one_counts[aggregates.tuples[0][:, 0]] = aggregates.counts[0]
+        self.one_counts = aggregates.one_counts()
         keys = [_counting.pack_tuples(t, self.bits) for t in aggregates.tuples]
         self.agg_counts = (np.concatenate(aggregates.counts) if aggregates.counts
                            else np.zeros(0, dtype=np.int64))
@@ -47,29 +45,12 @@ class AggregateSeededSampler:
             np.concatenate(keys) if keys else np.zeros(0, dtype=np.uint64),
             np.arange(self.agg_counts.size, dtype=np.int64))
 
-    def check_complete(self):
-        """Raise if some column has no released value (complete records impossible)."""
-        encoder = self.aggregates.encoder
-        released = np.bincount(self.column_of[self.one_counts > 0],
-                               minlength=len(encoder.columns_))
-        empty = [c["name"] for c, n in zip(encoder.columns_, released) if n == 0]
-        if empty:
-            raise ValueError(
-                f"No value of column(s) {empty} survived the DP release, so complete "
-                "records cannot be synthesized; fit with a larger epsilon or more "
-                "records, declare the column's categories, or use "
-                "TableEncoder(missing='absent') to allow empty cells.")
-
     def sample(self, n_samples, rng, *, complete):
         """Attribute ids of synthetic records and sampling statistics.
 
         ``n_samples=None`` samples until every 1-count is used up.
         """
-        if self.n_attributes == 0 or not np.any(self.one_counts > 0):
-            raise ValueError("The aggregates contain no released attribute; nothing "
-                             "to sample (fit with a larger epsilon or more records).")
-        if complete:
-            self.check_complete()
+        self.aggregates.check_samplable(complete=complete)
         target = -1 if n_samples is None else int(n_samples)
         max_records = int(self.one_counts.sum()) if n_samples is None else target
         seed = int(rng.integers(0, 2**63))

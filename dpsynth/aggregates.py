@@ -179,6 +179,34 @@ class DPAggregates:
             frame[name] = frame[name].astype(object)
         return frame
 
+    def one_counts(self):
+        """The released 1-count of every attribute id (0 where not released)."""
+        counts = np.zeros(int(self.encoder.offsets_[-1]), dtype=np.int64)
+        if self.tuples:
+            counts[self.tuples[0][:, 0]] = self.counts[0]
+        return counts
+
+    def check_samplable(self, *, complete):
+        """Raise ``ValueError`` if records cannot be synthesized from these aggregates.
+
+        ``complete``: every column must get a value (``missing="category"``),
+        so every column needs at least one released value.
+        """
+        released = self.one_counts() > 0
+        if not released.any():
+            raise ValueError("The aggregates contain no released attribute; nothing "
+                             "to sample (fit with a larger epsilon or more records).")
+        if complete:
+            per_column = np.bincount(self.encoder.attribute_columns_[released],
+                                     minlength=len(self.encoder.columns_))
+            empty = [c["name"] for c, n in zip(self.encoder.columns_, per_column) if n == 0]
+            if empty:
+                raise ValueError(
+                    f"No value of column(s) {empty} survived the DP release, so complete "
+                    "records cannot be synthesized; fit with a larger epsilon or more "
+                    "records, declare the column's categories, or use "
+                    "TableEncoder(missing='absent') to allow empty cells.")
+
     # ------------------------------------------------------------- files
     def _metadata(self):
         return {

@@ -19,6 +19,11 @@ only the combinations ``{a, x} + T`` (``T`` a subset of the previous record
 with at most R - 2 attributes) are new for a candidate ``a``; their counts are
 inserted into ``a``'s sorted list, from which the percentile is read.
 
+Two rules go beyond the SDS document: a record's first attribute can always
+be drawn (if synthetic-count balancing leaves no positive weight, it is drawn
+by remaining 1-counts, so sampling always progresses), and fallback weights
+are at least 1.
+
 With ``complete=True`` (``missing="category"``) a record that runs out of
 candidates while columns are still empty is completed column by column (in a
 random order) by the *fallback rule*: for each released value ``v`` of the
@@ -469,7 +474,7 @@ def sample_records(const int32_t[::1] column_of, const int64_t[::1] one_counts,
                 produced += 1
     finally:
         _free(&s, buffer, scratch, fweights)
-    return records_arr[:produced], (int(fallback_records), int(fallback_cells), int(passes))
+    return records_arr[:produced].copy(), (int(fallback_records), int(fallback_cells), int(passes))
 
 
 cdef void _count_synthesized(Sampler* s, const uint64_t[::1] slots,
