@@ -64,7 +64,8 @@ def denoise_censored(prior, y, released, candidate, noise, threshold):
         Non-negative posterior means; non-candidate cells keep the prior.
     """
     out = prior.astype(float).copy()
-    if noise <= 0:
+    if noise <= 0:  # exact counts: a suppressed candidate had count 0
+        out[candidate] = 0.0
         out[released] = y[released]
         return out
     rel = released & candidate
@@ -105,13 +106,17 @@ class MarginalMatcher:
     Parameters
     ----------
     aggregates : DPAggregates
-    sweeps : int, default=5
+    sweeps : int, default=3
         Passes of coordinate descent over all (record, column) pairs.
+    use_three_way : bool, default=True
+        Also denoise the 3-way aggregates (prior: the population fitted to
+        the 1- and 2-way targets) and fit to them.
     """
 
-    def __init__(self, aggregates, sweeps=5):
+    def __init__(self, aggregates, sweeps=3, use_three_way=True):
         self.aggregates = aggregates
         self.sweeps = sweeps
+        self.use_three_way = use_three_way
         encoder = aggregates.encoder
         self.offsets = encoder.offsets_.astype(np.int64)
         self.n_columns = len(encoder.n_values_)
@@ -120,8 +125,9 @@ class MarginalMatcher:
         # with missing="absent" every column gets one more value: the empty cell
         self.sizes = encoder.n_values_.astype(np.int64) + (1 if self.absent else 0)
         privacy = aggregates.privacy
-        self.noise = float(privacy.get("noise_scales", {}).get(2, 0.0))
-        self.threshold = max(float(privacy.get("thresholds", {}).get(2, 0.0)), 0.5)
+        self._noise = {int(k): float(v) for k, v in privacy.get("noise_scales", {}).items()}
+        self._threshold = {int(k): max(float(v), 0.5)
+                           for k, v in privacy.get("thresholds", {}).items()}
         one_counts = aggregates.one_counts().astype(float)
         self.one_counts = [np.append(one_counts[self.offsets[j]:self.offsets[j + 1]],
                                      [0.0] * (1 if self.absent else 0))
@@ -147,7 +153,7 @@ class MarginalMatcher:
         tuples, counts = self.aggregates.tuples[1], self.aggregates.counts[1]
         columns = self.column_of[tuples]
         codes = tuples - self.offsets[columns]
-        pair_key = columns[:, 0] * self.n_columns + columns[:, 1]
+        pair_key = columns[:, 0] * self.n_columns + columns[:, 1]  # few pairs: masks are cheap
         released_values = [c > 0 for c in self.one_counts]
         scale = n / max(self.aggregates.n_records, 1)
         targets = {}
@@ -164,9 +170,65 @@ class MarginalMatcher:
             candidate = np.multiply.outer(released_values[i], released_values[j]).ravel()
             prior = np.multiply.outer(one_way[i], one_way[j]).ravel() / n
             estimate = denoise_censored(prior, y, released, candidate,
-                                        self.noise * scale, self.threshold * scale)
+                                        self._noise.get(2, 0.0) * scale,
+                                        self._threshold.get(2, 0.5) * scale)
             targets[(i, j)] = rake(estimate.reshape(shape), one_way[i], one_way[j])
         return targets
+
+    def three_way_targets(self, records, n):
+        """Denoised 3-way tables, with the current population as the prior."""
+        if len(self.aggregates.tuples) < 3 or len(self.aggregates.counts[2]) == 0:
+            return {}
+        tuples, counts = self.aggregates.tuples[2], self.aggregates.counts[2]
+        columns = self.column_of[tuples]
+        codes = tuples - self.offsets[columns]
+        key = np.ravel_multi_index(columns.T, (self.n_columns,) * 3)
+        order = np.argsort(key, kind="stable")
+        key, codes, counts = key[order], codes[order], counts[order]
+        starts = np.flatnonzero(np.r_[True, np.diff(key) != 0])
+        stops = np.r_[starts[1:], key.size]
+        scale = n / max(self.aggregates.n_records, 1)
+        pair_released = self._released_pairs()
+        targets = {}
+        for start, stop in zip(starts, stops):
+            cols = tuple(int(c) for c in np.unravel_index(key[start], (self.n_columns,) * 3))
+            shape = tuple(int(self.sizes[c]) for c in cols)
+            cells = np.ravel_multi_index(codes[start:stop].T, shape)
+            y = np.zeros(int(np.prod(shape)))
+            y[cells] = counts[start:stop] * scale
+            released = np.zeros(y.size, dtype=bool)
+            released[cells] = True
+            # candidates: cells whose three 2-sub-combinations were released
+            candidate = np.ones(shape, dtype=bool)
+            for drop in range(3):
+                sub = tuple(c for i, c in enumerate(cols) if i != drop)
+                candidate &= np.expand_dims(pair_released[sub], axis=drop)
+            prior = np.bincount(np.ravel_multi_index(records[:, list(cols)].T, shape),
+                                minlength=y.size).astype(float)
+            targets[cols] = denoise_censored(
+                prior, y, released, candidate.ravel(), self._noise[3] * scale,
+                self._threshold[3] * scale).reshape(shape)
+        return targets
+
+    def _released_pairs(self):
+        """Boolean table of released value pairs for every column pair."""
+        tables = {}
+        for i in range(self.n_columns):
+            for j in range(i + 1, self.n_columns):
+                tables[(i, j)] = np.zeros((self.sizes[i], self.sizes[j]), dtype=bool)
+        if len(self.aggregates.tuples) >= 2:
+            tuples = self.aggregates.tuples[1]
+            columns = self.column_of[tuples]
+            codes = tuples - self.offsets[columns]
+            for (i, j), (a, b) in zip(columns.tolist(), codes.tolist()):
+                tables[(i, j)][a, b] = True
+        return tables
+
+    def _weight(self, k):
+        """Weight of a k-way target in the loss: inverse noise variance relative to 2-way."""
+        if self._noise.get(k, 0.0) <= 0 or self._noise.get(2, 0.0) <= 0:
+            return 1.0
+        return float(np.clip((self._noise[2] / self._noise[k]) ** 2, 0.05, 20.0))
 
     # ------------------------------------------------------------ sample
     def sample(self, n, rng):
@@ -178,41 +240,56 @@ class MarginalMatcher:
         if n == 0:
             return np.zeros((0, self.n_columns), dtype=np.int32)
         one_way = self.one_way_targets(n)
-        pairs = self.two_way_targets(one_way, n)
         records = np.empty((n, self.n_columns), dtype=np.int32)
         for j, target in enumerate(one_way):
             records[:, j] = rng.choice(self.sizes[j], size=n, p=target / target.sum())
-        if self.sweeps > 0 and n > 0:
-            self._descend(records, one_way, pairs, rng)
+        targets = [((j,), t, self._weight(1)) for j, t in enumerate(one_way)]
+        targets += [(cols, t, 1.0) for cols, t in self.two_way_targets(one_way, n).items()]
+        self._descend(records, targets, rng)
+        triples = self.three_way_targets(records, n) if self.use_three_way else {}
+        if triples:
+            weight = self._weight(3)
+            self._descend(records, targets + [(c, t, weight) for c, t in triples.items()],
+                          rng)
         if self.absent:
             records = np.where(records == (self.sizes - 1)[None, :], -1, records)
         return records.astype(np.int32)
 
-    def _descend(self, records, one_way, pairs, rng):
-        """Greedy coordinate descent (Cython) towards the 1-way and 2-way targets."""
+    def _descend(self, records, targets, rng):
+        """Greedy coordinate descent (Cython) towards weighted target marginals.
+
+        ``targets`` is a list of ``(columns, table, weight)``; tables are
+        rescaled to the population size.
+        """
         d, n = self.n_columns, records.shape[0]
         sizes = self.sizes.astype(np.int32)
-        one_base = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
-        chunks = [np.bincount(records[:, j], minlength=sizes[j]) - one_way[j]
-                  for j in range(d)]
-        base = np.full((d, d), -1, dtype=np.int64)
-        step_self = np.zeros((d, d), dtype=np.int64)
-        step_other = np.zeros((d, d), dtype=np.int64)
-        weight = np.zeros((d, d))
-        offset = int(self.sizes.sum())
-        for (i, j), target in pairs.items():
-            target = target * (n / max(target.sum(), 1e-12))
-            current = np.bincount(records[:, i].astype(np.int64) * sizes[j] + records[:, j],
-                                  minlength=target.size)
-            chunks.append(current - target.ravel())
-            base[i, j], step_self[i, j], step_other[i, j] = offset, sizes[j], 1
-            base[j, i], step_self[j, i], step_other[j, i] = offset, 1, sizes[j]
-            weight[i, j] = weight[j, i] = 1.0
-            offset += target.size
+        entries = [[] for _ in range(d)]
+        chunks, offset = [], 0
+        for cols, table, weight in targets:
+            table = table * (n / max(table.sum(), 1e-12))
+            strides = [int(np.prod(table.shape[p + 1:])) for p in range(len(cols))]
+            cells = np.ravel_multi_index(records[:, list(cols)].T, table.shape)
+            chunks.append(np.bincount(cells, minlength=table.size) - table.ravel())
+            for position, j in enumerate(cols):
+                others = [(c, strides[p]) for p, c in enumerate(cols) if p != position]
+                entries[j].append((offset, strides[position], weight, others))
+            offset += table.size
         residual = np.concatenate(chunks).astype(np.float64)
+        flat = [entry for column in entries for entry in column]
+        width = max([len(e[3]) for e in flat] + [1])
+        other_column = np.full((len(flat), width), -1, dtype=np.int32)
+        other_step = np.zeros((len(flat), width), dtype=np.int64)
+        for e, (_, _, _, others) in enumerate(flat):
+            for o, (column, step) in enumerate(others):
+                other_column[e, o], other_step[e, o] = column, step
+        entry_start = np.concatenate([[0], np.cumsum([len(c) for c in entries])]).astype(np.int64)
         record_orders = np.array([rng.permutation(n) for _ in range(self.sweeps)],
-                                 dtype=np.int64)
+                                 dtype=np.int64).reshape(self.sweeps, n)
         column_orders = np.array([rng.permutation(d) for _ in range(self.sweeps)],
-                                 dtype=np.int32)
-        _matching.descend(records, residual, base, step_self, step_other, weight,
-                          one_base, np.ones(d), sizes, record_orders, column_orders)
+                                 dtype=np.int32).reshape(self.sweeps, d)
+        self.moves_ = _matching.descend(
+            records, residual, entry_start,
+            np.array([e[0] for e in flat], dtype=np.int64),
+            np.array([e[1] for e in flat], dtype=np.int64),
+            np.array([e[2] for e in flat], dtype=np.float64),
+            other_column, other_step, sizes, record_orders, column_orders)
