@@ -84,7 +84,9 @@ def test_noiseless_aggregates_are_reproduced(missing):
     assert out.shape == frame.shape
     assert marginal_tvd(frame, out, k=1) < 0.002
     assert marginal_tvd(frame, out, k=2) < 0.005
-    assert marginal_tvd(frame, out, k=3) < 0.01
+    # with missing="absent" no combination holds an empty cell, so the joint
+    # distribution of empty cells is only constrained through the 1-way counts
+    assert marginal_tvd(frame, out, k=3) < (0.01 if missing == "category" else 0.02)
 
 
 def test_marginal_matching_reads_only_the_aggregates(tmp_path):
