@@ -45,8 +45,16 @@ def value_kind(value):
     return type(value).__name__
 
 
+# pandas' C-level type inference: object columns of one scalar kind pass at once
+_HOMOGENEOUS = {"string", "integer", "floating", "mixed-integer-float", "boolean",
+                "datetime", "datetime64", "date", "timedelta", "timedelta64", "bytes",
+                "decimal", "empty"}
+
+
 def _check_object_column(name, series):
     """Reject unhashable cells and mixed value types in an object column."""
+    if pd.api.types.infer_dtype(series, skipna=True) in _HOMOGENEOUS:
+        return
     kinds = set()
     for value in series:
         if is_missing_scalar(value):
