@@ -58,16 +58,27 @@ def _table(tuple_blocks, bits):
     return _counting.build_table(np.concatenate(keys), np.concatenate(values))
 
 
+def _distinct_rows(ids):
+    """Distinct rows of the id matrix and how many records each stands for.
+
+    Identical records have identical candidate tuples, so the kernels walk
+    each distinct row once (common in categorical tables).
+    """
+    rows, multiplicity = np.unique(ids, axis=0, return_counts=True)
+    return np.ascontiguousarray(rows, dtype=np.int32), multiplicity.astype(np.int64)
+
+
 def _level_counts(ids, k, bits, walk_table, n_candidates, bound_fn, rng):
     """Per-record candidate counts, the contribution bound, and the bounded counts."""
     slots, slot_values = walk_table
-    sizes = _counting.record_tuple_counts(ids, k, bits, slots, slot_values)
-    bound = int(bound_fn(sizes))
+    rows, multiplicity = _distinct_rows(ids)
+    sizes = _counting.record_tuple_counts(rows, k, bits, slots, slot_values)
+    bound = int(bound_fn(np.repeat(sizes, multiplicity)))
     if bound <= 0:
         return bound, np.zeros(n_candidates, dtype=np.int64)
     seed = int(rng.integers(0, 2**63)) if rng is not None else 0
-    counts = _counting.bounded_counts(ids, k, bits, slots, slot_values,
-                                      n_candidates, sizes, bound, seed)
+    counts = _counting.bounded_counts(rows, k, bits, slots, slot_values,
+                                      n_candidates, sizes, bound, seed, multiplicity)
     return bound, counts
 
 

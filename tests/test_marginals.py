@@ -104,12 +104,13 @@ def test_bounded_counts_never_exceed_the_bound_per_record():
         total = 0
         for u in range(n):  # one record at a time: its own contribution
             counts = _counting.bounded_counts(ids[u:u + 1], 2, bits, slots, slot_values,
-                                              len(pairs), sizes[u:u + 1], bound, 12345 + u)
+                                              len(pairs), sizes[u:u + 1], bound, 12345 + u,
+                                              np.ones(1, dtype=np.int64))
             assert counts.max(initial=0) <= 1
             assert counts.sum() == min(sizes[u], bound)
             total += counts.sum()
         all_counts = _counting.bounded_counts(ids, 2, bits, slots, slot_values, len(pairs),
-                                              sizes, bound, 7)
+                                              sizes, bound, 7, np.ones(n, dtype=np.int64))
         assert all_counts.sum() == total == np.minimum(sizes, bound).sum()
 
 
@@ -123,10 +124,27 @@ def test_contribution_bounding_keeps_a_uniform_subset():
     trials = 4000
     for seed in range(trials):
         kept += _counting.bounded_counts(ids, 1, _counting.key_bits(10), slots, values,
-                                         10, sizes, 3, seed)
+                                         10, sizes, 3, seed, np.ones(1, dtype=np.int64))
     # each item is kept with probability 3/10
     np.testing.assert_allclose(kept / trials, 0.3, atol=4 * math.sqrt(0.21 / trials))
     assert column_of.size == 10
+
+
+@pytest.mark.parametrize("bound", [2, 10])
+def test_repeated_rows_count_like_separate_records(bound):
+    ids = np.arange(5, dtype=np.int32)[None, :]  # one distinct row, 5 candidates
+    singles = np.arange(5, dtype=np.int32)[:, None]
+    bits = _counting.key_bits(5)
+    slots, values = _single_level_table(singles, bits)
+    sizes = np.array([5], dtype=np.int64)
+    counts = _counting.bounded_counts(ids, 1, bits, slots, values, 5, sizes, bound, 3,
+                                      np.array([40], dtype=np.int64))
+    assert counts.sum() == 40 * min(5, bound)
+    assert counts.max() <= 40
+    if bound >= 5:
+        np.testing.assert_array_equal(counts, 40)
+    else:  # 40 independent subsets: every candidate gets some, none gets all
+        assert counts.min() > 0 and counts.max() < 40
 
 
 def test_fabrication_rate_matches_threshold_formula():

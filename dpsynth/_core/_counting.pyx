@@ -217,6 +217,38 @@ cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
     return found
 
 
+cdef void _walk_scaled(int32_t* rec, Py_ssize_t m, int k, int bits,
+                       const uint64_t[::1] slots, const int64_t[::1] slot_values,
+                       Py_ssize_t* pos, uint64_t* keys, int64_t[::1] counts,
+                       int64_t extra) noexcept nogil:
+    """Add ``extra`` to every candidate k-subset of the record (no truncation)."""
+    cdef Py_ssize_t depth = 0
+    cdef int64_t value
+    cdef uint64_t key
+    if m < k:
+        return
+    pos[0] = 0
+    keys[0] = 0
+    while depth >= 0:
+        if pos[depth] > m - (k - depth):
+            depth -= 1
+            if depth >= 0:
+                pos[depth] += 1
+            continue
+        key = keys[depth] | ((<uint64_t>(rec[pos[depth]] + 1)) << (bits * depth))
+        value = table_find(slots, slot_values, key)
+        if depth == k - 1:
+            if value >= 0:
+                counts[value] += extra
+            pos[depth] += 1
+        elif value != -1:
+            keys[depth + 1] = key
+            pos[depth + 1] = pos[depth] + 1
+            depth += 1
+        else:
+            pos[depth] += 1
+
+
 def record_tuple_counts(const int32_t[:, ::1] ids, int k, int bits,
                         const uint64_t[::1] slots, const int64_t[::1] slot_values):
     """``|W_u|`` for every record: how many of its k-subsets are candidates."""
@@ -245,16 +277,19 @@ def record_tuple_counts(const int32_t[:, ::1] ids, int k, int bits,
 def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
                    const uint64_t[::1] slots, const int64_t[::1] slot_values,
                    Py_ssize_t n_candidates, const int64_t[::1] sizes,
-                   int64_t bound, uint64_t seed):
+                   int64_t bound, uint64_t seed, const int64_t[::1] multiplicity):
     """Candidate counts where each record adds +1 to at most ``bound`` candidates.
 
     A record with more than ``bound`` candidates contributes to a uniformly
     random ``bound``-subset of them (NoisyThresholding step 2, Gopi et al.),
-    drawn with a per-record generator seeded from ``seed`` and the record
-    index, so the result does not depend on anything but the inputs.
+    drawn with a per-record generator seeded from ``seed``, the row index and
+    the copy index, so the result does not depend on anything but the inputs.
+    Row ``u`` stands for ``multiplicity[u]`` identical records: each copy adds
+    +1 to all its candidates, or to its own random subset when truncated.
     ``sizes`` must be :func:`record_tuple_counts` of the same inputs.
     """
     cdef Py_ssize_t n = ids.shape[0], d = ids.shape[1], u, m
+    cdef int64_t copy, copies
     out = np.zeros(n_candidates, dtype=np.int64)
     cdef int64_t[::1] counts = out
     cdef int32_t* rec = <int32_t*> malloc((d + 1) * sizeof(int32_t))
@@ -272,10 +307,16 @@ def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
             for u in range(n):
                 if sizes[u] == 0:
                     continue
-                state = mix64(seed ^ mix64(<uint64_t>u + 1))
                 m = _compact_record(ids, u, rec)
-                _walk_record(rec, m, k, bits, slots, slot_values, pos, keys,
-                             counts, sizes[u], bound, &state)
+                copies = multiplicity[u] if sizes[u] > bound else 1
+                for copy in range(copies):
+                    state = mix64(seed ^ mix64(<uint64_t>u + 1) ^ mix64(~(<uint64_t>copy)))
+                    _walk_record(rec, m, k, bits, slots, slot_values, pos, keys,
+                                 counts, sizes[u], bound, &state)
+                if sizes[u] <= bound and multiplicity[u] > 1:
+                    # untruncated copies add the same +1s: scale this row's share
+                    _walk_scaled(rec, m, k, bits, slots, slot_values, pos, keys,
+                                 counts, multiplicity[u] - 1)
     finally:
         free(rec); free(pos); free(keys)
     return out
