@@ -42,7 +42,7 @@ __all__ = ["MarginalMatcher"]
 _KAPPAS = np.logspace(-2, 4, 25)
 
 
-def denoise_censored(prior, y, released, candidate, noise, threshold):
+def denoise_censored(prior, y, released, candidate, noise, threshold, return_scale=False):
     """Empirical-Bayes posterior means of a marginal's cells (flattened arrays).
 
     Parameters
@@ -58,6 +58,10 @@ def denoise_censored(prior, y, released, candidate, noise, threshold):
     threshold : float
         A suppressed candidate's noisy count was at most this.
 
+    return_scale : bool, default=False
+        Also return the prior scale ``kappa`` chosen (``inf`` without noise,
+        ``0`` without observations).
+
     Returns
     -------
     ndarray
@@ -67,11 +71,11 @@ def denoise_censored(prior, y, released, candidate, noise, threshold):
     if noise <= 0:  # exact counts: a suppressed candidate had count 0
         out[candidate] = 0.0
         out[released] = y[released]
-        return out
+        return (out, np.inf) if return_scale else out
     rel = released & candidate
     sup = candidate & ~released
     if not (rel.any() or sup.any()):
-        return out
+        return (out, 0.0) if return_scale else out
     m_rel, y_rel, m_sup = prior[rel], y[rel], prior[sup]
     best, best_ll = _KAPPAS[0], -np.inf
     for kappa in _KAPPAS:  # maximise the marginal likelihood over the prior scale
@@ -88,7 +92,8 @@ def denoise_censored(prior, y, released, candidate, noise, threshold):
     z = (threshold - m_sup) / scale
     inverse_mills = np.exp(-0.5 * z**2 - log_ndtr(z)) / np.sqrt(2 * np.pi)
     out[sup] = m_sup - v_sup / scale * inverse_mills
-    return np.maximum(out, 0.0)
+    out = np.maximum(out, 0.0)
+    return (out, best) if return_scale else out
 
 
 def rake(table, row_totals, column_totals, iterations=25):
@@ -111,12 +116,17 @@ class MarginalMatcher:
     use_three_way : bool, default=True
         Also denoise the 3-way aggregates (prior: the population fitted to
         the 1- and 2-way targets) and fit to them.
+    max_population : int, default=50_000
+        Larger samples are built as independent populations of at most this
+        size (each fitted to the same targets), so time grows linearly with
+        the number of records and memory stays bounded.
     """
 
-    def __init__(self, aggregates, sweeps=3, use_three_way=True):
+    def __init__(self, aggregates, sweeps=3, use_three_way=True, max_population=50_000):
         self.aggregates = aggregates
         self.sweeps = sweeps
         self.use_three_way = use_three_way
+        self.max_population = max_population
         encoder = aggregates.encoder
         self.offsets = encoder.offsets_.astype(np.int64)
         self.n_columns = len(encoder.n_values_)
@@ -205,9 +215,13 @@ class MarginalMatcher:
                 candidate &= np.expand_dims(pair_released[sub], axis=drop)
             prior = np.bincount(np.ravel_multi_index(records[:, list(cols)].T, shape),
                                 minlength=y.size).astype(float)
-            targets[cols] = denoise_censored(
+            estimate, kappa = denoise_censored(
                 prior, y, released, candidate.ravel(), self._noise[3] * scale,
-                self._threshold[3] * scale).reshape(shape)
+                self._threshold[3] * scale, return_scale=True)
+            # at the smallest prior scale the data carry no evidence against
+            # the population: the target would equal it, so skip the table
+            if kappa > _KAPPAS[0]:
+                targets[cols] = estimate.reshape(shape)
         return targets
 
     def _released_pairs(self):
@@ -239,21 +253,31 @@ class MarginalMatcher:
         self.aggregates.check_samplable(complete=not self.absent)
         if n == 0:
             return np.zeros((0, self.n_columns), dtype=np.int32)
-        one_way = self.one_way_targets(n)
+        n_parts = -(-n // self.max_population)
+        sizes = np.full(n_parts, n // n_parts) + (np.arange(n_parts) < n % n_parts)
+        # 1- and 2-way targets do not depend on the population: compute them once
+        scale = max(self.aggregates.n_records, 1)
+        one_way = self.one_way_targets(scale)
+        targets = [((j,), t, self._weight(1)) for j, t in enumerate(one_way)]
+        targets += [(cols, t, 1.0) for cols, t in self.two_way_targets(one_way, scale).items()]
+        records = np.concatenate([self._population(int(size), one_way, targets, rng)
+                                  for size in sizes])
+        if self.absent:
+            records = np.where(records == (self.sizes - 1)[None, :], -1, records)
+        return records.astype(np.int32)
+
+    def _population(self, n, one_way, targets, rng):
+        """One population of ``n`` records fitted to the targets."""
         records = np.empty((n, self.n_columns), dtype=np.int32)
         for j, target in enumerate(one_way):
             records[:, j] = rng.choice(self.sizes[j], size=n, p=target / target.sum())
-        targets = [((j,), t, self._weight(1)) for j, t in enumerate(one_way)]
-        targets += [(cols, t, 1.0) for cols, t in self.two_way_targets(one_way, n).items()]
         self._descend(records, targets, rng)
         triples = self.three_way_targets(records, n) if self.use_three_way else {}
         if triples:
             weight = self._weight(3)
             self._descend(records, targets + [(c, t, weight) for c, t in triples.items()],
                           rng)
-        if self.absent:
-            records = np.where(records == (self.sizes - 1)[None, :], -1, records)
-        return records.astype(np.int32)
+        return records
 
     def _descend(self, records, targets, rng):
         """Greedy coordinate descent (Cython) towards weighted target marginals.

@@ -124,8 +124,9 @@ def test_three_way_targets_only_use_released_structure():
     matcher = MarginalMatcher(aggregates)
     records = matcher.sample(300, np.random.default_rng(0))
     targets = matcher.three_way_targets(records.astype(np.int64), 300)
-    released_triples = {tuple(matcher.column_of[t]) for t in aggregates.tuples[2]}
-    assert set(targets) == released_triples
+    released_triples = {tuple(int(c) for c in matcher.column_of[t]) for t in aggregates.tuples[2]}
+    # triples whose data show no evidence against the population are skipped
+    assert targets and set(targets) <= released_triples
     assert all(np.all(t >= 0) for t in targets.values())
 
 
