@@ -9,6 +9,8 @@ records from those marginals alone.
 from ._version import __version__
 from .aggregates import DPAggregates
 from .exceptions import PrivacyLeakWarning
+from .model_selection import TrainOnSynthetic
 from .synthesizer import DPMarginalSynthesizer
 
-__all__ = ["__version__", "DPAggregates", "DPMarginalSynthesizer", "PrivacyLeakWarning"]
+__all__ = ["__version__", "DPAggregates", "DPMarginalSynthesizer", "PrivacyLeakWarning",
+           "TrainOnSynthetic"]

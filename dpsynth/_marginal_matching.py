@@ -271,19 +271,20 @@ class MarginalMatcher:
         records = np.empty((n, self.n_columns), dtype=np.int32)
         for j, target in enumerate(one_way):
             records[:, j] = rng.choice(self.sizes[j], size=n, p=target / target.sum())
-        self._descend(records, targets, rng)
+        self._descend(records, one_way, targets, rng)
         triples = self.three_way_targets(records, n) if self.use_three_way else {}
         if triples:
             weight = self._weight(3)
-            self._descend(records, targets + [(c, t, weight) for c, t in triples.items()],
-                          rng)
+            self._descend(records, one_way,
+                          targets + [(c, t, weight) for c, t in triples.items()], rng)
         return records
 
-    def _descend(self, records, targets, rng):
+    def _descend(self, records, one_way, targets, rng):
         """Greedy coordinate descent (Cython) towards weighted target marginals.
 
         ``targets`` is a list of ``(columns, table, weight)``; tables are
-        rescaled to the population size.
+        rescaled to the population size.  ``one_way`` gives the values that
+        may be written.
         """
         d, n = self.n_columns, records.shape[0]
         sizes = self.sizes.astype(np.int32)
@@ -311,9 +312,14 @@ class MarginalMatcher:
                                  dtype=np.int64).reshape(self.sweeps, n)
         column_orders = np.array([rng.permutation(d) for _ in range(self.sweeps)],
                                  dtype=np.int32).reshape(self.sweeps, d)
+        # only values with a positive 1-way target (released, or the empty cell
+        # with missing="absent") may be written
+        allowed = np.concatenate([target > 0 for target in one_way]).astype(np.uint8)
+        value_base = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
         self.moves_ = _matching.descend(
             records, residual, entry_start,
             np.array([e[0] for e in flat], dtype=np.int64),
             np.array([e[1] for e in flat], dtype=np.int64),
             np.array([e[2] for e in flat], dtype=np.float64),
-            other_column, other_step, sizes, record_orders, column_orders)
+            other_column, other_step, sizes, allowed, value_base, record_orders,
+            column_orders)

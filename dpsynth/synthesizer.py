@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, DensityMixin, clone
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from . import accounting
 from ._marginals import release_marginals
@@ -100,7 +100,10 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ``TableEncoder()``.  Declaring every column's ``categories`` makes the
         1-tuple universe public (see Notes).
     random_state : int, RandomState instance or None, default=None
-        Seeds the noise of ``fit`` and the draws of ``sample``.
+        Seeds the noise of ``fit`` and the draws of ``sample``.  A fixed,
+        known seed makes the noise reproducible by anyone, so it is for
+        experiments and tests only: **publish releases made with
+        ``random_state=None``** (and never compare releases that share a seed).
     verbose : int, default=0
         Print one line per released combination length and per sampling run.
 
@@ -210,7 +213,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             self._target_name = None
             return frame
         target = y if isinstance(y, pd.Series) else pd.Series(np.asarray(y))
-        if target.ndim != 1 or len(target) != len(frame):
+        if not isinstance(y, pd.Series):
+            target = pd.Series(column_or_1d(y, warn=True))
+        if len(target) != len(frame):
             raise ValueError(
                 f"y must be 1-D with one value per row of X ({len(frame)}); got "
                 f"shape {np.shape(y)}.")
@@ -381,37 +386,42 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         Samples ``len(X)`` records (seeded by ``random_state``) and compares
         every pair of columns (every column when there is one) after encoding
         both tables with the public encoder, so binned numeric columns are
-        compared bin by bin.  Higher is better; usable by ``GridSearchCV``.
+        compared bin by bin.  ``y`` joins the comparison when the synthesizer
+        was fitted with one.  Higher is better; usable by ``GridSearchCV``.
         The score is computed on real data and is not a DP release.
         """
         from .metrics import marginal_tvd
 
         check_is_fitted(self, "aggregates_")
         frame, _ = check_table(X)
+        target = getattr(self, "_target_name", None)
+        names = self.aggregates_.column_names
+        features = [c for c in names if c != target]
+        if frame.shape[1] != len(features):
+            raise ValueError(f"X has {frame.shape[1]} features, but {type(self).__name__} "
+                             f"is expecting {len(features)} features as input.")
         if not self._output_frame:
-            frame.columns = [c for c in self.aggregates_.column_names
-                             if c != getattr(self, "_target_name", None)]
-        real = self._join_target(frame, y) if y is not None else frame
+            frame.columns = features
         synthetic = self.sample(len(frame))
-        if isinstance(synthetic, tuple):
-            synthetic_frame = pd.DataFrame(synthetic[0], columns=frame.columns)
+        X_syn, y_syn = synthetic if isinstance(synthetic, tuple) else (synthetic, None)
+        real = frame[features].reset_index(drop=True)
+        fake = pd.DataFrame(X_syn, columns=features) if not isinstance(X_syn, pd.DataFrame) \
+            else X_syn.reset_index(drop=True)
+        compared = list(features)
+        if target is not None:  # the encoder needs every column: fill the target
             if y is not None:
-                synthetic_frame[real.columns[-1]] = np.asarray(synthetic[1])
-        else:
-            synthetic_frame = pd.DataFrame(synthetic, columns=frame.columns)
-        columns = list(real.columns)
-        encoder = self.aggregates_.encoder.set_params(handle_unknown="missing")
-        try:
-            real_codes = encoder.transform(real[encoder.feature_names_in_])
-            synth_codes = encoder.transform(synthetic_frame[encoder.feature_names_in_])
-        finally:
-            encoder.set_params(handle_unknown="error")
-        names = list(encoder.feature_names_in_)
-        keep = [names.index(c) for c in columns]
-        real_codes = pd.DataFrame(real_codes[:, keep], columns=columns)
-        synth_codes = pd.DataFrame(synth_codes[:, keep], columns=columns)
-        k = 2 if len(columns) >= 2 else 1
-        return 1.0 - marginal_tvd(real_codes, synth_codes, k=k)
+                real[target] = pd.Series(column_or_1d(y, warn=True) if not isinstance(
+                    y, pd.Series) else y.to_numpy())
+                fake[target] = np.asarray(y_syn)
+                compared.append(target)
+            else:
+                real[target] = fake[target] = None
+        encoder = TableEncoder.from_schema(self.aggregates_.schema)
+        encoder.handle_unknown = "missing"  # real values outside the release
+        positions = [names.index(c) for c in compared]
+        real_codes = pd.DataFrame(encoder.transform(real[names])[:, positions], columns=compared)
+        fake_codes = pd.DataFrame(encoder.transform(fake[names])[:, positions], columns=compared)
+        return 1.0 - marginal_tvd(real_codes, fake_codes, k=2 if len(compared) >= 2 else 1)
 
     def _decode(self, codes, rng):
         seed = int(rng.integers(0, 2**31 - 1))  # within-bin draws of numeric columns

@@ -197,8 +197,10 @@ def test_transform_checks_columns():
     encoder = TableEncoder().fit(pd.DataFrame({"a": ["x"], "b": ["y"]}))
     with pytest.raises(ValueError, match="different order"):
         encoder.transform(pd.DataFrame({"b": ["y"], "a": ["x"]}))
-    with pytest.raises(ValueError, match="missing \\['b'\\]"):
+    with pytest.raises(ValueError, match="X has 1 features, but TableEncoder is expecting 2"):
         encoder.transform(pd.DataFrame({"a": ["x"]}))
+    with pytest.raises(ValueError, match="missing \\['b'\\]"):
+        encoder.transform(pd.DataFrame({"a": ["x"], "c": ["y"]}))
     with pytest.raises(ValueError, match="out of range"):
         encoder.inverse_transform(np.array([[5, 0]]))
 

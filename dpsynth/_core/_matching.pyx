@@ -21,16 +21,21 @@ only on the inputs.
 
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 
 
 def descend(int32_t[:, ::1] records, double[::1] residual,
             const int64_t[::1] entry_start, const int64_t[::1] entry_base,
             const int64_t[::1] entry_step, const double[::1] entry_weight,
             const int32_t[:, ::1] other_column, const int64_t[:, ::1] other_step,
-            const int32_t[::1] n_values, const int64_t[:, ::1] record_orders,
+            const int32_t[::1] n_values, const uint8_t[::1] allowed,
+            const int64_t[::1] value_base, const int64_t[:, ::1] record_orders,
             const int32_t[:, ::1] column_orders):
-    """Run ``len(record_orders)`` sweeps; returns the number of moves per sweep."""
+    """Run ``len(record_orders)`` sweeps; returns the number of moves per sweep.
+
+    A record only moves to values with ``allowed[value_base[j] + v]`` set (the
+    values the aggregates released).
+    """
     cdef Py_ssize_t n = records.shape[0], d = records.shape[1]
     cdef Py_ssize_t sweeps = record_orders.shape[0], n_entries = entry_base.shape[0]
     cdef Py_ssize_t n_others = other_column.shape[1]
@@ -76,7 +81,7 @@ def descend(int32_t[:, ::1] records, double[::1] residual,
                     best = 0.0
                     best_v = u
                     for v in range(n_values[j]):
-                        if v == u:
+                        if v == u or not allowed[value_base[j] + v]:
                             continue
                         change = delta[v] - delta[u] + constant[j]
                         if change < best:

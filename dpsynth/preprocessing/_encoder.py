@@ -408,6 +408,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     def _check_columns(self, frame):
         names = list(frame.columns)
         expected = list(self.feature_names_in_)
+        if len(names) != len(expected):
+            raise ValueError(f"X has {len(names)} features, but {type(self).__name__} is "
+                             f"expecting {len(expected)} features as input.")
         if names != expected:
             if sorted(names) == sorted(expected):
                 raise ValueError(

@@ -11,6 +11,7 @@ from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 __all__ = ["check_table", "is_missing_scalar", "value_kind"]
 
@@ -81,6 +82,9 @@ def _to_frame(X, name):
             f"{name} must be 2-D (a DataFrame or array of shape (n_samples, "
             "n_features)); got a Series. Use X.to_frame() for one column."
         )
+    if sparse.issparse(X):
+        raise TypeError(f"{name} is a sparse matrix; dpsynth needs dense data: convert it "
+                        "with X.toarray() (categorical tables are rarely sparse).")
     if hasattr(X, "__array__") or isinstance(X, (list, tuple)):
         try:
             array = np.asarray(X)
@@ -99,7 +103,7 @@ def _to_frame(X, name):
         if array.ndim != 2:
             raise ValueError(
                 f"{name} must be 2-D of shape (n_samples, n_features); got an "
-                f"array with {array.ndim} dimension(s). Reshape it, e.g. "
+                f"array with {array.ndim} dimension(s). Reshape your data, e.g. "
                 "X.reshape(-1, 1) for a single feature."
             )
         if np.iscomplexobj(array):
@@ -140,11 +144,11 @@ def check_table(X, *, name="X"):
     n_rows, n_cols = frame.shape
     if n_cols == 0:
         raise ValueError(
-            f"{name} has 0 feature(s) (shape={frame.shape}); a minimum of 1 is required."
+            f"{name} has 0 feature(s) (shape={frame.shape}) while a minimum of 1 is required."
         )
     if n_rows == 0:
         raise ValueError(
-            f"{name} has 0 sample(s) (shape={frame.shape}); a minimum of 1 is required."
+            f"{name} has 0 sample(s) (shape={frame.shape}) while a minimum of 1 is required."
         )
     names = list(frame.columns)
     bad = [c for c in names if not isinstance(c, str)]
@@ -162,7 +166,8 @@ def check_table(X, *, name="X"):
     for column in names:
         series = frame[column]
         if isinstance(series.dtype, pd.SparseDtype):
-            raise TypeError(f"Column {column!r} is sparse; convert it to dense first.")
+            raise TypeError(f"Column {column!r} is sparse; convert it to dense first "
+                            "(X.sparse.to_dense()).")
         if pd.api.types.is_complex_dtype(series.dtype):
             raise ValueError(f"Complex data not supported (column {column!r}).")
         if series.dtype == object:

@@ -1,0 +1,414 @@
+"""Evaluation of synthetic data against real data: summary tables and an HTML report.
+
+:func:`fidelity_summary` computes the numbers (mean TVD of k-way marginals,
+the NIST k-marginal score, the Synthetic Data Showcase error report by
+combination length, per-column distances); :func:`write_report` writes them
+as one self-contained HTML page, with plots when matplotlib is installed
+(``pip install dpsynth[plots]``).  :func:`binned_view` puts binned numeric
+columns on the same footing in both tables first.
+
+Everything here is computed from the *real* data: these numbers are not a
+differentially private release.
+"""
+
+import base64
+import copy
+import datetime
+import html
+import io
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ._version import __version__
+from .metrics import aggregate_error_report, combination_counts, k_marginal_score, marginal_tvd
+
+__all__ = ["FidelitySummary", "binned_view", "fidelity_summary", "write_report"]
+
+_MISSING_LABEL = "(missing)"
+_OTHER_LABEL = "(other)"
+_ABSENT_FLOOR = 0.5  # where the count plots draw a combination absent from one table
+_MAX_VALUES = 15  # values per column shown in the distribution plots
+_MAX_POINTS = 50_000  # points per length in the count plots
+
+
+def binned_view(X, encoder):
+    """Replace the values of binned columns by their bin labels.
+
+    Synthetic values of a binned column are drawn inside their bins, so real
+    and synthetic values only match bin by bin.  Comparing tables through
+    this view measures the fidelity that the synthesizer controls.
+
+    Parameters
+    ----------
+    X : DataFrame
+        Must contain every column ``encoder`` was fitted on (other columns
+        are kept as they are).
+    encoder : TableEncoder
+        A fitted encoder, e.g. ``synthesizer.aggregates_.encoder`` or one
+        fitted with public ``bounds`` only.
+
+    Returns
+    -------
+    DataFrame
+        A copy of ``X`` in which each binned column is an ordered
+        categorical of bin labels (``"[0, 3]"``, ...); missing values stay
+        missing.
+    """
+    names = list(encoder.feature_names_in_)
+    lenient = copy.copy(encoder).set_params(handle_unknown="missing")
+    codes = lenient.transform(X[names])
+    view = X.copy()
+    for j, column in enumerate(encoder.columns_):
+        if "binning" not in column:
+            continue
+        labels = np.array(list(column["values"]) + [None], dtype=object)
+        # the missing code is len(values) ("category") or -1 ("absent"): both -> None
+        view[column["name"]] = pd.Categorical(labels[codes[:, j]],
+                                              categories=column["values"], ordered=True)
+    return view
+
+
+@dataclass(frozen=True, repr=False)
+class FidelitySummary:
+    """Result of :func:`fidelity_summary`.
+
+    Attributes
+    ----------
+    tvd : Series
+        Mean total variation distance of the k-way marginals, indexed by k.
+    columns : DataFrame
+        ``column`` and ``tvd`` (1-way), worst column first.
+    k_marginal : float or None
+        NIST CRC k-marginal score (0..1000) of the 2-way marginals, None with
+        fewer than two scored columns.
+    by_length : DataFrame
+        :func:`~dpsynth.metrics.aggregate_error_report` by combination length
+        (missing values count as a value).
+    real_counts, synth_counts : dict
+        Combination counts of both tables up to the reporting length.
+    n_real, n_synth : int
+        Numbers of records.
+    """
+
+    tvd: pd.Series
+    columns: pd.DataFrame
+    k_marginal: object
+    by_length: pd.DataFrame
+    real_counts: dict
+    synth_counts: dict
+    n_real: int
+    n_synth: int
+
+    def __repr__(self):
+        tvd = ", ".join(f"{k}-way {v:.4f}" for k, v in self.tvd.items())
+        score = "n/a" if self.k_marginal is None else f"{self.k_marginal:.1f}"
+        return f"FidelitySummary(mean TVD: {tvd}; k-marginal score: {score})"
+
+
+def fidelity_summary(real, synth, *, reporting_length=3):
+    """Fidelity of a synthetic table to a real one, from several angles.
+
+    Parameters
+    ----------
+    real, synth : DataFrame
+        Tables with the same columns, compared value by value (bin numeric
+        columns first, e.g. with :func:`binned_view`).
+    reporting_length : int, default=3
+        Longest marginal / combination length compared (clamped to the
+        number of columns).
+
+    Returns
+    -------
+    FidelitySummary
+        Not a differentially private release: it uses the real data.
+    """
+    if not isinstance(real, pd.DataFrame) or not isinstance(synth, pd.DataFrame):
+        raise TypeError("real and synth must be DataFrames.")
+    if int(reporting_length) < 1:
+        raise ValueError(f"reporting_length must be >= 1; got {reporting_length!r}.")
+    length = min(int(reporting_length), real.shape[1])
+    tvd = pd.Series({k: marginal_tvd(real, synth, k) for k in range(1, length + 1)},
+                    name="mean TVD")
+    tvd.index.name = "k"
+    _, details = marginal_tvd(real, synth, 1, return_details=True)
+    columns = pd.DataFrame({"column": [c[0] for c in details["columns"]],
+                            "tvd": details["tvd"]})
+    columns = columns.sort_values("tvd", ascending=False, kind="stable").reset_index(drop=True)
+    try:
+        k_marginal = k_marginal_score(real, synth)
+    except ValueError:  # fewer than two columns left to pair
+        k_marginal = None
+    synth = synth[list(real.columns)]
+    real_counts = combination_counts(real, length, missing="category")
+    synth_counts = combination_counts(synth, length, missing="category")
+    by_length = aggregate_error_report(real_counts, synth_counts, length,
+                                       missing="category").by_length
+    return FidelitySummary(tvd=tvd, columns=columns, k_marginal=k_marginal,
+                           by_length=by_length, real_counts=real_counts,
+                           synth_counts=synth_counts, n_real=len(real), n_synth=len(synth))
+
+
+# ------------------------------------------------------------------ plots
+def _figure_class():
+    """matplotlib's ``Figure`` (no pyplot, no global state), or None."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        return None
+    return Figure
+
+
+def _png(figure):
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=96)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<img alt="" src="data:image/png;base64,{data}">'
+
+
+def _plot_counts(Figure, summary):
+    """Real vs synthetic combination counts, one log-log panel per length."""
+    lengths = list(summary.tvd.index)
+    figure = Figure(figsize=(4.2 * len(lengths), 4.0))
+    scale = summary.n_real / summary.n_synth
+    rng = np.random.default_rng(0)
+    for i, k in enumerate(lengths):
+        ax = figure.add_subplot(1, len(lengths), i + 1)
+        combos = [c for c in summary.real_counts if len(c) == k]
+        combos += [c for c in summary.synth_counts
+                   if len(c) == k and c not in summary.real_counts]
+        x = np.array([summary.real_counts.get(c, 0) for c in combos], dtype=float)
+        y = np.array([summary.synth_counts.get(c, 0) for c in combos], dtype=float) * scale
+        if len(x) > _MAX_POINTS:
+            keep = rng.choice(len(x), _MAX_POINTS, replace=False)
+            x, y = x[keep], y[keep]
+        both = (x > 0) & (y > 0)
+        groups = [(both, "in both", "#1f77b4"),
+                  (y == 0, "suppressed (real only)", "#ff7f0e"),
+                  (x == 0, "fabricated (synthetic only)", "#d62728")]
+        for mask, label, color in groups:
+            ax.scatter(np.maximum(x[mask], _ABSENT_FLOOR), np.maximum(y[mask], _ABSENT_FLOOR),
+                       s=6, alpha=0.5, color=color, label=f"{label}: {int(mask.sum())}",
+                       linewidths=0)
+        top = max(float(x.max(initial=1)), float(y.max(initial=1))) * 1.5
+        ax.plot([_ABSENT_FLOOR, top], [_ABSENT_FLOOR, top], color="grey", linewidth=1)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(_ABSENT_FLOOR * 0.8, top)
+        ax.set_ylim(_ABSENT_FLOOR * 0.8, top)
+        ax.set_title(f"length {k}")
+        ax.set_xlabel("real count")
+        if i == 0:
+            ax.set_ylabel("synthetic count (scaled to the real size)")
+        ax.legend(loc="upper left", fontsize=7, markerscale=2)
+    figure.tight_layout()
+    return _png(figure)
+
+
+def _plot_errors(Figure, summary):
+    """Bars by length: mean TVD, mean absolute count error, suppressed/fabricated %."""
+    by_length = summary.by_length
+    lengths = by_length["length"].to_numpy()
+    figure = Figure(figsize=(12, 3.4))
+    ax = figure.add_subplot(1, 3, 1)
+    ax.bar(summary.tvd.index, summary.tvd.to_numpy(), color="#1f77b4")
+    ax.set_title("mean TVD of k-way marginals")
+    ax.set_xlabel("k")
+    ax = figure.add_subplot(1, 3, 2)
+    ax.bar(lengths, by_length["mean_abs_error"].to_numpy(), color="#9467bd")
+    ax.set_title("mean |synthetic - real| count")
+    ax.set_xlabel("combination length")
+    ax = figure.add_subplot(1, 3, 3)
+    width = 0.38
+    ax.bar(lengths - width / 2, by_length["suppressed_pct"].to_numpy(), width,
+           color="#ff7f0e", label="suppressed")
+    ax.bar(lengths + width / 2, by_length["fabricated_pct"].to_numpy(), width,
+           color="#d62728", label="fabricated")
+    ax.set_title("% of the real combinations")
+    ax.set_xlabel("combination length")
+    ax.legend(fontsize=8)
+    for ax in figure.axes:
+        ax.set_xticks(lengths)
+    figure.tight_layout()
+    return _png(figure)
+
+
+def _value_order(real, synth):
+    """Values to show for one column: ordered categories, sorted values or by frequency."""
+    frequencies = real.value_counts(dropna=True)
+    if isinstance(real.dtype, pd.CategoricalDtype):
+        values = list(real.dtype.categories)
+    else:
+        values = list(pd.unique(pd.concat([real, synth], ignore_index=True).dropna()))
+        try:
+            values = sorted(values)
+        except TypeError:
+            values = sorted(values, key=lambda v: -frequencies.get(v, 0))
+    if len(values) > _MAX_VALUES:
+        top = set(frequencies.index[:_MAX_VALUES].tolist())
+        values = [v for v in values if v in top]
+    return values
+
+
+def _proportions(series, values):
+    """Shares of ``values`` in ``series``, then ``(other)`` and ``(missing)`` if present."""
+    n = max(len(series), 1)
+    counts = series.value_counts(dropna=True)
+    shares = [counts.get(v, 0) / n for v in values]
+    other = (series.notna().sum() - sum(counts.get(v, 0) for v in values)) / n
+    return shares, other, series.isna().sum() / n
+
+
+def _plot_columns(Figure, real, synth, names):
+    """Real vs synthetic distribution of each named column, as grouped bars."""
+    n_cols = min(3, len(names))
+    n_rows = -(-len(names) // n_cols)
+    figure = Figure(figsize=(4.4 * n_cols, 3.0 * n_rows))
+    for i, name in enumerate(names):
+        ax = figure.add_subplot(n_rows, n_cols, i + 1)
+        values = _value_order(real[name], synth[name])
+        real_shares, real_other, real_missing = _proportions(real[name], values)
+        synth_shares, synth_other, synth_missing = _proportions(synth[name], values)
+        labels = [str(v) for v in values]
+        for label, r, s in ((_OTHER_LABEL, real_other, synth_other),
+                            (_MISSING_LABEL, real_missing, synth_missing)):
+            if r > 0 or s > 0:
+                labels.append(label)
+                real_shares.append(r)
+                synth_shares.append(s)
+        position = np.arange(len(labels))
+        ax.bar(position - 0.2, real_shares, 0.4, color="#7f7f7f", label="real")
+        ax.bar(position + 0.2, synth_shares, 0.4, color="#1f77b4", label="synthetic")
+        ax.set_xticks(position)
+        ax.set_xticklabels(labels, rotation=45 if len(labels) > 5 else 0,
+                           ha="right" if len(labels) > 5 else "center", fontsize=7)
+        ax.set_title(str(name), fontsize=9)
+        if i == 0:
+            ax.legend(fontsize=7)
+    figure.tight_layout()
+    return _png(figure)
+
+
+# ------------------------------------------------------------------- HTML
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
+       max-width: 1180px; margin: 2em auto; padding: 0 1em; line-height: 1.45; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 2em; }
+.meta { color: #666; font-size: 0.9em; }
+.note { background: #fff8e1; border-left: 4px solid #f0b400; padding: 0.6em 1em; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
+th, td { padding: 0.25em 0.8em; border-bottom: 1px solid #e5e5e5; text-align: right; }
+th { background: #f5f5f5; }
+td:first-child, th:first-child { text-align: left; }
+img { max-width: 100%; }
+.caption { color: #555; font-size: 0.85em; }
+"""
+
+
+def _table(frame, digits=4):
+    return frame.to_html(index=False, border=0, na_rep="",
+                         float_format=lambda v: f"{v:.{digits}g}")
+
+
+def _privacy_section(privacy):
+    scalars = ["epsilon", "delta", "rho", "epsilon_marginals", "epsilon_records",
+               "epsilon_binning", "conversion_delta", "percentile_epsilon", "public_universe"]
+    rows = [(name, privacy[name]) for name in scalars if name in privacy]
+    overview = pd.DataFrame(rows, columns=["parameter", "value"]).astype({"value": object})
+    per_length = {name: privacy[name] for name in
+                  ("contribution_bounds", "noise_scales", "thresholds", "n_candidates")
+                  if isinstance(privacy.get(name), dict)}
+    parts = ["<h2>Privacy</h2>", _table(overview)]
+    if per_length:
+        frame = pd.DataFrame(per_length).rename_axis("length").reset_index()
+        parts += ["<p>By combination length:</p>", _table(frame)]
+    return "\n".join(parts)
+
+
+def write_report(real, synth, path, *, reporting_length=3,
+                 title="dpsynth evaluation report", privacy=None, max_columns=12):
+    """Write a self-contained HTML page comparing a synthetic table with a real one.
+
+    The page holds the metrics tables (mean TVD of k-way marginals, the NIST
+    k-marginal score, the Synthetic Data Showcase errors by combination
+    length, per-column TVD) and, when matplotlib is installed, plots
+    embedded as PNG: real vs synthetic combination counts per length
+    (log-log), errors by length, and the distributions of the columns that
+    differ most.  Without matplotlib the page says so and shows the tables.
+
+    Parameters
+    ----------
+    real, synth : DataFrame
+        Tables with the same columns, compared value by value (bin numeric
+        columns first, e.g. with :func:`binned_view`).
+    path : str or path-like
+        Where to write the HTML file (overwritten).
+    reporting_length : int, default=3
+        Longest marginal / combination length compared.
+    title : str, default="dpsynth evaluation report"
+    privacy : dict, default=None
+        ``privacy_spent_`` of the synthesizer, shown in a section of its own.
+    max_columns : int, default=12
+        Number of column distributions plotted (the largest 1-way TVD first).
+
+    Returns
+    -------
+    FidelitySummary
+        The numbers shown on the page.
+    """
+    summary = fidelity_summary(real, synth, reporting_length=reporting_length)
+    Figure = _figure_class()
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    tvd = summary.tvd.rename_axis("k").reset_index()
+    tvd["1 - TVD"] = 1.0 - tvd["mean TVD"]
+    by_length = summary.by_length[["length", "n_reference", "n_other", "mean_abs_error",
+                                   "suppressed_pct", "fabricated_pct", "preservation"]]
+    by_length = by_length.rename(columns={"n_reference": "real combinations",
+                                          "n_other": "synthetic combinations"})
+    score = ("n/a (fewer than two columns)" if summary.k_marginal is None
+             else f"{summary.k_marginal:.1f} / 1000")
+    body = [
+        f"<h1>{html.escape(title)}</h1>",
+        f'<p class="meta">{summary.n_real} real and {summary.n_synth} synthetic records, '
+        f"{real.shape[1]} columns; dpsynth {__version__}, {stamp}</p>",
+        '<p class="note">Every number on this page is computed from the real data, so '
+        "it is <b>not</b> a differentially private release. Share the synthetic data "
+        "or the DP aggregates, not this page.</p>",
+    ]
+    if Figure is None:
+        body.append('<p class="note">matplotlib is not installed, so this page has '
+                    "tables only: <code>pip install dpsynth[plots]</code> adds the "
+                    "plots.</p>")
+    if privacy is not None:
+        body.append(_privacy_section(privacy))
+    body += [
+        "<h2>Marginals</h2>",
+        "<p>Total variation distance (TVD) between real and synthetic k-way marginals, "
+        "averaged over all sets of k columns: 0 means identical, 1 disjoint.</p>",
+        _table(tvd),
+        f"<p>NIST CRC k-marginal score (2-way): <b>{score}</b></p>",
+        "<h2>Combination counts</h2>",
+        "<p>Counts of every combination of column values up to length "
+        f"{int(summary.tvd.index.max())}, as in the Synthetic Data Showcase evaluation: "
+        "suppressed combinations exist only in the real data, fabricated ones only in "
+        "the synthetic data (percentages of the real combinations).</p>",
+        _table(by_length),
+    ]
+    if Figure is not None:
+        body += [_plot_counts(Figure, summary),
+                 f'<p class="caption">Synthetic counts are scaled by n_real / n_synth; '
+                 f"combinations absent from one table are drawn at {_ABSENT_FLOOR}.</p>",
+                 _plot_errors(Figure, summary)]
+    body += ["<h2>Columns</h2>", "<p>1-way TVD of each column, worst first.</p>",
+             _table(summary.columns)]
+    if Figure is not None:
+        names = summary.columns["column"].tolist()[:max_columns]
+        body.append(_plot_columns(Figure, real, synth, names))
+    page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n<body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(page)
+    return summary

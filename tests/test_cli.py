@@ -1,0 +1,579 @@
+"""Tests of the ``dpsynth`` command line (dpsynth.cli)."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpsynth import DPAggregates
+from dpsynth import cli
+from dpsynth.cli import main
+
+BOUNDS = ["--bounds", "age=0:100", "income=0:200000"]
+
+
+@pytest.fixture(scope="module")
+def table_csv(tmp_path_factory):
+    """300 records: two related categorical columns, an integer and a float column."""
+    rng = np.random.default_rng(0)
+    n = 300
+    color = rng.choice(["red", "green", "blue"], n)
+    size = np.where(color == "red", rng.choice(["S", "M"], n), rng.choice(["M", "L"], n))
+    frame = pd.DataFrame({"color": color, "size": size,
+                          "age": rng.integers(18, 90, n),
+                          "income": rng.gamma(2.0, 20000.0, n).round(2)})
+    path = tmp_path_factory.mktemp("data") / "table.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def work(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def no_plots(monkeypatch):
+    """Reports without plots (fast): tests/test_report.py covers the plots."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code, err, command, *fragments):
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"dpsynth {command}: error: ")
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def listing(folder):
+    return sorted(p.name for p in Path(folder).iterdir())
+
+
+# ------------------------------------------------------------- synthesize
+def test_synthesize_writes_records_and_aggregates(capsys, work, table_csv):
+    code, out, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS,
+                         "--aggregates-out", "agg.json", "--n-samples", 120, "--seed", 0)
+    assert code == 0, err
+    synthetic = pd.read_csv("out.csv")
+    assert list(synthetic.columns) == ["color", "size", "age", "income"]
+    assert len(synthetic) == 120
+    # values are drawn inside the public bounds (DP noise may add missing cells)
+    assert synthetic["income"].dropna().between(0, 200000).all()
+    assert synthetic["age"].dropna().between(0, 100).all()
+    aggregates = DPAggregates.load("agg.json")
+    assert aggregates.column_names == ["color", "size", "age", "income"]
+    assert "privacy spent: epsilon 4," in out
+    assert "wrote 120 synthetic records to out.csv" in out
+    assert listing(work) == ["agg.json", "out.csv"]
+
+
+def test_synthesize_default_size_and_options(capsys, work, table_csv):
+    code, out, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS,
+                         "--epsilon", 8, "--delta", 1e-6, "--reporting-length", 2,
+                         "--n-bins", 5, "--aggregates-out", "agg.json", "--seed", 1)
+    assert code == 0, err
+    aggregates = DPAggregates.load("agg.json")
+    assert aggregates.reporting_length == 2
+    assert aggregates.privacy["epsilon"] == 8
+    assert aggregates.privacy["delta"] == 1e-6
+    assert len(aggregates.encoder.columns_[2]["values"]) == 5  # age in 5 bins
+    assert len(pd.read_csv("out.csv")) == aggregates.n_records
+    assert "epsilon 8, delta 1e-06" in out
+
+
+def test_synthesize_seed_is_reproducible(capsys, work, table_csv):
+    for name in ("a.csv", "b.csv"):
+        assert run(capsys, "synthesize", table_csv, "-o", name, *BOUNDS, "--seed", 7)[0] == 0
+    assert Path("a.csv").read_bytes() == Path("b.csv").read_bytes()
+
+
+def test_categories_file_makes_the_universe_public(capsys, work, table_csv):
+    Path("cats.json").write_text(json.dumps(
+        {"color": ["red", "green", "blue", "purple"], "size": ["S", "M", "L"]}))
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS,
+                       "--categories", "cats.json", "--aggregates-out", "agg.json")
+    assert code == 0, err
+    aggregates = DPAggregates.load("agg.json")
+    assert aggregates.privacy["public_universe"] is True
+    assert aggregates.encoder.columns_[0]["values"] == ["red", "green", "blue", "purple"]
+
+
+def test_categories_are_read_in_the_column_type(capsys, work):
+    pd.DataFrame({"rooms": [1, 2, 3, 4] * 50, "kind": [10, 20] * 100}).to_csv(
+        "in.csv", index=False)
+    Path("cats.json").write_text(json.dumps({"rooms": ["1", "2", "3", "4", "5"],
+                                             "kind": [10, 20]}))
+    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json",
+                       "--categories", "cats.json")
+    assert code == 0, err
+    assert DPAggregates.load("agg.json").encoder.columns_[0]["values"] == [1, 2, 3, 4, 5]
+
+
+def test_na_values_make_a_numeric_column(capsys, work):
+    rng = np.random.default_rng(1)
+    hours = rng.integers(0, 60, 400).astype(object)
+    hours[rng.random(400) < 0.4] = "N"
+    pd.DataFrame({"hours": hours, "job": rng.choice(["a", "b"], 400)}).to_csv(
+        "in.csv", index=False)
+    code, _, err = run(capsys, "synthesize", "in.csv", "-o", "out.csv",
+                       "--bounds", "hours=0:60", "--seed", 0)
+    assert_one_line_error(code, err, "synthesize", "'hours'")  # "N" makes it text
+
+    code, _, err = run(capsys, "synthesize", "in.csv", "-o", "out.csv",
+                       "--bounds", "hours=0:60", "--na-values", "N", "--seed", 0)
+    assert code == 0, err
+    text = pd.read_csv("out.csv", dtype=str, keep_default_na=False)["hours"]
+    assert (text == "").any()  # missing values are synthesized as missing
+    values = text[text != ""]
+    assert values.str.fullmatch(r"\d+").all()  # integers, not "12.0"
+    assert values.astype(int).between(0, 60).all()
+
+
+def test_missing_absent_option(capsys, work, table_csv):
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS,
+                       "--missing", "absent")
+    assert code == 0, err
+    assert DPAggregates.load("agg.json").encoder.missing == "absent"
+
+
+def test_quantile_binning_spends_its_own_budget(capsys, work, table_csv):
+    code, out, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS,
+                         "--binning", "quantile", "--binning-epsilon", 0.5, "--n-bins", 4)
+    assert code == 0, err
+    assert DPAggregates.load("agg.json").privacy["epsilon_binning"] == pytest.approx(0.5)
+    assert "epsilon 0.5 for DP bin edges" in out
+
+
+@pytest.mark.parametrize("options, fragment", [
+    (["--binning", "quantile"], "--binning-epsilon"),
+    (["--binning-epsilon", "1"], "only used with --binning quantile"),
+])
+def test_quantile_binning_option_errors(capsys, work, table_csv, options, fragment):
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS, *options)
+    assert_one_line_error(code, err, "aggregate", fragment)
+    assert listing(work) == []
+
+
+def test_many_valued_integer_column_gets_a_note(capsys, work, table_csv):
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json",
+                       "--bounds", "income=0:200000")
+    assert code == 0, err
+    assert "note: column 'age' has" in err
+    assert "--bounds age=LO:HI" in err
+
+
+# ----------------------------------------------------- aggregate and sample
+@pytest.mark.parametrize("name", ["agg.json", "agg.csv"])
+def test_aggregate_then_sample(capsys, work, table_csv, name):
+    code, out, err = run(capsys, "aggregate", table_csv, "-o", name, *BOUNDS, "--seed", 0)
+    assert code == 0, err
+    assert f"wrote the DP aggregates to {name}" in out
+    assert Path(name).read_text().startswith("# " if name.endswith(".csv") else "{")
+
+    code, out, err = run(capsys, "sample", name, "-n", 50, "-o", "out.csv", "--seed", 3)
+    assert code == 0, err
+    synthetic = pd.read_csv("out.csv")
+    assert synthetic.shape == (50, 4)
+    assert set(synthetic["color"].dropna()) <= {"red", "green", "blue"}
+    assert "sampling spends no more" in out
+    assert listing(work) == sorted([name, "out.csv"])
+
+
+def test_sample_defaults_to_the_dp_record_count(capsys, work, table_csv):
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS)[0] == 0
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "out.csv")
+    assert code == 0, err
+    assert len(pd.read_csv("out.csv")) == DPAggregates.load("agg.json").n_records
+
+
+def test_sample_joins_a_target_column(capsys, work):
+    from dpsynth import DPMarginalSynthesizer
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(["x", "y"], 300)})
+    y = pd.Series(rng.choice(["no", "yes"], 300), name="label")
+    DPMarginalSynthesizer(random_state=0).fit(X, y).aggregates_.save("agg.json")
+    code, _, err = run(capsys, "sample", "agg.json", "-n", 20, "-o", "out.csv")
+    assert code == 0, err
+    assert list(pd.read_csv("out.csv").columns) == ["a", "label"]
+
+
+# --------------------------------------------------------------- evaluate
+def _synthesize(capsys, table_csv):
+    assert run(capsys, "synthesize", table_csv, "-o", "synth.csv", *BOUNDS, "--seed", 0)[0] == 0
+
+
+def test_evaluate_prints_metrics(capsys, work, table_csv):
+    _synthesize(capsys, table_csv)
+    code, out, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[1].split() == ["1-way", "2-way", "3-way"]
+    tvd = [float(v) for v in next(l for l in lines if l.startswith("mean TVD")).split()[2:]]
+    assert len(tvd) == 3 and all(0 < v < 1 for v in tvd)
+    assert any(l.startswith("suppressed combinations") for l in lines)
+    assert any(l.startswith("fabricated combinations") for l in lines)
+    assert "k-marginal score (NIST CRC, 2-way):" in out
+    assert "not a DP release" in out
+
+
+def test_evaluate_identical_tables(capsys, work, table_csv):
+    code, out, err = run(capsys, "evaluate", table_csv, table_csv, *BOUNDS,
+                         "--reporting-length", 2)
+    assert code == 0, err
+    assert "mean TVD                     0.0000   0.0000" in out
+    assert "1000.0 / 1000" in out
+
+
+def test_evaluate_writes_a_report(capsys, work, table_csv, no_plots):
+    _synthesize(capsys, table_csv)
+    code, out, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS,
+                         "--report", "report.html", "--title", "My <run>")
+    assert code == 0, err
+    page = Path("report.html").read_text()
+    assert "<h1>My &lt;run&gt;</h1>" in page
+    assert "mean TVD" in page
+    assert "wrote the report to report.html" in out
+    assert listing(work) == ["report.html", "synth.csv"]
+
+
+def test_evaluate_column_mismatch(capsys, work, table_csv):
+    pd.read_csv(table_csv).drop(columns="size").to_csv("synth.csv", index=False)
+    code, _, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS)
+    assert_one_line_error(code, err, "evaluate", "missing ['size']")
+
+
+def test_evaluate_needs_bounds_for_decimal_columns(capsys, work, table_csv):
+    code, _, err = run(capsys, "evaluate", table_csv, table_csv)
+    assert_one_line_error(code, err, "evaluate", "--bounds income=LO:HI")
+
+
+# ------------------------------------------------------------------- demo
+def test_demo(capsys, work):
+    code, out, err = run(capsys, "demo")
+    assert code == 0, err
+    assert "1797 handwritten digits" in out
+    assert "privacy spent: epsilon 4, delta" in out
+    assert "zCDP rho" in out
+    rows = {line.split("  ")[1]: [float(v) for v in line.split()[-3:]]
+            for line in out.splitlines()
+            if "dpsynth synthetic data" in line or "independent columns" in line}
+    ours = rows["dpsynth synthetic data (epsilon 4)"]
+    baseline = rows["independent columns (baseline, not private)"]
+    assert all(0 <= v < 1 for v in ours + baseline)
+    assert ours[1] < baseline[1] and ours[2] < baseline[2]  # it learned the relations
+    assert listing(work) == []
+
+
+def test_demo_report(capsys, work, no_plots):
+    code, out, err = run(capsys, "demo", "--epsilon", 2, "--seed", 1, "--report", "demo.html")
+    assert code == 0, err
+    assert "epsilon 2" in out
+    page = Path("demo.html").read_text()
+    assert "<h2>Privacy</h2>" in page and "contribution_bounds" in page
+
+
+# --------------------------------------------------------------- progress
+def test_verbose_shows_progress_lines(capsys, work, table_csv):
+    code, out, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS, "-v")
+    assert code == 0, err
+    assert "length 1:" in err and "length 3:" in err and "sampled" in err
+    assert "[DPMarginalSynthesizer]" not in err + out
+
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS, "--force")
+    assert code == 0
+    assert err == ""  # off a terminal, progress stays quiet
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def _feed(progress):
+    with progress:
+        print("[DPMarginalSynthesizer] length 1: contribution bound 3, 9 released")
+        print("[DPMarginalSynthesizer] sampled 10 records", end="")
+        print()
+    return progress
+
+
+def test_progress_bar_on_a_terminal():
+    pytest.importorskip("tqdm")
+    stream = _Terminal()
+    progress = _feed(cli._Progress(2, verbose=False, stream=stream))
+    assert (progress.bar.n, progress.bar.total) == (2, 2)
+    shown = stream.getvalue()
+    assert "dpsynth:" in shown and "/2" in shown
+    assert "contribution bound" not in shown  # lines only with verbose
+
+
+def test_progress_bar_with_verbose_lines():
+    pytest.importorskip("tqdm")
+    stream = _Terminal()
+    progress = _feed(cli._Progress(2, verbose=True, stream=stream))
+    assert progress.bar.n == 2
+    assert "length 1: contribution bound 3, 9 released\n" in stream.getvalue()
+
+
+def test_progress_without_tqdm_prints_lines(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    stream = _Terminal()
+    _feed(cli._Progress(2, verbose=False, stream=stream))
+    assert stream.getvalue() == ("length 1: contribution bound 3, 9 released\n"
+                                 "sampled 10 records\n")
+
+
+# -------------------------------------------------------------- bad input
+@pytest.mark.parametrize("argv, command", [
+    (["synthesize", "nope.csv", "-o", "out.csv"], "synthesize"),
+    (["aggregate", "nope.csv", "-o", "agg.json"], "aggregate"),
+    (["evaluate", "nope.csv", "nope.csv"], "evaluate"),
+])
+def test_missing_input_file(capsys, work, argv, command):
+    code, _, err = run(capsys, *argv)
+    assert_one_line_error(code, err, command, "input file not found: nope.csv")
+    assert listing(work) == []
+
+
+def test_missing_aggregates_file(capsys, work):
+    code, _, err = run(capsys, "sample", "nope.json", "-o", "out.csv")
+    assert_one_line_error(code, err, "sample", "aggregates file not found: nope.json")
+
+
+def test_invalid_aggregates_file(capsys, work):
+    Path("agg.json").write_text('{"format": "something else"}')
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "out.csv")
+    assert_one_line_error(code, err, "sample", "Invalid aggregates file")
+    assert listing(work) == ["agg.json"]
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (b"\xff\xfe\x00\x81\x9f binary \x00\x00", "cannot read in.csv as CSV"),
+    (b"a,b\n1,2\n3,4,5,6\n", "cannot read in.csv as CSV"),
+    (b"", "cannot read in.csv as CSV"),
+    (b"a,b\n", "has a header but no records"),
+])
+def test_unreadable_csv(capsys, work, content, fragment):
+    Path("in.csv").write_bytes(content)
+    code, _, err = run(capsys, "synthesize", "in.csv", "-o", "out.csv")
+    assert_one_line_error(code, err, "synthesize", fragment)
+    assert listing(work) == ["in.csv"]
+
+
+def test_directory_as_input(capsys, work):
+    Path("folder").mkdir()
+    code, _, err = run(capsys, "aggregate", "folder", "-o", "agg.json")
+    assert_one_line_error(code, err, "aggregate", "is a directory")
+
+
+@pytest.mark.parametrize("spec", ["income", "income=5", "income=a:b", "income=9:1",
+                                  "=0:1", "income=0:inf", "income=:5"])
+def test_malformed_bounds(capsys, work, table_csv, spec):
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", "--bounds", spec)
+    assert_one_line_error(code, err, "synthesize", repr(spec))
+    assert listing(work) == []
+
+
+@pytest.mark.parametrize("command", ["synthesize", "evaluate"])
+def test_unknown_column_in_bounds(capsys, work, table_csv, command):
+    argv = ([command, table_csv, "-o", "out.csv"] if command == "synthesize"
+            else [command, table_csv, table_csv])
+    code, _, err = run(capsys, *argv, "--bounds", "weight=0:10")
+    assert_one_line_error(code, err, command, "unknown column 'weight'", "color, size")
+    assert listing(work) == []
+
+
+def test_decimal_column_without_bounds(capsys, work, table_csv):
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv")
+    assert_one_line_error(code, err, "synthesize", "'income'", "--bounds income=LO:HI")
+    assert listing(work) == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["synthesize", "{table}", "-o", "out.csv", *BOUNDS],
+    ["aggregate", "{table}", "-o", "out.csv", *BOUNDS],
+    ["evaluate", "{table}", "{table}", *BOUNDS, "--report", "out.csv"],
+    ["demo", "--report", "out.csv"],
+])
+def test_existing_output_needs_force(capsys, work, table_csv, no_plots, argv):
+    argv = [str(table_csv) if a == "{table}" else a for a in argv]
+    Path("out.csv").write_text("precious")
+    code, _, err = run(capsys, *argv)
+    assert_one_line_error(code, err, argv[0], "out.csv exists; pass --force")
+    assert Path("out.csv").read_text() == "precious"
+    code, _, err = run(capsys, *argv, "--force")
+    assert code == 0, err
+    assert Path("out.csv").read_text() != "precious"
+    assert listing(work) == ["out.csv"]
+
+
+def test_existing_output_of_sample_needs_force(capsys, work, table_csv):
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS)[0] == 0
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "agg.json", "--force")
+    assert code == 0, err  # replaces its own input only when forced
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "agg.json")
+    assert_one_line_error(code, err, "sample", "exists; pass --force")
+
+
+def test_existing_aggregates_output_needs_force(capsys, work, table_csv):
+    Path("agg.json").write_text("precious")
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS,
+                       "--aggregates-out", "agg.json")
+    assert_one_line_error(code, err, "synthesize", "agg.json exists")
+    assert listing(work) == ["agg.json"]  # nothing else written either
+
+
+@pytest.mark.parametrize("output, fragment", [
+    ("missing/out.csv", "directory of output missing/out.csv does not exist"),
+    (".", "is a directory"),
+])
+def test_bad_output_path(capsys, work, table_csv, output, fragment):
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", output, *BOUNDS)
+    assert_one_line_error(code, err, "synthesize", fragment)
+
+
+def test_same_output_twice(capsys, work, table_csv):
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "x.csv", *BOUNDS,
+                       "--aggregates-out", "./x.csv")
+    assert_one_line_error(code, err, "synthesize", "must be different files")
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (None, "categories file not found"),
+    ("{not json", "cannot read cats.json as JSON"),
+    ('["red"]', "must hold a JSON object"),
+    ('{"color": "red"}', "must hold a JSON object"),
+    ('{"colour": ["red"]}', "unknown column(s) ['colour']"),
+    ('{"age": ["old"]}', "'old' of the numeric column 'age' is not a number"),
+])
+def test_bad_categories_file(capsys, work, table_csv, content, fragment):
+    if content is not None:
+        Path("cats.json").write_text(content)
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS,
+                       "--categories", "cats.json")
+    assert_one_line_error(code, err, "synthesize", fragment)
+    assert "out.csv" not in listing(work)
+
+
+def test_invalid_parameter_from_the_estimator(capsys, work, table_csv):
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS,
+                       "--epsilon", -1)
+    assert_one_line_error(code, err, "synthesize", "epsilon")
+    assert listing(work) == []
+
+
+def test_failed_write_leaves_the_old_output(capsys, work, table_csv, monkeypatch):
+    Path("out.csv").write_text("precious")
+    real_to_csv = pd.DataFrame.to_csv
+
+    def broken_to_csv(frame, path, **kwargs):
+        real_to_csv(frame.head(3), path, **kwargs)  # a partial file ...
+        raise OSError("disk full")  # ... then the disk fills up
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", broken_to_csv)
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS, "--force")
+    assert_one_line_error(code, err, "synthesize", "disk full")
+    assert Path("out.csv").read_text() == "precious"
+    assert listing(work) == ["out.csv"]  # no temporary file left behind
+
+
+def test_atomic_output_keeps_permissions_of_new_files(work):
+    with cli._atomic_output("new.txt") as temporary:
+        Path(temporary).write_text("done")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert Path("new.txt").read_text() == "done"
+    assert Path("new.txt").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+# ------------------------------------------------------------ error paths
+def test_traceback_option_reraises(work):
+    with pytest.raises(cli.CommandError, match="input file not found"):
+        main(["synthesize", "nope.csv", "-o", "out.csv", "--traceback"])
+
+
+def test_unexpected_error_is_one_line(capsys, work, table_csv, monkeypatch):
+    def crash(self, X, y=None):
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(cli.DPMarginalSynthesizer, "fit", crash)
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS)
+    assert_one_line_error(code, err, "synthesize", "internal error (RuntimeError): boom "
+                          "second line", "--traceback")
+
+
+def test_interrupt_exits_130(capsys, work, table_csv, monkeypatch):
+    def interrupt(self, X, y=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.DPMarginalSynthesizer, "fit", interrupt)
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS)
+    assert code == 130
+    assert err == "dpsynth: interrupted\n"
+    assert listing(work) == []
+
+
+def test_warnings_are_one_line(capsys, work, table_csv, monkeypatch):
+    read_csv = cli._read_csv
+
+    def read_with_warning(path, na_values):
+        warnings.warn("first\nsecond", UserWarning)
+        return read_csv(path, na_values)
+
+    monkeypatch.setattr(cli, "_read_csv", read_with_warning)
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS)
+    assert code == 0
+    assert err == "dpsynth: warning: first second\n"
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["synthesize"])
+    assert exit_info.value.code == 2
+    assert "required" in capsys.readouterr().err
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.startswith("dpsynth ")
+
+
+# ------------------------------------------------------------- entry points
+def test_python_dash_m(tmp_path):
+    bad = subprocess.run([sys.executable, "-m", "dpsynth", "sample", "nope.json", "-o",
+                          "out.csv"], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=120)
+    assert bad.returncode == 1
+    assert bad.stderr == "dpsynth sample: error: aggregates file not found: nope.json\n"
+
+
+def test_console_script():
+    script = Path(sys.executable).with_name("dpsynth")
+    if not script.exists():
+        pytest.skip("the dpsynth console script is not installed in this environment")
+    result = subprocess.run([str(script), "--help"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0
+    for command in ("synthesize", "aggregate", "sample", "evaluate", "demo"):
+        assert command in result.stdout

@@ -1,0 +1,194 @@
+"""Tests of dpsynth.report: binned views, fidelity summaries and the HTML report."""
+
+import base64
+import io
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpsynth.preprocessing import TableEncoder
+from dpsynth.report import FidelitySummary, binned_view, fidelity_summary, write_report
+
+_IMAGE = re.compile(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
+
+
+@pytest.fixture(scope="module")
+def tables():
+    """A real table and a noisy copy of it, with an ordered binned column and nulls."""
+    rng = np.random.default_rng(0)
+    n = 500
+    a = rng.choice(["p", "q", "r", "s"], n)
+    b = np.where(a == "p", "x", rng.choice(["x", "y", "z"], n))
+    age = pd.Categorical(rng.choice(["[0, 29]", "[30, 59]", "[60, 99]"], n),
+                         categories=["[0, 29]", "[30, 59]", "[60, 99]"], ordered=True)
+    city = pd.Series(rng.choice(["north", "south", None], n), dtype=object)
+    real = pd.DataFrame({"a": a, "b": b, "age": age, "city": city})
+    synth = real.sample(frac=1.0, random_state=1, ignore_index=True)
+    synth["b"] = rng.permutation(synth["b"].to_numpy())  # breaks the a-b relation
+    return real, synth
+
+
+@pytest.fixture
+def no_matplotlib(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+
+
+def _images(page):
+    return [base64.b64decode(data) for data in _IMAGE.findall(page)]
+
+
+def _image_shape(png):
+    image = pytest.importorskip("matplotlib.image")
+    return image.imread(io.BytesIO(png), format="png").shape
+
+
+# -------------------------------------------------------------- binned_view
+def test_binned_view_uses_bin_labels():
+    X = pd.DataFrame({"age": [3, 45, 99, None], "job": ["a", "b", "a", "c"]})
+    X["age"] = X["age"].astype("Int64")
+    encoder = TableEncoder(bounds={"age": (0, 99)}, n_bins=3).fit(X[["age"]])
+    view = binned_view(X, encoder)
+    labels = encoder.columns_[0]["values"]
+    assert view["age"].dtype == pd.CategoricalDtype(labels, ordered=True)
+    assert view["age"].tolist()[:3] == [labels[0], labels[1], labels[2]]
+    assert pd.isna(view["age"].iloc[3])
+    assert view["job"].equals(X["job"])  # columns the encoder does not bin are kept
+    assert X["age"].dtype == "Int64"  # the input is not modified
+
+
+def test_binned_view_tolerates_unknown_categories():
+    X = pd.DataFrame({"hours": [10, 50], "kind": ["u", "v"]})
+    encoder = TableEncoder(bounds={"hours": (0, 100)}, n_bins=2).fit(X)
+    other = pd.DataFrame({"hours": [90, 1], "kind": ["w", "u"]})  # "w" unseen at fit
+    view = binned_view(other, encoder)
+    assert view["hours"].tolist() == [encoder.columns_[0]["values"][1],
+                                      encoder.columns_[0]["values"][0]]
+    assert view["kind"].tolist() == ["w", "u"]
+
+
+# --------------------------------------------------------- fidelity_summary
+def test_fidelity_summary_hand_computed():
+    real = pd.DataFrame({"a": [0, 0, 1, 1], "b": ["x", "y", "x", "y"]})
+    synth = pd.DataFrame({"a": [0, 0, 0, 1], "b": ["x", "x", "y", "y"]})
+    summary = fidelity_summary(real, synth)
+    assert summary.tvd.to_dict() == {1: 0.125, 2: 0.25}  # clamped to 2 columns
+    assert summary.columns.to_dict("list") == {"column": ["a", "b"], "tvd": [0.25, 0.0]}
+    assert summary.k_marginal == pytest.approx(750.0)
+    assert summary.by_length["length"].tolist() == [1, 2]
+    assert summary.by_length["fabricated_pct"].tolist() == [0.0, 0.0]
+    assert summary.by_length["suppressed_pct"].tolist() == [0.0, 25.0]  # (a=1, b=x)
+    assert summary.real_counts[(("a", 0), ("b", "x"))] == 1
+    assert summary.synth_counts[(("a", 0), ("b", "x"))] == 2
+    assert (summary.n_real, summary.n_synth) == (4, 4)
+    assert "2-way 0.2500" in repr(summary)
+
+
+def test_fidelity_summary_identical_tables(tables):
+    real, _ = tables
+    summary = fidelity_summary(real, real.copy(), reporting_length=3)
+    assert summary.tvd.tolist() == [0.0, 0.0, 0.0]
+    assert summary.k_marginal == 1000.0
+    assert summary.by_length["mean_abs_error"].tolist() == [0.0, 0.0, 0.0]
+    assert summary.real_counts == summary.synth_counts
+
+
+def test_fidelity_summary_sees_the_broken_relation(tables):
+    real, synth = tables
+    summary = fidelity_summary(real, synth)
+    assert summary.tvd[1] == pytest.approx(0.0)  # same 1-way marginals
+    assert summary.tvd[2] > 0.05
+    assert summary.by_length["fabricated_pct"].iloc[1] > 0  # (a=p, b=y) is not real
+
+
+def test_fidelity_summary_reorders_columns(tables):
+    real, synth = tables
+    summary = fidelity_summary(real, synth[["city", "age", "b", "a"]], reporting_length=2)
+    assert summary.tvd[1] == pytest.approx(0.0)
+    assert summary.by_length["suppressed_pct"].iloc[0] == 0.0
+
+
+def test_fidelity_summary_single_column():
+    real = pd.DataFrame({"a": ["x", "y", "y"]})
+    summary = fidelity_summary(real, pd.DataFrame({"a": ["x", "x", "y"]}))
+    assert summary.k_marginal is None
+    assert summary.tvd.to_dict() == {1: pytest.approx(1 / 3)}
+
+
+def test_fidelity_summary_checks_its_input(tables):
+    real, synth = tables
+    with pytest.raises(ValueError, match="reporting_length"):
+        fidelity_summary(real, synth, reporting_length=0)
+    with pytest.raises(TypeError, match="DataFrames"):
+        fidelity_summary(real.to_numpy(), synth)
+
+
+# ------------------------------------------------------------- write_report
+def test_report_with_plots(tables, tmp_path):
+    pytest.importorskip("matplotlib")
+    real, synth = tables
+    path = tmp_path / "report.html"
+    privacy = {"epsilon": 4.0, "delta": 1e-5, "rho": 0.3, "public_universe": True,
+               "contribution_bounds": {1: 4, 2: 6}, "thresholds": {1: 0.0, 2: 1.5}}
+    summary = write_report(real, synth, path, reporting_length=2, title="A & B",
+                           privacy=privacy, max_columns=3)
+    assert isinstance(summary, FidelitySummary)
+    page = path.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert "<title>A &amp; B</title>" in page
+    assert "<h2>Privacy</h2>" in page and "contribution_bounds" in page
+    assert "not</b> a differentially private release" in page
+    assert f"{summary.k_marginal:.1f} / 1000" in page
+    images = _images(page)
+    assert len(images) == 3  # counts, errors by length, column distributions
+    shapes = []
+    for png in images:
+        assert png.startswith(b"\x89PNG")
+        shapes.append(_image_shape(png)[:2])
+    assert all(height > 200 and width > 300 for height, width in shapes)
+    assert shapes[2][0] < 400  # max_columns=3: one row of column charts (4 need two)
+    assert "matplotlib is not installed" not in page
+
+
+def test_report_without_matplotlib(tables, tmp_path, no_matplotlib):
+    real, synth = tables
+    path = tmp_path / "report.html"
+    write_report(real, synth, path)
+    page = path.read_text(encoding="utf-8")
+    assert "matplotlib is not installed" in page
+    assert "<img" not in page
+    assert "<h2>Privacy</h2>" not in page  # no privacy given
+    assert page.count("<table") == 3  # TVD by k, errors by length, columns
+
+
+def test_report_is_self_contained(tables, tmp_path, no_matplotlib):
+    real, synth = tables
+    path = tmp_path / "report.html"
+    write_report(real, synth, path)
+    page = path.read_text(encoding="utf-8")
+    assert "<style>" in page
+    for external in ("http://", "https://", "<script", "<link"):
+        assert external not in page
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed")
+def test_report_renders_in_a_headless_browser(tables, tmp_path):
+    image = pytest.importorskip("matplotlib.image")
+    real, synth = tables
+    page = tmp_path / "report.html"
+    write_report(real, synth, page)
+    shot = tmp_path / "shot.png"
+    subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                    "--hide-scrollbars", f"--screenshot={shot}", "--window-size=1200,2400",
+                    page.as_uri()], capture_output=True, timeout=120, check=True)
+    pixels = image.imread(shot)
+    assert pixels.shape[:2] == (2400, 1200)
+    colors = pixels[..., :3].reshape(-1, 3)
+    assert colors.std() > 0.05  # text, tables and plots were drawn
+    plotted = np.abs(colors[:, 2] - colors[:, 0]) > 0.3  # blue bars of the plots
+    assert plotted.mean() > 0.001
