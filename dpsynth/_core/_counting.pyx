@@ -172,15 +172,15 @@ cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
                              const uint64_t[::1] slots, const int64_t[::1] slot_values,
                              Py_ssize_t* pos, uint64_t* keys,
                              int64_t[::1] counts, int64_t size, int64_t bound,
-                             uint64_t* rng_state) noexcept nogil:
+                             uint64_t* rng_state, int64_t increment) noexcept nogil:
     """Depth-first walk over the record's k-subsets that are candidates.
 
     A prefix of length j < k is extended only if it is a released j-tuple
     (every candidate's sub-tuples are released, so this prunes exactly the
     subsets that cannot be candidates).  With ``counts`` empty the walk only
-    counts the candidates; otherwise it adds +1 to each candidate kept by
-    selection sampling (Knuth's Algorithm S): a uniform ``bound``-subset of the
-    record's ``size`` candidates, or all of them when ``size <= bound``.
+    counts the candidates; otherwise it adds ``increment`` to each candidate
+    kept by selection sampling (Knuth's Algorithm S): a uniform ``bound``-subset
+    of the record's ``size`` candidates, or all of them when ``size <= bound``.
     """
     cdef Py_ssize_t depth = 0, found = 0
     cdef int64_t value, chosen = 0
@@ -202,9 +202,9 @@ cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
             if value >= 0:
                 if counting:
                     if size <= bound:
-                        counts[value] += 1
+                        counts[value] += increment
                     elif (bound - chosen) > rng_uniform(rng_state) * (size - found):
-                        counts[value] += 1
+                        counts[value] += increment
                         chosen += 1
                 found += 1
             pos[depth] += 1
@@ -215,38 +215,6 @@ cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
         else:
             pos[depth] += 1
     return found
-
-
-cdef void _walk_scaled(int32_t* rec, Py_ssize_t m, int k, int bits,
-                       const uint64_t[::1] slots, const int64_t[::1] slot_values,
-                       Py_ssize_t* pos, uint64_t* keys, int64_t[::1] counts,
-                       int64_t extra) noexcept nogil:
-    """Add ``extra`` to every candidate k-subset of the record (no truncation)."""
-    cdef Py_ssize_t depth = 0
-    cdef int64_t value
-    cdef uint64_t key
-    if m < k:
-        return
-    pos[0] = 0
-    keys[0] = 0
-    while depth >= 0:
-        if pos[depth] > m - (k - depth):
-            depth -= 1
-            if depth >= 0:
-                pos[depth] += 1
-            continue
-        key = keys[depth] | ((<uint64_t>(rec[pos[depth]] + 1)) << (bits * depth))
-        value = table_find(slots, slot_values, key)
-        if depth == k - 1:
-            if value >= 0:
-                counts[value] += extra
-            pos[depth] += 1
-        elif value != -1:
-            keys[depth + 1] = key
-            pos[depth + 1] = pos[depth] + 1
-            depth += 1
-        else:
-            pos[depth] += 1
 
 
 def record_tuple_counts(const int32_t[:, ::1] ids, int k, int bits,
@@ -268,7 +236,7 @@ def record_tuple_counts(const int32_t[:, ::1] ids, int k, int bits,
             for u in range(n):
                 m = _compact_record(ids, u, rec)
                 sizes[u] = _walk_record(rec, m, k, bits, slots, slot_values, pos, keys,
-                                        no_counts, 0, 0, &state)
+                                        no_counts, 0, 0, &state, 0)
     finally:
         free(rec); free(pos); free(keys)
     return out
@@ -289,7 +257,7 @@ def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
     ``sizes`` must be :func:`record_tuple_counts` of the same inputs.
     """
     cdef Py_ssize_t n = ids.shape[0], d = ids.shape[1], u, m
-    cdef int64_t copy, copies
+    cdef int64_t copy
     out = np.zeros(n_candidates, dtype=np.int64)
     cdef int64_t[::1] counts = out
     cdef int32_t* rec = <int32_t*> malloc((d + 1) * sizeof(int32_t))
@@ -308,15 +276,14 @@ def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
                 if sizes[u] == 0:
                     continue
                 m = _compact_record(ids, u, rec)
-                copies = multiplicity[u] if sizes[u] > bound else 1
-                for copy in range(copies):
+                if sizes[u] <= bound:  # untruncated copies all add the same +1s
+                    _walk_record(rec, m, k, bits, slots, slot_values, pos, keys,
+                                 counts, sizes[u], bound, &state, multiplicity[u])
+                    continue
+                for copy in range(multiplicity[u]):  # an independent subset per copy
                     state = mix64(seed ^ mix64(<uint64_t>u + 1) ^ mix64(~(<uint64_t>copy)))
                     _walk_record(rec, m, k, bits, slots, slot_values, pos, keys,
-                                 counts, sizes[u], bound, &state)
-                if sizes[u] <= bound and multiplicity[u] > 1:
-                    # untruncated copies add the same +1s: scale this row's share
-                    _walk_scaled(rec, m, k, bits, slots, slot_values, pos, keys,
-                                 counts, multiplicity[u] - 1)
+                                 counts, sizes[u], bound, &state, 1)
     finally:
         free(rec); free(pos); free(keys)
     return out

@@ -387,37 +387,12 @@ def sample_records(const int32_t[::1] column_of, const int64_t[::1] one_counts,
     cdef int32_t[::1] column_start = start_arr, column_stop = stop_arr
     cdef int32_t[::1] order = np.zeros(n_columns, dtype=np.int32)
 
-    s.n_attr = n_attr
-    s.n_columns = n_columns
-    s.R = reporting_length
-    s.bits = bits
-    s.pct = weight_percentile
-    s.use_synth = use_synthetic_counts
-    s.column_of = &column_of[0]
-    s.agg_counts = &agg_counts[0]
-    s.synth_counts = &synth[0] if synth.shape[0] else NULL
-    s.max_subsets = _n_subsets(n_columns, reporting_length)
-    s.cap = _n_subsets(n_columns - 1, reporting_length)
-    if <double>n_attr * s.cap > 2e8:
-        raise ValueError(
-            f"sampling state too large ({n_attr} attributes x {s.cap} combinations); "
-            "lower reporting_length")
-    s.record = <int32_t*> malloc(n_columns * sizeof(int32_t))
-    s.col_used = <uint8_t*> malloc(n_columns * sizeof(uint8_t))
-    s.subset_ids = <int32_t*> malloc(<Py_ssize_t>s.max_subsets * reporting_length * sizeof(int32_t))
-    s.subset_size = <int32_t*> malloc(s.max_subsets * sizeof(int32_t))
-    s.lists = <int64_t*> malloc(<Py_ssize_t>n_attr * s.cap * sizeof(int64_t))
-    s.list_len = <int32_t*> malloc(n_attr * sizeof(int32_t))
-    s.weight = <double*> malloc(n_attr * sizeof(double))
-    s.valid = <uint8_t*> malloc(n_attr * sizeof(uint8_t))
-    s.active = <int32_t*> malloc(n_attr * sizeof(int32_t))
+    _init_sampler(&s, column_of, agg_counts, synth, n_columns, reporting_length, bits,
+                  weight_percentile, use_synthetic_counts)
     cdef int32_t* buffer = <int32_t*> malloc((reporting_length + 2) * sizeof(int32_t))
     cdef int64_t* scratch = <int64_t*> malloc((s.max_subsets + 1) * sizeof(int64_t))
     cdef double* fweights = <double*> malloc((n_attr + 1) * sizeof(double))
-    if (s.record == NULL or s.col_used == NULL or s.subset_ids == NULL
-            or s.subset_size == NULL or s.lists == NULL or s.list_len == NULL
-            or s.weight == NULL or s.valid == NULL or s.active == NULL
-            or buffer == NULL or scratch == NULL or fweights == NULL):
+    if buffer == NULL or scratch == NULL or fweights == NULL:
         _free(&s, buffer, scratch, fweights)
         raise MemoryError()
     try:
@@ -500,6 +475,44 @@ cdef void _count_synthesized(Sampler* s, const uint64_t[::1] slots,
                 s.synth_counts[index] += 1
 
 
+cdef int _init_sampler(Sampler* s, const int32_t[::1] column_of,
+                       const int64_t[::1] agg_counts, int64_t[::1] synth, int n_columns,
+                       int reporting_length, int bits, double weight_percentile,
+                       bint use_synthetic_counts) except -1:
+    """Fill the sampler's parameters and allocate its record and candidate state."""
+    cdef int n_attr = column_of.shape[0]
+    s.n_attr = n_attr
+    s.n_columns = n_columns
+    s.R = reporting_length
+    s.bits = bits
+    s.pct = weight_percentile
+    s.use_synth = use_synthetic_counts
+    s.column_of = &column_of[0]
+    s.agg_counts = &agg_counts[0]
+    s.synth_counts = &synth[0] if synth.shape[0] else NULL
+    s.max_subsets = _n_subsets(n_columns, reporting_length)
+    s.cap = _n_subsets(n_columns - 1, reporting_length)
+    if <double>n_attr * s.cap > 2e8:
+        raise ValueError(
+            f"sampling state too large ({n_attr} attributes x {s.cap} combinations); "
+            "lower reporting_length")
+    s.record = <int32_t*> malloc(n_columns * sizeof(int32_t))
+    s.col_used = <uint8_t*> malloc(n_columns * sizeof(uint8_t))
+    s.subset_ids = <int32_t*> malloc(<Py_ssize_t>s.max_subsets * reporting_length * sizeof(int32_t))
+    s.subset_size = <int32_t*> malloc(s.max_subsets * sizeof(int32_t))
+    s.lists = <int64_t*> malloc(<Py_ssize_t>n_attr * s.cap * sizeof(int64_t))
+    s.list_len = <int32_t*> malloc(n_attr * sizeof(int32_t))
+    s.weight = <double*> malloc(n_attr * sizeof(double))
+    s.valid = <uint8_t*> malloc(n_attr * sizeof(uint8_t))
+    s.active = <int32_t*> malloc(n_attr * sizeof(int32_t))
+    if (s.record == NULL or s.col_used == NULL or s.subset_ids == NULL
+            or s.subset_size == NULL or s.lists == NULL or s.list_len == NULL
+            or s.weight == NULL or s.valid == NULL or s.active == NULL):
+        _free(s, NULL, NULL, NULL)
+        raise MemoryError()
+    return 0
+
+
 cdef void _free(Sampler* s, int32_t* buffer, int64_t* scratch, double* fweights) noexcept:
     free(s.record); free(s.col_used); free(s.subset_ids); free(s.subset_size)
     free(s.lists); free(s.list_len); free(s.weight); free(s.valid); free(s.active)
@@ -521,29 +534,14 @@ def candidate_weights(const int32_t[::1] column_of, const int64_t[::1] agg_count
     cdef int n_attr = column_of.shape[0]
     cdef Sampler s
     cdef int i
-    s.n_attr = n_attr
-    s.n_columns = n_columns
-    s.R = reporting_length
-    s.bits = bits
-    s.pct = weight_percentile
-    s.use_synth = use_synthetic_counts
-    s.column_of = &column_of[0]
-    s.agg_counts = &agg_counts[0]
     synth_copy = np.array(synth_counts, dtype=np.int64)
     cdef int64_t[::1] synth = synth_copy
-    s.synth_counts = &synth[0] if synth.shape[0] else NULL
-    s.max_subsets = _n_subsets(n_columns, reporting_length)
-    s.cap = _n_subsets(n_columns - 1, reporting_length)
-    s.record = <int32_t*> malloc(n_columns * sizeof(int32_t))
-    s.col_used = <uint8_t*> malloc(n_columns * sizeof(uint8_t))
-    s.subset_ids = <int32_t*> malloc(<Py_ssize_t>s.max_subsets * reporting_length * sizeof(int32_t))
-    s.subset_size = <int32_t*> malloc(s.max_subsets * sizeof(int32_t))
-    s.lists = <int64_t*> malloc(<Py_ssize_t>n_attr * s.cap * sizeof(int64_t))
-    s.list_len = <int32_t*> malloc(n_attr * sizeof(int32_t))
-    s.weight = <double*> malloc(n_attr * sizeof(double))
-    s.valid = <uint8_t*> malloc(n_attr * sizeof(uint8_t))
-    s.active = <int32_t*> malloc(n_attr * sizeof(int32_t))
+    _init_sampler(&s, column_of, agg_counts, synth, n_columns, reporting_length, bits,
+                  weight_percentile, use_synthetic_counts)
     cdef int32_t* buffer = <int32_t*> malloc((reporting_length + 2) * sizeof(int32_t))
+    if buffer == NULL:
+        _free(&s, buffer, NULL, NULL)
+        raise MemoryError()
     out = np.full(n_attr, np.nan)
     try:
         _start_record(&s, &available[0], slots, slot_values)
