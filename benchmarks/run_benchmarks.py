@@ -1,0 +1,254 @@
+"""dpsynth against pac-synth (and MST) on the NIST MA excerpt and UCI Adult.
+
+For every dataset and epsilon (R = 3, SDS defaults) it runs, each in a child
+process so that peak memory is measured per run:
+
+- ``dpsynth``: one fit (DP aggregates), then ``sample`` with
+  ``synthesis="marginal_matching"`` (the default) and ``"aggregate_seeded"``
+  (SDS's sampler, complete records);
+- ``dpsynth-absent``: the SDS parity mode, ``TableEncoder(missing="absent")``
+  with the aggregate-seeded sampler (empty cells allowed, like pac-synth);
+- ``pac-synth`` (SDS's Rust core) with the same parameters;
+- ``independent``: exact 1-way marginals, columns independent (a non-private
+  reference point).
+
+MST results are read from ``results/reference.json`` (``run_reference``), as
+MST takes minutes and GBs per run.
+
+Metrics, against the exact counts of the real table (missing values are a
+value of their own): for DP aggregates and for synthetic data, by combination
+length 1..3, the mean absolute error on combinations present in both,
+suppressed % (exact combinations absent, % of exact) and fabricated %
+(combinations whose exact count is 0, % of the released or synthetic ones);
+the mean total variation distance of all 1-, 2- and 3-way marginals
+(:func:`dpsynth.metrics.marginal_tvd`), the NIST k-marginal score
+(:func:`dpsynth.metrics.k_marginal_score`) and the share of empty cells.
+
+Usage, from the repository root, in an environment with dpsynth, pac-synth and
+the reference requirements installed (``benchmarks/README.md``)::
+
+    python -m benchmarks.run_benchmarks [--epsilons 1 4 10] [--datasets nist_ma adult]
+"""
+
+import argparse
+import json
+import pickle
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpsynth import DPMarginalSynthesizer
+from dpsynth.metrics import combination_counts, k_marginal_score, marginal_tvd
+from dpsynth.preprocessing import TableEncoder
+
+from .datasets import DATASETS
+from .reference_runners import RUNNERS, aggregate_errors
+
+REPORTING_LENGTH = 3
+_REPO = Path(__file__).resolve().parents[1]
+_RESULTS = Path(__file__).parent / "results"
+
+
+def run_dpsynth(df, epsilon=4.0, reporting_length=3, seed=0, missing="category",
+                syntheses=("marginal_matching", "aggregate_seeded")):
+    """Fit dpsynth once and sample with each synthesis method.
+
+    Returns
+    -------
+    dict
+        ``fit_seconds``, ``aggregates`` (``to_dict()``), ``dp_number_of_records``
+        and, per synthesis method, ``{"sample_seconds", "synthetic"}`` under
+        ``samples``.
+    """
+    synth = DPMarginalSynthesizer(epsilon=epsilon, reporting_length=reporting_length,
+                                  encoder=TableEncoder(missing=missing), random_state=seed)
+    start = time.perf_counter()
+    synth.fit(df)
+    fit_seconds = time.perf_counter() - start
+    samples = {}
+    for synthesis in syntheses:
+        synth.set_params(synthesis=synthesis)
+        start = time.perf_counter()
+        synthetic = synth.sample()
+        samples[synthesis] = {"sample_seconds": time.perf_counter() - start,
+                              "synthetic": synthetic.astype(object).where(synthetic.notna(), None),
+                              "empty_cell_share": synth.sampling_stats_["empty_cell_share"]}
+    return {"fit_seconds": fit_seconds, "aggregates": synth.aggregates_.to_dict(),
+            "dp_number_of_records": synth.n_records_, "samples": samples,
+            "delta": synth.privacy_spent_["delta"]}
+
+
+ALL_RUNNERS = {**RUNNERS, "run_dpsynth": run_dpsynth}
+
+
+def measure(func_name, dataset_name, **kwargs):
+    """Run a runner in a child interpreter; add its peak RSS (MiB) to the result."""
+    with tempfile.TemporaryDirectory() as tmp:
+        request, result = Path(tmp) / "request.pkl", Path(tmp) / "result.pkl"
+        request.write_bytes(pickle.dumps((func_name, dataset_name, kwargs)))
+        subprocess.run([sys.executable, "-m", "benchmarks.run_benchmarks", "--child",
+                        str(request), str(result)], cwd=_REPO, check=True)
+        return pickle.loads(result.read_bytes())
+
+
+def _child(request, result):
+    func_name, dataset_name, kwargs = pickle.loads(Path(request).read_bytes())
+    output = ALL_RUNNERS[func_name](DATASETS[dataset_name](), **kwargs)
+    output["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    Path(result).write_bytes(pickle.dumps(output))
+
+
+def _as_keys(df):
+    """Values as plain strings/None so that tables and aggregates compare."""
+    return df.astype(object).where(df.notna(), None)
+
+
+def synthetic_metrics(real, synthetic, exact, empty_cell_share=0.0):
+    """Error and fidelity of one synthetic table (see the module docstring).
+
+    A missing cell counts as the value ``None`` (as in the exact counts),
+    also where a synthesizer left it empty; ``empty_cell_share`` reports those.
+    """
+    synthetic = _as_keys(synthetic)
+    counts = combination_counts(synthetic, REPORTING_LENGTH, missing="category")
+    metrics = {
+        "errors": aggregate_errors(counts, exact, REPORTING_LENGTH),
+        "tvd": {str(k): marginal_tvd(real, synthetic, k=k)
+                for k in range(1, REPORTING_LENGTH + 1)},
+        "empty_cell_share": float(empty_cell_share),
+        "rows": len(synthetic),
+    }
+    if "PUMA" in real.columns:
+        metrics["k_marginal"] = k_marginal_score(real, synthetic)
+    return metrics
+
+
+def independent_columns(real, seed=0):
+    """Exact 1-way marginals, columns drawn independently (same number of rows)."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({c: real[c].to_numpy()[rng.integers(0, len(real), len(real))]
+                         for c in real.columns})
+
+
+def run(datasets, epsilons, seed=0):
+    """Every configuration; returns JSON-ready records."""
+    records = []
+    for dataset_name in datasets:
+        real = _as_keys(DATASETS[dataset_name]())
+        exact = combination_counts(real, REPORTING_LENGTH, missing="category")
+        records.append({"dataset": dataset_name, "method": "independent", "epsilon": None,
+                        **synthetic_metrics(real, independent_columns(real, seed), exact)})
+        for epsilon in epsilons:
+            print(f"{dataset_name}, epsilon {epsilon}", flush=True)
+            common = {"dataset": dataset_name, "epsilon": epsilon}
+            dp = measure("run_dpsynth", dataset_name, epsilon=epsilon,
+                         reporting_length=REPORTING_LENGTH, seed=seed)
+            aggregates = aggregate_errors(dp["aggregates"], exact, REPORTING_LENGTH)
+            for synthesis, sample in dp["samples"].items():
+                records.append({**common, "method": f"dpsynth ({synthesis})",
+                                "fit_seconds": dp["fit_seconds"],
+                                "sample_seconds": sample["sample_seconds"],
+                                "peak_rss_mb": dp["peak_rss_mb"],
+                                "aggregates": aggregates,
+                                **synthetic_metrics(real, sample["synthetic"], exact,
+                                                    sample["empty_cell_share"])})
+            absent = measure("run_dpsynth", dataset_name, epsilon=epsilon,
+                             reporting_length=REPORTING_LENGTH, seed=seed, missing="absent",
+                             syntheses=("aggregate_seeded",))
+            sample = absent["samples"]["aggregate_seeded"]
+            records.append({**common, "method": "dpsynth (aggregate_seeded, absent)",
+                            "fit_seconds": absent["fit_seconds"],
+                            "sample_seconds": sample["sample_seconds"],
+                            "peak_rss_mb": absent["peak_rss_mb"],
+                            **synthetic_metrics(real, sample["synthetic"], exact,
+                                                sample["empty_cell_share"])})
+            pac = measure("run_pacsynth", dataset_name, epsilon=epsilon,
+                          reporting_length=REPORTING_LENGTH, seed=seed)
+            records.append({**common, "method": "pac-synth", "fit_seconds": pac["fit_seconds"],
+                            "sample_seconds": pac["sample_seconds"],
+                            "peak_rss_mb": pac["peak_rss_mb"],
+                            "aggregates": aggregate_errors(pac["aggregates"], exact,
+                                                           REPORTING_LENGTH),
+                            **synthetic_metrics(real, pac["synthetic"], exact,
+                                                pac["empty_cell_share"])})
+    return records
+
+
+def _mst_records():
+    path = _RESULTS / "reference.json"
+    if not path.exists():
+        return []
+    runs = json.loads(path.read_text())["runs"]
+    return [{"dataset": r["dataset"], "epsilon": r["params"]["epsilon"], "method": "MST",
+             "fit_seconds": r["fit_seconds"], "sample_seconds": r["sample_seconds"],
+             "peak_rss_mb": r["peak_rss_mb"], "tvd": r["mean_tvd"]}
+            for r in runs if r["runner"] == "run_mst"
+            and r["params"].get("sampling", "sample") == "sample"]
+
+
+def _fmt(value, digits=1):
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def markdown(records):
+    """The README's tables."""
+    lines = ["| data | eps | method | fit s | sample s | peak MB | DP aggr. MAE 1/2/3 | "
+             "DP aggr. suppr. % 1/2/3 | DP aggr. fabr. % 1/2/3 |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        if "aggregates" not in r or "aggregate_seeded)" in r["method"]:
+            continue
+        a = r["aggregates"]
+        lines.append(
+            f"| {r['dataset']} | {r['epsilon']:g} | {r['method'].split(' (')[0]} | "
+            f"{_fmt(r['fit_seconds'])} | | {_fmt(r['peak_rss_mb'], 0)} | "
+            + " / ".join(_fmt(a[k]["mae"]) for k in "123") + " | "
+            + " / ".join(_fmt(a[k]["suppressed_pct"]) for k in "123") + " | "
+            + " / ".join(_fmt(a[k]["fabricated_pct"]) for k in "123") + " |")
+    lines += ["", "| data | eps | method | fit+sample s | peak MB | empty cells % | "
+              "synthetic MAE 1/2/3 | TVD 1/2/3 | k-marginal |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        total = (r["fit_seconds"] + r["sample_seconds"]) if "fit_seconds" in r else None
+        errors = r.get("errors")
+        lines.append(
+            f"| {r['dataset']} | {_fmt(r['epsilon'], 0) if r['epsilon'] else '-'} | "
+            f"{r['method']} | {_fmt(total)} | {_fmt(r.get('peak_rss_mb'), 0)} | "
+            f"{_fmt(100 * r['empty_cell_share']) if 'empty_cell_share' in r else '-'} | "
+            + (" / ".join(_fmt(errors[k]["mae"]) for k in "123") if errors else "-") + " | "
+            + " / ".join(_fmt(r["tvd"][k], 3) for k in "123") + " | "
+            + (_fmt(r.get("k_marginal"), 0) if r.get("k_marginal") else "-") + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    """Run the benchmark, save raw results as JSON and print the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    parser.add_argument("--epsilons", nargs="+", type=float, default=[1.0, 4.0, 10.0])
+    parser.add_argument("--output", type=Path, default=_RESULTS / "benchmarks.json")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        _child(*args.child)
+        return
+    records = run(args.datasets, args.epsilons)
+    records += [r for r in _mst_records() if r["dataset"] in args.datasets]
+    records.sort(key=lambda r: (r["dataset"], r["epsilon"] or 0, r["method"]))
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(records, indent=1, default=float))
+    table = markdown(records)
+    (args.output.with_suffix(".md")).write_text(table + "\n")
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
