@@ -1,0 +1,1 @@
+"""Benchmark harness for dpsynth: datasets, reference synthesizers and metrics."""

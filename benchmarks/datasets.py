@@ -1,0 +1,206 @@
+"""Benchmark datasets, prepared as all-categorical tables.
+
+The raw files live in the project's ``shared`` folder, next to the repository
+(``<repo>/../shared``), or wherever the ``DPSYNTH_SHARED`` environment variable
+points. They are read in place and never copied into the repository.
+
+Every loader returns a :class:`pandas.DataFrame` whose columns are of ``object``
+dtype and hold strings, with ``NaN`` for a missing value, so that callers decide
+how missing values are encoded. Numeric columns are binned with fixed, public
+edges (documented per loader), never with edges derived from the data.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+_NIST_DIR = Path("data") / "nist-diverse-communities-ma"
+_ADULT_DIR = Path("data") / "adult-uci"
+
+
+def shared_dir():
+    """Return the folder holding the shared benchmark data.
+
+    Returns
+    -------
+    pathlib.Path
+        ``$DPSYNTH_SHARED`` if set, else ``<repo>/../shared``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder does not exist.
+    """
+    env = os.environ.get("DPSYNTH_SHARED")
+    path = Path(env) if env else Path(__file__).resolve().parents[1].parent / "shared"
+    if not path.is_dir():
+        raise FileNotFoundError(
+            f"Benchmark data folder not found: {path}. Set DPSYNTH_SHARED to the "
+            "folder that contains data/nist-diverse-communities-ma and data/adult-uci."
+        )
+    return path
+
+
+def _bin(values, edges, labels):
+    """Bin numbers into labelled intervals ``[edges[i], edges[i + 1])``.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        Numbers, ``NaN`` for missing.
+    edges : sequence of float
+        Increasing bin edges; every non-missing value must lie in
+        ``[edges[0], edges[-1])``.
+    labels : sequence of str
+        One label per bin.
+
+    Returns
+    -------
+    pandas.Series
+        ``object`` dtype, a label per value, ``NaN`` where the value is missing.
+    """
+    numbers = pd.to_numeric(values)
+    present = numbers.notna()
+    outside = present & ((numbers < edges[0]) | (numbers >= edges[-1]))
+    if outside.any():
+        raise ValueError(
+            f"{values.name}: {int(outside.sum())} value(s) outside the public range "
+            f"[{edges[0]}, {edges[-1]})"
+        )
+    codes = np.searchsorted(edges, numbers[present].to_numpy(), side="right") - 1
+    out = pd.Series(np.nan, index=values.index, dtype=object, name=values.name)
+    out[present] = np.asarray(labels, dtype=object)[codes]
+    return out
+
+
+def _int_bins(edges):
+    """Labels ``"lo-hi"`` (inclusive) for integer bins, or ``"v"`` for width 1.
+
+    Parameters
+    ----------
+    edges : sequence of int
+        Increasing edges of half-open bins ``[edges[i], edges[i + 1])``.
+
+    Returns
+    -------
+    list of str
+    """
+    return [
+        str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}" for lo, hi in zip(edges[:-1], edges[1:])
+    ]
+
+
+def _check_range(dictionary, column, edges):
+    """Check that the data dictionary's public range lies within the bin edges."""
+    values = dictionary[column]["values"]
+    numbers = [values["min"], values["max"]]
+    numbers += [int(key) for key in values if key.lstrip("-").isdigit()]
+    if min(numbers) < edges[0] or max(numbers) >= edges[-1]:
+        raise ValueError(f"{column}: public range changed, bins need updating")
+
+
+def load_nist_ma():
+    """Load the NIST Diverse Communities MA 2019 excerpt as 21 categorical columns.
+
+    Reads ``data/nist-diverse-communities-ma/ma2019.csv`` (7,634 rows) and its
+    ``data_dictionary.json``. ``INDP`` (hundreds of industry codes; ``INDP_CAT``
+    keeps the 19 categories) and the sampling weights ``PWGTP`` and ``WGTP`` are
+    dropped. The null marker ``N`` becomes ``NaN``. Categorical codes are kept
+    as strings (``"1"``, ``"25-00503"``, ...).
+
+    The six numeric columns are binned with edges chosen from the public ranges
+    of the data dictionary (checked at load time); labels are inclusive integer
+    ranges ``"lo-hi"`` unless stated:
+
+    - ``AGEP`` (0-99): decades, ``0-9`` ... ``90-99`` (10 bins).
+    - ``NOC`` (0, 1-19): ``0``, ``1``, ``2``, ``3``, ``4``, ``5-9``, ``10-19`` (7 bins).
+    - ``NPF`` (2-20): ``2`` ... ``7``, ``8-9``, ``10-20`` (8 bins).
+    - ``DENSITY`` (16.3-52864.7 persons per sq. mile, a PUMA-level value):
+      ``[0,1000)``, ``[1000,1500)``, ... steps of 500 up to 4000, then
+      ``[4000,5000)``, ``[5000,10000)``, ``[10000,60000)`` (10 bins, labels in
+      half-open interval notation). The five MA PUMAs fall into four bins.
+    - ``PINCP`` (-9000-1341000 dollars): ``-9000--1``, ``0-9999``,
+      ``10000-24999``, ``25000-49999``, ``50000-74999``, ``75000-99999``,
+      ``100000-149999``, ``150000-249999``, ``250000-499999``,
+      ``500000-1341000`` (10 bins).
+    - ``POVPIP`` (0-500, 501 = above 5x poverty line): ``0-49``, ``50-99``,
+      ``100-149``, ``150-199``, ``200-299``, ``300-399``, ``400-500``, ``501``
+      (8 bins).
+
+    Returns
+    -------
+    pandas.DataFrame
+        7,634 rows, 21 ``object`` columns of strings, ``NaN`` for missing.
+    """
+    folder = shared_dir() / _NIST_DIR
+    dictionary = json.loads((folder / "data_dictionary.json").read_text())
+    df = pd.read_csv(
+        folder / "ma2019.csv", dtype=str, na_values="N", keep_default_na=False
+    ).drop(columns=["INDP", "PWGTP", "WGTP"])
+
+    def int_spec(edges):
+        return edges, _int_bins(edges)
+
+    density_edges = [0, 1000, 1500, 2000, 2500, 3000, 3500, 4000, 5000, 10000, 60000]
+    pincp_edges = [-9000, 0, 10000, 25000, 50000, 75000, 100000, 150000, 250000, 500000, 1341001]
+    bins = {
+        "AGEP": int_spec(list(range(0, 101, 10))),
+        "NOC": int_spec([0, 1, 2, 3, 4, 5, 10, 20]),
+        "NPF": int_spec([2, 3, 4, 5, 6, 7, 8, 10, 21]),
+        "DENSITY": (
+            density_edges,
+            [f"[{lo},{hi})" for lo, hi in zip(density_edges[:-1], density_edges[1:])],
+        ),
+        "PINCP": int_spec(pincp_edges),
+        "POVPIP": int_spec([0, 50, 100, 150, 200, 300, 400, 501, 502]),
+    }
+    for column, (edges, labels) in bins.items():
+        _check_range(dictionary, column, edges)
+        df[column] = _bin(df[column], edges, labels)
+    return df.astype(object)
+
+
+def load_adult():
+    """Load UCI Adult (training split) as 15 categorical columns.
+
+    Reads ``data/adult-uci/adult.csv`` (32,561 rows). The UCI marker ``?`` (in
+    ``workclass``, ``occupation`` and ``native-country``) is kept as its own
+    value ``"?"``, so this table has no ``NaN``; the NIST loader exercises
+    missing values. ``education-num`` is kept as is (16 codes, one-to-one with
+    ``education``). The other numeric columns are binned with fixed public edges;
+    labels are inclusive integer ranges ``"lo-hi"``:
+
+    - ``age`` (17-90, the survey's extraction filter and top code): ``17-19``,
+      then decades ``20-29`` ... ``70-79``, ``80-90`` (8 bins).
+    - ``fnlwgt`` (a CPS weight): steps of 50,000 up to 300,000, then
+      ``300000-399999``, ``400000-499999``, ``500000-1499999`` (9 bins).
+    - ``capital-gain`` (0-99999, top code 99999): ``0``, ``1-999``,
+      ``1000-2999``, ``3000-4999``, ``5000-9999``, ``10000-19999``,
+      ``20000-49999``, ``50000-99999`` (8 bins).
+    - ``capital-loss`` (0-4999): ``0``, ``1-999``, ``1000-1499``,
+      ``1500-1999``, ``2000-2499``, ``2500-2999``, ``3000-4999`` (7 bins).
+    - ``hours-per-week`` (1-99): ``1-9``, ``10-19``, ``20-29``, ``30-39``,
+      ``40``, ``41-49``, ``50-59``, ``60-69``, ``70-99`` (9 bins).
+
+    Returns
+    -------
+    pandas.DataFrame
+        32,561 rows, 15 ``object`` columns of strings.
+    """
+    df = pd.read_csv(shared_dir() / _ADULT_DIR / "adult.csv", dtype=str, keep_default_na=False)
+    edges = {
+        "age": [17, 20, 30, 40, 50, 60, 70, 80, 91],
+        "fnlwgt": [0, 50000, 100000, 150000, 200000, 250000, 300000, 400000, 500000, 1500000],
+        "capital-gain": [0, 1, 1000, 3000, 5000, 10000, 20000, 50000, 100000],
+        "capital-loss": [0, 1, 1000, 1500, 2000, 2500, 3000, 5000],
+        "hours-per-week": [1, 10, 20, 30, 40, 41, 50, 60, 70, 100],
+    }
+    for column, column_edges in edges.items():
+        df[column] = _bin(df[column], column_edges, _int_bins(column_edges))
+    return df.astype(object)
+
+
+DATASETS = {"nist_ma": load_nist_ma, "adult": load_adult}

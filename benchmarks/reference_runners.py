@@ -1,0 +1,418 @@
+"""Reference synthesizers that dpsynth is compared with: pac-synth and MST.
+
+``run_pacsynth`` runs pac-synth's ``DpAggregateSeededSynthesizer`` (the SDS DP
+aggregate-seeded synthesizer) and ``run_mst`` runs smartnoise-synth's MST. Both
+take an all-categorical :class:`pandas.DataFrame` (strings, ``NaN`` for
+missing, as returned by :mod:`benchmarks.datasets`) and return timings and the
+synthetic table. ``measure_in_subprocess`` runs either of them in a child
+Python process so that its peak memory can be measured.
+
+The module also holds temporary metric helpers (``marginal_tvd``,
+``exact_aggregates``, ``aggregate_errors``), to be replaced by
+``dpsynth.metrics`` once the package has it.
+
+Run as ``python -m benchmarks.reference_runners REQUEST RESULT`` it is the child
+side of ``measure_in_subprocess``.
+"""
+
+import itertools
+import math
+import os
+import pickle
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .datasets import DATASETS
+
+MISSING = "<NA>"
+"""Explicit value standing in for a missing cell inside the reference libraries."""
+
+_DELIMITER = ";"
+_REPO = Path(__file__).resolve().parents[1]
+
+
+def _fill_missing(df):
+    """Return ``df`` as ``object`` dtype with ``NaN`` replaced by :data:`MISSING`."""
+    if (df == MISSING).any(axis=None):
+        raise ValueError(f"the data already contains the missing-value marker {MISSING!r}")
+    return df.astype(object).where(df.notna(), MISSING)
+
+
+def _restore_missing(df):
+    """Return ``df`` with :data:`MISSING` and empty strings replaced by ``NaN``."""
+    return df.astype(object).mask(df.isin([MISSING, ""]))
+
+
+def run_pacsynth(df, epsilon=4.0, reporting_length=3, seed=0):
+    """Fit pac-synth's DP aggregate-seeded synthesizer and sample from it.
+
+    Parameters are the SDS defaults, set explicitly: percentile 99 with 1% of
+    epsilon, 0.5% of epsilon for the record count, accuracy mode "prioritize
+    long combinations", uncontrolled fabrication, weight selection percentile
+    95, no synthetic counts, delta left to pac-synth's runtime rule
+    ``1 / (ln(n) * n)`` with ``n`` its DP record count. Every column is listed
+    in ``sensitive_zeros`` and missing cells are passed as :data:`MISSING`, so
+    no value is dropped from the aggregates. ``len(df)`` records are sampled
+    (without a target pac-synth keeps sampling until its DP counts are used
+    up, which on NIST MA gave about twice as many, mostly partial, records).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        All-categorical table, strings or ``NaN``.
+    epsilon : float, default=4.0
+        Privacy budget.
+    reporting_length : int, default=3
+        Longest attribute combination aggregated.
+    seed : int, default=0
+        Unused: pac-synth 0.0.8 offers no way to seed its randomness. Kept so
+        that all runners share one signature.
+
+    Returns
+    -------
+    dict
+        ``fit_seconds``, ``sample_seconds``; ``aggregates``, the released DP
+        counts as ``{((column, value), ...): count}`` with pairs in column order
+        and ``None`` for a missing value; ``synthetic``, ``len(df)`` rows with
+        the columns of ``df`` and ``NaN`` for missing or unsynthesised cells;
+        ``empty_cell_share``, the share of cells pac-synth left empty (real
+        missing values excluded); ``dp_number_of_records`` and ``delta``.
+    """
+    import pacsynth
+
+    del seed
+    columns = list(df.columns)
+    data = _fill_missing(df)
+    if any(":" in column for column in columns) or data.apply(
+        lambda column: column.str.contains(_DELIMITER, regex=False)
+    ).to_numpy().any():
+        raise ValueError(f"column names must not contain ':' nor values {_DELIMITER!r}")
+    params = (
+        pacsynth.DpAggregateSeededParametersBuilder()
+        .reporting_length(reporting_length)
+        .epsilon(epsilon)
+        .percentile_percentage(99)
+        .percentile_epsilon_proportion(0.01)
+        .number_of_records_epsilon_proportion(0.005)
+        .accuracy_mode(pacsynth.AccuracyMode.prioritize_long_combinations())
+        .fabrication_mode(pacsynth.FabricationMode.uncontrolled())
+        .weight_selection_percentile(95)
+        .use_synthetic_counts(False)
+        .build()
+    )
+    dataset = pacsynth.Dataset.from_data_frame(data, sensitive_zeros=columns)
+    synth = pacsynth.DpAggregateSeededSynthesizer(params)
+
+    start = time.perf_counter()
+    synth.fit(dataset)
+    fit_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    raw = synth.sample(len(df))
+    sample_seconds = time.perf_counter() - start
+
+    synthetic = pd.DataFrame(raw[1:], columns=raw[0])[columns]
+    n_records = synth.get_dp_number_of_records()
+    return {
+        "fit_seconds": fit_seconds,
+        "sample_seconds": sample_seconds,
+        "aggregates": _parse_aggregates(synth.get_dp_aggregates(_DELIMITER), columns),
+        "synthetic": _restore_missing(synthetic),
+        "empty_cell_share": float((synthetic == "").to_numpy().mean()),
+        "dp_number_of_records": n_records,
+        "delta": 1.0 / (math.log(n_records) * n_records),
+    }
+
+
+def _parse_aggregates(aggregates, columns):
+    """Turn pac-synth's ``"col:value;col:value"`` keys into tuples of pairs.
+
+    Parameters
+    ----------
+    aggregates : dict of str to int
+        Output of ``get_dp_aggregates(";")``.
+    columns : list of str
+        Column order used to sort the pairs of each combination.
+
+    Returns
+    -------
+    dict
+        ``{((column, value), ...): count}``, ``None`` for a missing value.
+    """
+    position = {column: i for i, column in enumerate(columns)}
+    parsed = {}
+    for key, count in aggregates.items():
+        pairs = []
+        for item in key.split(_DELIMITER):
+            column, value = item.split(":", 1)
+            pairs.append((column, None if value == MISSING else value))
+        parsed[tuple(sorted(pairs, key=lambda pair: position[pair[0]]))] = int(count)
+    return parsed
+
+
+class _IIDSampling:
+    """Wrap an mbi model so that ``synthetic_data`` draws i.i.d. records.
+
+    mbi 1.1.0's default randomized rounding (``method="round"``) ranks rows by
+    position within each parent group, which couples sibling columns and
+    corrupts every marginal not in the model's tree (fixed upstream in mbi's
+    pull request 145, after 1.1.0; smartnoise-synth 1.0.8 requires mbi < 2).
+    """
+
+    def __init__(self, model):
+        self._model = model
+
+    def synthetic_data(self, rows=None):
+        """Sample ``rows`` records with ``method="sample"``."""
+        return self._model.synthetic_data(rows=rows, method="sample")
+
+
+def run_mst(df, epsilon=4.0, delta=None, seed=0, sampling="sample"):
+    """Fit smartnoise-synth's MST on all columns as categorical and sample.
+
+    Missing cells are passed as :data:`MISSING` (a category of their own) and
+    restored to ``NaN`` in the output. Category sets are taken from the data
+    (smartnoise's default for declared categorical columns).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        All-categorical table, strings or ``NaN``.
+    epsilon : float, default=4.0
+        Privacy budget.
+    delta : float, optional
+        Defaults to ``1 / (ln(n) * n)`` with ``n = len(df)``, the rule
+        pac-synth applies to its DP record count (smartnoise's own default is
+        1e-9).
+    seed : int, default=0
+        Seeds NumPy's global generator, which drives MST's edge selection and
+        sampling; its Gaussian measurement noise comes from OpenDP and cannot
+        be seeded.
+    sampling : {"sample", "round"}, default="sample"
+        How the fitted model generates records: i.i.d. sampling, or
+        smartnoise's default path, mbi 1.1.0's randomized rounding, whose
+        output is about as far from the data as independent columns on
+        marginals outside the tree (see ``_IIDSampling``).
+
+    Returns
+    -------
+    dict
+        ``fit_seconds``, ``sample_seconds``, ``synthetic`` (``len(df)`` rows,
+        ``NaN`` for missing) and ``delta``.
+    """
+    from snsynth import Synthesizer
+
+    n_rows = len(df)
+    if delta is None:
+        delta = 1.0 / (math.log(n_rows) * n_rows)
+    np.random.seed(seed)
+    synth = Synthesizer.create("mst", epsilon=float(epsilon), delta=delta)
+
+    start = time.perf_counter()
+    synth.fit(_fill_missing(df), categorical_columns=list(df.columns), preprocessor_eps=0.0)
+    fit_seconds = time.perf_counter() - start
+    if sampling == "sample":
+        synth.synthesizer = _IIDSampling(synth.synthesizer)
+    elif sampling != "round":
+        raise ValueError(f"sampling must be 'sample' or 'round', got {sampling!r}")
+    start = time.perf_counter()
+    synthetic = synth.sample(n_rows)
+    sample_seconds = time.perf_counter() - start
+
+    return {
+        "fit_seconds": fit_seconds,
+        "sample_seconds": sample_seconds,
+        "synthetic": _restore_missing(synthetic[list(df.columns)]),
+        "delta": delta,
+    }
+
+
+RUNNERS = {"run_pacsynth": run_pacsynth, "run_mst": run_mst}
+
+
+def _max_rss_mb():
+    """Peak resident set size of this process so far, in MiB.
+
+    Reads ``VmHWM`` from ``/proc/self/status`` where it exists: on Linux
+    ``ru_maxrss`` also counts the parent's resident size at fork time, which the
+    kernel carries over ``exec``. Elsewhere falls back to ``ru_maxrss``.
+    """
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return maxrss / 2**20 if sys.platform == "darwin" else maxrss / 1024
+
+
+def measure_in_subprocess(func_name, dataset_name, python=None, **kwargs):
+    """Run a runner on a dataset in a child Python and measure its peak memory.
+
+    Parameters
+    ----------
+    func_name : {"run_pacsynth", "run_mst"}
+        Runner to call.
+    dataset_name : str
+        Key of :data:`benchmarks.datasets.DATASETS`; the child loads it.
+    python : str, optional
+        Interpreter for the child; defaults to ``$DPSYNTH_BENCH_PYTHON`` or
+        ``sys.executable``.
+    **kwargs
+        Passed to the runner.
+
+    Returns
+    -------
+    dict
+        The runner's result plus ``peak_rss_mb`` (child's peak RSS, data
+        loading and imports included) and ``baseline_rss_mb`` (its peak RSS
+        after loading the data, before the runner).
+    """
+    python = python or os.environ.get("DPSYNTH_BENCH_PYTHON", sys.executable)
+    with tempfile.TemporaryDirectory() as tmp:
+        request, result = Path(tmp) / "request.pkl", Path(tmp) / "result.pkl"
+        request.write_bytes(pickle.dumps((func_name, dataset_name, kwargs)))
+        subprocess.run(
+            [python, "-m", "benchmarks.reference_runners", str(request), str(result)],
+            cwd=_REPO,
+            check=True,
+        )
+        return pickle.loads(result.read_bytes())
+
+
+def _child_main(request, result):
+    """Child side of :func:`measure_in_subprocess`."""
+    func_name, dataset_name, kwargs = pickle.loads(Path(request).read_bytes())
+    df = DATASETS[dataset_name]()
+    baseline = _max_rss_mb()
+    output = RUNNERS[func_name](df, **kwargs)
+    output["peak_rss_mb"] = _max_rss_mb()
+    output["baseline_rss_mb"] = baseline
+    Path(result).write_bytes(pickle.dumps(output))
+
+
+# --- Temporary metric helpers, to be replaced by dpsynth.metrics -------------
+
+
+def marginal_tvd(real, synthetic, k):
+    """Mean total variation distance over all k-column marginals.
+
+    TEMPORARY: to be replaced by ``dpsynth.metrics.marginal_tvd``.
+
+    Missing values form a category of their own. For each set of ``k``
+    columns, ``TVD = 0.5 * sum |p - q|`` over the cells of the two normalised
+    contingency tables.
+
+    Parameters
+    ----------
+    real, synthetic : pandas.DataFrame
+        Tables with the same columns.
+    k : int
+        Marginal width.
+
+    Returns
+    -------
+    float
+        Mean TVD over the ``C(n_columns, k)`` marginals.
+    """
+    codes_real, codes_syn, sizes = [], [], []
+    for column in real.columns:
+        codes, uniques = pd.factorize(
+            pd.concat([real[column], synthetic[column]], ignore_index=True),
+            use_na_sentinel=False,
+        )
+        codes_real.append(codes[: len(real)])
+        codes_syn.append(codes[len(real):])
+        sizes.append(len(uniques))
+    distances = []
+    for subset in itertools.combinations(range(len(sizes)), k):
+        shape = tuple(sizes[i] for i in subset)
+        cells = math.prod(shape)
+        p = np.bincount(
+            np.ravel_multi_index([codes_real[i] for i in subset], shape), minlength=cells
+        )
+        q = np.bincount(
+            np.ravel_multi_index([codes_syn[i] for i in subset], shape), minlength=cells
+        )
+        distances.append(0.5 * np.abs(p / p.sum() - q / max(q.sum(), 1)).sum())
+    return float(np.mean(distances))
+
+
+def exact_aggregates(df, max_length):
+    """Exact counts of every attribute combination up to ``max_length``.
+
+    TEMPORARY: to be replaced by dpsynth's own marginal counting.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        All-categorical table, ``NaN`` for missing (counted as ``None``).
+    max_length : int
+        Longest combination.
+
+    Returns
+    -------
+    dict
+        ``{((column, value), ...): count}`` in the format of
+        ``run_pacsynth(...)["aggregates"]``.
+    """
+    data = df.astype(object).where(df.notna(), None)
+    counts = {}
+    for length in range(1, max_length + 1):
+        for subset in itertools.combinations(data.columns, length):
+            groups = data.groupby(list(subset), dropna=False, sort=False).size()
+            for values, count in groups.items():
+                values = values if isinstance(values, tuple) else (values,)
+                key = tuple(
+                    (column, None if pd.isna(value) else value)
+                    for column, value in zip(subset, values)
+                )
+                counts[key] = int(count)
+    return counts
+
+
+def aggregate_errors(released, exact, max_length):
+    """Compare released DP aggregates with exact counts, by combination length.
+
+    TEMPORARY: to be replaced by ``dpsynth.metrics``.
+
+    Parameters
+    ----------
+    released, exact : dict
+        ``{((column, value), ...): count}`` dictionaries.
+    max_length : int
+        Longest combination.
+
+    Returns
+    -------
+    dict
+        Per length (as a string): ``n_released``, ``n_exact``, ``mae`` (mean
+        absolute error over combinations in both), ``suppressed_pct`` (exact
+        combinations not released, % of exact) and ``fabricated_pct`` (released
+        combinations whose exact count is 0, % of released).
+    """
+    report = {}
+    for length in range(1, max_length + 1):
+        rel = {key: count for key, count in released.items() if len(key) == length}
+        exa = {key: count for key, count in exact.items() if len(key) == length}
+        common = rel.keys() & exa.keys()
+        report[str(length)] = {
+            "n_released": len(rel),
+            "n_exact": len(exa),
+            "mae": float(np.mean([abs(rel[key] - exa[key]) for key in common]))
+            if common
+            else float("nan"),
+            "suppressed_pct": 100.0 * len(exa.keys() - rel.keys()) / max(len(exa), 1),
+            "fabricated_pct": 100.0 * len(rel.keys() - exa.keys()) / max(len(rel), 1),
+        }
+    return report
+
+
+if __name__ == "__main__":
+    _child_main(*sys.argv[1:3])
