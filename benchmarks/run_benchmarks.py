@@ -35,7 +35,6 @@ the reference requirements installed (``benchmarks/README.md``)::
 import argparse
 import json
 import pickle
-import resource
 import subprocess
 import sys
 import tempfile
@@ -50,7 +49,7 @@ from dpsynth.metrics import combination_counts, k_marginal_score, marginal_tvd
 from dpsynth.preprocessing import TableEncoder
 
 from .datasets import DATASETS
-from .reference_runners import RUNNERS, aggregate_errors
+from .reference_runners import RUNNERS, _max_rss_mb, aggregate_errors
 
 REPORTING_LENGTH = 3
 _REPO = Path(__file__).resolve().parents[1]
@@ -104,7 +103,7 @@ def measure(func_name, dataset_name, **kwargs):
 def _child(request, result):
     func_name, dataset_name, kwargs = pickle.loads(Path(request).read_bytes())
     output = ALL_RUNNERS[func_name](DATASETS[dataset_name](), **kwargs)
-    output["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    output["peak_rss_mb"] = _max_rss_mb()  # VmHWM: this process's own peak
     Path(result).write_bytes(pickle.dumps(output))
 
 
@@ -140,6 +139,25 @@ def independent_columns(real, seed=0):
                          for c in real.columns})
 
 
+# (label, extra run_dpsynth arguments) of every dpsynth configuration; the
+# first one's aggregates are compared with pac-synth's
+DPSYNTH_CONFIGS = [
+    ("dpsynth ({synthesis})", {}),
+    ("dpsynth ({synthesis}, prioritize_short)",
+     {"syntheses": ("marginal_matching",), "accuracy_mode": "prioritize_short"}),
+    ("dpsynth ({synthesis}, absent)", {"syntheses": ("aggregate_seeded",), "missing": "absent"}),
+]
+
+
+def _record(common, method, run, fit_seconds, sample, real, exact, aggregates=None):
+    record = {**common, "method": method, "fit_seconds": fit_seconds,
+              "sample_seconds": sample["sample_seconds"], "peak_rss_mb": run["peak_rss_mb"],
+              **synthetic_metrics(real, sample["synthetic"], exact, sample["empty_cell_share"])}
+    if aggregates is not None:
+        record["aggregates"] = aggregate_errors(aggregates, exact, REPORTING_LENGTH)
+    return record
+
+
 def run(datasets, epsilons, seed=0):
     """Every configuration; returns JSON-ready records."""
     records = []
@@ -151,46 +169,17 @@ def run(datasets, epsilons, seed=0):
         for epsilon in epsilons:
             print(f"{dataset_name}, epsilon {epsilon}", flush=True)
             common = {"dataset": dataset_name, "epsilon": epsilon}
-            dp = measure("run_dpsynth", dataset_name, epsilon=epsilon,
-                         reporting_length=REPORTING_LENGTH, seed=seed)
-            aggregates = aggregate_errors(dp["aggregates"], exact, REPORTING_LENGTH)
-            for synthesis, sample in dp["samples"].items():
-                records.append({**common, "method": f"dpsynth ({synthesis})",
-                                "fit_seconds": dp["fit_seconds"],
-                                "sample_seconds": sample["sample_seconds"],
-                                "peak_rss_mb": dp["peak_rss_mb"],
-                                "aggregates": aggregates,
-                                **synthetic_metrics(real, sample["synthetic"], exact,
-                                                    sample["empty_cell_share"])})
-            short = measure("run_dpsynth", dataset_name, epsilon=epsilon,
-                            reporting_length=REPORTING_LENGTH, seed=seed,
-                            syntheses=("marginal_matching",), accuracy_mode="prioritize_short")
-            sample = short["samples"]["marginal_matching"]
-            records.append({**common, "method": "dpsynth (marginal_matching, prioritize_short)",
-                            "fit_seconds": short["fit_seconds"],
-                            "sample_seconds": sample["sample_seconds"],
-                            "peak_rss_mb": short["peak_rss_mb"],
-                            **synthetic_metrics(real, sample["synthetic"], exact,
-                                                sample["empty_cell_share"])})
-            absent = measure("run_dpsynth", dataset_name, epsilon=epsilon,
-                             reporting_length=REPORTING_LENGTH, seed=seed, missing="absent",
-                             syntheses=("aggregate_seeded",))
-            sample = absent["samples"]["aggregate_seeded"]
-            records.append({**common, "method": "dpsynth (aggregate_seeded, absent)",
-                            "fit_seconds": absent["fit_seconds"],
-                            "sample_seconds": sample["sample_seconds"],
-                            "peak_rss_mb": absent["peak_rss_mb"],
-                            **synthetic_metrics(real, sample["synthetic"], exact,
-                                                sample["empty_cell_share"])})
+            for index, (label, options) in enumerate(DPSYNTH_CONFIGS):
+                dp = measure("run_dpsynth", dataset_name, epsilon=epsilon,
+                             reporting_length=REPORTING_LENGTH, seed=seed, **options)
+                for synthesis, sample in dp["samples"].items():
+                    records.append(_record(
+                        common, label.format(synthesis=synthesis), dp, dp["fit_seconds"],
+                        sample, real, exact, dp["aggregates"] if index == 0 else None))
             pac = measure("run_pacsynth", dataset_name, epsilon=epsilon,
                           reporting_length=REPORTING_LENGTH, seed=seed)
-            records.append({**common, "method": "pac-synth", "fit_seconds": pac["fit_seconds"],
-                            "sample_seconds": pac["sample_seconds"],
-                            "peak_rss_mb": pac["peak_rss_mb"],
-                            "aggregates": aggregate_errors(pac["aggregates"], exact,
-                                                           REPORTING_LENGTH),
-                            **synthetic_metrics(real, pac["synthetic"], exact,
-                                                pac["empty_cell_share"])})
+            records.append(_record(common, "pac-synth", pac, pac["fit_seconds"], pac, real,
+                                   exact, pac["aggregates"]))
     return records
 
 
