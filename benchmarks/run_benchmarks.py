@@ -24,7 +24,9 @@ suppressed % (exact combinations absent, % of exact) and fabricated %
 (combinations whose exact count is 0, % of the released or synthetic ones);
 the mean total variation distance of all 1-, 2- and 3-way marginals
 (:func:`dpsynth.metrics.marginal_tvd`), the NIST k-marginal score
-(:func:`dpsynth.metrics.k_marginal_score`) and the share of empty cells.
+(:func:`dpsynth.metrics.k_marginal_score`), the share of empty cells and, for
+the aggregate-seeded sampler, the share of records (and cells) completed by
+its fallback rule.
 
 Usage, from the repository root, in an environment with dpsynth, pac-synth and
 the reference requirements installed (``benchmarks/README.md``)::
@@ -81,7 +83,8 @@ def run_dpsynth(df, epsilon=4.0, reporting_length=3, seed=0, missing="category",
         synthetic = synth.sample()
         samples[synthesis] = {"sample_seconds": time.perf_counter() - start,
                               "synthetic": synthetic.astype(object).where(synthetic.notna(), None),
-                              "empty_cell_share": synth.sampling_stats_["empty_cell_share"]}
+                              "empty_cell_share": synth.sampling_stats_["empty_cell_share"],
+                              "stats": dict(synth.sampling_stats_)}
     return {"fit_seconds": fit_seconds, "aggregates": synth.aggregates_.to_dict(),
             "dp_number_of_records": synth.n_records_, "samples": samples,
             "delta": synth.privacy_spent_["delta"]}
@@ -155,6 +158,9 @@ def _record(common, method, run, fit_seconds, sample, real, exact, aggregates=No
               **synthetic_metrics(real, sample["synthetic"], exact, sample["empty_cell_share"])}
     if aggregates is not None:
         record["aggregates"] = aggregate_errors(aggregates, exact, REPORTING_LENGTH)
+    if "fallback_record_share" in sample.get("stats", {}):
+        record["fallback_record_share"] = sample["stats"]["fallback_record_share"]
+        record["fallback_cell_share"] = sample["stats"]["fallback_cell_share"]
     return record
 
 
@@ -217,8 +223,8 @@ def markdown(records):
             + " / ".join(_fmt(a[k]["suppressed_pct"]) for k in "123") + " | "
             + " / ".join(_fmt(a[k]["fabricated_pct"]) for k in "123") + " |")
     lines += ["", "| data | eps | method | fit+sample s | peak MB | empty cells % | "
-              "synthetic MAE 1/2/3 | TVD 1/2/3 | k-marginal |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "fallback rec. / cells % | synthetic MAE 1/2/3 | TVD 1/2/3 | k-marginal |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         total = (r["fit_seconds"] + r["sample_seconds"]) if "fit_seconds" in r else None
         errors = r.get("errors")
@@ -226,6 +232,9 @@ def markdown(records):
             f"| {r['dataset']} | {_fmt(r['epsilon'], 0) if r['epsilon'] else '-'} | "
             f"{r['method']} | {_fmt(total)} | {_fmt(r.get('peak_rss_mb'), 0)} | "
             f"{_fmt(100 * r['empty_cell_share']) if 'empty_cell_share' in r else '-'} | "
+            + (f"{_fmt(100 * r['fallback_record_share'])} / "
+               f"{_fmt(100 * r['fallback_cell_share'])}" if "fallback_record_share" in r
+               else "-") + " | "
             + (" / ".join(_fmt(errors[k]["mae"]) for k in "123") if errors else "-") + " | "
             + " / ".join(_fmt(r["tvd"][k], 3) for k in "123") + " | "
             + (_fmt(r.get("k_marginal"), 0) if r.get("k_marginal") else "-") + " |")
