@@ -83,7 +83,7 @@ def _level_counts(ids, k, bits, walk_table, n_candidates, bound_fn, rng):
 
 
 def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
-                release_fn, public_universe, rng):
+                release_fn, public_universe, rng, possible=None):
     """Shared level loop of the DP and the exact (test-only) releases.
 
     ``bound_fn(k, sizes)`` returns ``Delta_k``; ``release_fn(k, counts,
@@ -100,7 +100,10 @@ def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
                                   lambda s: bound_fn(1, s), rng)
     if bound <= 0:
         return levels
-    universe = np.ones(n_attributes, bool) if public_universe else counts > 0
+    if public_universe:  # every attribute the public schema allows
+        universe = np.ones(n_attributes, bool) if possible is None else possible
+    else:  # the values observed (private: made safe by the threshold rho_1)
+        universe = counts > 0
     keep, released, threshold, scale = release_fn(1, counts[universe], bound)
     tuples = singles[universe][keep]
     levels.append(LevelResult(1, tuples, released, bound, threshold, scale,
@@ -178,7 +181,8 @@ class _NoisyRelease:
 
 
 def release_marginals(ids, column_of, n_columns, plan, *, percentile,
-                      fabrication_rules, public_universe, rng, on_level=None):
+                      fabrication_rules, public_universe, rng, on_level=None,
+                      possible=None):
     """Run the DP-marginals release on an attribute-id matrix.
 
     Parameters
@@ -199,6 +203,8 @@ def release_marginals(ids, column_of, n_columns, plan, *, percentile,
     on_level : callable, default=None
         ``on_level(k, n_candidates, contribution_bound, n_released)`` after
         each level (progress reporting; receives only public numbers).
+    possible : ndarray of bool, default=None
+        With a public universe, the attributes it contains (by default all).
 
     Returns
     -------
@@ -213,7 +219,7 @@ def release_marginals(ids, column_of, n_columns, plan, *, percentile,
 
     levels = _run_levels(ids, column_of, n_columns, plan.reporting_length,
                          bound_fn=bound_fn, release_fn=release,
-                         public_universe=public_universe, rng=rng)
+                         public_universe=public_universe, rng=rng, possible=possible)
     return normalise_counts(levels)
 
 

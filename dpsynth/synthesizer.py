@@ -214,9 +214,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         if y is None:
             self._target_name = None
             return frame
-        target = y if isinstance(y, pd.Series) else pd.Series(np.asarray(y))
-        if not isinstance(y, pd.Series):
-            target = pd.Series(column_or_1d(y, warn=True))
+        target = y if isinstance(y, pd.Series) else pd.Series(column_or_1d(y, warn=True))
         if len(target) != len(frame):
             raise ValueError(
                 f"y must be 1-D with one value per row of X ({len(frame)}); got "
@@ -273,7 +271,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         levels = release_marginals(
             np.ascontiguousarray(ids, dtype=np.int32), encoder.attribute_columns_,
             table.shape[1], plan, percentile=self.percentile, fabrication_rules=rules,
-            public_universe=public_universe, rng=rng, on_level=self._report_level)
+            public_universe=public_universe, rng=rng, on_level=self._report_level,
+            possible=encoder.possible_attributes_)
         self.reporting_length_ = R
         self.privacy_spent_ = self._privacy_report(plan, levels, encoder)
         self.aggregates_ = DPAggregates.from_release(

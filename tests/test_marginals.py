@@ -222,3 +222,23 @@ def test_input_frame_is_not_modified():
     before = frame.copy()
     DPMarginalSynthesizer(random_state=0).fit(frame)
     pd.testing.assert_frame_equal(frame, before)
+
+
+def test_public_universe_excludes_impossible_missing_values():
+    # int and bool columns cannot hold missing values: declaring their categories
+    # must not let noise fabricate a missing value (it would change the dtype)
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"n": rng.integers(0, 3, 3000), "b": rng.random(3000) < 0.5,
+                          "s": pd.Series(rng.choice(["x", None], 3000), dtype=object)})
+    categories = {"n": [0, 1, 2], "b": [False, True], "s": ["x"]}
+    encoder = TableEncoder(categories=categories).fit(frame)
+    np.testing.assert_array_equal(encoder.possible_attributes_,
+                                  [True, True, True, False, True, True, False, True, True])
+    for seed in range(5):
+        synth = DPMarginalSynthesizer(epsilon=0.5, encoder=TableEncoder(categories=categories),
+                                      random_state=seed).fit(frame)
+        assert synth.privacy_spent_["n_candidates"][1] == 7
+        released = {c for c in synth.aggregates_.to_dict() if len(c) == 1}
+        assert ("n", None) not in released and ("b", None) not in released
+        out = synth.sample(500)
+        assert out["n"].dtype == np.int64 and out["b"].dtype == bool

@@ -551,6 +551,23 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         return column["name"], value
 
     @property
+    def possible_attributes_(self):
+        """Which attribute ids can occur given the public schema.
+
+        The missing code of a column whose dtype cannot hold a missing value
+        (numpy integers and booleans) is impossible; a public universe must
+        not contain it, or noise could fabricate missing values there.
+        """
+        check_is_fitted(self, "columns_")
+        possible = np.ones(int(self.offsets_[-1]), dtype=bool)
+        if self.missing == "category":
+            for j, column in enumerate(self.columns_):
+                dtype = column["dtype"]
+                if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+                    possible[self.offsets_[j + 1] - 1] = False
+        return possible
+
+    @property
     def attribute_columns_(self):
         """Column index of every attribute id, as an int32 array."""
         check_is_fitted(self, "columns_")
