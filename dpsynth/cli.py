@@ -527,10 +527,16 @@ def _add_reporting(parser, verbose_help):
                         help="show the full traceback of an error (for bug reports)")
 
 
-def _add_fitting_command(commands, name, output, summary, description):
+def _add_fitting_command(commands, name, output, summary, description, progress):
+    """A subcommand that fits on IN.csv: input, output and the fitting options."""
     command = commands.add_parser(name, help=summary, description=description)
     command.add_argument("input", metavar="IN.csv")
     command.add_argument("-o", "--output", required=True, metavar=output)
+    _add_force(command)
+    _add_reading(command)
+    _add_privacy(command.add_argument_group("privacy"))
+    _add_encoding(command.add_argument_group("encoding"))
+    _add_reporting(command, progress)
     return command
 
 
@@ -545,27 +551,19 @@ def _build_parser():
 
     command = _add_fitting_command(
         commands, "synthesize", "OUT.csv", "fit on a CSV file and write DP synthetic records",
-        "Release DP aggregates of IN.csv and write synthetic records sampled from them.")
+        "Release DP aggregates of IN.csv and write synthetic records sampled from them.",
+        progress)
     command.add_argument("--aggregates-out", metavar="AGG.json",
                          help="also save the DP aggregates (.json, or .csv)")
     command.add_argument("-n", "--n-samples", type=int, default=None, metavar="N",
                          help="number of synthetic records (default: the DP record count)")
-    _add_force(command)
-    _add_reading(command)
-    _add_privacy(command.add_argument_group("privacy"))
-    _add_encoding(command.add_argument_group("encoding"))
-    _add_reporting(command, progress)
     command.set_defaults(func=_cmd_synthesize)
 
     command = _add_fitting_command(
         commands, "aggregate", "AGG.json", "release only the DP aggregates of a CSV file",
         "Release the DP combination counts of IN.csv to AGG.json (.json, or .csv): the "
-        "privacy boundary, a file to share and sample from with 'dpsynth sample'.")
-    _add_force(command)
-    _add_reading(command)
-    _add_privacy(command.add_argument_group("privacy"))
-    _add_encoding(command.add_argument_group("encoding"))
-    _add_reporting(command, progress)
+        "privacy boundary, a file to share and sample from with 'dpsynth sample'.",
+        progress)
     command.set_defaults(func=_cmd_aggregate)
 
     command = commands.add_parser(

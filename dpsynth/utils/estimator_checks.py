@@ -79,6 +79,14 @@ def _table(seed=0):
     return X, y
 
 
+def _seeded(synthesizer):
+    """A clone with an int ``random_state`` (0 if it had none)."""
+    synthesizer = clone(synthesizer)
+    if synthesizer.get_params()["random_state"] is None:
+        synthesizer.set_params(random_state=0)
+    return synthesizer
+
+
 def _prepare(synthesizer_orig, **encoder_params):
     """A clone whose encoder bins ``age`` within public bounds."""
     synthesizer = clone(synthesizer_orig)
@@ -190,9 +198,7 @@ def check_sample_reproducible(name, synthesizer_orig):
     reproducible, differs between seeds and never changes what was fitted.
     """
     X, _ = _table()
-    synthesizer_orig = clone(synthesizer_orig)
-    if synthesizer_orig.get_params()["random_state"] is None:
-        synthesizer_orig.set_params(random_state=0)
+    synthesizer_orig = _seeded(synthesizer_orig)
     first = _prepare(synthesizer_orig).fit(X)
     second = _prepare(synthesizer_orig).fit(X)
     assert first.aggregates_.to_dict() == second.aggregates_.to_dict(), (
@@ -214,9 +220,7 @@ def check_sample_reproducible(name, synthesizer_orig):
 def check_sample_clone_refit(name, synthesizer_orig):
     """``clone`` of a fitted synthesizer, refitted on the same data, samples the same rows."""
     X, _ = _table()
-    synthesizer_orig = clone(synthesizer_orig)
-    if synthesizer_orig.get_params()["random_state"] is None:
-        synthesizer_orig.set_params(random_state=0)
+    synthesizer_orig = _seeded(synthesizer_orig)
     fitted = _prepare(synthesizer_orig).fit(X)
     refitted = clone(fitted).fit(X)
     assert not hasattr(clone(fitted), "aggregates_"), f"clone({name}) kept fitted state."
