@@ -77,7 +77,7 @@ def sigma_proportions(accuracy_mode, reporting_length):
         if accuracy_mode == "balanced":
             return np.ones(R)
         raise ValueError(
-            "accuracy_mode must be 'prioritize_long', 'prioritize_short', "
+            "accuracy_mode must be 'auto', 'prioritize_long', 'prioritize_short', "
             f"'balanced' or a sequence of {R} positive numbers; got {accuracy_mode!r}."
         )
     try:

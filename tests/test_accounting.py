@@ -29,7 +29,8 @@ def _table(n=400, seed=0):
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0, 10.0])
 @pytest.mark.parametrize("delta", [1e-6, 1e-4, None])
 @pytest.mark.parametrize("reporting_length", [1, 2, 3])
-@pytest.mark.parametrize("accuracy_mode", ["prioritize_long", "balanced", [1.0, 0.3, 2.0]])
+@pytest.mark.parametrize("accuracy_mode",
+                         ["auto", "prioritize_long", "balanced", [1.0, 0.3, 2.0]])
 def test_privacy_spent_satisfies_zcdp_budget(epsilon, delta, reporting_length, accuracy_mode):
     synth = DPMarginalSynthesizer(epsilon=epsilon, delta=delta,
                                   reporting_length=reporting_length,
@@ -54,6 +55,26 @@ def test_privacy_spent_satisfies_zcdp_budget(epsilon, delta, reporting_length, a
     assert spent["epsilon"] == pytest.approx(epsilon)
     if delta is not None:
         assert spent["delta"] == delta
+
+
+@pytest.mark.parametrize("synthesis, mode", [("marginal_matching", "prioritize_short"),
+                                             ("aggregate_seeded", "prioritize_long")])
+def test_auto_accuracy_mode_follows_synthesis(synthesis, mode):
+    # "auto" gives marginal matching the short-combination split and the SDS
+    # sampler SDS's default; the sigmas are SDS's proportions [1/R..1] / [1..1/R]
+    auto = DPMarginalSynthesizer(synthesis=synthesis, random_state=0).fit(_table())
+    explicit = DPMarginalSynthesizer(synthesis=synthesis, accuracy_mode=mode,
+                                     random_state=0).fit(_table())
+    sigmas = [auto.privacy_spent_["sigmas"][k] for k in (1, 2, 3)]
+    assert sigmas == [explicit.privacy_spent_["sigmas"][k] for k in (1, 2, 3)]
+    expected = [1 / 3, 1 / 2, 1] if mode == "prioritize_short" else [1, 1 / 2, 1 / 3]
+    np.testing.assert_allclose(np.array(sigmas) / sigmas[np.argmax(expected)], expected)
+    assert auto.get_params()["accuracy_mode"] == "auto"  # the parameter is left as given
+
+
+def test_unknown_accuracy_mode_names_the_choices():
+    with pytest.raises(ValueError, match="accuracy_mode must be 'auto'"):
+        DPMarginalSynthesizer(accuracy_mode="fast").fit(_table())
 
 
 def test_default_delta_uses_dp_record_count():
