@@ -2,9 +2,11 @@
 
 Each run happens in a child process (:func:`~benchmarks.reference_runners.measure_in_subprocess`)
 so that its peak memory is its own; the metrics are computed afterwards in this
-process. Usage, from the repository root in the benchmark environment::
+process. Runs already in the output file are kept, not repeated, unless
+``--rerun`` is given. Usage, from the repository root in the benchmark
+environment::
 
-    python -m benchmarks.run_reference [--output benchmarks/results/reference.json]
+    python -m benchmarks.run_reference [--output benchmarks/results/reference.json] [--rerun]
 """
 
 import argparse
@@ -28,7 +30,11 @@ RUNS = [
     ("run_pacsynth", dataset, {"epsilon": epsilon, "reporting_length": REPORTING_LENGTH})
     for dataset in DATASETS
     for epsilon in (1.0, 4.0, 10.0)
-] + [("run_mst", dataset, {"epsilon": 4.0}) for dataset in DATASETS] + [
+] + [
+    ("run_mst", dataset, {"epsilon": epsilon})
+    for dataset in DATASETS
+    for epsilon in (1.0, 4.0, 10.0)
+] + [
     ("run_mst", "nist_ma", {"epsilon": 4.0, "sampling": "round"})
 ]
 """(runner, dataset, keyword arguments) of every benchmark run; the last one
@@ -124,8 +130,14 @@ def main(argv=None):
     parser.add_argument(
         "--output", type=Path, default=Path(__file__).parent / "results" / "reference.json"
     )
+    parser.add_argument("--rerun", action="store_true",
+                        help="repeat the runs already in the output file")
     args = parser.parse_args(argv)
 
+    earlier = {}
+    if args.output.exists() and not args.rerun:
+        earlier = {(r["runner"], r["dataset"], json.dumps(r["params"], sort_keys=True)): r
+                   for r in json.loads(args.output.read_text())["runs"]}
     datasets, records = {}, []
     for dataset_name, loader in DATASETS.items():
         real = loader()
@@ -133,6 +145,10 @@ def main(argv=None):
         datasets[dataset_name] = summary
         for func_name, run_dataset, kwargs in RUNS:
             if run_dataset != dataset_name:
+                continue
+            key = (func_name, dataset_name, json.dumps(kwargs, sort_keys=True))
+            if key in earlier:
+                records.append(earlier[key])
                 continue
             print(f"{func_name} on {dataset_name} with {kwargs}", flush=True)
             records.append(run_one(func_name, dataset_name, kwargs, real, exact))
