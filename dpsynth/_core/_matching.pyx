@@ -3,97 +3,435 @@
 
 The loss is ``sum_m w_m * sum_cells (P_m - T_m)**2`` over target marginals
 ``m`` of any number of columns, ``P_m`` the population's counts.
-``residual`` holds ``P - T`` for every cell of every target, flattened.
 
-The targets a column ``j`` belongs to are listed in CSR form: entries
-``e = entry_start[j] .. entry_start[j + 1] - 1``, each with the flat index
-``entry_base[e]`` of the target's cell where every column takes value 0, the
-stride ``entry_step[e]`` of column ``j`` in it, the weight ``entry_weight[e]``
-and the other columns of the target with their strides
-(``other_column[e, :]``, ``other_step[e, :]``, unused slots hold column -1).
+Layout
+------
+``residual`` (float64) holds ``P - T`` for every cell of every target,
+flattened in C order: target ``m`` starts at ``target_base[m]`` and its
+columns ``target_column[m, :]`` have the strides ``target_step[m, :]``.
 
-Moving record ``r`` from value ``u`` to ``v`` in column ``j`` changes the
-loss by ``sum_e w_e (2 R_e[v | rest] - 2 R_e[u | rest] + 2)``; each visit
-moves the record to the value with the most negative change, if any.  Records
-and columns are visited in orders drawn by the caller, so the result depends
-only on the inputs.
+Scoring every value of a column ``j`` for a record reads, for each target
+containing ``j``, the cells that differ from the record's only in ``j``.  In
+C order these are ``stride`` apart (one cache line per value), so each target
+is also stored once per column of it, as an *entry*: a float32 copy of
+``w_m * (P - T)`` whose innermost axis is that column, so that the cells read
+are contiguous.  ``copies`` holds all of them; a move updates the cells in
+``residual`` and rewrites the matching cell of every copy from it, so the
+copies never drift from the exact float64 residual (they are its rounding).
+
+Entry ``e`` belongs to column ``entry_column[e]``, which is column
+``entry_position[e]`` of target ``entry_target[e]``; its copy's cell where
+every column takes value 0 is ``copies[entry_base[e]]`` and the target's
+other columns have the strides ``other_step[e, :]`` in it
+(``other_column[e, :]``).  Entries are sorted by column: those of column
+``j`` are ``entry_start[j] .. entry_start[j + 1] - 1``.  The entries of
+target ``m`` are ``target_entry[i]`` for ``i`` in ``target_start[m] ..
+target_start[m + 1] - 1``, and ``copy_step[i, p]`` is the stride of the
+target's column ``p`` in that copy.  Unused slots of ``target_column`` and
+``other_column`` hold column 0 with step 0.  ``copies`` is padded with 16
+values: runs are summed 4, 8 or 16 values at a time (float32 sums over
+blocks of 32 entries, added up in float64).
+
+Descent
+-------
+Moving a record from value ``u`` to ``v`` in column ``j`` changes the loss by
+``sum_m w_m (2 R_m[v | rest] - 2 R_m[u | rest] + 2)``; each visit moves the
+record to the value with the most negative change, if any.  A sweep visits
+the columns in a given order and, for each column, all records in a given
+order (column by column, so that the copies read while one column is
+visited stay in cache).  The orders are drawn by the caller, so the result
+depends only on the inputs.  The kernel runs without the GIL: independent
+populations (each with its own ``records``, ``residual`` and ``copies``) can
+be fitted in concurrent threads.
 """
 
 import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define DPSYNTH_PREFETCH(p) __builtin_prefetch((const void *)(p))
+    #else
+    #define DPSYNTH_PREFETCH(p) ((void)0)
+    #endif
+    #if defined(_MSC_VER)
+    #define DPSYNTH_RESTRICT __restrict
+    #else
+    #define DPSYNTH_RESTRICT restrict
+    #endif
+    /* total[v] = sum_e cop[cell[e] + v] for v < nv, e < count: the sum is
+       kept in float32 registers, W values at a time, over blocks of BLOCK
+       entries, then added to the float64 total.  Reads up to W - 1 values
+       past a run (the caller pads the copies).  With GCC and Clang the
+       accumulators are explicit 4-float vectors (portable vector extension)
+       and the functions are compiled out of line, so that the vector code
+       does not depend on the optimiser's choices in the caller; elsewhere
+       plain loops. */
+    #if defined(__GNUC__) || defined(__clang__)
+    typedef float dpsynth_v4 __attribute__((vector_size(16)));
+    static inline dpsynth_v4 dpsynth_load(const float *p) {
+        dpsynth_v4 x;
+        __builtin_memcpy(&x, p, sizeof x);
+        return x;
+    }
+    /* W = 4, 8 or 16: named accumulators, so that they stay in registers */
+    #define DPSYNTH_SUM_RUNS(W)                                                   \
+    static __attribute__((noinline)) void dpsynth_sum_runs_##W(                   \
+            double *DPSYNTH_RESTRICT total, const float *DPSYNTH_RESTRICT cop,    \
+            const int64_t *DPSYNTH_RESTRICT cell, Py_ssize_t count, int nv,       \
+            int block) {                                                          \
+        const dpsynth_v4 zero = {0.0f, 0.0f, 0.0f, 0.0f};                         \
+        for (int v = 0; v < nv; v++) total[v] = 0.0;                              \
+        for (Py_ssize_t first = 0; first < count; first += block) {               \
+            Py_ssize_t last = first + block < count ? first + block : count;      \
+            for (int v0 = 0; v0 < nv; v0 += W) {                                  \
+                dpsynth_v4 a0 = zero, a1 = zero, a2 = zero, a3 = zero;            \
+                if (nv > W)  /* long runs: fetch this part of the next block */   \
+                    for (Py_ssize_t e = last; e < last + block && e < count; e++) \
+                        DPSYNTH_PREFETCH(cop + cell[e] + v0);                     \
+                for (Py_ssize_t e = first; e < last; e++) {                       \
+                    const float *row = cop + cell[e] + v0;                        \
+                    a0 += dpsynth_load(row);                                      \
+                    if (W > 4) a1 += dpsynth_load(row + 4);                       \
+                    if (W > 8) {                                                  \
+                        a2 += dpsynth_load(row + 8);                              \
+                        a3 += dpsynth_load(row + 12);                             \
+                    }                                                             \
+                }                                                                 \
+                int m = nv - v0 < W ? nv - v0 : W;                                \
+                for (int k = 0; k < m && k < 4; k++) total[v0 + k] += a0[k];      \
+                for (int k = 4; k < m && k < 8; k++) total[v0 + k] += a1[k - 4];  \
+                for (int k = 8; k < m && k < 12; k++) total[v0 + k] += a2[k - 8]; \
+                for (int k = 12; k < m; k++) total[v0 + k] += a3[k - 12];         \
+            }                                                                     \
+        }                                                                         \
+    }
+    #else
+    #define DPSYNTH_SUM_RUNS(W)                                                   \
+    static void dpsynth_sum_runs_##W(                                             \
+            double *DPSYNTH_RESTRICT total, const float *DPSYNTH_RESTRICT cop,    \
+            const int64_t *DPSYNTH_RESTRICT cell, Py_ssize_t count, int nv,       \
+            int block) {                                                          \
+        for (int v = 0; v < nv; v++) total[v] = 0.0;                              \
+        for (Py_ssize_t first = 0; first < count; first += block) {               \
+            Py_ssize_t last = first + block < count ? first + block : count;      \
+            for (int v0 = 0; v0 < nv; v0 += W) {                                  \
+                float acc[W];                                                     \
+                for (int k = 0; k < W; k++) acc[k] = 0.0f;                        \
+                for (Py_ssize_t e = first; e < last; e++) {                       \
+                    const float *row = cop + cell[e] + v0;                        \
+                    for (int k = 0; k < W; k++) acc[k] += row[k];                 \
+                }                                                                 \
+                int m = nv - v0 < W ? nv - v0 : W;                                \
+                for (int k = 0; k < m; k++) total[v0 + k] += acc[k];              \
+            }                                                                     \
+        }                                                                         \
+    }
+    #endif
+    DPSYNTH_SUM_RUNS(4)
+    DPSYNTH_SUM_RUNS(8)
+    DPSYNTH_SUM_RUNS(16)
+    static inline void dpsynth_sum_runs(double *total, const float *cop,
+                                        const int64_t *cell, Py_ssize_t count,
+                                        int nv, int block) {
+        if (nv <= 4) dpsynth_sum_runs_4(total, cop, cell, count, nv, block);
+        else if (nv <= 8) dpsynth_sum_runs_8(total, cop, cell, count, nv, block);
+        else dpsynth_sum_runs_16(total, cop, cell, count, nv, block);
+    }
+    """
+    void DPSYNTH_PREFETCH(const void *p) nogil
+    void dpsynth_sum_runs(double *total, const float *cop, const int64_t *cell,
+                          Py_ssize_t count, int nv, int block) nogil
 
-def descend(int32_t[:, ::1] records, double[::1] residual,
-            const int64_t[::1] entry_start, const int64_t[::1] entry_base,
-            const int64_t[::1] entry_step, const double[::1] entry_weight,
+
+cdef enum:
+    BLOCK = 32  # rows summed in float32 before adding to the float64 total
+    AHEAD = 8  # records prefetched ahead of the visit
+
+
+cdef inline int64_t _cell(const int32_t *row, int64_t start, const int32_t *column,
+                          const int64_t *step, Py_ssize_t width) noexcept nogil:
+    """``start + sum_o row[column[o]] * step[o]``, the flat index of a record's cell."""
+    cdef Py_ssize_t o
+    for o in range(width):
+        start += row[column[o]] * step[o]
+    return start
+
+
+cdef struct Layout:
+    # raw pointers to the arrays of :func:`descend` (see the module docstring)
+    int32_t *records
+    Py_ssize_t n_columns
+    double *residual
+    float *copies
+    const int64_t *target_base
+    const int32_t *target_column
+    const int64_t *target_step
+    const double *target_weight
+    Py_ssize_t target_width
+    const int64_t *target_start
+    const int64_t *target_entry
+    const int64_t *copy_step
+    const int64_t *entry_start
+    const int32_t *entry_column
+    const int64_t *entry_target
+    const int32_t *entry_position
+    const int64_t *entry_base
+    const int32_t *other_column
+    const int64_t *other_step
+    Py_ssize_t width
+    const int32_t *n_values
+    const uint8_t *allowed
+    const int64_t *value_base
+    const double *constant  # 2 * sum of the weights of the targets of a column
+    double *delta  # scratch: loss terms of every value of the visited column
+    int64_t *cell  # scratch: start of the run read, per entry
+
+
+cdef int64_t _sweep(const Layout *L, const int64_t *record_order, Py_ssize_t n,
+                    const int32_t *column_order, Py_ssize_t n_visited) noexcept nogil:
+    """One sweep of the descent; returns the number of moves."""
+    cdef Py_ssize_t t, jj, e, i, k, m, p, first, last
+    cdef Py_ssize_t d = L.n_columns, width = L.width, target_width = L.target_width
+    cdef int j, u, v, best_v, dv, nv
+    cdef int64_t c, c_new, vb, moves = 0
+    cdef double best, change, w, delta_u
+    cdef float old_value, new_value
+    cdef int32_t *rec
+    cdef double *res = L.residual
+    cdef float *cop = L.copies
+    cdef double *delta = L.delta
+    cdef int64_t *cell = L.cell
+    cdef const int64_t *base = L.entry_base
+    cdef const int32_t *ocol = L.other_column
+    cdef const int64_t *ostep = L.other_step
+    for jj in range(n_visited):
+        j = column_order[jj]
+        nv = L.n_values[j]
+        vb = L.value_base[j]
+        first = L.entry_start[j]
+        last = L.entry_start[j + 1]
+        for t in range(n):
+            if t + AHEAD < n:  # a record spans up to a few cache lines
+                rec = L.records + record_order[t + AHEAD] * d
+                for k in range(0, d, 16):
+                    DPSYNTH_PREFETCH(rec + k)
+                DPSYNTH_PREFETCH(rec + d - 1)
+            rec = L.records + record_order[t] * d
+            u = rec[j]
+            # pass 1: locate every entry's run of values, and prefetch it
+            if width == 2:
+                for e in range(first, last):
+                    c = (base[e] + rec[ocol[2 * e]] * ostep[2 * e]
+                         + rec[ocol[2 * e + 1]] * ostep[2 * e + 1])
+                    cell[e] = c
+                    DPSYNTH_PREFETCH(cop + c)
+            else:
+                for e in range(first, last):
+                    cell[e] = _cell(rec, base[e], ocol + e * width, ostep + e * width, width)
+                    DPSYNTH_PREFETCH(cop + cell[e])
+            # pass 2: sum the runs (float32 blocks, float64 total)
+            dpsynth_sum_runs(delta, cop, cell + first, last - first, nv, BLOCK)
+            best = 0.0
+            best_v = u
+            delta_u = delta[u]
+            for v in range(nv):
+                if v == u or not L.allowed[vb + v]:
+                    continue
+                change = 2.0 * (delta[v] - delta_u) + L.constant[j]
+                if change < best:
+                    best = change
+                    best_v = v
+            if best_v == u:
+                continue
+            # move: update the target's cells, then rewrite every copy of them
+            dv = best_v - u
+            for e in range(first, last):
+                m = L.entry_target[e]
+                p = L.entry_position[e]
+                w = L.target_weight[m]
+                c = _cell(rec, L.target_base[m], L.target_column + m * target_width,
+                          L.target_step + m * target_width, target_width)
+                c_new = c + dv * L.target_step[m * target_width + p]
+                res[c] -= 1.0
+                res[c_new] += 1.0
+                old_value = <float>(w * res[c])
+                new_value = <float>(w * res[c_new])
+                for i in range(L.target_start[m], L.target_start[m + 1]):
+                    k = L.target_entry[i]
+                    c = _cell(rec, base[k] + rec[L.entry_column[k]], ocol + k * width,
+                              ostep + k * width, width)
+                    cop[c] = old_value
+                    cop[c + dv * L.copy_step[i * target_width + p]] = new_value
+            rec[j] = best_v
+            moves += 1
+    return moves
+
+
+def descend(int32_t[:, ::1] records, double[::1] residual, float[::1] copies,
+            const int64_t[::1] target_base, const int32_t[:, ::1] target_column,
+            const int64_t[:, ::1] target_step, const double[::1] target_weight,
+            const int64_t[::1] target_start, const int64_t[::1] target_entry,
+            const int64_t[:, ::1] copy_step,
+            const int64_t[::1] entry_start, const int32_t[::1] entry_column,
+            const int64_t[::1] entry_target, const int32_t[::1] entry_position,
+            const int64_t[::1] entry_base,
             const int32_t[:, ::1] other_column, const int64_t[:, ::1] other_step,
             const int32_t[::1] n_values, const uint8_t[::1] allowed,
             const int64_t[::1] value_base, const int64_t[:, ::1] record_orders,
             const int32_t[:, ::1] column_orders):
     """Run ``len(record_orders)`` sweeps; returns the number of moves per sweep.
 
-    A record only moves to values with ``allowed[value_base[j] + v]`` set (the
-    values the aggregates released).
+    Sweep ``s`` visits the columns ``column_orders[s]`` in that order and,
+    for each, the records in the order ``record_orders[s]``.  A record only
+    moves to values with ``allowed[value_base[j] + v]`` set (the values the
+    aggregates released).  ``records``, ``residual`` and ``copies`` are
+    updated in place.  Raises ``ValueError`` unless every cell the descent
+    may touch lies in the arrays.
     """
     cdef Py_ssize_t n = records.shape[0], d = records.shape[1]
     cdef Py_ssize_t sweeps = record_orders.shape[0], n_entries = entry_base.shape[0]
-    cdef Py_ssize_t n_others = other_column.shape[1]
-    cdef Py_ssize_t sweep, t, jj, r, e, o
-    cdef int j, u, v, best_v, max_values = 1
-    cdef double best, change, w
-    cdef int64_t b, step, moves
+    cdef Py_ssize_t n_targets = target_base.shape[0]
+    cdef Py_ssize_t width = other_column.shape[1], target_width = target_column.shape[1]
+    cdef Py_ssize_t sweep, r, j, e, k, m, max_values = 1
+    cdef int64_t c
+    cdef Layout L
+    if record_orders.shape[1] != n or column_orders.shape[0] != sweeps:
+        raise ValueError("record_orders and column_orders must hold one order per sweep")
+    if n_values.shape[0] != d or entry_start.shape[0] != d + 1:
+        raise ValueError("n_values and entry_start must describe every column")
+    moves_arr = np.zeros(sweeps, dtype=np.int64)
+    if n == 0 or n_entries == 0 or column_orders.shape[1] == 0:
+        return moves_arr
+    if width == 0 or target_width == 0:
+        raise ValueError("other_column and target_column need at least one slot")
+    # the sweeps index with raw pointers: check every cell they may reach
     for j in range(d):
-        if n_values[j] > max_values:
-            max_values = n_values[j]
+        max_values = max(max_values, n_values[j])
+        if n_values[j] < 1 or entry_start[j] > entry_start[j + 1]:
+            raise ValueError("n_values and entry_start are inconsistent")
+    if entry_start[0] != 0 or entry_start[d] != n_entries:
+        raise ValueError("entry_start does not cover the entries")
+    for r in range(n):
+        for j in range(d):
+            if not 0 <= records[r, j] < n_values[j]:
+                raise ValueError("records hold a code outside range(n_values)")
+    for m in range(n_targets):
+        c = target_base[m]
+        for k in range(target_width):
+            if not 0 <= target_column[m, k] < d:
+                raise ValueError("target_column holds an unknown column")
+            c += (n_values[target_column[m, k]] - 1) * target_step[m, k]
+        if target_base[m] < 0 or c >= residual.shape[0]:
+            raise ValueError("residual is too small for the targets")
+    for e in range(n_entries):
+        if not 0 <= entry_column[e] < d or not 0 <= entry_target[e] < n_targets:
+            raise ValueError("entry_column or entry_target out of range")
+        c = entry_base[e] + n_values[entry_column[e]] - 1 + 15  # runs are read 16 at a time
+        for k in range(width):
+            if not 0 <= other_column[e, k] < d:
+                raise ValueError("other_column holds an unknown column")
+            c += (n_values[other_column[e, k]] - 1) * other_step[e, k]
+        if entry_base[e] < 0 or c >= copies.shape[0]:
+            raise ValueError("copies is too small (or not padded) for the entries")
+    for k in range(target_entry.shape[0]):
+        if not 0 <= target_entry[k] < n_entries:
+            raise ValueError("target_entry out of range")
     delta_arr = np.zeros(max_values, dtype=np.float64)
-    cdef double[::1] delta = delta_arr
-    cell_arr = np.zeros(max(n_entries, 1), dtype=np.int64)  # per-entry cell at value 0
-    cdef int64_t[::1] cell = cell_arr
+    cell_arr = np.zeros(n_entries, dtype=np.int64)
     constant_arr = np.zeros(d, dtype=np.float64)  # + 2 w for each pair of touched cells
+    cdef double[::1] delta = delta_arr
+    cdef int64_t[::1] cell = cell_arr
     cdef double[::1] constant = constant_arr
     for j in range(d):
         for e in range(entry_start[j], entry_start[j + 1]):
-            constant[j] += 2.0 * entry_weight[e]
-    moves_arr = np.zeros(sweeps, dtype=np.int64)
-    cdef int64_t[::1] moves_out = moves_arr
+            constant[j] += 2.0 * target_weight[entry_target[e]]
+    L.records = &records[0, 0]
+    L.n_columns = d
+    L.residual = &residual[0]
+    L.copies = &copies[0]
+    L.target_base = &target_base[0]
+    L.target_column = &target_column[0, 0]
+    L.target_step = &target_step[0, 0]
+    L.target_weight = &target_weight[0]
+    L.target_width = target_width
+    L.target_start = &target_start[0]
+    L.target_entry = &target_entry[0]
+    L.copy_step = &copy_step[0, 0]
+    L.entry_start = &entry_start[0]
+    L.entry_column = &entry_column[0]
+    L.entry_target = &entry_target[0]
+    L.entry_position = &entry_position[0]
+    L.entry_base = &entry_base[0]
+    L.other_column = &other_column[0, 0]
+    L.other_step = &other_step[0, 0]
+    L.width = width
+    L.n_values = &n_values[0]
+    L.allowed = &allowed[0]
+    L.value_base = &value_base[0]
+    L.constant = &constant[0]
+    L.delta = &delta[0]
+    L.cell = &cell[0]
+    cdef int64_t[::1] moves = moves_arr
     with nogil:
         for sweep in range(sweeps):
-            moves = 0
-            for t in range(n):
-                r = record_orders[sweep, t]
-                for jj in range(d):
-                    j = column_orders[sweep, jj]
-                    u = records[r, j]
-                    for v in range(n_values[j]):
-                        delta[v] = 0.0
-                    for e in range(entry_start[j], entry_start[j + 1]):
-                        b = entry_base[e]
-                        for o in range(n_others):
-                            if other_column[e, o] < 0:
-                                break
-                            b += records[r, other_column[e, o]] * other_step[e, o]
-                        cell[e] = b
-                        step = entry_step[e]
-                        w = 2.0 * entry_weight[e]
-                        for v in range(n_values[j]):
-                            delta[v] += w * residual[b + v * step]
-                    best = 0.0
-                    best_v = u
-                    for v in range(n_values[j]):
-                        if v == u or not allowed[value_base[j] + v]:
-                            continue
-                        change = delta[v] - delta[u] + constant[j]
-                        if change < best:
-                            best = change
-                            best_v = v
-                    if best_v == u:
-                        continue
-                    v = best_v
-                    for e in range(entry_start[j], entry_start[j + 1]):
-                        residual[cell[e] + u * entry_step[e]] -= 1.0
-                        residual[cell[e] + v * entry_step[e]] += 1.0
-                    records[r, j] = v
-                    moves += 1
-            moves_out[sweep] = moves
+            moves[sweep] = _sweep(&L, &record_orders[sweep, 0], n,
+                                  &column_orders[sweep, 0], column_orders.shape[1])
     return moves_arr
+
+
+def count_cells(const int32_t[:, ::1] columns, double[::1] counts,
+                const int64_t[::1] table_base, const int32_t[:, ::1] table_column,
+                const int64_t[:, ::1] table_step):
+    """Add a population's counts to flattened tables.
+
+    For every table ``m`` and record ``r``, adds 1 to ``counts[table_base[m] +
+    sum_o columns[table_column[m, o], r] * table_step[m, o]]``.  ``columns``
+    holds the records' codes column by column (shape ``(n_columns, n)``), so
+    that each table is counted in one pass over contiguous codes; unused
+    slots of ``table_column`` hold column 0 with step 0.
+    """
+    cdef Py_ssize_t n = columns.shape[1], n_tables = table_base.shape[0]
+    cdef Py_ssize_t width = table_column.shape[1], m, o, r
+    cdef const int32_t *c0
+    cdef const int32_t *c1
+    cdef const int32_t *c2
+    cdef int64_t s0, s1, s2
+    cdef double *out
+    cdef int64_t index
+    if n == 0 or n_tables == 0:
+        return
+    # the counting indexes with raw pointers: check every cell it may reach
+    largest_arr = np.asarray(columns).max(axis=1).astype(np.int64)
+    cdef int64_t[::1] largest = largest_arr
+    if np.asarray(columns).min() < 0:
+        raise ValueError("columns hold negative codes")
+    for m in range(n_tables):
+        index = table_base[m]
+        for o in range(width):
+            if not 0 <= table_column[m, o] < columns.shape[0]:
+                raise ValueError("table_column holds an unknown column")
+            index += largest[table_column[m, o]] * table_step[m, o]
+        if table_base[m] < 0 or index >= counts.shape[0]:
+            raise ValueError("counts is too small for the tables")
+    with nogil:
+        for m in range(n_tables):
+            out = &counts[table_base[m]]
+            if width > 3:
+                for r in range(n):
+                    index = 0
+                    for o in range(width):
+                        index += columns[table_column[m, o], r] * table_step[m, o]
+                    out[index] += 1.0
+                continue
+            # unused slots (step 0) point at column 0: they add nothing
+            c0 = &columns[table_column[m, 0], 0]
+            s0 = table_step[m, 0]
+            c1 = &columns[table_column[m, 1], 0] if width > 1 else c0
+            s1 = table_step[m, 1] if width > 1 else 0
+            c2 = &columns[table_column[m, 2], 0] if width > 2 else c0
+            s2 = table_step[m, 2] if width > 2 else 0
+            for r in range(n):
+                out[c0[r] * s0 + c1[r] * s1 + c2[r] * s2] += 1.0
