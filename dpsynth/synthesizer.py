@@ -105,6 +105,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         How columns become categorical codes; ``None`` means
         ``TableEncoder()``.  Declaring every column's ``categories`` makes the
         1-tuple universe public (see Notes).
+    n_jobs : int or None, default=None
+        Threads of ``sample`` with ``synthesis="marginal_matching"`` (one
+        population of at most 50,000 records per thread).  ``None`` means 1
+        unless in a :func:`joblib.parallel_config` context, ``-1`` all
+        processors.  The records do not depend on it.
     random_state : int, RandomState instance or None, default=None
         Seeds the noise of ``fit`` and the draws of ``sample``.  A fixed,
         known seed makes the noise reproducible by anyone, so it is for
@@ -165,8 +170,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                  fabrication_mode="uncontrolled",
                  number_of_records_epsilon_proportion=0.005,
                  weight_selection_percentile=95, use_synthetic_counts=False,
-                 synthesis="marginal_matching", encoder=None, random_state=None,
-                 verbose=0):
+                 synthesis="marginal_matching", encoder=None, n_jobs=None,
+                 random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.reporting_length = reporting_length
@@ -179,6 +184,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self.use_synthetic_counts = use_synthetic_counts
         self.synthesis = synthesis
         self.encoder = encoder
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -368,7 +374,13 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                     low_open=False, high_open=False)
         rng = _generator(self.random_state if random_state is None else random_state)
         if self.synthesis == "marginal_matching":
-            codes = MarginalMatcher(self.aggregates_).sample(target, rng)
+            n_jobs = self.n_jobs
+            if n_jobs is not None and (isinstance(n_jobs, bool)
+                                       or not isinstance(n_jobs, numbers.Integral)
+                                       or n_jobs == 0):
+                raise ValueError(f"n_jobs must be None or a non-zero integer (-1: all "
+                                 f"processors); got {n_jobs!r}.")
+            codes = MarginalMatcher(self.aggregates_, n_jobs=n_jobs).sample(target, rng)
             stats = {"n_records": codes.shape[0],
                      "empty_cell_share": float(np.mean(codes < 0)) if codes.size else 0.0}
             self._log(f"sampled {codes.shape[0]} records by marginal matching")

@@ -137,3 +137,218 @@ def test_unknown_synthesis_is_rejected():
     synth = DPMarginalSynthesizer(random_state=0).fit(frame)
     with pytest.raises(ValueError, match="aggregate_seeded"):
         synth.sample(exhaust_counts=True)
+
+
+# ---------------------------------------------------------------- fast kernel
+def _small_problem(seed, integer=True, n=40, four_way=False):
+    """Records and weighted 1-, 2- and 3-way (and 4-way) targets on 4 small columns."""
+    rng = np.random.default_rng(seed)
+    n_values = np.array([3, 2, 4, 3], dtype=np.int32)
+    records = np.column_stack([rng.integers(0, k, n) for k in n_values]).astype(np.int32)
+    spec = [((0,), 2.0), ((1,), 2.0), ((2,), 2.0), ((3,), 2.0), ((0, 1), 1.0), ((1, 3), 1.0),
+            ((2, 3), 1.0), ((0, 2, 3), 0.5), ((0, 1, 2), 0.5)]
+    if four_way:
+        spec.append(((3, 1, 0, 2), 0.25))
+    targets = []
+    for cols, weight in spec:
+        shape = tuple(int(n_values[c]) for c in cols)
+        table = rng.integers(0, 8, shape).astype(float)
+        if not integer:
+            table = table + rng.random(shape)
+        targets.append((cols, table, weight))
+    allowed = np.ones(n_values.sum(), dtype=np.uint8)
+    allowed[3] = 0  # value 0 of column 1 may be left but not written
+    return records, targets, n_values, allowed
+
+
+def _loss(records, targets):
+    loss = 0.0
+    for cols, table, weight in targets:
+        cells = np.ravel_multi_index(records[:, list(cols)].T, table.shape)
+        counts = np.bincount(cells, minlength=table.size).reshape(table.shape)
+        loss += weight * np.sum((counts - table) ** 2)
+    return loss
+
+
+def _run_kernel(records, targets, n_values, allowed, record_orders, column_orders):
+    from dpsynth._core import _matching
+    from dpsynth._marginal_matching import _layout
+
+    records = records.copy()
+    layout = _layout(records, targets)
+    value_base = np.concatenate([[0], np.cumsum(n_values)[:-1]]).astype(np.int64)
+    moves = _matching.descend(records, *layout, n_values, allowed, value_base,
+                              record_orders, column_orders)
+    return records, layout, moves
+
+
+def _reference_descent(records, targets, n_values, allowed, record_orders, column_orders):
+    """Pure numpy: each visit takes the value with the most negative loss change."""
+    records = records.copy()
+    value_base = np.concatenate([[0], np.cumsum(n_values)[:-1]])
+    moves = []
+    for sweep in range(len(record_orders)):
+        moves.append(0)
+        for j in column_orders[sweep]:
+            for r in record_orders[sweep]:
+                u = records[r, j]
+                current = _loss(records, targets)
+                best, best_v = 0.0, u
+                for v in range(n_values[j]):
+                    if v == u or not allowed[value_base[j] + v]:
+                        continue
+                    records[r, j] = v
+                    change = _loss(records, targets) - current
+                    records[r, j] = u
+                    if change < best:
+                        best, best_v = change, v
+                records[r, j] = best_v
+                moves[-1] += best_v != u
+    return records, np.array(moves)
+
+
+def _orders(seed, n, d, sweeps):
+    rng = np.random.default_rng(seed)
+    return (np.array([rng.permutation(n) for _ in range(sweeps)], dtype=np.int64),
+            np.array([rng.permutation(d) for _ in range(sweeps)], dtype=np.int32))
+
+
+@pytest.mark.parametrize("seed,four_way", [(0, False), (1, False), (2, False), (3, True)])
+def test_descend_kernel_matches_numpy_reference(seed, four_way):
+    # integer targets and power-of-two weights: every loss change is exact,
+    # so the kernel must take exactly the reference's moves
+    records, targets, n_values, allowed = _small_problem(seed, four_way=four_way)
+    record_orders, column_orders = _orders(seed, len(records), len(n_values), 3)
+    expected, expected_moves = _reference_descent(records, targets, n_values, allowed,
+                                                  record_orders, column_orders)
+    fitted, _, moves = _run_kernel(records, targets, n_values, allowed,
+                                   record_orders, column_orders)
+    np.testing.assert_array_equal(fitted, expected)
+    np.testing.assert_array_equal(moves, expected_moves)
+    assert moves[0] > 0
+
+
+@pytest.mark.parametrize("seed,four_way", [(0, False), (1, False), (2, True)])
+def test_descend_keeps_residual_and_copies_consistent(seed, four_way):
+    records, targets, n_values, allowed = _small_problem(seed, integer=False, n=60,
+                                                         four_way=four_way)
+    losses = [_loss(records, targets)]
+    for sweep in range(4):  # one sweep at a time: the loss never increases
+        record_orders, column_orders = _orders(seed + 10 * sweep, len(records),
+                                               len(n_values), 1)
+        records, layout, moves = _run_kernel(records, targets, n_values, allowed,
+                                             record_orders, column_orders)
+        losses.append(_loss(records, targets))
+        assert losses[-1] <= losses[-2] + 1e-9
+        assert (losses[-1] < losses[-2]) == (moves[0] > 0)
+        residual, copies, target_base = layout[:3]
+        entry_column, entry_target, entry_position, entry_base = layout[10:14]
+        for m, (cols, table, weight) in enumerate(targets):
+            cells = np.ravel_multi_index(records[:, list(cols)].T, table.shape)
+            expected = np.bincount(cells, minlength=table.size) - table.ravel()
+            exact = residual[target_base[m]:target_base[m] + table.size]
+            np.testing.assert_allclose(exact, expected, atol=1e-9)
+            for e in np.flatnonzero(entry_target == m):  # copy with its column innermost
+                order = [p for p in range(len(cols)) if p != entry_position[e]]
+                order.append(entry_position[e])
+                assert cols[entry_position[e]] == entry_column[e]
+                copy = (weight * exact.reshape(table.shape)).transpose(order).ravel()
+                np.testing.assert_array_equal(
+                    copies[entry_base[e]:entry_base[e] + table.size], copy.astype(np.float32))
+    assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("four_way", [False, True])
+def test_count_cells_matches_bincount(four_way):
+    from dpsynth._core import _matching
+    from dpsynth._marginal_matching import _layout
+
+    records, targets, _, _ = _small_problem(3, n=200, four_way=four_way)
+
+    layout = _layout(records, [(c, np.zeros_like(t), w) for c, t, w in targets])
+    residual, target_base = layout[0], layout[2]
+    for m, (cols, table, _) in enumerate(targets):
+        cells = np.ravel_multi_index(records[:, list(cols)].T, table.shape)
+        np.testing.assert_array_equal(residual[target_base[m]:target_base[m] + table.size],
+                                      np.bincount(cells, minlength=table.size))
+    counts = np.zeros(int(residual.size))
+    _matching.count_cells(np.ascontiguousarray(records.T), counts, *layout[2:5])
+    np.testing.assert_array_equal(counts, residual)
+
+
+def test_vectorised_denoising_matches_per_marginal():
+    from dpsynth._marginal_matching import _denoise_segments
+
+    rng = np.random.default_rng(0)
+    sizes = [30, 1, 50, 12]
+    segment = np.repeat(np.arange(len(sizes)), sizes)
+    prior = rng.integers(0, 6, segment.size).astype(float)  # population counts
+    truth = rng.poisson(prior + 3 * (segment == 2))
+    y = truth + rng.normal(0, 4.0, segment.size)
+    released = y > 2.0
+    released[segment == 3] = False  # only suppressed cells
+    estimate, kappa = _denoise_segments(prior, y, released, segment, len(sizes), 4.0, 2.0)
+    for s in range(len(sizes)):
+        rows = segment == s
+        expected, expected_kappa = denoise_censored(
+            prior[rows], y[rows], released[rows], np.ones(rows.sum(), dtype=bool), 4.0, 2.0,
+            return_scale=True)
+        np.testing.assert_allclose(estimate[rows], expected, rtol=1e-10, atol=1e-12)
+        assert kappa[s] == expected_kappa
+    exact, scale = _denoise_segments(prior, y, released, segment, len(sizes), 0.0, 0.5)
+    np.testing.assert_array_equal(exact, np.where(released, y, 0.0))
+    assert np.all(np.isinf(scale))
+
+
+def test_results_do_not_depend_on_n_jobs():
+    frame = _dependent_table(3000, seed=5)
+    aggregates = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame).aggregates_
+    samples = [MarginalMatcher(aggregates, max_population=300, n_jobs=n_jobs)
+               .sample(1000, np.random.default_rng(7)) for n_jobs in (1, 2, -1, None)]
+    for other in samples[1:]:
+        np.testing.assert_array_equal(samples[0], other)
+    assert samples[0].shape == (1000, frame.shape[1]) and samples[0].dtype == np.int32
+    # populations are built from distinct generators
+    again = MarginalMatcher(aggregates, max_population=300).sample(
+        1000, np.random.default_rng(8))
+    assert not np.array_equal(samples[0], again)
+
+
+def test_descend_kernel_rejects_inconsistent_layouts():
+    from dpsynth._core import _matching
+    from dpsynth._marginal_matching import _layout
+
+    records, targets, n_values, allowed = _small_problem(0)
+    record_orders, column_orders = _orders(0, len(records), len(n_values), 1)
+    value_base = np.concatenate([[0], np.cumsum(n_values)[:-1]]).astype(np.int64)
+
+    def run(records, layout):
+        return _matching.descend(records, *layout, n_values, allowed, value_base,
+                                 record_orders, column_orders)
+
+    layout = _layout(records, targets)
+    with pytest.raises(ValueError, match="padded"):
+        run(records.copy(), (layout[0], layout[1][:-16]) + layout[2:])
+    with pytest.raises(ValueError, match="residual"):
+        run(records.copy(), (layout[0][:-1],) + layout[1:])
+    bad = records.copy()
+    bad[5, 2] = n_values[2]
+    with pytest.raises(ValueError, match="records"):
+        run(bad, layout)
+    with pytest.raises(ValueError, match="counts"):
+        _matching.count_cells(np.ascontiguousarray(records.T), np.zeros(3), *layout[2:5])
+
+
+def test_synthesizer_n_jobs_gives_the_same_records():
+    # 120,000 records are three populations of at most 50,000
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(_dependent_table())
+    serial = synth.sample(120_000)
+    threaded = synth.set_params(n_jobs=2).sample(120_000)
+    pd.testing.assert_frame_equal(serial, threaded)
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "2", True])
+def test_synthesizer_rejects_bad_n_jobs(n_jobs):
+    synth = DPMarginalSynthesizer(n_jobs=n_jobs, random_state=0).fit(_dependent_table())
+    with pytest.raises(ValueError, match="n_jobs must be None or a non-zero integer"):
+        synth.sample(10)
