@@ -5,7 +5,7 @@ three it drops, made categorical with public codes or bins: ``INDP`` (industry
 codes), ``PWGTP`` and ``WGTP`` (sampling weights, binned at fixed edges).
 Prints fit time, sample time (optional) and peak memory.  Usage::
 
-    python -m benchmarks.run_large [--rows 1000000] [--sample]
+    python -m benchmarks.run_large [--rows 1000000] [--sample] [--n-jobs N]
 """
 
 import argparse
@@ -40,10 +40,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--sample", action="store_true", help="also sample n_records_ rows")
+    parser.add_argument("--n-jobs", type=int, default=None,
+                        help="sampling threads (-1: all processors; default 1)")
     args = parser.parse_args(argv)
     table = load_wide_table(args.rows)
     print(f"table: {table.shape[0]} rows x {table.shape[1]} columns", flush=True)
-    synth = DPMarginalSynthesizer(epsilon=4.0, reporting_length=3, random_state=0, verbose=1)
+    synth = DPMarginalSynthesizer(epsilon=4.0, reporting_length=3, n_jobs=args.n_jobs,
+                                  random_state=0, verbose=1)
     start = time.perf_counter()
     synth.fit(table)
     print(f"fit: {time.perf_counter() - start:.1f} s, {synth.aggregates_}", flush=True)

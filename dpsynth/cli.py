@@ -322,7 +322,8 @@ def _fit(args, frame):
     """Fit a synthesizer on ``frame`` with the command's options, showing progress."""
     synthesizer = DPMarginalSynthesizer(
         epsilon=args.epsilon, delta=args.delta, reporting_length=args.reporting_length,
-        encoder=_encoder(args, frame), random_state=args.seed, verbose=1)
+        encoder=_encoder(args, frame), n_jobs=getattr(args, "n_jobs", None),
+        random_state=args.seed, verbose=1)
     steps = max(min(args.reporting_length, frame.shape[1]), 1) + (args.command == "synthesize")
     synthetic = None
     with _Progress(steps, verbose=args.verbose):
@@ -369,7 +370,7 @@ def _cmd_sample(args):
         raise CommandError(f"aggregates file not found: {args.aggregates}")
     aggregates = DPAggregates.load(args.aggregates)
     synthesizer = DPMarginalSynthesizer.from_aggregates(aggregates, random_state=args.seed,
-                                                         verbose=1)
+                                                         n_jobs=args.n_jobs, verbose=1)
     with _Progress(1, verbose=args.verbose):
         synthetic = _as_table(synthesizer.sample(args.n_samples))
     _write_csv(synthetic, args.output)
@@ -520,6 +521,12 @@ def _add_encoding(group):
                             "absent from every combination (as in SDS)")
 
 
+def _add_jobs(parser):
+    parser.add_argument("-j", "--n-jobs", type=int, default=None, metavar="N",
+                        help="sampling threads, -1 for all processors (default: 1); "
+                             "the records do not depend on it")
+
+
 def _add_reporting(parser, verbose_help):
     if verbose_help is not None:
         parser.add_argument("-v", "--verbose", action="store_true", help=verbose_help)
@@ -557,6 +564,7 @@ def _build_parser():
                          help="also save the DP aggregates (.json, or .csv)")
     command.add_argument("-n", "--n-samples", type=int, default=None, metavar="N",
                          help="number of synthetic records (default: the DP record count)")
+    _add_jobs(command)
     command.set_defaults(func=_cmd_synthesize)
 
     command = _add_fitting_command(
@@ -574,6 +582,7 @@ def _build_parser():
     command.add_argument("-n", "--n-samples", type=int, default=None, metavar="N",
                          help="number of records (default: the DP record count)")
     command.add_argument("--seed", type=int, default=None, help="random seed")
+    _add_jobs(command)
     _add_force(command)
     _add_reporting(command, "print a line about the sampling run")
     command.set_defaults(func=_cmd_sample)

@@ -204,6 +204,18 @@ def test_sample_defaults_to_the_dp_record_count(capsys, work, table_csv):
     assert len(pd.read_csv("out.csv")) == DPAggregates.load("agg.json").n_records
 
 
+def test_sample_threads_give_the_same_records(capsys, work, table_csv):
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS, "--seed", 0)[0] == 0
+    for jobs, output in (("1", "one.csv"), ("2", "two.csv")):
+        code, _, err = run(capsys, "sample", "agg.json", "-n", 60_000, "-j", jobs,
+                           "-o", output, "--seed", 1)
+        assert code == 0, err
+    pd.testing.assert_frame_equal(pd.read_csv("one.csv"), pd.read_csv("two.csv"))
+    code, _, err = run(capsys, "sample", "agg.json", "-j", 0, "-o", "zero.csv")
+    assert code == 1 and "n_jobs must be None or a non-zero integer" in err
+    assert not Path("zero.csv").exists()
+
+
 def test_sample_joins_a_target_column(capsys, work):
     from dpsynth import DPMarginalSynthesizer
 
