@@ -3,13 +3,19 @@
 For every dataset and epsilon (R = 3, SDS defaults) it runs, each in a child
 process so that peak memory is measured per run:
 
-- ``dpsynth``: one fit (DP aggregates), then ``sample`` with
-  ``synthesis="marginal_matching"`` (the default) and ``"aggregate_seeded"``
-  (SDS's sampler, complete records);
-- ``dpsynth`` with ``accuracy_mode="prioritize_short"`` (more of the budget on
-  short combinations, which marginal matching uses most);
-- ``dpsynth-absent``: the SDS parity mode, ``TableEncoder(missing="absent")``
-  with the aggregate-seeded sampler (empty cells allowed, like pac-synth);
+- ``dpsynth default``: the defaults, ``synthesis="marginal_matching"`` with
+  ``accuracy_mode="auto"``, which resolves to ``"prioritize_short"`` (more of
+  the budget on short combinations, which marginal matching uses most);
+- ``dpsynth default, categories declared``: the same with every column's
+  observed values declared as public categories, which MST gets from
+  smartnoise for free (no set-union threshold at length 1);
+- ``dpsynth (..., prioritize_long)``: one fit with SDS's budget split (its
+  aggregates are compared with pac-synth's), then ``sample`` with
+  ``"aggregate_seeded"`` (SDS's sampler, complete records) and
+  ``"marginal_matching"``;
+- ``dpsynth (..., absent)``: the SDS parity mode,
+  ``TableEncoder(missing="absent")`` with the aggregate-seeded sampler (empty
+  cells allowed, like pac-synth);
 - ``pac-synth`` (SDS's Rust core) with the same parameters;
 - ``independent``: exact 1-way marginals, columns independent (a non-private
   reference point).
@@ -26,7 +32,10 @@ the mean total variation distance of all 1-, 2- and 3-way marginals
 (:func:`dpsynth.metrics.marginal_tvd`), the NIST k-marginal score
 (:func:`dpsynth.metrics.k_marginal_score`), the share of empty cells and, for
 the aggregate-seeded sampler, the share of records (and cells) completed by
-its fallback rule.
+its fallback rule.  A last table checks issue #5's targets for the default:
+synthetic 2-/3-way MAE over the DP aggregates' own, and whether it beats
+independent columns (2-/3-way TVD, k-marginal), pac-synth (every metric) and
+MST (TVD, where a reference run exists).
 
 Usage, from the repository root, in an environment with dpsynth, pac-synth and
 the reference requirements installed (``benchmarks/README.md``)::
@@ -59,9 +68,13 @@ _RESULTS = Path(__file__).parent / "results"
 
 
 def run_dpsynth(df, epsilon=4.0, reporting_length=3, seed=0, missing="category",
-                syntheses=("marginal_matching", "aggregate_seeded"),
-                accuracy_mode="prioritize_long"):
+                syntheses=("marginal_matching",), accuracy_mode="auto",
+                declare_categories=False):
     """Fit dpsynth once and sample with each synthesis method.
+
+    ``declare_categories=True`` declares every column's observed values as its
+    public category list, the information MST gets from smartnoise (which
+    takes category sets from the data).
 
     Returns
     -------
@@ -70,9 +83,13 @@ def run_dpsynth(df, epsilon=4.0, reporting_length=3, seed=0, missing="category",
         and, per synthesis method, ``{"sample_seconds", "synthetic"}`` under
         ``samples``.
     """
+    categories = "auto"
+    if declare_categories:
+        categories = {c: sorted(df[c].dropna().unique().tolist()) for c in df.columns}
     synth = DPMarginalSynthesizer(epsilon=epsilon, reporting_length=reporting_length,
                                   accuracy_mode=accuracy_mode,
-                                  encoder=TableEncoder(missing=missing), random_state=seed)
+                                  encoder=TableEncoder(missing=missing, categories=categories),
+                                  random_state=seed)
     start = time.perf_counter()
     synth.fit(df)
     fit_seconds = time.perf_counter() - start
@@ -142,22 +159,30 @@ def independent_columns(real, seed=0):
                          for c in real.columns})
 
 
-# (label, extra run_dpsynth arguments) of every dpsynth configuration; the
-# first one's aggregates are compared with pac-synth's
+DEFAULT_LABEL = "dpsynth default (marginal_matching, prioritize_short)"
+
+# (label, label of its aggregates or None, extra run_dpsynth arguments) of
+# every dpsynth configuration
 DPSYNTH_CONFIGS = [
-    ("dpsynth ({synthesis})", {}),
-    ("dpsynth ({synthesis}, prioritize_short)",
-     {"syntheses": ("marginal_matching",), "accuracy_mode": "prioritize_short"}),
-    ("dpsynth ({synthesis}, absent)", {"syntheses": ("aggregate_seeded",), "missing": "absent"}),
+    (DEFAULT_LABEL, "dpsynth default (prioritize_short)", {}),
+    ("dpsynth default, categories declared (as MST)", None, {"declare_categories": True}),
+    ("dpsynth ({synthesis}, prioritize_long)", "dpsynth (prioritize_long, as SDS)",
+     {"syntheses": ("aggregate_seeded", "marginal_matching"),
+      "accuracy_mode": "prioritize_long"}),
+    ("dpsynth ({synthesis}, prioritize_long, absent)", None,
+     {"syntheses": ("aggregate_seeded",), "accuracy_mode": "prioritize_long",
+      "missing": "absent"}),
 ]
 
 
-def _record(common, method, run, fit_seconds, sample, real, exact, aggregates=None):
+def _record(common, method, run, fit_seconds, sample, real, exact, aggregates=None,
+            aggregates_label=None):
     record = {**common, "method": method, "fit_seconds": fit_seconds,
               "sample_seconds": sample["sample_seconds"], "peak_rss_mb": run["peak_rss_mb"],
               **synthetic_metrics(real, sample["synthetic"], exact, sample["empty_cell_share"])}
     if aggregates is not None:
         record["aggregates"] = aggregate_errors(aggregates, exact, REPORTING_LENGTH)
+        record["aggregates_label"] = aggregates_label or method
     if "fallback_record_share" in sample.get("stats", {}):
         record["fallback_record_share"] = sample["stats"]["fallback_record_share"]
         record["fallback_cell_share"] = sample["stats"]["fallback_cell_share"]
@@ -175,13 +200,15 @@ def run(datasets, epsilons, seed=0):
         for epsilon in epsilons:
             print(f"{dataset_name}, epsilon {epsilon}", flush=True)
             common = {"dataset": dataset_name, "epsilon": epsilon}
-            for index, (label, options) in enumerate(DPSYNTH_CONFIGS):
+            for label, aggregates_label, options in DPSYNTH_CONFIGS:
                 dp = measure("run_dpsynth", dataset_name, epsilon=epsilon,
                              reporting_length=REPORTING_LENGTH, seed=seed, **options)
-                for synthesis, sample in dp["samples"].items():
+                for index, (synthesis, sample) in enumerate(dp["samples"].items()):
+                    with_aggregates = index == 0 and aggregates_label is not None
                     records.append(_record(
                         common, label.format(synthesis=synthesis), dp, dp["fit_seconds"],
-                        sample, real, exact, dp["aggregates"] if index == 0 else None))
+                        sample, real, exact, dp["aggregates"] if with_aggregates else None,
+                        aggregates_label))
             pac = measure("run_pacsynth", dataset_name, epsilon=epsilon,
                           reporting_length=REPORTING_LENGTH, seed=seed)
             records.append(_record(common, "pac-synth", pac, pac["fit_seconds"], pac, real,
@@ -213,11 +240,11 @@ def markdown(records):
              "DP aggr. suppr. % 1/2/3 | DP aggr. fabr. % 1/2/3 |",
              "|---|---|---|---|---|---|---|---|"]
     for r in records:
-        if "aggregates" not in r or "aggregate_seeded)" in r["method"]:
+        if "aggregates" not in r:
             continue
         a = r["aggregates"]
         lines.append(
-            f"| {r['dataset']} | {r['epsilon']:g} | {r['method'].split(' (')[0]} | "
+            f"| {r['dataset']} | {r['epsilon']:g} | {r.get('aggregates_label', r['method'])} | "
             f"{_fmt(r['fit_seconds'])} | {_fmt(r['peak_rss_mb'], 0)} | "
             + " / ".join(_fmt(a[k]["mae"]) for k in "123") + " | "
             + " / ".join(_fmt(a[k]["suppressed_pct"]) for k in "123") + " | "
@@ -238,7 +265,43 @@ def markdown(records):
             + (" / ".join(_fmt(errors[k]["mae"]) for k in "123") if errors else "-") + " | "
             + " / ".join(_fmt(r["tvd"][k], 3) for k in "123") + " | "
             + (_fmt(r.get("k_marginal"), 0) if r.get("k_marginal") else "-") + " |")
-    return "\n".join(lines)
+    return "\n".join(lines + [""] + target_lines(records))
+
+
+def _better(ours, theirs, higher_is_better=False):
+    """``yes``/``no`` for strictly better, ``-`` when a number is missing."""
+    if ours is None or theirs is None:
+        return "-"
+    return "yes" if (ours > theirs if higher_is_better else ours < theirs) else "no"
+
+
+def target_lines(records):
+    """Issue #5's targets for the default synthesis, one row per dataset and epsilon."""
+    lines = ["| data | eps | synthetic / DP aggr. MAE 2, 3 (target <= 1.5) | "
+             "better than independent (TVD 2, 3, k-marginal) | "
+             "better than pac-synth (MAE 1/2/3, TVD 1/2/3, k-marginal) | "
+             "better than MST (TVD 1/2/3) |",
+             "|---|---|---|---|---|---|"]
+    find = {(r["dataset"], r["epsilon"], r["method"]): r for r in records}
+    for r in records:
+        if r["method"] != DEFAULT_LABEL:
+            continue
+        data, eps = r["dataset"], r["epsilon"]
+        ind = find.get((data, None, "independent"), {})
+        pac = find.get((data, eps, "pac-synth"), {})
+        mst = find.get((data, eps, "MST"), {})
+        ratios = " / ".join(_fmt(r["errors"][k]["mae"] / r["aggregates"][k]["mae"], 2)
+                            for k in "23")
+        vs_ind = [_better(r["tvd"][k], ind.get("tvd", {}).get(k)) for k in "23"]
+        vs_ind.append(_better(r.get("k_marginal"), ind.get("k_marginal"), True))
+        vs_pac = [_better(r["errors"][k]["mae"], pac["errors"][k]["mae"]) if pac else "-"
+                  for k in "123"]
+        vs_pac += [_better(r["tvd"][k], pac.get("tvd", {}).get(k)) for k in "123"]
+        vs_pac.append(_better(r.get("k_marginal"), pac.get("k_marginal"), True))
+        vs_mst = [_better(r["tvd"][k], mst.get("tvd", {}).get(k)) for k in "123"]
+        lines.append(f"| {data} | {eps:g} | {ratios} | {' / '.join(vs_ind)} | "
+                     f"{' / '.join(vs_pac)} | {' / '.join(vs_mst)} |")
+    return lines
 
 
 def main(argv=None):
