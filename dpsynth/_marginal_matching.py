@@ -97,32 +97,18 @@ def denoise_censored(prior, y, released, candidate, noise, threshold, return_sca
         out[candidate] = 0.0
         out[released] = y[released]
         return (out, np.inf) if return_scale else out
-    rel = released & candidate
-    sup = candidate & ~released
-    if not (rel.any() or sup.any()):
-        return (out, 0.0) if return_scale else out
-    m_rel, y_rel, m_sup = prior[rel], y[rel], prior[sup]
-    best, best_ll = _KAPPAS[0], -np.inf
-    for kappa in _KAPPAS:  # maximise the marginal likelihood over the prior scale
-        var_rel = kappa * (m_rel + 1.0) + noise**2
-        var_sup = kappa * (m_sup + 1.0) + noise**2
-        ll = -0.5 * np.sum(np.log(var_rel) + (y_rel - m_rel) ** 2 / var_rel)
-        ll += np.sum(log_ndtr((threshold - m_sup) / np.sqrt(var_sup)))
-        if ll > best_ll:
-            best, best_ll = kappa, ll
-    v_rel = best * (m_rel + 1.0)
-    out[rel] = m_rel + v_rel / (v_rel + noise**2) * (y_rel - m_rel)
-    v_sup = best * (m_sup + 1.0)
-    scale = np.sqrt(v_sup + noise**2)
-    z = (threshold - m_sup) / scale
-    inverse_mills = np.exp(-0.5 * z**2 - log_ndtr(z)) / np.sqrt(2 * np.pi)
-    out[sup] = m_sup - v_sup / scale * inverse_mills
-    out = np.maximum(out, 0.0)
-    return (out, best) if return_scale else out
+    cells = np.flatnonzero(candidate)  # one marginal: a single segment
+    estimate, kappa = _denoise_segments(out[cells], y[cells], released[cells],
+                                        np.zeros(cells.size, dtype=np.int64), 1, noise, threshold)
+    out[cells] = estimate
+    return (out, float(kappa[0])) if return_scale else out
 
 
 def _denoise_segments(prior, y, released, segment, n_segments, noise, threshold):
-    """:func:`denoise_censored` of many marginals at once, on their candidate cells.
+    """Empirical-Bayes posterior means of many marginals at once, on their candidate cells.
+
+    The estimator of :func:`denoise_censored` (which calls this with one
+    segment), with one prior scale per marginal.
 
     Parameters
     ----------
