@@ -7,10 +7,12 @@ records from those marginals alone.
 """
 
 from ._version import __version__
+from .accounting import PrivacySpent
 from .aggregates import DPAggregates
 from .exceptions import PrivacyLeakWarning
 from .model_selection import TrainOnSynthetic
+from .schema import Column, Schema
 from .synthesizer import DPMarginalSynthesizer
 
-__all__ = ["__version__", "DPAggregates", "DPMarginalSynthesizer", "PrivacyLeakWarning",
-           "TrainOnSynthetic"]
+__all__ = ["__version__", "Column", "DPAggregates", "DPMarginalSynthesizer", "PrivacyLeakWarning",
+           "PrivacySpent", "Schema", "TrainOnSynthetic"]

@@ -11,8 +11,8 @@ Everything here is computed from the *real* data: these numbers are not a
 differentially private release.
 """
 
+from collections.abc import Mapping
 import base64
-import copy
 import datetime
 import html
 import io
@@ -57,16 +57,16 @@ def binned_view(X, encoder):
         missing.
     """
     names = list(encoder.feature_names_in_)
-    lenient = copy.copy(encoder).set_params(handle_unknown="missing")
+    lenient = type(encoder).from_schema(encoder.schema_, handle_unknown="missing")
     codes = lenient.transform(X[names])
     view = X.copy()
-    for j, column in enumerate(encoder.columns_):
-        if "binning" not in column:
+    for j, column in enumerate(encoder.schema_):
+        if column.binning is None:
             continue
-        labels = np.array(list(column["values"]) + [None], dtype=object)
+        labels = np.array(list(column.values) + [None], dtype=object)
         # the missing code is len(values) ("category") or -1 ("absent"): both -> None
-        view[column["name"]] = pd.Categorical(labels[codes[:, j]],
-                                              categories=column["values"], ordered=True)
+        view[column.name] = pd.Categorical(labels[codes[:, j]],
+                                           categories=list(column.values), ordered=True)
     return view
 
 
@@ -319,7 +319,7 @@ def _privacy_section(privacy):
     overview = pd.DataFrame(rows, columns=["parameter", "value"]).astype({"value": object})
     per_length = {name: privacy[name] for name in
                   ("contribution_bounds", "noise_scales", "thresholds", "n_candidates")
-                  if isinstance(privacy.get(name), dict)}
+                  if isinstance(privacy.get(name), Mapping)}
     parts = ["<h2>Privacy</h2>", _table(overview)]
     if per_length:
         frame = pd.DataFrame(per_length).rename_axis("length").reset_index()

@@ -94,7 +94,7 @@ def test_synthesize_default_size_and_options(capsys, work, table_csv):
     assert aggregates.reporting_length == 2
     assert aggregates.privacy["epsilon"] == 8
     assert aggregates.privacy["delta"] == 1e-6
-    assert len(aggregates.encoder.columns_[2]["values"]) == 5  # age in 5 bins
+    assert len(aggregates.schema[2].values) == 5  # age in 5 bins
     assert len(pd.read_csv("out.csv")) == aggregates.n_records
     assert "epsilon 8, delta 1e-06" in out
 
@@ -113,7 +113,7 @@ def test_categories_file_makes_the_universe_public(capsys, work, table_csv):
     assert code == 0, err
     aggregates = DPAggregates.load("agg.json")
     assert aggregates.privacy["public_universe"] is True
-    assert aggregates.encoder.columns_[0]["values"] == ["red", "green", "blue", "purple"]
+    assert aggregates.schema[0].values == ("red", "green", "blue", "purple")
 
 
 def test_categories_are_read_in_the_column_type(capsys, work):
@@ -124,7 +124,7 @@ def test_categories_are_read_in_the_column_type(capsys, work):
     code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json",
                        "--categories", "cats.json")
     assert code == 0, err
-    assert DPAggregates.load("agg.json").encoder.columns_[0]["values"] == [1, 2, 3, 4, 5]
+    assert DPAggregates.load("agg.json").schema[0].values == (1, 2, 3, 4, 5)
 
 
 def test_na_values_make_a_numeric_column(capsys, work):

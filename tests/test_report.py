@@ -54,7 +54,7 @@ def test_binned_view_uses_bin_labels():
     X["age"] = X["age"].astype("Int64")
     encoder = TableEncoder(bounds={"age": (0, 99)}, n_bins=3).fit(X[["age"]])
     view = binned_view(X, encoder)
-    labels = encoder.columns_[0]["values"]
+    labels = list(encoder.schema_[0].values)
     assert view["age"].dtype == pd.CategoricalDtype(labels, ordered=True)
     assert view["age"].tolist()[:3] == [labels[0], labels[1], labels[2]]
     assert pd.isna(view["age"].iloc[3])
@@ -67,8 +67,8 @@ def test_binned_view_tolerates_unknown_categories():
     encoder = TableEncoder(bounds={"hours": (0, 100)}, n_bins=2).fit(X)
     other = pd.DataFrame({"hours": [90, 1], "kind": ["w", "u"]})  # "w" unseen at fit
     view = binned_view(other, encoder)
-    assert view["hours"].tolist() == [encoder.columns_[0]["values"][1],
-                                      encoder.columns_[0]["values"][0]]
+    assert view["hours"].tolist() == [list(encoder.schema_[0].values)[1],
+                                      list(encoder.schema_[0].values)[0]]
     assert view["kind"].tolist() == ["w", "u"]
 
 
