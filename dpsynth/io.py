@@ -755,8 +755,9 @@ def _convert(series, column, path, first_line):
                 f"{first_line + int(np.flatnonzero(fractional)[0])}: the field is not an "
                 "integer, as the column is declared int64; declare it as decimal "
                 "numbers ({float_hint})",
-                float_hint=("dtype \"float64\"", "write its --bounds with a decimal point, "
-                            "e.g. 0.0:100, or \"dtype\": \"float64\" in the schema"))
+                float_hint=("dtype \"float64\"", "write its bounds with a decimal point, "
+                            f"--bounds {column.name}=LO.0:HI, or give it \"dtype\": "
+                            "\"float64\" in the --schema file"))
         integers = np.where(np.isnan(values), 0, values).astype(np.int64)
         if missing.any():
             return pd.Series(pd.arrays.IntegerArray(integers, missing.copy()),
