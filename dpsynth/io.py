@@ -40,8 +40,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-__all__ = ["ColumnDeclaration", "Declaration", "InputFileError", "load_declaration",
-           "read_csv"]
+__all__ = ["ColumnDeclaration", "Declaration", "InputFileError", "check_values",
+           "load_declaration", "looks_numeric", "read_csv", "read_header"]
 
 _SEPARATORS = ",;\t|"
 _SAMPLE_LINES = 50
@@ -245,12 +245,7 @@ class Declaration:
                 continue
             mine = self[column.name]
             if mine != column:
-                merged = _merge_column(mine, column)
-                if merged is None:
-                    raise ValueError(
-                        f"column {column.name!r} is declared differently in {names[0]} "
-                        f"and {names[1]}; declare it in one place")
-                columns[columns.index(mine)] = merged
+                columns[columns.index(mine)] = _merge_column(mine, column, names)
         if self.missing_values is None and other.missing_values is None:
             missing = None
         else:
@@ -315,23 +310,34 @@ class Declaration:
         return document
 
 
-def _merge_column(a, b):
-    """One declaration of a column declared twice, if the two agree."""
+def _merge_column(a, b, names):
+    """One declaration of a column declared in two places; ValueError if they disagree."""
     if a.kind != b.kind:
         # "--bounds age=0:100" and "--categories" with numbers for age: the
-        # encoder keeps declared categories (in the numeric dtype)
+        # encoder keeps the declared categories, in the numeric dtype
         numeric, other = (a, b) if a.kind == "numeric" else (b, a)
-        if other.categories is None or other.dtype == "str":
-            return None
-        return replace(numeric, kind="categorical", categories=other.categories)
+        if other.categories is None:
+            raise ValueError(f"column {a.name!r} is declared numeric in one of {names[0]} "
+                             f"and {names[1]} and categorical in the other; declare it "
+                             "once")
+        where = f"category of the numeric column {a.name!r}"
+        categories = []
+        for value in other.categories:
+            try:
+                categories.append(_coerce_category(value, numeric.dtype, where))
+            except ValueError:
+                raise ValueError(f"{value!r} of the numeric column {a.name!r} is not a "
+                                 f"number (it is declared numeric in {names[0]} or "
+                                 f"{names[1]})") from None
+        return replace(numeric, kind="categorical", bounds=None, n_bins=None,
+                       categories=tuple(categories))
     fields = {}
-    for key in ("bounds", "categories", "n_bins", "special_values"):
+    for key in ("bounds", "categories", "n_bins", "special_values", "dtype"):
         x, y = getattr(a, key), getattr(b, key)
         if x is not None and y is not None and x != y:
-            return None
+            raise ValueError(f"column {a.name!r} has different {key} in {names[0]} and "
+                             f"{names[1]}; declare it in one place")
         fields[key] = x if x is not None else y
-    if a.dtype != b.dtype:
-        return None
     return replace(a, **fields)
 
 
@@ -566,6 +572,37 @@ def _check_header(path, header, sep, sample, explicit_sep):
             "not a header of column names; add a header row, or pass {no_header} to "
             "name the columns column_1, column_2, ... (or after the schema's columns)",
             no_header=_NO_HEADER_OPTION)
+
+
+def read_header(path, *, sep=None, header=True):
+    """The column names of a CSV file, checked as :func:`read_csv` checks them.
+
+    Parameters
+    ----------
+    path : str or path-like
+    sep : str, default=None
+        The separator; None detects it.
+    header : bool, default=True
+        False: the file has no header row; the names are then ``column_1``,
+        ``column_2``, ...
+
+    Returns
+    -------
+    list of str
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InputFileError(f"input file not found: {path}")
+    if os.path.isdir(path):
+        raise InputFileError(f"{path} is a directory, not a CSV file")
+    sample = _sample_text(path)
+    explicit = sep is not None
+    sep = _detect_separator(sample) if sep is None else sep
+    first = _header(path, sample, sep)
+    if not header:
+        return [f"column_{i + 1}" for i in range(len(first))]
+    _check_header(path, first, sep, sample, explicit)
+    return first
 
 
 def _select(header, columns, drop, path):

@@ -2,6 +2,7 @@
 
 import io
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -14,9 +15,11 @@ import pytest
 
 from dpsynth import DPAggregates
 from dpsynth import cli
-from dpsynth.cli import main
+from dpsynth.cli import _common, main
+from dpsynth.cli._progress import show_progress
+from dpsynth.utils._progress import log_progress
 
-BOUNDS = ["--bounds", "age=0:100", "income=0:200000"]
+BOUNDS = ["--bounds", "age=0:100", "income=0.0:200000"]
 
 
 @pytest.fixture(scope="module")
@@ -116,15 +119,20 @@ def test_categories_file_makes_the_universe_public(capsys, work, table_csv):
     assert aggregates.encoder.columns_[0]["values"] == ["red", "green", "blue", "purple"]
 
 
-def test_categories_are_read_in_the_column_type(capsys, work):
-    pd.DataFrame({"rooms": [1, 2, 3, 4] * 50, "kind": [10, 20] * 100}).to_csv(
+def test_categories_declare_the_column_type(capsys, work):
+    pd.DataFrame({"rooms": [1, 2, 3, 4] * 50, "zip": ["02139", "10001"] * 100}).to_csv(
         "in.csv", index=False)
-    Path("cats.json").write_text(json.dumps({"rooms": ["1", "2", "3", "4", "5"],
-                                             "kind": [10, 20]}))
-    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json",
-                       "--categories", "cats.json")
+    Path("cats.json").write_text(json.dumps({"rooms": [1, 2, 3, 4, 5],
+                                             "zip": ["02139", "10001", "94110"]}))
+    code, _, err = run(capsys, "synthesize", "in.csv", "-o", "out.csv", "--seed", 0,
+                       "--categories", "cats.json", "--aggregates-out", "agg.json")
     assert code == 0, err
-    assert DPAggregates.load("agg.json").encoder.columns_[0]["values"] == [1, 2, 3, 4, 5]
+    columns = DPAggregates.load("agg.json").encoder.columns_
+    assert columns[0]["values"] == [1, 2, 3, 4, 5]  # JSON numbers: a numeric column
+    assert columns[1]["values"] == ["02139", "10001", "94110"]  # text stays text
+    text = pd.read_csv("out.csv", dtype=str, keep_default_na=False)
+    assert set(text["zip"]) <= {"02139", "10001", "94110"}  # leading zeros kept
+    assert set(text["rooms"]) <= {"1", "2", "3", "4", "5"}
 
 
 def test_na_values_make_a_numeric_column(capsys, work):
@@ -172,12 +180,13 @@ def test_quantile_binning_option_errors(capsys, work, table_csv, options, fragme
     assert listing(work) == []
 
 
-def test_many_valued_integer_column_gets_a_note(capsys, work, table_csv):
+def test_many_valued_integer_column_gets_a_data_free_note(capsys, work, table_csv):
     code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json",
-                       "--bounds", "income=0:200000")
+                       "--bounds", "income=0.0:200000")
     assert code == 0, err
-    assert "note: column 'age' has" in err
-    assert "--bounds age=LO:HI" in err
+    assert "note: column 'age' holds many distinct integers" in err
+    assert "--bounds age=LO:HI" in err and "--drop age" in err
+    assert not any(ch.isdigit() for ch in err)  # no count computed from the data
 
 
 # ----------------------------------------------------- aggregate and sample
@@ -212,7 +221,7 @@ def test_sample_threads_give_the_same_records(capsys, work, table_csv):
         assert code == 0, err
     pd.testing.assert_frame_equal(pd.read_csv("one.csv"), pd.read_csv("two.csv"))
     code, _, err = run(capsys, "sample", "agg.json", "-j", 0, "-o", "zero.csv")
-    assert code == 1 and "n_jobs must be None or a non-zero integer" in err
+    assert_one_line_error(code, err, "sample", "-j/--n-jobs must be a non-zero integer")
     assert not Path("zero.csv").exists()
 
 
@@ -309,10 +318,18 @@ def test_verbose_shows_progress_lines(capsys, work, table_csv):
     assert code == 0, err
     assert "length 1:" in err and "length 3:" in err and "sampled" in err
     assert "[DPMarginalSynthesizer]" not in err + out
+    assert "length 1:" not in out and "sampled" not in out  # stdout: results only
 
     code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS, "--force")
     assert code == 0
     assert err == ""  # off a terminal, progress stays quiet
+
+
+def test_progress_handler_is_removed_after_the_command(capsys, work, table_csv):
+    logger = logging.getLogger("dpsynth")
+    handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS, "-v")[0] == 0
+    assert (logger.handlers, logger.level, logger.propagate) == (handlers, level, propagate)
 
 
 class _Terminal(io.StringIO):
@@ -320,38 +337,50 @@ class _Terminal(io.StringIO):
         return True
 
 
-def _feed(progress):
-    with progress:
-        print("[DPMarginalSynthesizer] length 1: contribution bound 3, 9 released")
-        print("[DPMarginalSynthesizer] sampled 10 records", end="")
-        print()
-    return progress
+def _feed(verbose, stream):
+    with show_progress(verbose, stream) as handler:
+        log_progress(1, 3, "marginals", "length 1: contribution bound 3, 9 released")
+        log_progress(2, 3, "marginals", "length 2: 12 candidates, contribution bound 2, "
+                     "7 released")
+        bar = handler.bar
+        log_progress(1, 2, "sampling", "sampled 10 of 20 records")
+        return bar, handler.bar
 
 
 def test_progress_bar_on_a_terminal():
     pytest.importorskip("tqdm")
     stream = _Terminal()
-    progress = _feed(cli._Progress(2, verbose=False, stream=stream))
-    assert (progress.bar.n, progress.bar.total) == (2, 2)
+    marginals, sampling = _feed(False, stream)
+    assert (marginals.n, marginals.total) == (2, 3)
+    assert (sampling.n, sampling.total) == (1, 2)  # a new label starts a new bar
     shown = stream.getvalue()
-    assert "dpsynth:" in shown and "/2" in shown
-    assert "contribution bound" not in shown  # lines only with verbose
+    assert "marginals:" in shown and "/3" in shown and "sampling:" in shown
+    assert "contribution bound" not in shown.replace("length 1: contribution bound", "")
 
 
 def test_progress_bar_with_verbose_lines():
     pytest.importorskip("tqdm")
     stream = _Terminal()
-    progress = _feed(cli._Progress(2, verbose=True, stream=stream))
-    assert progress.bar.n == 2
+    _feed(True, stream)
     assert "length 1: contribution bound 3, 9 released\n" in stream.getvalue()
+    assert "sampled 10 of 20 records\n" in stream.getvalue()
 
 
-def test_progress_without_tqdm_prints_lines(monkeypatch):
+def test_progress_without_tqdm_is_quiet_unless_verbose(monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm", None)
     stream = _Terminal()
-    _feed(cli._Progress(2, verbose=False, stream=stream))
+    _feed(False, stream)
+    assert stream.getvalue() == ""
+    _feed(True, stream)
     assert stream.getvalue() == ("length 1: contribution bound 3, 9 released\n"
-                                 "sampled 10 records\n")
+                                 "length 2: 12 candidates, contribution bound 2, 7 released\n"
+                                 "sampled 10 of 20 records\n")
+
+
+def test_progress_off_a_terminal_is_quiet():
+    stream = io.StringIO()
+    marginals, _ = _feed(False, stream)
+    assert marginals is None and stream.getvalue() == ""
 
 
 # -------------------------------------------------------------- bad input
@@ -379,9 +408,11 @@ def test_invalid_aggregates_file(capsys, work):
 
 
 @pytest.mark.parametrize("content, fragment", [
-    (b"\xff\xfe\x00\x81\x9f binary \x00\x00", "cannot read in.csv as CSV"),
+    (b"\xff\xfe\x00\x81\x9f binary \x00\x00", "in.csv is not UTF-8 text"),
     (b"a,b\n1,2\n3,4,5,6\n", "cannot read in.csv as CSV"),
-    (b"", "cannot read in.csv as CSV"),
+    (b"", "in.csv is empty"),
+    (b"a,a\n1,2\n", "names column(s) ['a'] more than once"),
+    (b"1,2\n3,4\n", "--no-header"),
     (b"a,b\n", "has a header but no records"),
 ])
 def test_unreadable_csv(capsys, work, content, fragment):
@@ -389,6 +420,7 @@ def test_unreadable_csv(capsys, work, content, fragment):
     code, _, err = run(capsys, "synthesize", "in.csv", "-o", "out.csv")
     assert_one_line_error(code, err, "synthesize", fragment)
     assert listing(work) == ["in.csv"]
+    assert Path("in.csv").read_bytes() == content
 
 
 def test_directory_as_input(capsys, work):
@@ -438,12 +470,19 @@ def test_existing_output_needs_force(capsys, work, table_csv, no_plots, argv):
     assert listing(work) == ["out.csv"]
 
 
-def test_existing_output_of_sample_needs_force(capsys, work, table_csv):
-    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS)[0] == 0
-    code, _, err = run(capsys, "sample", "agg.json", "-o", "agg.json", "--force")
-    assert code == 0, err  # replaces its own input only when forced
-    code, _, err = run(capsys, "sample", "agg.json", "-o", "agg.json")
-    assert_one_line_error(code, err, "sample", "exists; pass --force")
+@pytest.mark.parametrize("argv", [
+    ["sample", "agg.json", "-o", "agg.json", "--force"],
+    ["sample", "agg.json", "-o", "./agg.json", "--force"],
+    ["synthesize", "agg.json", "-o", "out.csv", "--aggregates-out", "agg.json", "--force"],
+    ["aggregate", "agg.json", "-o", "agg.json", "--force"],
+    ["evaluate", "agg.json", "agg.json", "--report", "agg.json", "--force"],
+])
+def test_an_input_is_never_overwritten(capsys, work, argv):
+    Path("agg.json").write_text("the release")
+    code, _, err = run(capsys, *argv)
+    assert_one_line_error(code, err, argv[0], "is also an input")
+    assert Path("agg.json").read_text() == "the release"
+    assert listing(work) == ["agg.json"]
 
 
 def test_existing_aggregates_output_needs_force(capsys, work, table_csv):
@@ -474,7 +513,7 @@ def test_same_output_twice(capsys, work, table_csv):
     ("{not json", "cannot read cats.json as JSON"),
     ('["red"]', "must hold a JSON object"),
     ('{"color": "red"}', "must hold a JSON object"),
-    ('{"colour": ["red"]}', "unknown column(s) ['colour']"),
+    ('{"colour": ["red"]}', "--categories names the unknown column 'colour'"),
     ('{"age": ["old"]}', "'old' of the numeric column 'age' is not a number"),
 ])
 def test_bad_categories_file(capsys, work, table_csv, content, fragment):
@@ -508,15 +547,6 @@ def test_failed_write_leaves_the_old_output(capsys, work, table_csv, monkeypatch
     assert listing(work) == ["out.csv"]  # no temporary file left behind
 
 
-def test_atomic_output_keeps_permissions_of_new_files(work):
-    with cli._atomic_output("new.txt") as temporary:
-        Path(temporary).write_text("done")
-    umask = os.umask(0)
-    os.umask(umask)
-    assert Path("new.txt").read_text() == "done"
-    assert Path("new.txt").stat().st_mode & 0o777 == 0o666 & ~umask
-
-
 # ------------------------------------------------------------ error paths
 def test_traceback_option_reraises(work):
     with pytest.raises(cli.CommandError, match="input file not found"):
@@ -527,7 +557,7 @@ def test_unexpected_error_is_one_line(capsys, work, table_csv, monkeypatch):
     def crash(self, X, y=None):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(cli.DPMarginalSynthesizer, "fit", crash)
+    monkeypatch.setattr(_common.ProgressSynthesizer, "fit", crash)
     code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS)
     assert_one_line_error(code, err, "synthesize", "internal error (RuntimeError): boom "
                           "second line", "--traceback")
@@ -537,7 +567,7 @@ def test_interrupt_exits_130(capsys, work, table_csv, monkeypatch):
     def interrupt(self, X, y=None):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli.DPMarginalSynthesizer, "fit", interrupt)
+    monkeypatch.setattr(_common.ProgressSynthesizer, "fit", interrupt)
     code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS)
     assert code == 130
     assert err == "dpsynth: interrupted\n"
@@ -545,13 +575,13 @@ def test_interrupt_exits_130(capsys, work, table_csv, monkeypatch):
 
 
 def test_warnings_are_one_line(capsys, work, table_csv, monkeypatch):
-    read_csv = cli._read_csv
+    read_table = _common.read_table
 
-    def read_with_warning(path, na_values):
+    def read_with_warning(*args):
         warnings.warn("first\nsecond", UserWarning)
-        return read_csv(path, na_values)
+        return read_table(*args)
 
-    monkeypatch.setattr(cli, "_read_csv", read_with_warning)
+    monkeypatch.setattr(_common, "read_table", read_with_warning)
     code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS)
     assert code == 0
     assert err == "dpsynth: warning: first second\n"

@@ -200,42 +200,65 @@ def load_categories(path):
 
 
 def build_declaration(args):
-    """The schema file, ``--bounds`` and ``--categories`` as one Declaration."""
-    declaration = io.Declaration()
+    """The schema file, ``--bounds`` and ``--categories`` as one Declaration.
+
+    Returns
+    -------
+    declaration : dpsynth.io.Declaration
+    origins : dict
+        ``{column: the option that declared it}``, for error messages.
+    """
+    sources = []
     schema = getattr(args, "schema", None)
     if schema is not None:
         check_inputs(schema, what="schema file")
         try:
-            declaration = io.load_declaration(schema)
+            sources.append((f"--schema {schema}", io.load_declaration(schema)))
         except ValueError as exc:
             raise CommandError(one_line(exc)) from None
-    sources = [(f"--schema {schema}", declaration)]
     sources.append(("--bounds", parse_bounds(getattr(args, "bounds", None))))
     categories = getattr(args, "categories", None)
     if categories is not None:
         sources.append((f"--categories {categories}", load_categories(categories)))
-    merged, merged_name = sources[0][1], sources[0][0]
-    for name, other in sources[1:]:
+    merged, merged_name, origins = io.Declaration(), None, {}
+    for name, other in sources:
+        for column in other.names:
+            origins.setdefault(column, name.split()[0])
         try:
             merged = merged.merge(other, names=(merged_name, name))
         except ValueError as exc:
             raise CommandError(one_line(exc)) from None
-        merged_name = f"{merged_name} and {name}"
+        merged_name = name if merged_name is None else f"{merged_name}, {name}"
     markers = getattr(args, "na_values", None) or []
     base = merged.missing_values if merged.missing_values is not None else ("",)
-    return io.Declaration(merged.columns, tuple(dict.fromkeys((*base, *markers))))
+    declaration = io.Declaration(merged.columns, tuple(dict.fromkeys((*base, *markers))))
+    return declaration, origins
 
 
-def read_table(args, path, declaration):
+def read_table(args, path, declaration, origins=None):
     """Read ``path`` as the command's options say; errors become CommandError."""
     columns = getattr(args, "columns", None)
     drop = getattr(args, "drop", None)
+    no_header = getattr(args, "no_header", False)
     try:
+        names = io.read_header(path, sep=getattr(args, "sep", None), header=not no_header)
+        if no_header and declaration.columns and len(declaration.columns) == len(names):
+            names = declaration.names  # as read_csv names them
+        unknown = [c for c in declaration.names if c not in names]
+        if unknown:
+            flag = (origins or {}).get(unknown[0], "the declaration")
+            raise CommandError(f"{flag} names the unknown column {unknown[0]!r}; "
+                               f"{io.column_list(names)}")
+        kept = set(columns) if columns is not None else set(names) - set(drop or ())
+        left_out = [c for c in declaration.names if c not in kept and c in names]
+        if left_out and origins is not None:
+            flag = "--columns" if columns is not None else "--drop"
+            raise CommandError(f"{flag} leaves out the declared column {left_out[0]!r}; "
+                               f"remove its declaration ({origins.get(left_out[0])}) or "
+                               "keep the column")
         frame = io.read_csv(path, declaration, sep=getattr(args, "sep", None),
-                            columns=columns, drop=drop,
-                            header=not getattr(args, "no_header", False))
-        io.check_values(frame, declaration, path=path,
-                        first_line=1 if getattr(args, "no_header", False) else 2)
+                            columns=columns, drop=drop, header=not no_header)
+        io.check_values(frame, declaration, path=path, first_line=1 if no_header else 2)
     except ValueError as exc:
         raise CommandError(one_line(exc)) from None
     if len(frame) == 0:
@@ -249,13 +272,15 @@ def check_undeclared(frame, declaration, command):
     A column of decimal numbers with many values is refused (every value
     would be its own category); one of integers gets a note.
     """
+    numeric = {}
     for name in frame.columns:
         if name in declaration:
             continue
         series = frame[name]
         kind = io.looks_numeric(series)
-        if kind is None or series.nunique() <= _MAX_CATEGORIES:
-            continue
+        if kind is not None and series.nunique() > _MAX_CATEGORIES:
+            numeric[name] = kind
+    for name, kind in sorted(numeric.items(), key=lambda item: item[1] != "decimal"):
         if kind == "decimal":
             raise CommandError(
                 f"column {name!r} holds decimal numbers with many distinct values, so "

@@ -10,8 +10,8 @@ def run(args):
     _common.check_inputs(args.input)
     _common.check_outputs([("--output", args.output)], inputs=[args.input],
                           force=args.force)
-    declaration = _common.build_declaration(args)
-    frame = _common.read_table(args, args.input, declaration)
+    declaration, origins = _common.build_declaration(args)
+    frame = _common.read_table(args, args.input, declaration, origins)
     synthesizer = _common.fit(args, frame, declaration)
     _common.save_aggregates(synthesizer.aggregates_, args.output)
     print(_common.aggregates_line(synthesizer.aggregates_))

@@ -96,9 +96,9 @@ def _tables_through_release(args):
 
 
 def _tables_with_bounds(args):
-    declaration = _common.build_declaration(args)
-    real = _common.read_table(args, args.real, declaration)
-    synth = _common.read_table(args, args.synthetic, declaration)
+    declaration, origins = _common.build_declaration(args)
+    real = _common.read_table(args, args.real, declaration, origins)
+    synth = _common.read_table(args, args.synthetic, declaration, origins)
     if sorted(real.columns) != sorted(synth.columns):
         _check_columns(synth, list(real.columns), args.synthetic, args.real)
     synth = synth[list(real.columns)]

@@ -19,8 +19,8 @@ def run(args):
     _common.check_outputs(outputs, inputs=[args.input], force=args.force)
     _common.check_n_samples(args.n_samples)
     _common.check_n_jobs(args.n_jobs)
-    declaration = _common.build_declaration(args)
-    frame = _common.read_table(args, args.input, declaration)
+    declaration, origins = _common.build_declaration(args)
+    frame = _common.read_table(args, args.input, declaration, origins)
     synthesizer = _common.fit(args, frame, declaration)
     aggregates = synthesizer.aggregates_
     if args.aggregates_out:
