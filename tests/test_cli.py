@@ -318,7 +318,7 @@ def test_verbose_shows_progress_lines(capsys, work, table_csv):
     assert code == 0, err
     assert "length 1:" in err and "length 3:" in err and "sampled" in err
     assert "[DPMarginalSynthesizer]" not in err + out
-    assert "length 1:" not in out and "sampled" not in out  # stdout: results only
+    assert "contribution bound" not in out and "sampled" not in out  # stdout: results
 
     code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS, "--force")
     assert code == 0
