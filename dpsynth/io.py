@@ -739,7 +739,9 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
             frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False,
                                 na_values=na_values, header=0 if header else None,
                                 names=None if header else names, index_col=False,
-                                encoding="utf-8-sig", engine="c")
+                                encoding="utf-8-sig", engine="c",
+                                # a blank line is an empty field in a one-column file
+                                skip_blank_lines=len(names) > 1)
     except pd.errors.ParserWarning:
         raise InputFileError(f"cannot read {path} as CSV: its records have more fields "
                              "than its header row") from None
