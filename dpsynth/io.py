@@ -556,6 +556,12 @@ def _check_header(path, header, sep, sample, explicit_sep):
             raise InputFileError(
                 f"{path} was read as one column although {likely!r} looks like its "
                 "separator; give the separator with {sep}", sep=_sep_option(likely))
+    if _looks_like_data(header):
+        raise InputFileError(
+            f"{path}: the first line looks like a record (all its fields are numbers), "
+            "not a header of column names; add a header row, or pass {no_header} to "
+            "name the columns column_1, column_2, ... (or after the schema's columns)",
+            no_header=_NO_HEADER_OPTION)
     empty = [i + 1 for i, name in enumerate(header) if name == ""]
     if empty:
         raise InputFileError(
@@ -566,12 +572,6 @@ def _check_header(path, header, sep, sample, explicit_sep):
         raise InputFileError(
             f"{path}: the header row names column(s) {duplicates} more than once; "
             "rename them so that every column has its own name")
-    if _looks_like_data(header):
-        raise InputFileError(
-            f"{path}: the first line looks like a record (all its fields are numbers), "
-            "not a header of column names; add a header row, or pass {no_header} to "
-            "name the columns column_1, column_2, ... (or after the schema's columns)",
-            no_header=_NO_HEADER_OPTION)
 
 
 def read_header(path, *, sep=None, header=True):

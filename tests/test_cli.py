@@ -4,8 +4,10 @@ import io
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -619,3 +621,264 @@ def test_console_script():
     assert result.returncode == 0
     for command in ("synthesize", "aggregate", "sample", "evaluate", "demo"):
         assert command in result.stdout
+
+
+# ------------------------------------------------- declarations and reading
+SCHEMA = {"columns": [
+    {"name": "age", "kind": "numeric", "dtype": "int64", "bounds": [0, 100]},
+    {"name": "income", "kind": "numeric", "bounds": [0.0, 200000], "n_bins": 4},
+    {"name": "color", "kind": "categorical", "categories": ["red", "green", "blue"]},
+    {"name": "size", "kind": "categorical"}]}
+
+
+@pytest.fixture
+def zip_csv(work):
+    rng = np.random.default_rng(2)
+    n = 400
+    frame = pd.DataFrame({"zip": rng.choice(["02139", "00501", "10001"], n),
+                          "note": rng.choice(["NA", "None", "ok"], n),
+                          "age": rng.integers(0, 90, n).astype(str),
+                          "id": np.arange(n)})
+    frame.to_csv("in.csv", index=False, sep=";")
+    return Path("in.csv")
+
+
+def test_schema_file_declares_the_columns(capsys, work, table_csv):
+    Path("schema.json").write_text(json.dumps(SCHEMA))
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", "--seed", 0,
+                       "--schema", "schema.json", "--aggregates-out", "agg.json")
+    assert code == 0, err
+    columns = {c["name"]: c for c in DPAggregates.load("agg.json").encoder.columns_}
+    assert len(columns["income"]["values"]) == 4  # its own n_bins
+    assert len(columns["age"]["values"]) == 10
+    assert columns["color"]["public"] and not columns["size"]["public"]
+    out = pd.read_csv("out.csv", dtype=str, keep_default_na=False)
+    assert out["age"].str.fullmatch(r"\d*").all()  # int64 declared: no "12.0"
+
+
+def test_schema_merges_with_bounds_and_categories(capsys, work, table_csv):
+    Path("schema.json").write_text(json.dumps({"columns": SCHEMA["columns"][2:]}))
+    Path("cats.json").write_text(json.dumps({"size": ["S", "M", "L"]}))
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", "--schema",
+                       "schema.json", *BOUNDS, "--categories", "cats.json")
+    assert code == 0, err
+    aggregates = DPAggregates.load("agg.json")
+    assert aggregates.privacy["public_universe"] is True  # every column declared
+
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", "--force",
+                       "--schema", "schema.json", *BOUNDS, "--bounds", "color=0:5")
+    assert_one_line_error(code, err, "aggregate", "'color'", "--schema schema.json",
+                          "--bounds")
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--bounds", "weight=0:10"], "--bounds names the unknown column 'weight'"),
+    (["--schema", "missing.json"], "schema file not found: missing.json"),
+    (["--bounds", "age=0:50"], "column 'age' of"),
+    (["--drop", "age", "--bounds", "age=0:100"], "--drop leaves out the declared column"),
+])
+def test_declaration_errors_before_fitting(capsys, work, table_csv, argv, fragment):
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv",
+                       "--bounds", "income=0.0:200000", *argv)
+    assert_one_line_error(code, err, "synthesize", fragment)
+    assert listing(work) == []
+
+
+def test_out_of_bounds_error_names_the_line_not_the_value(capsys, work):
+    Path("in.csv").write_text("age,job\n" + "30,a\n" * 50 + "977,b\n")
+    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json",
+                       "--bounds", "age=0:100")
+    assert_one_line_error(code, err, "aggregate", "'age'", "line 52", "--bounds age=LO:HI")
+    assert "977" not in err
+
+
+def test_text_is_kept_and_separator_detected(capsys, work, zip_csv):
+    code, _, err = run(capsys, "synthesize", zip_csv, "-o", "out.csv", "--drop", "id",
+                       "--bounds", "age=0:100", "--seed", 0)
+    assert code == 0, err
+    out = pd.read_csv("out.csv", dtype=str, keep_default_na=False)
+    assert list(out.columns) == ["zip", "note", "age"]
+    assert set(out["zip"]) <= {"02139", "00501", "10001", ""}
+    assert {"NA", "None"} & set(out["note"])  # "NA" and "None" are values, not missing
+    code, _, err = run(capsys, "aggregate", zip_csv, "-o", "agg.json",
+                       "--columns", "note,zip")
+    assert code == 0, err
+    assert DPAggregates.load("agg.json").column_names == ["note", "zip"]
+
+
+def test_explicit_separator_and_no_header(capsys, work):
+    Path("in.csv").write_text("".join(f"{i % 7}|{i % 2}\n" for i in range(300)))
+    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json", "--sep", "|")
+    assert_one_line_error(code, err, "aggregate", "--no-header")
+    Path("schema.json").write_text(json.dumps({"columns": [
+        {"name": "day", "kind": "categorical", "categories": list(range(7))},
+        {"name": "kind", "kind": "categorical"}]}))
+    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json", "--sep", "|",
+                       "--no-header", "--schema", "schema.json")
+    assert code == 0, err
+    assert DPAggregates.load("agg.json").column_names == ["day", "kind"]
+
+
+def test_columns_and_drop_exclude_each_other(capsys, work, table_csv):
+    with pytest.raises(SystemExit):
+        main(["aggregate", str(table_csv), "-o", "agg.json", "--columns", "a",
+              "--drop", "b"])
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ outputs
+def test_unwritable_output_directory_is_refused_before_fitting(capsys, work, table_csv,
+                                                              monkeypatch):
+    real_access = os.access
+    monkeypatch.setattr(_common.os, "access",
+                        lambda path, mode: False if mode & os.W_OK else real_access(path, mode))
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS)
+    assert_one_line_error(code, err, "synthesize", "cannot write to the directory")
+
+
+def test_sample_checks_the_aggregates_before_writing(capsys, work, table_csv):
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS)[0] == 0
+    document = json.loads(Path("agg.json").read_text())
+    document["aggregates"][0]["counts"] = document["aggregates"][0]["counts"][:-1]
+    Path("broken.json").write_text(json.dumps(document))
+    code, _, err = run(capsys, "sample", "broken.json", "-o", "out.csv")
+    assert_one_line_error(code, err, "sample", "Invalid aggregates file")
+    assert "out.csv" not in listing(work)
+
+
+def test_synthesize_keeps_the_release_when_sampling_fails(capsys, work, table_csv,
+                                                          monkeypatch):
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(_common, "write_records", broken)
+    code, out, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS,
+                         "--aggregates-out", "agg.json")
+    assert_one_line_error(code, err, "synthesize", "disk full",
+                          "dpsynth sample agg.json -o out.csv")
+    assert listing(work) == ["agg.json"]
+    DPAggregates.load("agg.json")  # complete
+
+
+class _CountingSamples:
+    def __init__(self, monkeypatch):
+        self.sizes = []
+        original = _common.ProgressSynthesizer.sample
+        counter = self
+
+        def sample(self, n_samples=None, **kwargs):
+            counter.sizes.append(n_samples)
+            return original(self, n_samples, **kwargs)
+
+        monkeypatch.setattr(_common.ProgressSynthesizer, "sample", sample)
+
+
+def test_large_outputs_are_written_in_chunks(capsys, work, table_csv, monkeypatch):
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS, "--seed", 0)[0] == 0
+    monkeypatch.setattr(_common, "CHUNK_SIZE", 70)
+    calls = _CountingSamples(monkeypatch)
+    code, out, err = run(capsys, "sample", "agg.json", "-n", 200, "-o", "a.csv",
+                         "--seed", 5, "-v")
+    assert code == 0, err
+    assert calls.sizes == [70, 70, 60]  # memory bounded by the chunk size
+    assert "sampled 140 of 200 records" in err
+    first = pd.read_csv("a.csv")
+    assert len(first) == 200 and list(first.columns) == ["color", "size", "age", "income"]
+    assert not first.iloc[:60].reset_index(drop=True).equals(
+        first.iloc[70:130].reset_index(drop=True))  # each chunk its own stream
+    assert run(capsys, "sample", "agg.json", "-n", 200, "-o", "b.csv", "--seed", 5)[0] == 0
+    assert Path("a.csv").read_bytes() == Path("b.csv").read_bytes()
+
+
+def test_zero_records_write_a_header(capsys, work, table_csv):
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS)[0] == 0
+    code, _, err = run(capsys, "sample", "agg.json", "-n", 0, "-o", "out.csv")
+    assert code == 0, err
+    assert Path("out.csv").read_text() == "color,size,age,income\n"
+
+
+def test_sigterm_leaves_no_output(work, table_csv, capsys):
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS)[0] == 0
+    script = textwrap.dedent("""
+        import sys, time
+        from dpsynth.cli import _common, main
+        as_table = _common.as_table
+        def slow(sample):
+            print("ready", flush=True)
+            time.sleep(60)
+            return as_table(sample)
+        _common.as_table = slow
+        sys.exit(main(["sample", "agg.json", "-n", "10", "-o", "out.csv"]))
+    """)
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=work)
+    try:
+        assert process.stdout.readline().strip() == "ready"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 143
+        assert process.stderr.read() == "dpsynth: terminated\n"
+    finally:
+        process.kill()
+        process.stdout.close()
+        process.stderr.close()
+    assert listing(work) == ["agg.json"]
+
+
+# ------------------------------------------------------ missing values
+def test_missing_uncounted_and_its_old_name(capsys, work, table_csv):
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS,
+                       "--missing", "uncounted")
+    assert code == 0 and err == ""
+    assert DPAggregates.load("agg.json").encoder.missing == "absent"
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS,
+                       "--missing", "absent", "--force")
+    assert code == 0
+    assert "--missing absent is now called --missing uncounted" in err
+
+
+def test_missing_help_says_what_it_does(capsys):
+    with pytest.raises(SystemExit):
+        main(["synthesize", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "{category,uncounted}" in text
+    assert "columns without missing values can get some" in text
+
+
+# ------------------------------------------------------------- evaluate
+def test_evaluate_through_the_release(capsys, work, table_csv, no_plots):
+    Path("schema.json").write_text(json.dumps(SCHEMA))
+    assert run(capsys, "synthesize", table_csv, "-o", "synth.csv", "--schema", "schema.json",
+               "--aggregates-out", "agg.json", "--seed", 0)[0] == 0
+    code, out, err = run(capsys, "evaluate", table_csv, "synth.csv", "--aggregates",
+                         "agg.json", "--report", "report.html")
+    assert code == 0, err
+    assert "release agg.json: epsilon 4" in out
+    assert "mean TVD" in out
+    page = Path("report.html").read_text()
+    assert "<h2>Privacy</h2>" in page
+    assert "epsilon_records" in page and "public_universe" in page
+    assert "declared (public)" in page and "released by the DP mechanism" in page
+    assert "public bins over [0, 200000]" in page
+
+    code, _, err = run(capsys, "evaluate", table_csv, "synth.csv", "--aggregates",
+                       "agg.json", *BOUNDS)
+    assert_one_line_error(code, err, "evaluate", "leave out --bounds and --schema")
+
+
+def test_evaluate_bins_like_the_release(capsys, work, table_csv):
+    """With --aggregates, the same bins as with the --bounds used for synthesis."""
+    assert run(capsys, "synthesize", table_csv, "-o", "synth.csv", *BOUNDS,
+               "--aggregates-out", "agg.json", "--seed", 0)[0] == 0
+    code, via_release, err = run(capsys, "evaluate", table_csv, "synth.csv",
+                                 "--aggregates", "agg.json")
+    assert code == 0, err
+    code, via_bounds, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS)
+    assert code == 0, err
+    table = [line for line in via_release.splitlines() if line.startswith("mean TVD")]
+    assert table == [line for line in via_bounds.splitlines() if line.startswith("mean TVD")]
+
+
+def test_evaluate_shows_progress_with_verbose(capsys, work, table_csv):
+    code, _, err = run(capsys, "evaluate", table_csv, table_csv, *BOUNDS, "-v")
+    assert code == 0
+    assert "mean TVD of the 2-way marginals" in err and "combination errors" in err
