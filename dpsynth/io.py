@@ -805,7 +805,7 @@ def _convert(series, column, path, first_line):
     return pd.Series(values, index=series.index, name=series.name)
 
 
-def check_values(frame, schema, *, path="the table", first_line=2):
+def check_values(frame, schema, *, path="the table", first_line=2, clip=False):
     """Check declared bounds and categories before fitting, without showing data.
 
     Parameters
@@ -816,6 +816,15 @@ def check_values(frame, schema, *, path="the table", first_line=2):
     path : str, default="the table"
     first_line : int, default=2
         Line number of the first record (for the messages).
+    clip : bool, default=False
+        Values outside the bounds of a numeric column are allowed (the
+        binning clips them into the end bins) instead of an error.
+
+    Returns
+    -------
+    list of str
+        With ``clip=True``: the numeric columns that have values outside
+        their bounds (to tell the data owner).
 
     Raises
     ------
@@ -823,6 +832,7 @@ def check_values(frame, schema, *, path="the table", first_line=2):
         Naming the column, the line of the first offending field and what
         to do; never the offending value itself.
     """
+    clipped = []
     for column in schema.columns:
         if column.name not in frame.columns:
             continue
@@ -843,13 +853,16 @@ def check_values(frame, schema, *, path="the table", first_line=2):
             values = series.to_numpy(dtype=np.float64, na_value=np.nan)
             low, high = column.bounds
             bad = present & ((values < low) | (values > high))
-            if bad.any():
+            if bad.any() and clip:
+                clipped.append(column.name)
+            elif bad.any():
                 raise InputFileError(
                     f"column {column.name!r} of {path}, line "
                     f"{first_line + int(np.flatnonzero(bad)[0])}: the value is outside "
                     f"the declared bounds [{low:g}, {high:g}]; widen the bounds "
                     "({bounds}) or fix the data",
                     bounds=("bounds", f"--bounds {column.name}=LO:HI or the schema"))
+    return clipped
 
 
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")

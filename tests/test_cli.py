@@ -674,7 +674,7 @@ def test_schema_merges_with_bounds_and_categories(capsys, work, table_csv):
 @pytest.mark.parametrize("argv, fragment", [
     (["--bounds", "weight=0:10"], "--bounds names the unknown column 'weight'"),
     (["--schema", "missing.json"], "schema file not found: missing.json"),
-    (["--bounds", "age=0:50"], "column 'age' of"),
+    (["--bounds", "age=0:100", "age=0:50"], "--bounds gives column 'age' twice"),
     (["--drop", "age", "--bounds", "age=0:100"], "--drop leaves out the declared column"),
 ])
 def test_declaration_errors_before_fitting(capsys, work, table_csv, argv, fragment):
@@ -684,12 +684,38 @@ def test_declaration_errors_before_fitting(capsys, work, table_csv, argv, fragme
     assert listing(work) == []
 
 
-def test_out_of_bounds_error_names_the_line_not_the_value(capsys, work):
-    Path("in.csv").write_text("age,job\n" + "30,a\n" * 50 + "977,b\n")
-    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json",
-                       "--bounds", "age=0:100")
-    assert_one_line_error(code, err, "aggregate", "'age'", "line 52", "--bounds age=LO:HI")
-    assert "977" not in err
+def test_values_outside_the_bounds_are_clipped_with_a_data_free_note(capsys, work):
+    Path("in.csv").write_text("age,job\n" + "30,a\n" * 150 + "40,b\n" * 150 + "977,b\n")
+    code, _, err = run(capsys, "synthesize", "in.csv", "-o", "out.csv",
+                       "--bounds", "age=0:100", "--seed", 0)
+    assert code == 0, err
+    assert err == ("dpsynth synthesize: note: column 'age' of in.csv has values outside "
+                   "its declared bounds; they are put in the end bins (widen the bounds "
+                   "if they are real)\n")  # no count, value or line
+    assert pd.read_csv("out.csv")["age"].dropna().between(0, 100).all()
+
+
+def test_categorical_float_column_with_too_many_values(capsys, work):
+    Path("in.csv").write_text("x\n" + "".join(f"{i / 7:.3f}\n" for i in range(100)))
+    Path("schema.json").write_text(json.dumps(
+        {"columns": [{"name": "x", "kind": "categorical", "dtype": "float64"}]}))
+    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json", "--schema",
+                       "schema.json")
+    assert_one_line_error(code, err, "aggregate", "'x'", "--bounds x=LO:HI")
+    assert "100" not in err
+
+
+@pytest.mark.parametrize("option, fragment", [
+    (["--epsilon", "0"], "--epsilon must be a positive number"),
+    (["--epsilon", "nan"], "--epsilon must be a positive number"),
+    (["--delta", "1"], "--delta must be between 0 and 1"),
+    (["--reporting-length", "0"], "--reporting-length must be at least 1"),
+    (["--n-bins", "0"], "--n-bins must be a positive integer"),
+])
+def test_privacy_options_are_checked_first(capsys, work, option, fragment):
+    Path("in.csv").write_text("a\n1\n")
+    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json", *option)
+    assert_one_line_error(code, err, "aggregate", fragment)
 
 
 def test_text_is_kept_and_separator_detected(capsys, work, zip_csv):

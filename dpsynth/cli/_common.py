@@ -258,11 +258,16 @@ def read_table(args, path, declaration, origins=None):
                                "keep the column")
         frame = io.read_csv(path, declaration, sep=getattr(args, "sep", None),
                             columns=columns, drop=drop, header=not no_header)
-        io.check_values(frame, declaration, path=path, first_line=1 if no_header else 2)
+        clipped = io.check_values(frame, declaration, path=path,
+                                  first_line=1 if no_header else 2, clip=True)
     except ValueError as exc:
         raise CommandError(one_line(exc)) from None
     if len(frame) == 0:
         raise CommandError(f"{path} has a header but no records")
+    for name in clipped:  # said without a count or a value
+        print(f"dpsynth {args.command}: note: column {name!r} of {path} has values outside "
+              "its declared bounds; they are put in the end bins (widen the bounds if "
+              "they are real)", file=sys.stderr)
     return frame
 
 
@@ -309,6 +314,14 @@ def encoder(args, frame, declaration):
         raise CommandError("--n-bins must be a positive integer")
     check_undeclared(frame, declaration, args.command)
     used = io.Declaration(tuple(c for c in declaration.columns if c.name in frame.columns))
+    for column in used.columns:
+        if (column.kind == "categorical" and column.dtype == "float64"
+                and column.categories is None
+                and frame[column.name].nunique() > TableEncoder().max_float_values):
+            raise CommandError(
+                f"column {column.name!r} is declared categorical with decimal numbers but "
+                "holds too many distinct values to be categories; declare it numeric with "
+                f"its public range (--bounds {column.name}=LO:HI) or list its categories")
     try:
         params = used.encoder_params(binning=args.binning)
     except ValueError as exc:
@@ -371,6 +384,18 @@ def aggregates_line(aggregates):
     by_length = ", ".join(f"{k}: {len(c)}" for k, c in enumerate(aggregates.counts, start=1))
     return (f"DP aggregates: {len(aggregates)} combination counts (by length {by_length}), "
             f"DP record count {aggregates.n_records}")
+
+
+def check_privacy_options(args):
+    """The privacy parameters, checked before any file is read."""
+    if not (math.isfinite(args.epsilon) and args.epsilon > 0):
+        raise CommandError("--epsilon must be a positive number")
+    if args.delta is not None and not 0 < args.delta < 1:
+        raise CommandError("--delta must be between 0 and 1 (exclusive)")
+    if args.reporting_length < 1:
+        raise CommandError("--reporting-length must be at least 1")
+    if args.n_bins < 1:
+        raise CommandError("--n-bins must be a positive integer")
 
 
 def check_n_samples(n_samples):

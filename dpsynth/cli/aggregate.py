@@ -8,6 +8,7 @@ __all__ = ["run"]
 def run(args):
     """Fit on ``args.input`` and save the DP aggregates to ``args.output``."""
     _common.check_inputs(args.input)
+    _common.check_privacy_options(args)
     _common.check_outputs([("--output", args.output)], inputs=[args.input],
                           force=args.force)
     declaration, origins = _common.build_declaration(args)

@@ -16,6 +16,7 @@ def run(args):
     if args.aggregates_out:
         outputs.append(("--aggregates-out", args.aggregates_out))
     _common.check_inputs(args.input)
+    _common.check_privacy_options(args)
     _common.check_outputs(outputs, inputs=[args.input], force=args.force)
     _common.check_n_samples(args.n_samples)
     _common.check_n_jobs(args.n_jobs)
