@@ -908,3 +908,22 @@ def test_evaluate_shows_progress_with_verbose(capsys, work, table_csv):
     code, _, err = run(capsys, "evaluate", table_csv, table_csv, *BOUNDS, "-v")
     assert code == 0
     assert "mean TVD of the 2-way marginals" in err and "combination errors" in err
+
+
+def test_unsamplable_release_gets_command_line_hints(capsys, work):
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"id": np.arange(300), "job": rng.choice(["a", "b"], 300)}).to_csv(
+        "in.csv", index=False)
+    code, _, err = run(capsys, "synthesize", "in.csv", "-o", "out.csv",
+                       "--aggregates-out", "agg.json", "--seed", 0)
+    assert code == 1
+    error = err.strip().splitlines()[-1]
+    assert error.startswith("dpsynth synthesize: error: no value of column(s) ['id']")
+    assert "--drop id" in error and "--missing uncounted" in error
+    assert "TableEncoder" not in error  # no Python spelling on the command line
+    assert error.endswith("; the DP aggregates are saved in agg.json")
+    assert listing(work) == ["agg.json", "in.csv"]  # the release is kept
+
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "out.csv")
+    assert_one_line_error(code, err, "sample", "agg.json cannot be sampled", "--drop id")
+    assert listing(work) == ["agg.json", "in.csv"]

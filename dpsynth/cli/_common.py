@@ -386,6 +386,30 @@ def aggregates_line(aggregates):
             f"DP record count {aggregates.n_records}")
 
 
+def check_samplable(aggregates, path=None):
+    """Records can be sampled from ``aggregates``; else an error in command-line terms.
+
+    Uses only the release (DP outputs and public metadata).
+    """
+    encoder = aggregates.encoder
+    released = aggregates.one_counts() > 0
+    again = (f"release again from the data with a larger --epsilon" if path is None else
+             f"{path} cannot be sampled; release again with a larger --epsilon")
+    if not released.any():
+        raise CommandError(f"the DP release holds no value at all; {again}")
+    if encoder.missing != "category":
+        return
+    per_column = np.bincount(encoder.attribute_columns_[released],
+                             minlength=len(encoder.columns_))
+    empty = [c["name"] for c, n in zip(encoder.columns_, per_column) if n == 0]
+    if empty:
+        raise CommandError(
+            f"no value of column(s) {empty} survived the DP release, so complete records "
+            f"cannot be synthesized; {again}, declare the column's categories "
+            f"(--categories or --schema), leave it out (--drop {','.join(empty)}), or use "
+            "--missing uncounted (empty cells allowed)")
+
+
 def check_privacy_options(args):
     """The privacy parameters, checked before any file is read."""
     if not (math.isfinite(args.epsilon) and args.epsilon > 0):

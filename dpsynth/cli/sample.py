@@ -25,10 +25,7 @@ def run(args):
     aggregates = load_aggregates(args.aggregates)
     synthesizer = _common.ProgressSynthesizer.from_aggregates(
         aggregates, random_state=args.seed, n_jobs=args.n_jobs)
-    try:
-        aggregates.check_samplable(complete=aggregates.encoder.missing == "category")
-    except ValueError as exc:
-        raise _common.CommandError(_common.one_line(exc)) from None
+    _common.check_samplable(aggregates, args.aggregates)
     written = _common.write_records(synthesizer, args.n_samples, args.output, args.seed)
     print(_common.aggregates_line(aggregates))
     print(f"released with {_common.privacy_terms(aggregates.privacy)}; "

@@ -31,10 +31,14 @@ def run(args):
     if args.aggregates_out:
         print(f"wrote the DP aggregates to {args.aggregates_out}")
     try:
+        _common.check_samplable(aggregates)
         written = _common.write_records(synthesizer, args.n_samples, args.output, args.seed)
-    except (ValueError, OSError) as exc:
+    except (_common.CommandError, ValueError, OSError) as exc:
         if not args.aggregates_out:
             raise
+        if isinstance(exc, _common.CommandError):  # the release itself cannot be sampled
+            raise _common.CommandError(f"{_common.one_line(exc)}; the DP aggregates are "
+                                       f"saved in {args.aggregates_out}") from None
         raise _common.CommandError(
             f"{_common.one_line(exc)}; the DP aggregates are saved in "
             f"{args.aggregates_out}: sample them again with 'dpsynth sample "
