@@ -50,7 +50,6 @@ _NUMERIC_DTYPES = ("int64", "float64")
 _CATEGORICAL_DTYPES = ("str", "int64", "float64", "bool")
 _COLUMN_KEYS = {"name", "kind", "dtype", "bounds", "categories", "n_bins", "special_values"}
 _TOP_KEYS = {"columns", "missing_values"}
-_TRUE, _FALSE = ("true",), ("false",)
 
 
 class InputFileError(ValueError):
@@ -73,7 +72,10 @@ class InputFileError(ValueError):
         super().__init__(self._render(0))
 
     def _render(self, which):
-        return self.template.format(**{k: v[which] for k, v in self.options.items()})
+        text = self.template  # not str.format: paths and names may hold braces
+        for name, spellings in self.options.items():
+            text = text.replace("{" + name + "}", spellings[which])
+        return text
 
     def for_cli(self):
         """The message with command-line flags in place of parameter names."""
@@ -544,7 +546,7 @@ def _looks_like_data(header):
     return all(number(field) for field in header) and bool(header)
 
 
-def _header(path, sample, sep):
+def _header(sample, sep):
     rows = list(csv.reader(sample.splitlines()[:1], delimiter=sep))
     return rows[0] if rows else []
 
@@ -598,7 +600,7 @@ def read_header(path, *, sep=None, header=True):
     sample = _sample_text(path)
     explicit = sep is not None
     sep = _detect_separator(sample) if sep is None else sep
-    first = _header(path, sample, sep)
+    first = _header(sample, sep)
     if not header:
         return [f"column_{i + 1}" for i in range(len(first))]
     _check_header(path, first, sep, sample, explicit)
@@ -718,7 +720,7 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
                              f"break); got {{sep}}", sep=(repr(sep), repr(sep)))
     if sep is None:
         sep = _detect_separator(sample)
-    first = _header(path, sample, sep)
+    first = _header(sample, sep)
     if header:
         _check_header(path, first, sep, sample, explicit_sep)
         names = first

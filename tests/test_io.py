@@ -366,3 +366,12 @@ def test_a_declared_csv_fits_end_to_end(tmp_path):
     assert str(out["age"].dtype) in ("int64", "Int64")
     assert set(out["zip"].dropna()) <= {"02139", "00501"}
     assert synth.aggregates_.encoder.columns_[1]["public"] is True
+
+
+def test_paths_with_braces_in_messages(tmp_path):
+    folder = tmp_path / "{run}"
+    folder.mkdir()
+    path = write(folder, "a,a\n1,2\n")
+    with pytest.raises(InputFileError) as info:
+        read_csv(path)
+    assert "{run}" in str(info.value) and "{run}" in info.value.for_cli()

@@ -46,7 +46,7 @@ def main(argv=None):
         argparse program.
     """
     args = build_parser().parse_args(argv)
-    if args.missing == "absent" if hasattr(args, "missing") else False:
+    if getattr(args, "missing", None) == "absent":
         print(f"dpsynth {args.command}: note: --missing absent is now called "
               "--missing uncounted", file=sys.stderr)
     try:

@@ -9,6 +9,7 @@ printed on a release path never contain a count or a value computed from
 the private data (only DP outputs and public parameters).
 """
 
+import json
 import math
 import os
 import sys
@@ -22,9 +23,11 @@ from ..synthesizer import DPMarginalSynthesizer
 from ..utils._files import atomic_write
 from ..utils._progress import log_progress
 
-__all__ = ["CHUNK_SIZE", "CommandError", "as_table", "build_declaration", "check_inputs",
-           "check_outputs", "encoder", "fit", "one_line", "privacy_terms", "read_table",
-           "save_aggregates", "write_records"]
+__all__ = ["CHUNK_SIZE", "CommandError", "ProgressSynthesizer", "aggregates_line", "as_table",
+           "build_declaration", "check_inputs", "check_n_jobs", "check_n_samples",
+           "check_outputs", "check_privacy_options", "check_samplable", "check_undeclared",
+           "encoder", "fit", "load_categories", "one_line", "parse_bounds", "privacy_terms",
+           "read_table", "save_aggregates", "write_records"]
 
 CHUNK_SIZE = 100_000  # synthetic records sampled and written at a time
 _MAX_CATEGORIES = 32  # above this, an undeclared numeric-looking column gets a hint
@@ -182,8 +185,6 @@ def parse_bounds(specs):
 def load_categories(path):
     """``{"column": [values, ...]}`` (JSON) -> a Declaration of categorical columns."""
     check_inputs(path, what="categories file")
-    import json
-
     try:
         with open(path, encoding="utf-8") as handle:
             spec = json.load(handle)
@@ -393,7 +394,7 @@ def check_samplable(aggregates, path=None):
     """
     encoder = aggregates.encoder
     released = aggregates.one_counts() > 0
-    again = (f"release again from the data with a larger --epsilon" if path is None else
+    again = ("release again from the data with a larger --epsilon" if path is None else
              f"{path} cannot be sampled; release again with a larger --epsilon")
     if not released.any():
         raise CommandError(f"the DP release holds no value at all; {again}")
