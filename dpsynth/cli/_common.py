@@ -45,7 +45,18 @@ def one_line(exc):
 
 # ------------------------------------------------------------ files
 def check_inputs(*paths, what="input file"):
-    """Each path exists, is a file and can be read."""
+    """Each path exists, is a file and can be read.
+
+    Parameters
+    ----------
+    *paths : str
+    what : str, default="input file"
+        How to call the files in the error message.
+
+    Raises
+    ------
+    CommandError
+    """
     for path in paths:
         if not os.path.exists(path):
             raise CommandError(f"{what} not found: {path}")
@@ -97,14 +108,30 @@ def check_outputs(outputs, *, inputs=(), force=False):
 
 
 def save_aggregates(aggregates, path):
-    """Save DP aggregates (``.csv`` or JSON) atomically."""
+    """Save DP aggregates atomically.
+
+    Parameters
+    ----------
+    aggregates : DPAggregates
+    path : str
+        ``.csv`` writes the CSV form, anything else JSON.
+    """
     file_format = "csv" if path.lower().endswith(".csv") else "json"
     with atomic_write(path) as temporary:
         aggregates.save(temporary, format=file_format)
 
 
 def as_table(sample):
-    """``sample``'s output as one DataFrame (a target column joined back)."""
+    """``sample``'s output as one DataFrame (a target column joined back).
+
+    Parameters
+    ----------
+    sample : DataFrame or tuple of (DataFrame, Series)
+
+    Returns
+    -------
+    DataFrame
+    """
     if isinstance(sample, tuple):
         features, target = sample
         return pd.concat([features, target], axis=1)
@@ -118,6 +145,18 @@ def write_records(synthesizer, n_samples, path, seed, *, chunk_size=None):
     stream of ``np.random.SeedSequence(seed)`` and appended to the file, so
     memory does not grow with ``n_samples`` and a seed gives the same file
     whatever the memory.  The file appears only once complete.
+
+    Parameters
+    ----------
+    synthesizer : DPMarginalSynthesizer
+        Fitted (or built with ``from_aggregates``).
+    n_samples : int or None
+        None: the DP record count.
+    path : str
+    seed : int or None
+        None: OS entropy.
+    chunk_size : int, default=None
+        None: :data:`CHUNK_SIZE`.
 
     Returns
     -------
@@ -159,6 +198,14 @@ def parse_bounds(specs):
 
     LO and HI written as integers declare an integer column; a decimal point
     or exponent in either declares decimal numbers.
+
+    Parameters
+    ----------
+    specs : list of str or None
+
+    Returns
+    -------
+    dpsynth.io.Declaration
     """
     columns = []
     for spec in specs or ():
@@ -183,7 +230,18 @@ def parse_bounds(specs):
 
 
 def load_categories(path):
-    """``{"column": [values, ...]}`` (JSON) -> a Declaration of categorical columns."""
+    """``{"column": [values, ...]}`` (JSON) -> a Declaration of categorical columns.
+
+    JSON numbers declare a numeric column, strings a text column.
+
+    Parameters
+    ----------
+    path : str
+
+    Returns
+    -------
+    dpsynth.io.Declaration
+    """
     check_inputs(path, what="categories file")
     try:
         with open(path, encoding="utf-8") as handle:
@@ -202,6 +260,13 @@ def load_categories(path):
 
 def build_declaration(args):
     """The schema file, ``--bounds`` and ``--categories`` as one Declaration.
+
+    ``--na-values`` markers are added to the schema's ``missing_values``
+    (default: the empty field).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
 
     Returns
     -------
@@ -237,7 +302,25 @@ def build_declaration(args):
 
 
 def read_table(args, path, declaration, origins=None):
-    """Read ``path`` as the command's options say; errors become CommandError."""
+    """Read ``path`` as the command's options say; errors become CommandError.
+
+    The header is checked first (declared columns present, ``--columns`` /
+    ``--drop`` consistent with the declarations), then the file is read with
+    :func:`dpsynth.io.read_csv` and the declared values checked.  Values
+    outside declared bounds get a note without any count or value.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    path : str
+    declaration : dpsynth.io.Declaration
+    origins : dict, default=None
+        ``{column: option}`` from :func:`build_declaration`, for messages.
+
+    Returns
+    -------
+    DataFrame
+    """
     columns = getattr(args, "columns", None)
     drop = getattr(args, "drop", None)
     no_header = getattr(args, "no_header", False)
@@ -277,6 +360,13 @@ def check_undeclared(frame, declaration, command):
 
     A column of decimal numbers with many values is refused (every value
     would be its own category); one of integers gets a note.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    declaration : dpsynth.io.Declaration
+    command : str
+        The command's name, for the note.
     """
     numeric = {}
     for name in frame.columns:
@@ -303,7 +393,19 @@ _MISSING = {"category": "category", "uncounted": "absent", "absent": "absent"}
 
 
 def encoder(args, frame, declaration):
-    """The TableEncoder of the command's options (checked, not fitted)."""
+    """The TableEncoder of the command's options (checked, not fitted).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    frame : DataFrame
+        The table read with ``declaration`` (only for data-free checks).
+    declaration : dpsynth.io.Declaration
+
+    Returns
+    -------
+    TableEncoder
+    """
     if args.binning == "quantile" and args.binning_epsilon is None:
         raise CommandError("--binning quantile spends privacy budget on the bin edges: "
                            "give it with --binning-epsilon")
@@ -358,7 +460,19 @@ class ProgressSynthesizer(DPMarginalSynthesizer):
 
 
 def fit(args, frame, declaration):
-    """Fit a synthesizer with the command's options; progress goes to the log."""
+    """Fit a synthesizer with the command's options; progress goes to the log.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    frame : DataFrame
+    declaration : dpsynth.io.Declaration
+
+    Returns
+    -------
+    ProgressSynthesizer
+        Fitted; ``aggregates_`` is the release.
+    """
     synthesizer = ProgressSynthesizer(
         epsilon=args.epsilon, delta=args.delta, reporting_length=args.reporting_length,
         encoder=encoder(args, frame, declaration), n_jobs=getattr(args, "n_jobs", None),
@@ -372,7 +486,17 @@ def fit(args, frame, declaration):
 
 # ---------------------------------------------------------------- summaries
 def privacy_terms(privacy):
-    """``"epsilon 4, delta 7.2e-05 (zCDP rho 0.35 for the marginals)"``."""
+    """``"epsilon 4, delta 7.2e-05 (zCDP rho 0.35 for the marginals)"``.
+
+    Parameters
+    ----------
+    privacy : mapping
+        ``privacy_spent_`` or ``aggregates.privacy``.
+
+    Returns
+    -------
+    str
+    """
     terms = (f"epsilon {privacy['epsilon']:g}, delta {privacy['delta']:.3g} "
              f"(zCDP rho {privacy['rho']:.4g} for the marginals")
     if privacy.get("epsilon_binning"):
@@ -381,7 +505,16 @@ def privacy_terms(privacy):
 
 
 def aggregates_line(aggregates):
-    """One line about the released aggregates (DP outputs only)."""
+    """One line about the released aggregates (DP outputs only).
+
+    Parameters
+    ----------
+    aggregates : DPAggregates
+
+    Returns
+    -------
+    str
+    """
     by_length = ", ".join(f"{k}: {len(c)}" for k, c in enumerate(aggregates.counts, start=1))
     return (f"DP aggregates: {len(aggregates)} combination counts (by length {by_length}), "
             f"DP record count {aggregates.n_records}")
@@ -391,6 +524,16 @@ def check_samplable(aggregates, path=None):
     """Records can be sampled from ``aggregates``; else an error in command-line terms.
 
     Uses only the release (DP outputs and public metadata).
+
+    Parameters
+    ----------
+    aggregates : DPAggregates
+    path : str, default=None
+        The aggregates file, when sampling one (changes the advice).
+
+    Raises
+    ------
+    CommandError
     """
     encoder = aggregates.encoder
     released = aggregates.one_counts() > 0
@@ -412,7 +555,16 @@ def check_samplable(aggregates, path=None):
 
 
 def check_privacy_options(args):
-    """The privacy parameters, checked before any file is read."""
+    """The privacy parameters, checked before any file is read.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+
+    Raises
+    ------
+    CommandError
+    """
     if not (math.isfinite(args.epsilon) and args.epsilon > 0):
         raise CommandError("--epsilon must be a positive number")
     if args.delta is not None and not 0 < args.delta < 1:

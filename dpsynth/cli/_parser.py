@@ -130,7 +130,12 @@ def _add_fitting_command(commands, name, output, summary, description, progress)
 
 
 def build_parser():
-    """The ``dpsynth`` parser; each subcommand sets ``func`` to its module's ``run``."""
+    """The ``dpsynth`` parser; each subcommand sets ``func`` to its module's ``run``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
     parser = argparse.ArgumentParser(
         prog="dpsynth",
         description="Differentially private synthetic tabular data from DP marginals. "

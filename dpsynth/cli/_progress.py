@@ -89,6 +89,17 @@ def show_progress(verbose, stream=None):
 
     The logger's level and propagation are restored afterwards, so the
     command line leaves no trace on an application's logging set-up.
+
+    Parameters
+    ----------
+    verbose : bool
+        Print every message as a line.
+    stream : file-like, default=None
+        None means ``sys.stderr``.
+
+    Yields
+    ------
+    ProgressHandler
     """
     logger = progress_logger()
     handler = ProgressHandler(verbose=verbose, stream=stream)

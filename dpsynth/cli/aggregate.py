@@ -6,7 +6,19 @@ __all__ = ["run"]
 
 
 def run(args):
-    """Fit on ``args.input`` and save the DP aggregates to ``args.output``."""
+    """Fit on ``args.input`` and save the DP aggregates to ``args.output``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of the command (see ``dpsynth aggregate --help``).
+
+    Returns
+    -------
+    int
+        Exit status 0; errors raise :class:`~dpsynth.cli._common.CommandError`
+        (or ``ValueError``/``OSError``), reported by :func:`dpsynth.cli.main`.
+    """
     _common.check_inputs(args.input)
     _common.check_privacy_options(args)
     _common.check_outputs([("--output", args.output)], inputs=[args.input],

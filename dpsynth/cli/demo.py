@@ -23,7 +23,19 @@ def _independent_columns(frame, n_samples, seed):
 
 
 def run(args):
-    """Synthesize the handwritten digits and compare with the real table."""
+    """Synthesize the handwritten digits and compare with the real table.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of the command (see ``dpsynth demo --help``).
+
+    Returns
+    -------
+    int
+        Exit status 0; errors raise :class:`~dpsynth.cli._common.CommandError`
+        (or ``ValueError``/``OSError``), reported by :func:`dpsynth.cli.main`.
+    """
     if args.report:
         _common.check_outputs([("--report", args.report)], force=args.force)
     demo = load_demo_table()

@@ -116,7 +116,19 @@ def _tables_with_bounds(args):
 
 
 def run(args):
-    """Compare ``args.synthetic`` with ``args.real`` and print (and write) the report."""
+    """Compare ``args.synthetic`` with ``args.real`` and print (and write) the report.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of the command (see ``dpsynth evaluate --help``).
+
+    Returns
+    -------
+    int
+        Exit status 0; errors raise :class:`~dpsynth.cli._common.CommandError`
+        (or ``ValueError``/``OSError``), reported by :func:`dpsynth.cli.main`.
+    """
     _common.check_inputs(args.real, args.synthetic)
     if args.aggregates:
         _common.check_inputs(args.aggregates, what="aggregates file")

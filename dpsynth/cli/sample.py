@@ -16,7 +16,19 @@ def load_aggregates(path):
 
 
 def run(args):
-    """Check the aggregates file completely, then sample it in chunks into one CSV."""
+    """Check the aggregates file completely, then sample it in chunks into one CSV.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of the command (see ``dpsynth sample --help``).
+
+    Returns
+    -------
+    int
+        Exit status 0; errors raise :class:`~dpsynth.cli._common.CommandError`
+        (or ``ValueError``/``OSError``), reported by :func:`dpsynth.cli.main`.
+    """
     _common.check_inputs(args.aggregates, what="aggregates file")
     _common.check_outputs([("--output", args.output)], inputs=[args.aggregates],
                           force=args.force)

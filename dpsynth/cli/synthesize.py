@@ -11,6 +11,17 @@ def run(args):
     Everything is checked before fitting.  The aggregates are saved before
     sampling, so a failure while sampling never loses the release: the error
     says how to sample it again.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of the command (see ``dpsynth synthesize --help``).
+
+    Returns
+    -------
+    int
+        Exit status 0; errors raise :class:`~dpsynth.cli._common.CommandError`
+        (or ``ValueError``/``OSError``), reported by :func:`dpsynth.cli.main`.
     """
     outputs = [("--output", args.output)]
     if args.aggregates_out:
