@@ -360,6 +360,17 @@ def test_progress_bar_on_a_terminal():
     assert "contribution bound" not in shown.replace("length 1: contribution bound", "")
 
 
+def test_progress_bar_restarts_when_the_total_changes():
+    pytest.importorskip("tqdm")
+    with show_progress(False, _Terminal()) as handler:
+        log_progress(1, 4, "sampling", "population 1 of 4")
+        first = handler.bar
+        log_progress(2, 4, "sampling", "population 2 of 4")
+        assert handler.bar is first and first.n == 2
+        log_progress(1, 3, "sampling", "sampled 1 of 3 chunks")
+        assert handler.bar is not first and handler.bar.total == 3
+
+
 def test_progress_bar_with_verbose_lines():
     pytest.importorskip("tqdm")
     stream = _Terminal()

@@ -56,11 +56,11 @@ class ProgressHandler(logging.Handler):
             self.handleError(record)
 
     def _advance(self, done, total, label, message):
-        if label != self._label or self.bar is None:
+        if self.bar is None or (label, total) != self._label:  # a new task: a new bar
             self._close_bar()
             self.bar = self._tqdm(total=total, file=self.stream, desc=label, leave=False,
                                   unit="step")
-            self._label = label
+            self._label = (label, total)
         self.bar.n = done
         self.bar.set_postfix_str(message.split(",")[0], refresh=False)
         self.bar.refresh()
