@@ -756,6 +756,14 @@ def test_explicit_separator_and_no_header(capsys, work):
     assert DPAggregates.load("agg.json").column_names == ["day", "kind"]
 
 
+def test_a_schema_may_describe_columns_left_out(capsys, work, table_csv):
+    Path("schema.json").write_text(json.dumps(SCHEMA))
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", "--schema",
+                       "schema.json", "--columns", "color,size,age")
+    assert code == 0, err
+    assert DPAggregates.load("agg.json").column_names == ["color", "size", "age"]
+
+
 def test_columns_and_drop_exclude_each_other(capsys, work, table_csv):
     with pytest.raises(SystemExit):
         main(["aggregate", str(table_csv), "-o", "agg.json", "--columns", "a",

@@ -334,8 +334,10 @@ def read_table(args, path, declaration, origins=None):
             raise CommandError(f"{flag} names the unknown column {unknown[0]!r}; "
                                f"{io.column_list(names)}")
         kept = set(columns) if columns is not None else set(names) - set(drop or ())
-        left_out = [c for c in declaration.names if c not in kept and c in names]
-        if left_out and origins is not None:
+        # a schema file may describe more columns than are used; a flag may not
+        left_out = [c for c in declaration.names if c not in kept and c in names
+                    and origins is not None and origins.get(c) != "--schema"]
+        if left_out:
             flag = "--columns" if columns is not None else "--drop"
             raise CommandError(f"{flag} leaves out the declared column {left_out[0]!r}; "
                                f"remove its declaration ({origins.get(left_out[0])}) or "
