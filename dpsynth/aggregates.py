@@ -28,6 +28,7 @@ import pandas as pd
 from .accounting import PrivacySpent
 from .release.sds import sub_tuple_counts
 from .schema import Schema
+from .utils._files import atomic_write
 
 __all__ = ["DPAggregates", "NoisyMarginal"]
 
@@ -320,15 +321,9 @@ class DPAggregates:
             text = self._to_csv()
         else:
             raise ValueError(f"format must be 'json' or 'csv'; got {format!r}.")
-        tmp = f"{path}.tmp-{os.getpid()}"
-        try:
+        with atomic_write(path) as tmp:
             with open(tmp, "w", encoding="utf-8", newline="") as handle:
                 handle.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
 
     def _value_labels(self):
         """Per column, the CSV label of each public value (must be unique)."""

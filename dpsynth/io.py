@@ -178,9 +178,10 @@ class Declaration:
     def dtypes(self):
         """``{column: dtype name}`` of the declared columns.
 
-        ``"int64"`` columns are read as ``Int64`` when they have missing
-        values; ``"str"`` columns get pandas' text dtype (``str`` in pandas
-        3, ``object`` before).
+        ``"int64"`` columns are read as the nullable ``Int64`` and ``"bool"``
+        as ``boolean`` whatever the data hold (a fixed, declared dtype);
+        ``"str"`` columns get pandas' text dtype (``str`` in pandas 3,
+        ``object`` before).
         """
         return {c.name: c.dtype for c in self.columns}
 
@@ -676,8 +677,9 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
     DataFrame
         Text columns in pandas' text dtype (``str`` in pandas 3, ``object``
         in pandas 2) with missing values as NaN; declared ``int64`` columns
-        as ``int64`` (``Int64`` if they have missing values), ``float64`` as
-        ``float64``, ``bool`` as ``bool`` (``boolean`` with missing values).
+        as the nullable ``Int64``, ``float64`` as ``float64``, ``bool`` as
+        ``boolean``: the dtype is the declaration's, never the data's (a
+        column with no missing value gets the same dtype as one with some).
 
     Raises
     ------
@@ -782,7 +784,9 @@ def _convert(series, column, path, first_line):
         bad = values.isna().to_numpy() & ~missing
         if bad.any():
             fail(np.flatnonzero(bad)[0], "true or false")
-        return values.astype("boolean" if missing.any() else bool)
+        # nullable whatever the data hold: the dtype is part of the release and must
+        # not tell whether some record had a missing value
+        return values.astype("boolean")
     numbers_ = pd.to_numeric(series, errors="coerce")
     values = numbers_.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = (np.isnan(values) & ~missing) | np.isinf(values)
@@ -800,10 +804,8 @@ def _convert(series, column, path, first_line):
                             f"--bounds {column.name}=LO.0:HI, or give it \"dtype\": "
                             "\"float64\" in the --schema file"))
         integers = np.where(np.isnan(values), 0, values).astype(np.int64)
-        if missing.any():
-            return pd.Series(pd.arrays.IntegerArray(integers, missing.copy()),
-                             index=series.index, name=series.name)
-        return pd.Series(integers, index=series.index, name=series.name)
+        return pd.Series(pd.arrays.IntegerArray(integers, missing.copy()),
+                         index=series.index, name=series.name)
     return pd.Series(values, index=series.index, name=series.name)
 
 

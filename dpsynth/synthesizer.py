@@ -5,7 +5,6 @@ algorithm (Gopi, Mahabadi, Yekhanin; as in Microsoft's Synthetic Data
 Showcase).  ``sample`` builds synthetic records from those counts alone.
 """
 
-import logging
 from numbers import Integral, Real
 import warnings
 
@@ -21,12 +20,11 @@ from .mechanisms import laplace_count
 from .preprocessing import TableEncoder
 from .release.sds import release_marginals, sds_privacy_spent
 from .sampling import SAMPLERS, Sampler, get_sampler
+from .utils._progress import log_progress
 from .utils._random import FIT, SAMPLE, stream
 from .utils._validation import check_table
 
 __all__ = ["DPMarginalSynthesizer"]
-
-_logger = logging.getLogger("dpsynth")
 
 
 class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
@@ -279,10 +277,12 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             percentile_epsilon_proportion=self.percentile_epsilon_proportion,
             proportions=proportions, epsilon_records=epsilon_records,
             public_universe=schema.public_universe)
+        self._log("releasing the DP aggregates", done=0, total=R, label="marginals")
         levels = release_marginals(
             schema.ids(codes), schema.attribute_columns, len(schema), plan,
             percentile=self.percentile, fabrication_rules=rules,
-            public_universe=schema.public_universe, rng=rng, on_level=self._report_level,
+            public_universe=schema.public_universe, rng=rng,
+            on_level=lambda *level: self._report_level(*level, total=R),
             possible=schema.possible_attributes)
         privacy = sds_privacy_spent(plan, levels, n_columns=len(schema),
                                     epsilon_binning=encoder.epsilon_spent_)
@@ -390,7 +390,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             "n_records": codes.shape[0],
             "empty_cell_share": float(np.mean(codes < 0)) if codes.size else 0.0}
         self.sampling_stats_ = stats
-        self._log(f"sampled {codes.shape[0]} records", done=1, total=1, label="sample")
+        self._log(f"sampled {codes.shape[0]} records", done=1, total=1, label="sampling")
         return self._decode(codes, decoding_stream)
 
     def fit_resample(self, X, y):
@@ -461,15 +461,17 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         return frame.to_numpy(), y.to_numpy()
 
     def _log(self, message, *, done, total, label):
-        """Progress: a ``logging`` record (INFO, logger ``"dpsynth"``), printed if verbose."""
-        _logger.info(message, extra={"dpsynth_progress": (done, total, label)})
-        if self.verbose:
+        """Progress: a :func:`~dpsynth.utils._progress.log_progress` record, printed if
+        ``verbose``.  Messages hold public parameters and DP outputs only."""
+        log_progress(done, total, label, message)
+        if self.verbose and done:
             print(f"[{type(self).__name__}] {message}", flush=True)
 
-    def _report_level(self, k, n_candidates, bound, n_released):
+    def _report_level(self, k, n_candidates, bound, n_released, *, total=None):
+        # |V_1| of a data-derived universe is private: named from length 2 on only
         candidates = "" if k == 1 else f"{n_candidates} candidates, "
         self._log(f"length {k}: {candidates}contribution bound {bound}, "
-                  f"{n_released} released", done=k, total=None, label="release")
+                  f"{n_released} released", done=k, total=total, label="marginals")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth import DPAggregates
+from dpsynth import DPAggregates, DPMarginalSynthesizer
 from dpsynth import cli
 from dpsynth.cli import _common, main
 from dpsynth.cli._progress import show_progress
@@ -570,7 +570,7 @@ def test_unexpected_error_is_one_line(capsys, work, table_csv, monkeypatch):
     def crash(self, X, y=None):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(_common.ProgressSynthesizer, "fit", crash)
+    monkeypatch.setattr(DPMarginalSynthesizer, "fit", crash)
     code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS)
     assert_one_line_error(code, err, "synthesize", "internal error (RuntimeError): boom "
                           "second line", "--traceback")
@@ -580,7 +580,7 @@ def test_interrupt_exits_130(capsys, work, table_csv, monkeypatch):
     def interrupt(self, X, y=None):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(_common.ProgressSynthesizer, "fit", interrupt)
+    monkeypatch.setattr(DPMarginalSynthesizer, "fit", interrupt)
     code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS)
     assert code == 130
     assert err == "dpsynth: interrupted\n"
@@ -808,14 +808,14 @@ def test_synthesize_keeps_the_release_when_sampling_fails(capsys, work, table_cs
 class _CountingSamples:
     def __init__(self, monkeypatch):
         self.sizes = []
-        original = _common.ProgressSynthesizer.sample
+        original = DPMarginalSynthesizer.sample
         counter = self
 
         def sample(self, n_samples=None, **kwargs):
             counter.sizes.append(n_samples)
             return original(self, n_samples, **kwargs)
 
-        monkeypatch.setattr(_common.ProgressSynthesizer, "sample", sample)
+        monkeypatch.setattr(DPMarginalSynthesizer, "sample", sample)
 
 
 def test_large_outputs_are_written_in_chunks(capsys, work, table_csv, monkeypatch):

@@ -23,7 +23,7 @@ from ..synthesizer import DPMarginalSynthesizer
 from ..utils._files import atomic_write
 from ..utils._progress import log_progress
 
-__all__ = ["CHUNK_SIZE", "CommandError", "ProgressSynthesizer", "aggregates_line", "as_table",
+__all__ = ["CHUNK_SIZE", "CommandError", "aggregates_line", "as_table",
            "build_declaration", "check_inputs", "check_n_jobs", "check_n_samples",
            "check_outputs", "check_privacy_options", "check_samplable", "check_undeclared",
            "encoder", "fit", "load_categories", "one_line", "parse_bounds", "privacy_terms",
@@ -443,24 +443,6 @@ def encoder(args, frame, declaration):
                         binning_epsilon=args.binning_epsilon, **params)
 
 
-class ProgressSynthesizer(DPMarginalSynthesizer):
-    """DPMarginalSynthesizer whose per-length lines go to :func:`log_progress`.
-
-    An interim bridge for the command line's progress display: remove it
-    once ``DPMarginalSynthesizer._report_level`` calls ``log_progress``
-    itself.  Nothing is printed to stdout.
-    """
-
-    def _report_level(self, k, n_candidates, bound, n_released):
-        candidates = "" if k == 1 else f"{n_candidates} candidates, "
-        total = getattr(self, "_progress_total", None)
-        log_progress(k, total, "marginals", f"length {k}: {candidates}contribution bound "
-                     f"{bound}, {n_released} released")
-
-    def _log(self, message):
-        """The sampling lines: the command line reports its chunks itself."""
-
-
 def fit(args, frame, declaration):
     """Fit a synthesizer with the command's options; progress goes to the log.
 
@@ -472,18 +454,14 @@ def fit(args, frame, declaration):
 
     Returns
     -------
-    ProgressSynthesizer
+    DPMarginalSynthesizer
         Fitted; ``aggregates_`` is the release.
     """
-    synthesizer = ProgressSynthesizer(
+    synthesizer = DPMarginalSynthesizer(
         epsilon=args.epsilon, delta=args.delta, reporting_length=args.reporting_length,
         encoder=encoder(args, frame, declaration), n_jobs=getattr(args, "n_jobs", None),
         random_state=args.seed)
-    synthesizer._progress_total = max(min(args.reporting_length, frame.shape[1]), 1)
-    log_progress(0, synthesizer._progress_total, "marginals",
-                 "releasing the DP aggregates")
-    synthesizer.fit(frame)
-    return synthesizer
+    return synthesizer.fit(frame)
 
 
 # ---------------------------------------------------------------- summaries

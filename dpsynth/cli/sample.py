@@ -1,6 +1,7 @@
 """``dpsynth sample``: synthetic records from a released DP aggregates file."""
 
 from ..aggregates import DPAggregates
+from ..synthesizer import DPMarginalSynthesizer
 from . import _common
 
 __all__ = ["run"]
@@ -35,7 +36,7 @@ def run(args):
     _common.check_n_samples(args.n_samples)
     _common.check_n_jobs(args.n_jobs)
     aggregates = load_aggregates(args.aggregates)
-    synthesizer = _common.ProgressSynthesizer.from_aggregates(
+    synthesizer = DPMarginalSynthesizer.from_aggregates(
         aggregates, random_state=args.seed, n_jobs=args.n_jobs)
     _common.check_samplable(aggregates, args.aggregates)
     written = _common.write_records(synthesizer, args.n_samples, args.output, args.seed)
