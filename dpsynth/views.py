@@ -1,0 +1,432 @@
+"""Consistent views: the post-processing shared by CALM and PriView.
+
+A *view* is a dense table over a set of attributes (columns of a coded
+table): ``attrs`` is a sorted tuple of attribute indices and the table has one
+axis per attribute, in that order, of length the attribute's cardinality.
+Noisy views of overlapping attribute sets disagree on their common
+sub-marginals and have negative cells.  This module makes them
+
+* **consistent** (:func:`make_consistent`): for every attribute set ``A`` in
+  the closure of the views under intersection, visited in topological
+  (subset) order from the empty set, the views containing ``A`` get the same
+  projection onto ``A``: the variance-optimal weighted mean with weights
+  ``1 / C_i``, ``C_i = prod_{a in V_i \\ A} c_a`` the number of cells of view
+  ``i`` summed into one cell of ``A``, and every cell of view ``i`` moves by
+  ``(T_A(v) - T_{V_i}[A](v)) / C_i`` (CALM, Section 4.4 and Appendix A.3;
+  PriView, Li et al., "Differential Privacy: From Theory to Practice",
+  Section 6.3, where the views have equal sizes and the weights are equal);
+* **non-negative** (:func:`ripple`): a cell below ``-tol`` is set to 0 and
+  its value is subtracted evenly from its ``h = sum_a (c_a - 1)`` neighbours
+  (cells differing in exactly one attribute), until no cell is below
+  ``-tol``; the total is preserved (CALM, Appendix A.3, "Ripple");
+* **queryable** (:func:`answer_marginal`): a marginal inside a view is a sum
+  of its cells; otherwise the maximum-entropy table matching the projections
+  of the views onto their intersections with the query, fitted by iterative
+  proportional fitting (:func:`maximum_entropy`) with a tolerance and an
+  iteration cap that is reported (:class:`~sklearn.exceptions.ConvergenceWarning`
+  and the returned info) when hit.
+
+:class:`ViewSet` bundles these, and samples records from the views.
+Everything here is post-processing of already private views: no privacy cost.
+"""
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+__all__ = ["project", "make_consistent", "ripple", "postprocess", "maximum_entropy",
+           "answer_marginal", "ViewSet", "ReconstructionInfo"]
+
+
+def _check_attrs(attrs, name="attrs"):
+    attrs = tuple(int(a) for a in attrs)
+    if list(attrs) != sorted(set(attrs)):
+        raise ValueError(f"{name} must be strictly increasing attribute indices; got {attrs}.")
+    return attrs
+
+
+def project(table, attrs, onto):
+    """Sum a view over the attributes not in ``onto``.
+
+    Parameters
+    ----------
+    table : ndarray
+        View over ``attrs`` (one axis per attribute, in ``attrs`` order).
+    attrs : tuple of int
+        Sorted attribute indices of the view.
+    onto : iterable of int
+        Subset of ``attrs``.
+
+    Returns
+    -------
+    ndarray
+        Table over ``sorted(onto)``.
+    """
+    onto = set(onto)
+    if not onto <= set(attrs):
+        raise ValueError(f"Cannot project a view over {tuple(attrs)} onto {tuple(sorted(onto))}.")
+    axes = tuple(i for i, a in enumerate(attrs) if a not in onto)
+    return np.sum(table, axis=axes) if axes else np.array(table, copy=True)
+
+
+def _expand(small, attrs, sub):
+    """Reshape a table over ``sub`` to broadcast against a view over ``attrs``."""
+    shape = [small.shape[sub.index(a)] if a in sub else 1 for a in attrs]
+    return small.reshape(shape)
+
+
+def _closure(attr_sets):
+    """All intersections of the sets (and the empty set), smallest first."""
+    closure = {frozenset(s) for s in attr_sets}
+    frontier = set(closure)
+    while frontier:
+        new = set()
+        for a in frontier:
+            for b in closure:
+                c = a & b
+                if c not in closure:
+                    new.add(c)
+        closure |= new
+        frontier = new
+    closure.add(frozenset())
+    return sorted(closure, key=lambda s: (len(s), sorted(s)))
+
+
+def make_consistent(views, cardinalities, *, weights="cells"):
+    """Make overlapping views agree on every shared set of attributes.
+
+    Parameters
+    ----------
+    views : list of (tuple of int, ndarray)
+        ``(attrs, table)`` pairs.  Not modified.
+    cardinalities : sequence of int
+        Number of values of every attribute.
+    weights : {"cells", "equal"}, default="cells"
+        ``"cells"``: CALM's ``1 / C_i`` weights (variance-optimal when the
+        views' cells have equal variance); ``"equal"``: the plain mean of the
+        book's PriView (identical when the views have equal sizes).
+
+    Returns
+    -------
+    list of (tuple of int, ndarray)
+        New consistent views (float64 copies).
+
+    References
+    ----------
+    Zhang et al., "CALM", CCS 2018, Section 4.4 and Appendix A.3; Li, Lyu,
+    Su, Yang, "Differential Privacy: From Theory to Practice", Section 6.3.
+    """
+    if weights not in ("cells", "equal"):
+        raise ValueError(f"weights must be 'cells' or 'equal'; got {weights!r}.")
+    cards = [int(c) for c in cardinalities]
+    out = [(_check_attrs(a), np.array(t, dtype=float, copy=True)) for a, t in views]
+    for attrs, table in out:
+        if table.shape != tuple(cards[a] for a in attrs):
+            raise ValueError(f"A view over {attrs} has shape {table.shape}; expected "
+                             f"{tuple(cards[a] for a in attrs)}.")
+    sets = [frozenset(a) for a, _ in out]
+    for shared in _closure(sets):
+        members = [i for i, s in enumerate(sets) if shared <= s]
+        if len(members) < 2:
+            continue
+        sub = tuple(sorted(shared))
+        projections, sizes = [], []
+        for i in members:
+            attrs, table = out[i]
+            projections.append(project(table, attrs, sub))
+            sizes.append(math.prod(cards[a] for a in attrs if a not in shared))
+        w = np.array([1.0 / c if weights == "cells" else 1.0 for c in sizes])
+        target = sum(wi * p for wi, p in zip(w, projections)) / w.sum()
+        for i, p, c in zip(members, projections, sizes):
+            attrs, table = out[i]
+            table += _expand((target - p) / c, attrs, sub)
+    return out
+
+
+def ripple(table, tol=1e-6, *, max_iter=10_000):
+    """Ripple non-negativity: push negative cells onto their neighbours.
+
+    While a cell holds ``c < -tol``, set it to 0 and subtract ``|c| / h`` from
+    each of its ``h = sum_a (c_a - 1)`` neighbours (the cells that differ in
+    exactly one attribute).  All such cells are processed at once in each
+    sweep.  The total is preserved exactly.
+
+    Parameters
+    ----------
+    table : ndarray
+        One view (not modified).
+    tol : float, default=1e-6
+        Cells in ``[-tol, 0)`` are left as they are (CALM's ``theta`` of
+        Appendix A.3; a separate parameter from the target error of
+        Algorithm 1).
+    max_iter : int, default=10000
+        Cap on the sweeps.
+
+    Returns
+    -------
+    table : ndarray
+    n_iter : int
+        Sweeps done; equal to ``max_iter`` when the cap stopped it.
+
+    References
+    ----------
+    Zhang et al., "CALM", CCS 2018, Appendix A.3; Li et al., Section 6.3.
+    """
+    t = np.array(table, dtype=float, copy=True)
+    h = sum(c - 1 for c in t.shape)
+    if h == 0 or t.size == 0:
+        return t, 0
+    for it in range(max_iter):
+        neg = np.where(t < -tol, t, 0.0)
+        if not neg.any():
+            return t, it
+        spread = np.zeros_like(t)
+        for axis in range(t.ndim):
+            spread += np.sum(neg, axis=axis, keepdims=True) - neg
+        t = t - neg + spread / h
+    return t, max_iter
+
+
+def postprocess(views, cardinalities, *, tol=1e-6, n_rounds=5, weights="cells"):
+    """Consistency, then rounds of (Ripple non-negativity, consistency).
+
+    Stops after the first round whose final consistency leaves no cell below
+    ``-tol`` (CALM runs "the consistency step after the non-negativity step
+    several times"; the book recommends C+N+C).
+
+    Returns
+    -------
+    views : list of (tuple of int, ndarray)
+    n_rounds_done : int
+    """
+    out = make_consistent(views, cardinalities, weights=weights)
+    for r in range(1, n_rounds + 1):
+        if min(float(t.min()) for _, t in out) >= -tol:
+            return out, r - 1
+        out = [(a, ripple(t, tol)[0]) for a, t in out]
+        out = make_consistent(out, cardinalities, weights=weights)
+    return out, n_rounds
+
+
+@dataclass
+class ReconstructionInfo:
+    """How a marginal was answered.
+
+    Attributes
+    ----------
+    method : {"direct", "maxent"}
+    n_iter : int
+        IPF sweeps (0 for ``"direct"``).
+    converged : bool
+        False when IPF stopped at its iteration cap.
+    max_violation : float
+        Largest absolute gap between a constraint and the answer's projection.
+    constraints : list of tuple of int
+        Attribute sets matched.
+    """
+
+    method: str
+    n_iter: int = 0
+    converged: bool = True
+    max_violation: float = 0.0
+    constraints: list = field(default_factory=list)
+
+
+def maximum_entropy(constraints, attrs, cardinalities, *, tol=1e-8, max_iter=1000):
+    """Maximum-entropy table over ``attrs`` matching sub-marginal constraints.
+
+    Iterative proportional fitting from the uniform table: each sweep scales
+    the table so that its projection onto each constraint's attributes equals
+    the constraint.  With consistent constraints it converges to the
+    maximum-entropy table that satisfies them (Csiszar 1975), the
+    reconstruction CALM (Appendix A.3) and PriView (Li et al., Section 6.3)
+    recommend.
+
+    Parameters
+    ----------
+    constraints : list of (tuple of int, ndarray)
+        ``(sub_attrs, table)`` with ``sub_attrs`` a subset of ``attrs``;
+        tables are clipped at 0 and normalised to sum 1.
+    attrs : tuple of int
+        Sorted attributes of the answer.
+    cardinalities : sequence of int
+    tol : float, default=1e-8
+        Stop when every projection is within ``tol`` of its constraint.
+    max_iter : int, default=1000
+        Cap on the sweeps; reaching it raises a
+        :class:`~sklearn.exceptions.ConvergenceWarning` and sets
+        ``info.converged = False``.
+
+    Returns
+    -------
+    table : ndarray
+        Fractions over ``attrs`` (sums to 1).
+    info : ReconstructionInfo
+    """
+    attrs = _check_attrs(attrs)
+    shape = tuple(int(cardinalities[a]) for a in attrs)
+    prepared = []
+    for sub, target in constraints:
+        sub = _check_attrs(sub, "constraint attrs")
+        if not set(sub) <= set(attrs):
+            raise ValueError(f"Constraint over {sub} is not inside {attrs}.")
+        target = np.clip(np.asarray(target, dtype=float), 0, None)
+        total = target.sum()
+        target = target / total if total > 0 else np.full(target.shape, 1.0 / target.size)
+        prepared.append((sub, target))
+    table = np.full(shape, 1.0 / math.prod(shape))
+    info = ReconstructionInfo("maxent", constraints=[s for s, _ in prepared])
+    if not prepared:
+        return table, info
+    for it in range(1, max_iter + 1):
+        for sub, target in prepared:
+            current = project(table, attrs, sub)
+            ratio = np.divide(target, current, out=np.zeros_like(target), where=current > 0)
+            table = table * _expand(ratio, attrs, sub)
+        violation = max(float(np.abs(project(table, attrs, s) - t).max()) for s, t in prepared)
+        if violation <= tol:
+            info.n_iter, info.max_violation = it, violation
+            return table, info
+    info.n_iter, info.converged, info.max_violation = max_iter, False, violation
+    warnings.warn(
+        f"Maximum entropy (IPF) over attributes {attrs} stopped at max_iter={max_iter} with "
+        f"a constraint violation of {violation:.3g} > tol={tol:g}; the constraints may be "
+        "inconsistent. Increase max_iter or tol.", ConvergenceWarning, stacklevel=2)
+    return table, info
+
+
+def answer_marginal(views, attrs, cardinalities, *, tol=1e-8, max_iter=1000):
+    """The marginal over ``attrs`` from consistent views.
+
+    If views contain all of ``attrs``, the mean of their projections (equal
+    after :func:`make_consistent`); otherwise the maximum-entropy table
+    matching, for every maximal intersection ``B = V_i & attrs``, the mean
+    projection onto ``B`` of the views containing ``B``.  Negative cells are
+    clipped and the answer is normalised to fractions summing to 1.
+
+    Returns
+    -------
+    table : ndarray over ``sorted(attrs)``
+    info : ReconstructionInfo
+    """
+    attrs = _check_attrs(sorted(attrs))
+    target = set(attrs)
+    covering = [(a, t) for a, t in views if target <= set(a)]
+    if covering:
+        table = sum(project(t, a, attrs) for a, t in covering) / len(covering)
+        table = np.clip(table, 0, None)
+        total = table.sum()
+        table = table / total if total > 0 else np.full(table.shape, 1.0 / table.size)
+        return table, ReconstructionInfo("direct", constraints=[attrs])
+    inter = {frozenset(a) & target for a, _ in views} - {frozenset()}
+    maximal = [s for s in inter if not any(s < o for o in inter)]
+    constraints = []
+    for s in sorted(maximal, key=lambda s: (len(s), sorted(s))):
+        sub = tuple(sorted(s))
+        proj = [project(t, a, sub) for a, t in views if s <= set(a)]
+        constraints.append((sub, sum(proj) / len(proj)))
+    return maximum_entropy(constraints, attrs, cardinalities, tol=tol, max_iter=max_iter)
+
+
+class ViewSet:
+    """A set of consistent views over coded attributes, queryable and samplable.
+
+    Parameters
+    ----------
+    views : list of (tuple of int, ndarray)
+        Consistent views (fractions or counts).
+    cardinalities : sequence of int
+    tol, max_iter : float, int
+        IPF settings of :func:`answer_marginal`.
+    """
+
+    def __init__(self, views, cardinalities, *, tol=1e-8, max_iter=1000):
+        self.views = [(_check_attrs(a), np.asarray(t, dtype=float)) for a, t in views]
+        self.cardinalities = [int(c) for c in cardinalities]
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def marginal(self, attrs):
+        """Fractions over ``sorted(attrs)`` and a :class:`ReconstructionInfo`."""
+        attrs = tuple(sorted(int(a) for a in attrs))
+        if len(set(attrs)) != len(attrs):
+            raise ValueError(f"Repeated attributes in {attrs}.")
+        bad = [a for a in attrs if not 0 <= a < len(self.cardinalities)]
+        if bad:
+            raise ValueError(f"Unknown attribute indices {bad}.")
+        return answer_marginal(self.views, attrs, self.cardinalities, tol=self.tol,
+                               max_iter=self.max_iter)
+
+    def sampling_order(self):
+        """Attributes in sampling order, each with the view it is drawn from.
+
+        Greedy: next is the unsampled attribute that shares a view with the
+        most sampled attributes (ties: smallest index); an attribute in no
+        view is drawn uniformly (view ``None``).
+        """
+        d = len(self.cardinalities)
+        sampled, plan = [], []
+        remaining = set(range(d))
+        while remaining:
+            best = None
+            for a in sorted(remaining):
+                for vi, (attrs, _) in enumerate(self.views):
+                    if a in attrs:
+                        overlap = len(set(attrs) & set(sampled))
+                        key = (overlap, -a)
+                        if best is None or key > best[0]:
+                            best = (key, a, vi)
+            if best is None:
+                a = min(remaining)
+                plan.append((a, None, ()))
+            else:
+                _, a, vi = best
+                parents = tuple(p for p in self.views[vi][0] if p in sampled)
+                plan.append((a, vi, parents))
+            sampled.append(a)
+            remaining.discard(a)
+        return plan
+
+    def sample(self, n, rng):
+        """Draw ``n`` coded records: each attribute from its view's conditional.
+
+        Each attribute is drawn given the already drawn attributes that share
+        the chosen view with it (:meth:`sampling_order`), from that view's
+        (clipped) conditional distribution.
+
+        Returns
+        -------
+        ndarray of int32, shape (n, n_attributes)
+        """
+        d = len(self.cardinalities)
+        codes = np.zeros((n, d), dtype=np.int32)
+        for a, vi, parents in self.sampling_order():
+            c = self.cardinalities[a]
+            if vi is None:
+                codes[:, a] = rng.integers(0, c, size=n)
+                continue
+            attrs, table = self.views[vi]
+            sub = tuple(sorted(parents + (a,)))
+            joint = np.clip(project(table, attrs, sub), 0, None)
+            # move a's axis last, flatten the parents
+            pos = sub.index(a)
+            joint = np.moveaxis(joint, pos, -1).reshape(-1, c)
+            marginal = joint.sum(axis=0)
+            if marginal.sum() <= 0:
+                marginal = np.ones(c)
+            rows = joint.sum(axis=1, keepdims=True)
+            cond = np.where(rows > 0, joint / np.where(rows > 0, rows, 1),
+                            marginal / marginal.sum())
+            if parents:
+                idx = np.ravel_multi_index(tuple(codes[:, p] for p in parents),
+                                           tuple(self.cardinalities[p] for p in parents))
+            else:
+                idx = np.zeros(n, dtype=np.int64)
+            cum = np.cumsum(cond, axis=1)
+            cum[:, -1] = 1.0
+            u = rng.random(n)
+            codes[:, a] = (u[:, None] >= cum[idx]).sum(axis=1).clip(0, c - 1)
+        return codes
