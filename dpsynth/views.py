@@ -430,3 +430,199 @@ class ViewSet:
             u = rng.random(n)
             codes[:, a] = (u[:, None] >= cum[idx]).sum(axis=1).clip(0, c - 1)
         return codes
+
+
+# ---------------------------------------------------------------------------
+# plumbing shared by the view-based estimators (CALM, PriView)
+# ---------------------------------------------------------------------------
+
+def seed_sequence(random_state):
+    """``np.random.SeedSequence`` from a ``random_state``.
+
+    ``None`` draws fresh OS entropy; an int seeds it; a ``Generator`` or
+    ``RandomState`` seeds it from draws of that generator; a ``SeedSequence``
+    is used as is.  Child streams come from :meth:`SeedSequence.spawn`.
+    """
+    if random_state is None:
+        return np.random.SeedSequence()
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be >= 0; got {random_state!r}.")
+        return np.random.SeedSequence(int(random_state))
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(random_state.integers(0, 2**63, size=4).tolist())
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.SeedSequence(random_state.randint(0, 2**31, size=4).tolist())
+    raise TypeError("random_state must be None, an int, a numpy Generator, RandomState or "
+                    f"SeedSequence; got {type(random_state).__name__}.")
+
+
+class _ViewEstimatorMixin:
+    """Encoding, marginal queries and sampling of the view-based estimators.
+
+    Requires the fitted attributes ``encoder_``, ``cardinalities_``,
+    ``feature_names_in_``, ``view_set_`` and ``n_records_``.
+    """
+
+    def _make_encoder(self):
+        from .preprocessing import TableEncoder
+        return TableEncoder(categories=self.categories, missing="category",
+                            bounds=self.bounds, n_bins=self.n_bins, binning=self.binning,
+                            handle_unknown="error")
+
+    def _check_domain_params(self):
+        binning = self.binning
+        strategies = binning.values() if isinstance(binning, dict) else [binning]
+        for s in strategies:
+            if not isinstance(s, str) or s not in ("uniform", "log"):
+                raise ValueError(
+                    "binning must be 'uniform' or 'log' (or a dict of them): bins come from "
+                    f"public bounds only; got {s!r}.")
+
+    def _fit_domain(self, frame):
+        """Fit the encoder; warn when a column's domain is read from the data."""
+        from .exceptions import PrivacyLeakWarning
+        declared = set()
+        if isinstance(self.categories, dict):
+            declared |= set(self.categories)
+        elif isinstance(self.categories, (list, tuple)):
+            declared |= set(frame.columns)
+        if isinstance(self.bounds, dict):
+            declared |= {c for c, b in self.bounds.items() if not isinstance(b, str)}
+        undeclared = [c for c in frame.columns if c not in declared]
+        if undeclared:
+            warnings.warn(
+                f"The values of columns {undeclared[:10]} were read from the data: their "
+                "domain is not public. Declare it with `categories=` (or `bounds=` for numeric "
+                "columns) for a release whose privacy guarantee covers the domain.",
+                PrivacyLeakWarning, stacklevel=3)
+        encoder = self._make_encoder().fit(frame)
+        self._set_domain(encoder)
+
+    def _set_domain(self, encoder):
+        self.encoder_ = encoder
+        n_values = np.asarray(encoder.n_values_, dtype=np.int64)
+        self.cardinalities_ = n_values if self.allow_missing else n_values - 1
+        if (self.cardinalities_ < 1).any():
+            bad = list(np.asarray(encoder.feature_names_in_)[self.cardinalities_ < 1])
+            raise ValueError(f"Columns {bad} have no declared value.")
+        self.feature_names_in_ = np.asarray(encoder.feature_names_in_, dtype=object)
+        self.n_features_in_ = len(self.feature_names_in_)
+
+    def _encode(self, X):
+        """Coded records; a missing value is an error unless ``allow_missing``."""
+        codes = self.encoder_.transform(X)
+        over = codes >= self.cardinalities_[None, :]
+        if over.any():
+            j = int(np.flatnonzero(over.any(axis=0))[0])
+            raise ValueError(
+                f"Column {self.feature_names_in_[j]!r} has missing values; set "
+                "allow_missing=True to make 'missing' one more (public) category.")
+        return codes
+
+    def _columns_to_attrs(self, columns):
+        if isinstance(columns, (str, int, np.integer)):
+            columns = [columns]
+        names = list(self.feature_names_in_)
+        attrs = []
+        for c in columns:
+            if isinstance(c, str):
+                if c not in names:
+                    raise ValueError(f"Unknown column {c!r} in columns; known: {names}.")
+                attrs.append(names.index(c))
+            elif isinstance(c, (int, np.integer)) and not isinstance(c, bool):
+                if not 0 <= c < len(names):
+                    raise ValueError(f"Column index {c} in columns is out of range.")
+                attrs.append(int(c))
+            else:
+                raise TypeError(f"columns must be names or indices; got {c!r}.")
+        if not attrs:
+            raise ValueError("columns must name at least one column.")
+        if len(set(attrs)) != len(attrs):
+            raise ValueError(f"columns has repeated entries: {list(columns)}.")
+        return attrs
+
+    def marginal(self, columns, *, as_frame=False, return_info=False):
+        """The estimated marginal distribution of some columns (fractions).
+
+        Answered by summing a view that contains the columns, otherwise by
+        maximum entropy over the views (:func:`dpsynth.views.answer_marginal`).
+        Post-processing: no privacy cost.
+
+        Parameters
+        ----------
+        columns : str, int or list of them
+            Column names (or indices), in the order of the output axes.
+        as_frame : bool, default=False
+            Return a long DataFrame (one row per cell: the column values and a
+            ``fraction`` column) instead of an array.
+        return_info : bool, default=False
+            Also return a :class:`~dpsynth.views.ReconstructionInfo`.
+
+        Returns
+        -------
+        ndarray of shape (c_1, ..., c_k) or DataFrame
+            Axis ``i`` is ``columns[i]``, indexed by its codes (the order of
+            its categories or bins); the cells sum to 1.
+        """
+        from sklearn.utils.validation import check_is_fitted
+        check_is_fitted(self, "view_set_")
+        attrs = self._columns_to_attrs(columns)
+        table, info = self.view_set_.marginal(attrs)
+        order = sorted(attrs)
+        table = np.transpose(table, [order.index(a) for a in attrs])
+        if as_frame:
+            import pandas as pd
+            grids = np.indices(table.shape).reshape(len(attrs), -1)
+            data = {}
+            for a, g in zip(attrs, grids):
+                labels = self._labels(a)
+                data[self.feature_names_in_[a]] = [labels[i] for i in g]
+            data["fraction"] = table.ravel()
+            table = pd.DataFrame(data)
+        return (table, info) if return_info else table
+
+    def _labels(self, attr):
+        columns = getattr(self.encoder_, "columns_", None)
+        values = list(columns[attr]["values"]) if columns is not None else []
+        n = int(self.cardinalities_[attr])
+        values = values + ["<missing>"] * (n - len(values))
+        return values[:n]
+
+    def _sample_codes(self, n_samples, random_state):
+        from sklearn.utils.validation import check_is_fitted
+        check_is_fitted(self, "view_set_")
+        if n_samples is None:
+            n_samples = int(self.n_records_)
+        if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) \
+                or n_samples < 1:
+            raise ValueError(f"n_samples must be a positive integer; got {n_samples!r}.")
+        if random_state is None:
+            ss = seed_sequence(self.random_state).spawn(3)[2] if self.random_state is not None \
+                else np.random.SeedSequence()
+        else:
+            ss = seed_sequence(random_state)
+        draw_ss, decode_ss = ss.spawn(2)
+        codes = self.view_set_.sample(int(n_samples), np.random.default_rng(draw_ss))
+        return codes, np.random.default_rng(decode_ss)
+
+    def sample(self, n_samples=None, *, random_state=None):
+        """Synthetic records drawn from the released views (post-processing).
+
+        Parameters
+        ----------
+        n_samples : int, default=None
+            Number of records; ``None``: the (estimated) number of records.
+        random_state : int, Generator or None, default=None
+            ``None`` derives the stream from the estimator's ``random_state``
+            (fresh OS entropy when that is None too).
+
+        Returns
+        -------
+        DataFrame (or ndarray if fitted on one)
+            Columns, column order and dtypes of the fitted table.
+        """
+        codes, rng = self._sample_codes(n_samples, random_state)
+        return self.encoder_.inverse_transform(codes, random_state=rng)
