@@ -146,7 +146,7 @@ def make_consistent(views, cardinalities, *, weights="cells"):
     return out
 
 
-def ripple(table, tol=1e-6, *, max_iter=10_000):
+def ripple(table, tol=1e-6, *, max_iter=1000):
     """Ripple non-negativity: push negative cells onto their neighbours.
 
     While a cell holds ``c < -tol``, set it to 0 and subtract ``|c| / h`` from
@@ -162,8 +162,9 @@ def ripple(table, tol=1e-6, *, max_iter=10_000):
         Cells in ``[-tol, 0)`` are left as they are (CALM's ``theta`` of
         Appendix A.3; a separate parameter from the target error of
         Algorithm 1).
-    max_iter : int, default=10000
-        Cap on the sweeps.
+    max_iter : int, default=1000
+        Cap on the sweeps.  A table whose total is not positive is returned
+        unchanged (no non-negative table has its total).
 
     Returns
     -------
@@ -177,7 +178,8 @@ def ripple(table, tol=1e-6, *, max_iter=10_000):
     """
     t = np.array(table, dtype=float, copy=True)
     h = sum(c - 1 for c in t.shape)
-    if h == 0 or t.size == 0:
+    if h == 0 or t.size == 0 or t.sum() <= 0:
+        # nothing to spread to, or a non-positive total that no table >= 0 can keep
         return t, 0
     for it in range(max_iter):
         neg = np.where(t < -tol, t, 0.0)
@@ -491,6 +493,7 @@ class _ViewEstimatorMixin:
             declared |= set(frame.columns)
         if isinstance(self.bounds, dict):
             declared |= {c for c, b in self.bounds.items() if not isinstance(b, str)}
+        self._check_finite(frame)
         undeclared = [c for c in frame.columns if c not in declared]
         if undeclared:
             warnings.warn(
@@ -511,15 +514,27 @@ class _ViewEstimatorMixin:
         self.feature_names_in_ = np.asarray(encoder.feature_names_in_, dtype=object)
         self.n_features_in_ = len(self.feature_names_in_)
 
+    @staticmethod
+    def _check_finite(frame):
+        import pandas as pd
+        for name in frame.columns:
+            col = frame[name]
+            if pd.api.types.is_float_dtype(col.dtype) and np.isinf(col.to_numpy(float)).any():
+                raise ValueError(f"Column {name!r} contains infinity; records must hold "
+                                 "finite values.")
+
     def _encode(self, X):
         """Coded records; a missing value is an error unless ``allow_missing``."""
+        from .utils._validation import check_table
+        frame, _ = check_table(X)
+        self._check_finite(frame)
         codes = self.encoder_.transform(X)
         over = codes >= self.cardinalities_[None, :]
         if over.any():
             j = int(np.flatnonzero(over.any(axis=0))[0])
             raise ValueError(
-                f"Column {self.feature_names_in_[j]!r} has missing values; set "
-                "allow_missing=True to make 'missing' one more (public) category.")
+                f"Column {self.feature_names_in_[j]!r} contains missing values (NaN or "
+                "None); set allow_missing=True to make 'missing' one more (public) category.")
         return codes
 
     def _columns_to_attrs(self, columns):
