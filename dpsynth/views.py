@@ -223,7 +223,8 @@ class ReconstructionInfo:
     n_iter : int
         IPF sweeps (0 for ``"direct"``).
     converged : bool
-        False when IPF stopped at its iteration cap.
+        False when IPF stopped at its iteration cap (see
+        :func:`maximum_entropy`).
     max_violation : float
         Largest absolute gap between a constraint and the answer's projection.
     constraints : list of tuple of int
@@ -245,7 +246,11 @@ def maximum_entropy(constraints, attrs, cardinalities, *, tol=1e-8, max_iter=100
     the constraint.  With consistent constraints it converges to the
     maximum-entropy table that satisfies them (Csiszar 1975), the
     reconstruction CALM (Appendix A.3) and PriView (Li et al., Section 6.3)
-    recommend.
+    recommend.  It stops when every projection is within ``tol`` of its
+    constraint, or when a sweep changes no cell by more than ``tol / 100``
+    (slightly inconsistent constraints, e.g. after clipping small negative
+    cells, have no exact solution: IPF then settles on a compromise and
+    ``info.max_violation`` reports the residual).
 
     Parameters
     ----------
@@ -284,12 +289,14 @@ def maximum_entropy(constraints, attrs, cardinalities, *, tol=1e-8, max_iter=100
     if not prepared:
         return table, info
     for it in range(1, max_iter + 1):
+        previous = table
         for sub, target in prepared:
             current = project(table, attrs, sub)
             ratio = np.divide(target, current, out=np.zeros_like(target), where=current > 0)
             table = table * _expand(ratio, attrs, sub)
         violation = max(float(np.abs(project(table, attrs, s) - t).max()) for s, t in prepared)
-        if violation <= tol:
+        change = float(np.abs(table - previous).max())
+        if violation <= tol or change <= tol * 1e-2:
             info.n_iter, info.max_violation = it, violation
             return table, info
     info.n_iter, info.converged, info.max_violation = max_iter, False, violation
