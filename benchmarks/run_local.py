@@ -125,8 +125,11 @@ def make_table(dataset, n, d, seed):
 # ---------------------------------------------------------------- baselines
 
 def _true(codes, attrs, cards):
+    """Fractions of the rows in each cell (rows with a missing code, -1, count nowhere)."""
     shape = tuple(cards[a] for a in attrs)
-    idx = np.ravel_multi_index(tuple(codes[:, a] for a in attrs), shape)
+    sub = codes[:, list(attrs)]
+    sub = sub[(sub >= 0).all(axis=1)]
+    idx = np.ravel_multi_index(tuple(sub.T), shape)
     return np.bincount(idx, minlength=int(np.prod(shape))).reshape(shape) / len(codes)
 
 
