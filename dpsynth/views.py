@@ -33,6 +33,7 @@ Everything here is post-processing of already private views: no privacy cost.
 import math
 import warnings
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -76,6 +77,17 @@ def _expand(small, attrs, sub):
     """Reshape a table over ``sub`` to broadcast against a view over ``attrs``."""
     shape = [small.shape[sub.index(a)] if a in sub else 1 for a in attrs]
     return small.reshape(shape)
+
+
+@lru_cache(maxsize=32)
+def _consistency_plan(sets):
+    """For each set of the closure (in subset order), the indices of its supersets."""
+    plan = []
+    for shared in _closure(sets):
+        members = tuple(i for i, s in enumerate(sets) if shared <= s)
+        if len(members) >= 2:
+            plan.append((tuple(sorted(shared)), members))
+    return tuple(plan)
 
 
 def _closure(attr_sets):
@@ -127,12 +139,9 @@ def make_consistent(views, cardinalities, *, weights="cells"):
         if table.shape != tuple(cards[a] for a in attrs):
             raise ValueError(f"A view over {attrs} has shape {table.shape}; expected "
                              f"{tuple(cards[a] for a in attrs)}.")
-    sets = [frozenset(a) for a, _ in out]
-    for shared in _closure(sets):
-        members = [i for i, s in enumerate(sets) if shared <= s]
-        if len(members) < 2:
-            continue
-        sub = tuple(sorted(shared))
+    sets = tuple(frozenset(a) for a, _ in out)
+    for sub, members in _consistency_plan(sets):
+        shared = set(sub)
         projections, sizes = [], []
         for i in members:
             attrs, table = out[i]
@@ -535,7 +544,7 @@ class _ViewEstimatorMixin:
         from .utils._validation import check_table
         frame, _ = check_table(X)
         self._check_finite(frame)
-        codes = self.encoder_.transform(X)
+        codes = self.encoder_.transform(frame if isinstance(X, type(frame)) else X)
         over = codes >= self.cardinalities_[None, :]
         if over.any():
             j = int(np.flatnonzero(over.any(axis=0))[0])

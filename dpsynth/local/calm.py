@@ -477,8 +477,12 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self._plan(codes.shape[0], seeds)
         groups = self.assign_groups(codes.shape[0])
         user_streams = seeds[3].spawn(self.n_marginals_)
+        order = np.argsort(groups, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(groups,
+                                                            minlength=self.n_marginals_))])
         reports = [
-            self._perturb_codes(codes[groups == g], g, np.random.default_rng(user_streams[g]))
+            self._perturb_codes(codes[order[bounds[g]:bounds[g + 1]]], g,
+                                np.random.default_rng(user_streams[g]))
             for g in range(self.n_marginals_)
         ]
         return self._release(reports)
