@@ -220,3 +220,23 @@ def test_bad_marginal_query():
         synth.marginal(["c0", "c0"])
     with pytest.raises(ValueError, match="n_samples"):
         synth.sample(0)
+
+
+def test_given_ell_uses_algorithm_1_rule_for_m():
+    X, cats = _planted(14000, 8)
+    synth = CALMSynthesizer(epsilon=1.0, ell=4, categories=cats, random_state=0).fit(X)
+    # m = min(floor(theta n), CoverDesign(8, 3, 4)) = min(14, 14)
+    assert (synth.ell_, synth.n_marginals_) == (4, 14)
+    assert synth.marginal_sets_ == covering_design(8, 4, 3)
+    synth = CALMSynthesizer(epsilon=1.0, ell=3, n_marginals=10, categories=cats,
+                            random_state=0).fit(X)
+    assert (synth.ell_, synth.n_marginals_) == (3, 10)
+    usage = np.bincount(np.concatenate(synth.marginal_sets_), minlength=8)
+    assert usage.max() - usage.min() <= 1  # balanced choice of the 10 sets
+
+
+def test_plan_accepts_a_dict_domain():
+    cats = {"a": ["x", "y", "z"], "b": [0, 1]}
+    server = CALMSynthesizer(epsilon=1.0, k=2, categories=cats, random_state=0).plan(5000, cats)
+    assert list(server.cardinalities_) == [3, 2]
+    assert list(server.feature_names_in_) == ["a", "b"]

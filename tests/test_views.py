@@ -57,6 +57,27 @@ def test_overall_consistency_on_many_views():
         np.testing.assert_allclose(t, u, atol=1e-9)
 
 
+def test_consistency_is_independent_of_the_topological_order(monkeypatch):
+    import dpsynth.views as views_module
+    rng = np.random.default_rng(8)
+    cards = [2, 3, 2, 2, 3]
+    sets = [(0, 1, 2), (1, 2, 3), (0, 3, 4), (1, 4), (2, 3, 4)]
+    views = _random_views(rng, cards, sets)
+    out = make_consistent(views, cards)
+    original = views_module._consistency_plan.__wrapped__
+
+    def reversed_within_size(sets_):
+        plan = list(original(sets_))
+        return tuple(sorted(plan, key=lambda p: (len(p[0]), [-a for a in p[0]])))
+
+    monkeypatch.setattr(views_module, "_consistency_plan", reversed_within_size)
+    other = make_consistent(views, cards)
+    assert [p[0] for p in reversed_within_size(tuple(frozenset(s) for s in sets))] != \
+        [p[0] for p in original(tuple(frozenset(s) for s in sets))]
+    for (_, t), (_, u) in zip(out, other):
+        np.testing.assert_allclose(t, u, atol=1e-9)
+
+
 def test_single_view_and_disjoint_views_are_untouched_except_totals():
     rng = np.random.default_rng(1)
     cards = [2, 3, 2, 2]

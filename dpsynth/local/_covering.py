@@ -29,9 +29,9 @@ Where the designs come from (:func:`covering_design` reports it):
     Everything else: a deterministic greedy cover (start each block from the
     first uncovered ``t``-set, add the point that covers most uncovered
     ``t``-sets, ties to the smallest point).  Its size is an upper bound on
-    the covering number, not necessarily the optimum (e.g. it needs more
-    than the best known 61..? blocks for ``C(16, 5, 3)``; CALM's Table 2 is
-    insensitive to that value, see :func:`dpsynth.local.calm_parameters`).
+    the covering number, not necessarily the optimum (e.g. 82 blocks for
+    ``C(16, 5, 3)``, whose Schoenheim lower bound is 61; CALM's Table 2 is
+    the same for any value >= 61, see :func:`dpsynth.local.calm_parameters`).
 """
 
 import itertools

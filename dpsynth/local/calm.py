@@ -20,6 +20,7 @@ import math
 import numbers
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -360,12 +361,16 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     def _plan(self, n_users, seeds):
         d = self.n_features_in_
         k = min(self.k, d)
-        if self.ell is None or self.n_marginals is None:
+        if self.ell is None:
             ell, m = calm_parameters(d, k, n_users, self.epsilon,
                                      cardinality=[int(c) for c in self.cardinalities_],
                                      theta=self.theta)
-        ell = min(self.ell, d) if self.ell is not None else ell
-        m = self.n_marginals if self.n_marginals is not None else m
+        else:  # a given size: Algorithm 1's rule for m at that size
+            ell = min(self.ell, d)
+            cover = covering_number(d, ell, k) if ell >= k else math.comb(d, ell)
+            m = min(max(1, math.floor(self.theta * n_users)), cover)
+        if self.n_marginals is not None:
+            m = self.n_marginals
         m = min(m, math.comb(d, ell))
         self.ell_, self.n_marginals_ = int(ell), int(m)
         self.marginal_sets_ = select_marginals(d, ell, m, k, np.random.default_rng(seeds[1]))
@@ -390,10 +395,12 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         ----------
         n_users : int
             Number of users who will report.
-        domain : DataFrame
+        domain : DataFrame or dict
             Public table whose columns (in order), dtypes and values declare
             the domain: e.g. one row per category, or the bounds of numeric
-            columns (binned with ``bounds``/``n_bins``).  Never the private
+            columns (binned with ``bounds``/``n_bins``).  A dict
+            ``{column: list of values}`` is turned into such a table (shorter
+            lists are padded with their first value).  Never the private
             data.
 
         Returns
@@ -403,6 +410,12 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self._validate_params()
         self._check_domain_params()
         n_users = _check_int("n_users", n_users, 1)
+        if isinstance(domain, dict):
+            if not domain or any(len(v) == 0 for v in domain.values()):
+                raise ValueError("domain must give at least one value for every column.")
+            length = max(len(v) for v in domain.values())
+            domain = pd.DataFrame({c: list(v) + [list(v)[0]] * (length - len(v))
+                                   for c, v in domain.items()})
         frame, _ = check_table(domain, name="domain")
         self._set_domain(self._make_encoder().fit(frame))
         self._plan(n_users, self._streams())
