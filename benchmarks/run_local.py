@@ -29,7 +29,8 @@ synthetic records) at the same epsilon, and a scale section times CALM on
 10^6 simulated users.
 
 Run: ``nice -n 10 python -m benchmarks.run_local [--repeats 5] [--quick]``.
-Writes ``benchmarks/results/local.json`` and ``local.md``.
+Writes ``benchmarks/results/local.json`` and ``local.md`` (``local_quick.*`` with
+``--quick``).
 """
 
 import argparse
@@ -310,7 +311,8 @@ peak = tracemalloc.get_traced_memory()[1]
 tracemalloc.stop()
 t0 = time.perf_counter(); synth.sample(100000, random_state=0); sample = time.perf_counter() - t0
 rng = np.random.default_rng(0); values = rng.integers(0, 256, {n})
-t0 = time.perf_counter(); rep = OUE(256, {eps}).perturb(values, rng); oue = time.perf_counter() - t0
+t0 = time.perf_counter(); rep = OUE(256, {eps}).perturb(values, rng)
+oue = time.perf_counter() - t0
 t0 = time.perf_counter(); OUE(256, {eps}).estimate(rep); oue_est = time.perf_counter() - t0
 print(json.dumps({{"n_users": {n}, "d": 16, "epsilon": {eps}, "ell": synth.ell_,
     "m": synth.n_marginals_, "fit_seconds": fit, "fit_peak_mib": peak / 2**20,
@@ -355,8 +357,8 @@ def to_markdown(local, central, scale, repeats):
                   "Mean SSE of the same 50 3-way marginals (one run). DPMarginal = the default "
                   "`DPMarginalSynthesizer`, measured on n synthetic records; CALM (local) for "
                   "scale.", "",
-                  "| data | n | d | ε | PriView (ℓ, t, w) | PriView | DPMarginal | CALM (local) | "
-                  "CALM / PriView |",
+                  "| data | n | d | ε | PriView (ℓ, t, w) | PriView | DPMarginal | "
+                  "CALM (local) | CALM / PriView |",
                   "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
         for r in central:
             lines.append(
@@ -415,8 +417,9 @@ def main(argv=None):
     payload = {"local": local, "central": central, "scale": scale, "repeats": repeats,
                "seconds": time.perf_counter() - t0,
                "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
-    (RESULTS / "local.json").write_text(json.dumps(payload, indent=1))
-    (RESULTS / "local.md").write_text(to_markdown(local, central, scale, repeats))
+    stem = "local_quick" if args.quick else "local"  # a quick run keeps the full results
+    (RESULTS / f"{stem}.json").write_text(json.dumps(payload, indent=1))
+    (RESULTS / f"{stem}.md").write_text(to_markdown(local, central, scale, repeats))
     print(to_markdown(local, central, scale, repeats))
 
 

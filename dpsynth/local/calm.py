@@ -458,7 +458,8 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         if group >= self.n_marginals_:
             raise ValueError(f"group must be < {self.n_marginals_}; got {group}.")
         codes = self._encode(X)
-        return self._perturb_codes(codes, group, np.random.default_rng(seed_sequence(random_state)))
+        rng = np.random.default_rng(seed_sequence(random_state))
+        return self._perturb_codes(codes, group, rng)
 
     def _perturb_codes(self, codes, group, rng):
         attrs = list(self.marginal_sets_[group])
