@@ -240,3 +240,5 @@ def test_plan_accepts_a_dict_domain():
     server = CALMSynthesizer(epsilon=1.0, k=2, categories=cats, random_state=0).plan(5000, cats)
     assert list(server.cardinalities_) == [3, 2]
     assert list(server.feature_names_in_) == ["a", "b"]
+    unseeded = CALMSynthesizer(epsilon=1.0, k=2, categories=cats).plan(5000, cats)
+    np.testing.assert_array_equal(unseeded.assign_groups(5000), unseeded.assign_groups(5000))

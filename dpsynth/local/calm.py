@@ -276,6 +276,8 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         Marginal size and number of marginals used.
     marginal_sets_ : list of tuple of int
         The ``m`` attribute sets (column indices), public.
+    partition_seed_ : numpy.random.SeedSequence
+        Seed of the public partition of users (:meth:`assign_groups`).
     oracles_ : list of FrequencyOracle
         The oracle of each marginal (adaptive: GRR or OUE/OLH).
     group_sizes_ : ndarray of int
@@ -380,6 +382,7 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             for s in self.marginal_sets_
         ]
         self.n_records_ = int(n_users)
+        self.partition_seed_ = seeds[0]
         self.privacy_spent_ = {
             "epsilon": float(max(o.epsilon for o in self.oracles_)),
             "delta": 0.0,
@@ -425,11 +428,13 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         """Public partition of users ``0..n_users-1`` into the ``m`` groups.
 
         A random permutation (independent of the data) cut into near-equal
-        groups: user ``i`` reports marginal ``groups[i]``.
+        groups: user ``i`` reports marginal ``groups[i]``.  With
+        ``random_state=None`` the permutation comes from ``partition_seed_``,
+        fixed by :meth:`plan` / :meth:`fit`, so repeated calls agree.
         """
         check_is_fitted(self, "marginal_sets_")
         n_users = _check_int("n_users", n_users, 1)
-        rng = np.random.default_rng(self._streams()[0] if random_state is None
+        rng = np.random.default_rng(self.partition_seed_ if random_state is None
                                     else seed_sequence(random_state))
         groups = np.empty(n_users, dtype=np.int64)
         groups[rng.permutation(n_users)] = np.arange(n_users) % self.n_marginals_
