@@ -518,12 +518,19 @@ class _ViewEstimatorMixin:
                 "columns) for a release whose privacy guarantee covers the domain.",
                 PrivacyLeakWarning, stacklevel=3)
         encoder = self._make_encoder().fit(frame)
-        self._set_domain(encoder)
+        # a column whose values are read from the data also gets its missing value
+        # from the data (the domain of such a column is not public anyway)
+        learned_missing = [c in undeclared and bool(frame[c].isna().any())
+                           for c in frame.columns]
+        self._set_domain(encoder, learned_missing)
 
-    def _set_domain(self, encoder):
+    def _set_domain(self, encoder, learned_missing=None):
         self.encoder_ = encoder
         n_values = np.asarray(encoder.n_values_, dtype=np.int64)
-        self.cardinalities_ = n_values if self.allow_missing else n_values - 1
+        keep = np.full(len(n_values), bool(self.allow_missing))
+        if learned_missing is not None:
+            keep |= np.asarray(learned_missing, dtype=bool)
+        self.cardinalities_ = np.where(keep, n_values, n_values - 1)
         if (self.cardinalities_ < 1).any():
             bad = list(np.asarray(encoder.feature_names_in_)[self.cardinalities_ < 1])
             raise ValueError(f"Columns {bad} have no declared value.")
@@ -550,7 +557,8 @@ class _ViewEstimatorMixin:
             j = int(np.flatnonzero(over.any(axis=0))[0])
             raise ValueError(
                 f"Column {self.feature_names_in_[j]!r} contains missing values (NaN or "
-                "None); set allow_missing=True to make 'missing' one more (public) category.")
+                "None) but its declared domain has none; set allow_missing=True to make "
+                "'missing' one more (public) category of every column.")
         return codes
 
     def _columns_to_attrs(self, columns):

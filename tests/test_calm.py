@@ -193,14 +193,18 @@ def test_undeclared_domain_warns_and_missing_is_an_error():
         CALMSynthesizer(epsilon=1.0, random_state=0).fit(X)
     Y = X.astype(object)
     Y.iloc[0, 1] = None
+    declared = {c: [0, 1, 2] for c in X}
     with pytest.raises(ValueError, match="c1"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
-            CALMSynthesizer(epsilon=1.0, random_state=0).fit(Y)
+        CALMSynthesizer(epsilon=1.0, categories=declared, random_state=0).fit(Y)
+    synth = CALMSynthesizer(epsilon=1.0, categories=declared, allow_missing=True,
+                            random_state=0).fit(Y)
+    assert list(synth.cardinalities_) == [4, 4, 4]
+    # values read from the data (warned): the missing value is read too, where present
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        synth = CALMSynthesizer(epsilon=1.0, allow_missing=True, random_state=0).fit(Y)
-    assert synth.cardinalities_[1] == 4
+        synth = CALMSynthesizer(epsilon=1.0, random_state=0).fit(Y)
+    assert list(synth.cardinalities_) == [3, 4, 3]
+    assert synth.sample(50).shape == (50, 3)
 
 
 @pytest.mark.parametrize("param, value", [("epsilon", 0), ("epsilon", "1"), ("k", 0),

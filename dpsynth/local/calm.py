@@ -247,7 +247,10 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         Bin strategy (public bounds only; no data-dependent quantiles).
     allow_missing : bool, default=False
         Make "missing" one more category of every column (it enlarges every
-        domain); with ``False`` a missing value is an error.
+        domain).  With ``False``, a missing value in a declared column is an
+        error; a column left to ``categories="auto"`` (its values read from
+        the data, with a warning) gets a missing category when the data has
+        missing values.
     large_domain : {"oue", "olh"}, default="oue"
         Oracle used when GRR is not the best (same variance; OLH has short
         reports and a slower server side).
