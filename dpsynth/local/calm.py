@@ -550,6 +550,7 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
         tags.input_tags.categorical = True
+        tags.input_tags.allow_nan = True  # a missing category (see allow_missing)
         tags.input_tags.string = True
         tags.requires_fit = True
         return tags

@@ -259,5 +259,6 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
         tags.input_tags.categorical = True
+        tags.input_tags.allow_nan = True  # a missing category (see allow_missing)
         tags.input_tags.string = True
         return tags
