@@ -57,7 +57,8 @@ def _add_declarations(group, *, categories=True):
     group.add_argument("--bounds", action="extend", nargs="+", metavar="COL=LO:HI",
                        help="public range of a numeric column, which is then binned "
                             "(e.g. --bounds age=0:120 income=0.0:1e6); integer LO and HI "
-                            "declare integers, a decimal point declares decimal numbers")
+                            "declare integers, a decimal point declares decimal numbers; "
+                            "values outside the range go to the end bins")
     group.add_argument("--n-bins", type=int, default=10, metavar="N",
                        help="bins per numeric column (default: 10)")
     if categories:
