@@ -11,7 +11,6 @@ Everything here is computed from the *real* data: these numbers are not a
 differentially private release.
 """
 
-from collections.abc import Mapping
 import base64
 import datetime
 import html

@@ -12,7 +12,6 @@ the private data (only DP outputs and public parameters).
 import json
 import math
 import os
-import sys
 
 import numpy as np
 import pandas as pd

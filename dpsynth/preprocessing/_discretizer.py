@@ -24,7 +24,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms import dp_quantiles
-from ..schema import bin_labels as _bin_labels
 from ..utils._random import seed_sequence
 
 __all__ = ["DPKBinsDiscretizer"]

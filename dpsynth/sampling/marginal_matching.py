@@ -55,7 +55,6 @@ is derived up front, so results are reproducible and do not depend on
 """
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
