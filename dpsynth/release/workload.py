@@ -187,7 +187,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         pair)``; public).
     population_size : int, optional
         Records of the population used for scoring (default: the estimated
-        total, at most 20,000).
+        total, at most 8,000; its counts are scaled to the estimated total).
     full_sweep_every : int, default=5
         A full descent sweep every that many rounds (otherwise only the new
         marginal's columns are swept).
@@ -249,13 +249,14 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     data_counts = count_tables(codes.astype(np.int32), layout)
 
     total = _total_estimate(measurements)
-    m = int(population_size or min(max(round(total), 1), 20_000))
+    m = int(population_size or min(max(round(total), 1), 8_000))
     targets = _merge(measurements)
     fit_targets = [(c, t, 1.0 / v) for c, t, v in targets]
     population = fit_population(n_values, fit_targets, m, rng, sweeps=initial_sweeps,
                                 total=total)
     allowed = [w > 0 for w in one_way_estimates(n_values, fit_targets)]
     used = math.fsum(s.rho for s in spends)
+    pop_counts = count_tables(population, layout)
     rounds = 0
     while used < rho * (1 - 1e-12) and rounds < max_rounds:
         rounds += 1
@@ -268,7 +269,6 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         else:
             last = False
         # --- select (exponential mechanism, bounded range: eps**2 / 8 zCDP)
-        pop_counts = count_tables(population, layout)
         error = np.add.reduceat(np.abs(data_counts - pop_counts * (total / m)), starts)
         scores = weights * (error - math.sqrt(2.0 / math.pi) * sigma * cells)
         choice = exponential_mechanism(scores, epsilon, rng, sensitivity=sensitivity)
@@ -288,10 +288,17 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         targets = _merge(measurements)
         fit_targets = [(c, t, 1.0 / v) for c, t, v in targets]
         full = rounds % full_sweep_every == 0
+        previous = population.copy()
+        if not full:  # a sweep over r's columns only touches the targets holding one
+            fit_targets = [t for t in fit_targets if set(t[0]) & set(r)]
         descend(population, n_values, fit_targets, rng, sweeps=1,
                 columns=None if full else r, allowed=allowed, total=total)
-        after, _ = population_counts(population, [(r, shapes[choice])])
-        change = np.abs(after * (total / m) - before).sum()
+        moved = np.flatnonzero(np.any(population != previous, axis=1))
+        if moved.size:  # update the candidates' counts with the moved records only
+            pop_counts -= count_tables(previous[moved], layout)
+            pop_counts += count_tables(population[moved], layout)
+        after = pop_counts[base[choice]:base[choice + 1]] * (total / m)
+        change = np.abs(after - before).sum()
         if change <= math.sqrt(2.0 / math.pi) * sigma * cells[choice]:
             sigma /= 2.0
             epsilon *= 2.0
@@ -305,7 +312,7 @@ def _exact_last(spends, rho):
                  last.params)
 
 
-def sample_release(release, n, rng, *, sweeps=3, kind="measurements", warm_start=True):
+def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=True):
     """Synthetic codes (n, d) fitted to a release's measurements (post-processing).
 
     Parameters
@@ -314,9 +321,12 @@ def sample_release(release, n, rng, *, sweeps=3, kind="measurements", warm_start
     n : int
         Number of records.
     rng : numpy.random.Generator
-    sweeps : int, default=3
-    kind : {"measurements", "consistent"}, default="measurements"
-        Targets: see :meth:`WorkloadRelease.targets`.
+    sweeps : int, default=15
+    kind : {"measurements", "consistent"}, default="consistent"
+        Targets: see :meth:`WorkloadRelease.targets`.  The GLS-consistent
+        marginals (which pool every measurement's information on shared
+        sub-marginals) gave lower 3-way TVD on NIST MA than the raw
+        measurements (about 3% at epsilon 1).
     warm_start : bool, default=True
         Start from the selection population when it has ``n`` records.
 
