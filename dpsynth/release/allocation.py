@@ -397,7 +397,7 @@ class ConsistentMarginal:
         Unbiased, possibly negative.
     variance : float
         Mean variance of its cells (``inf`` if part of it was never
-        measured: that part is then set to the uniform completion).
+        measured: that part is then the minimum-norm completion).
     """
 
     columns: tuple
@@ -481,8 +481,10 @@ def make_consistent(measurements, n_values, targets=None):
     n_values : array-like of int
     targets : sequence of column sets, optional
         Marginals to return (default: the measured column sets, in order).
-        A target with a part never measured gets the uniform completion of
-        that part (its residual set to 0) and ``variance=inf``.
+        A target with a part never measured gets the minimum-norm
+        completion of that part (its residual set to 0, e.g. the additive,
+        not the independent, combination of two measured 1-way marginals)
+        and ``variance=inf``.
 
     Returns
     -------
