@@ -158,7 +158,7 @@ def _total_estimate(measurements):
 
 def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_factor=16,
                      alpha=0.9, max_cells=None, population_size=None, full_sweep_every=5,
-                     initial_sweeps=2, max_rounds=None):
+                     initial_sweeps=2, max_rounds=None, fit_targets="measurements"):
     """Adaptive zCDP release of 1-way and selected 2-/3-way dense marginals.
 
     Parameters
@@ -195,6 +195,9 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         Sweeps of the first fit to the 1-way measurements.
     max_rounds : int, optional
         Safety cap on the number of rounds (the last one spends the rest).
+    fit_targets : {"measurements", "consistent"}, default="measurements"
+        What the scoring population is fitted to each round (see
+        :meth:`WorkloadRelease.targets`).
 
     Returns
     -------
@@ -250,8 +253,15 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
 
     total = _total_estimate(measurements)
     m = int(population_size or min(max(round(total), 1), 8_000))
-    targets = _merge(measurements)
-    fit_targets = [(c, t, 1.0 / v) for c, t, v in targets]
+    if fit_targets not in ("measurements", "consistent"):
+        raise ValueError("fit_targets must be 'measurements' or 'consistent'; "
+                         f"got {fit_targets!r}.")
+    kind = fit_targets
+
+    def current_targets():
+        return WorkloadRelease(n_values, measurements, [], rho, total).targets(kind)
+
+    fit_targets = current_targets()
     population = fit_population(n_values, fit_targets, m, rng, sweeps=initial_sweeps,
                                 total=total)
     allowed = [w > 0 for w in one_way_estimates(n_values, fit_targets)]
@@ -285,8 +295,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         # --- refit
         before = pop_counts[base[choice]:base[choice + 1]] * (total / m)
         total = _total_estimate(measurements)
-        targets = _merge(measurements)
-        fit_targets = [(c, t, 1.0 / v) for c, t, v in targets]
+        fit_targets = current_targets()
         full = rounds % full_sweep_every == 0
         previous = population.copy()
         if not full:  # a sweep over r's columns only touches the targets holding one
