@@ -337,7 +337,11 @@ def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=
         sub-marginals) gave lower 3-way TVD on NIST MA than the raw
         measurements (about 3% at epsilon 1).
     warm_start : bool, default=True
-        Start from the selection population when it has ``n`` records.
+        Start from the selection population when it has at least ``0.9 n``
+        records (a subset of ``n`` rows, or all rows and a few drawn twice);
+        on NIST MA at epsilon 1 this lowered the 3-way TVD by about 2%.
+        Duplicating the rows of a much smaller population did worse than
+        fresh draws (Adult), so then the fit starts from independent draws.
 
     Returns
     -------
@@ -345,7 +349,13 @@ def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=
     """
     targets = release.targets(kind)
     init = None
-    if warm_start and release.population is not None and len(release.population) == n:
-        init = release.population
+    if warm_start and release.population is not None and len(release.population):
+        population = release.population
+        m = len(population)
+        if m >= n:
+            init = population[np.sort(rng.choice(m, n, replace=False))] if m > n else population
+        elif m >= 0.9 * n:  # all rows, and a few drawn twice
+            init = population[np.concatenate([np.arange(m), rng.choice(m, n - m)])]
+        # a much smaller population: duplicating its rows fits worse than fresh draws
     return fit_population(release.n_values, targets, n, rng, sweeps=sweeps,
                           total=release.total, init=init)
