@@ -45,8 +45,7 @@ import numpy as np
 
 from ..mechanisms import exponential_mechanism
 from .allocation import make_consistent, marginal_table
-from .fitting import (count_tables, descend, fit_population, one_way_estimates,
-                      population_counts, table_layout)
+from .fitting import count_tables, descend, fit_population, one_way_estimates, table_layout
 
 __all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release"]
 
@@ -183,8 +182,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         Share of each round's budget spent on measurement (the rest on
         selection).
     max_cells : int, optional
-        Largest candidate table (default ``max(10**5, 10 * max cells of a
-        pair)``; public).
+        Largest candidate table (default ``10**5`` cells; public).
     population_size : int, optional
         Records of the population used for scoring (default: the estimated
         total, at most 8,000; its counts are scaled to the estimated total).
