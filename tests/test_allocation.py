@@ -183,7 +183,7 @@ def test_monte_carlo_variance_matches_prediction(strategy):
     rng = np.random.default_rng(3)
     errors = np.zeros(len(workload))
     mean = [np.zeros_like(t) for t in truth]
-    reps = 400
+    reps = 250
     for _ in range(reps):
         out = make_consistent(measure(codes, n_values, plan, rng), n_values, workload)
         for k, (o, t) in enumerate(zip(out, truth)):
@@ -201,7 +201,7 @@ def test_laplace_measurement_variance():
     plan = optimal_allocation([(0,)], n_values, 2.0, noise="laplace")
     rng = np.random.default_rng(4)
     noise = np.concatenate([measure(codes, n_values, plan, rng)[0].values
-                            - marginal_table(codes, n_values, (0,)) for _ in range(3000)])
+                            - marginal_table(codes, n_values, (0,)) for _ in range(1500)])
     assert np.var(noise) == pytest.approx(2 / 2.0**2, rel=0.1)  # 2 (Delta_1 / eps)^2
 
 

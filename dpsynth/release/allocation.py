@@ -356,7 +356,7 @@ def measure(codes, n_values, allocation, rng):
         Code ``j`` of column ``c`` in ``0..n_values[c] - 1``.
     n_values : array-like of int
     allocation : Allocation or sequence of PlannedMeasurement
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or int or None
 
     Returns
     -------
@@ -364,6 +364,7 @@ def measure(codes, n_values, allocation, rng):
         Laplace noise of scale ``1/eps`` or Gaussian noise of variance
         ``1/(2 rho) * sensitivity**2`` per coordinate, as planned.
     """
+    rng = np.random.default_rng(rng)
     codes = np.asarray(codes)
     n_values = np.asarray(n_values)
     if codes.ndim != 2 or codes.shape[1] != n_values.size:

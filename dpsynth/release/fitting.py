@@ -120,7 +120,7 @@ def descend(records, n_values, targets, rng, *, sweeps=1, columns=None, allowed=
     n_values : array-like of int
     targets : list of ``(columns, table, weight)``
         Tables of any sign; rescaled by ``n / total``.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or int or None
         Visiting orders.
     sweeps : int, default=1
     columns : sequence of int, optional
@@ -192,7 +192,7 @@ def fit_population(n_values, targets, n, rng, *, sweeps=3, total=None, init=None
         loss (e.g. inverse noise variance).
     n : int
         Number of records.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or int or None
         Source of all randomness (initial draws, visiting orders).
     sweeps : int, default=3
         Passes over all (record, column) pairs.
@@ -206,6 +206,7 @@ def fit_population(n_values, targets, n, rng, *, sweeps=3, total=None, init=None
     -------
     ndarray of int32, shape (n, d)
     """
+    rng = np.random.default_rng(rng)
     n_values = np.asarray(n_values)
     d = n_values.size
     one_way = one_way_estimates(n_values, targets)

@@ -171,7 +171,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         Public number of codes per column.
     rho : float
         zCDP budget, spent exactly.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or int or None
         All randomness (noise, selections, population fits).
     reporting_length : int, default=3
         Largest marginal selected.
@@ -201,6 +201,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     -------
     WorkloadRelease
     """
+    rng = np.random.default_rng(rng)
     codes = np.asarray(codes)
     n_values = np.asarray(n_values, dtype=np.int64)
     if codes.ndim != 2 or codes.shape[1] != n_values.size:
@@ -327,7 +328,7 @@ def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=
     release : WorkloadRelease
     n : int
         Number of records.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or int or None
     sweeps : int, default=15
     kind : {"measurements", "consistent"}, default="consistent"
         Targets: see :meth:`WorkloadRelease.targets`.  The GLS-consistent
@@ -345,6 +346,7 @@ def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=
     -------
     ndarray of int32, shape (n, d)
     """
+    rng = np.random.default_rng(rng)
     targets = release.targets(kind)
     init = None
     if warm_start and release.population is not None and len(release.population):
