@@ -15,6 +15,7 @@ from dpsynth.release.allocation import (
     measure,
     optimal_allocation,
     reconstruction_variance,
+    release_marginals,
 )
 from dpsynth.release.conversion import zcdp_delta, zcdp_epsilon, zcdp_rho_tight
 from dpsynth.accounting import zcdp_rho
@@ -239,3 +240,17 @@ def test_tight_conversion_is_valid_and_tighter(epsilon):
 
 def test_tight_conversion_gain_at_epsilon_one():
     assert zcdp_rho_tight(1.0, 1e-5) / zcdp_rho(1.0, 1e-5) > 1.4
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_release_marginals_end_to_end(noise):
+    codes, n_values = _data(n=2000)
+    workload = [(0, 1), (1, 2), (3,)]
+    out, plan = release_marginals(codes, n_values, workload, 50.0, np.random.default_rng(0),
+                                  noise=noise)
+    assert [m.columns for m in out] == workload
+    assert math.isclose(sum(m.budget for m in plan.measurements), 50.0, rel_tol=1e-12)
+    np.testing.assert_allclose(out[0].table.sum(axis=0), out[1].table.sum(axis=1), atol=1e-9)
+    for m in out:  # a large budget: close to the truth
+        truth = marginal_table(codes, n_values, m.columns)
+        assert np.abs(m.table - truth).max() < 2.0

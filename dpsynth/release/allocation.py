@@ -81,6 +81,7 @@ __all__ = [
     "measure",
     "make_consistent",
     "reconstruction_variance",
+    "release_marginals",
 ]
 
 
@@ -532,3 +533,25 @@ def make_consistent(measurements, n_values, targets=None):
             table = table.transpose([scols.index(c) for c in cols])
         out.append(ConsistentMarginal(cols, table, variance / max(table.size, 1)))
     return out
+
+
+def release_marginals(codes, n_values, workload, budget, rng, *, weights=None,
+                      noise="gaussian", strategy="auto"):
+    """Plan, measure and make consistent: the non-adaptive release of a workload.
+
+    :func:`optimal_allocation`, then :func:`measure` (the only data access;
+    it spends exactly ``budget``), then :func:`make_consistent` for the
+    workload's column sets.
+
+    Returns
+    -------
+    marginals : list of ConsistentMarginal
+        One per workload set, in order.
+    allocation : Allocation
+        The plan (budgets and variances of every measurement: the privacy
+        report's entries).
+    """
+    allocation = optimal_allocation(workload, n_values, budget, weights=weights, noise=noise,
+                                    strategy=strategy)
+    measurements = measure(codes, n_values, allocation, rng)
+    return make_consistent(measurements, n_values, list(workload)), allocation
