@@ -260,10 +260,10 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     def current_targets():
         return WorkloadRelease(n_values, measurements, [], rho, total).targets(kind)
 
-    fit_targets = current_targets()
-    population = fit_population(n_values, fit_targets, m, rng, sweeps=initial_sweeps,
+    targets = current_targets()
+    population = fit_population(n_values, targets, m, rng, sweeps=initial_sweeps,
                                 total=total)
-    allowed = [w > 0 for w in one_way_estimates(n_values, fit_targets)]
+    allowed = [w > 0 for w in one_way_estimates(n_values, targets)]
     used = math.fsum(s.rho for s in spends)
     pop_counts = count_tables(population, layout)
     rounds = 0
@@ -294,12 +294,12 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         # --- refit
         before = pop_counts[base[choice]:base[choice + 1]] * (total / m)
         total = _total_estimate(measurements)
-        fit_targets = current_targets()
+        targets = current_targets()
         full = rounds % full_sweep_every == 0
         previous = population.copy()
         if not full:  # a sweep over r's columns only touches the targets holding one
-            fit_targets = [t for t in fit_targets if set(t[0]) & set(r)]
-        descend(population, n_values, fit_targets, rng, sweeps=1,
+            targets = [t for t in targets if set(t[0]) & set(r)]
+        descend(population, n_values, targets, rng, sweeps=1,
                 columns=None if full else r, allowed=allowed, total=total)
         moved = np.flatnonzero(np.any(population != previous, axis=1))
         if moved.size:  # update the candidates' counts with the moved records only
