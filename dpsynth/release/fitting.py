@@ -81,13 +81,21 @@ def table_layout(tables):
     return base, column, step
 
 
-def count_tables(records, layout):
-    """Counts of ``records`` (n, d) over the tables of a :func:`table_layout`, flattened."""
+def count_tables(records, layout, tables=None):
+    """Counts of ``records`` (n, d) over the tables of a :func:`table_layout`, flattened.
+
+    ``tables`` (indices) restricts the counting to some tables; the others
+    are left at 0.
+    """
     base, column, step = layout
     counts = np.zeros(int(base[-1]))
-    if len(base) > 1 and len(records):
+    starts = base[:-1]
+    if tables is not None:
+        starts, column, step = starts[tables], column[tables], step[tables]
+    if len(starts) and len(records):
         _matching.count_cells(np.ascontiguousarray(np.asarray(records, dtype=np.int32).T),
-                              counts, base[:-1], column, step)
+                              counts, np.ascontiguousarray(starts),
+                              np.ascontiguousarray(column), np.ascontiguousarray(step))
     return counts
 
 

@@ -249,6 +249,9 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     base = layout[0]
     starts = base[:-1]
     data_counts = count_tables(codes.astype(np.int32), layout)
+    touches = np.zeros((d, len(candidates)), dtype=bool)  # column c is in candidate t
+    for t, cols in enumerate(candidates):
+        touches[list(cols), t] = True
 
     total = _total_estimate(measurements)
     m = int(population_size or min(max(round(total), 1), 8_000))
@@ -303,8 +306,10 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                 columns=None if full else r, allowed=allowed, total=total)
         moved = np.flatnonzero(np.any(population != previous, axis=1))
         if moved.size:  # update the candidates' counts with the moved records only
-            pop_counts -= count_tables(previous[moved], layout)
-            pop_counts += count_tables(population[moved], layout)
+            # (after a partial sweep, only the candidates sharing a column with r)
+            touched = None if full else np.flatnonzero(touches[list(r)].any(axis=0))
+            pop_counts -= count_tables(previous[moved], layout, touched)
+            pop_counts += count_tables(population[moved], layout, touched)
         after = pop_counts[base[choice]:base[choice + 1]] * (total / m)
         change = np.abs(after - before).sum()
         if change <= math.sqrt(2.0 / math.pi) * sigma * cells[choice]:
