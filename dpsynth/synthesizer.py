@@ -18,6 +18,7 @@ from . import accounting
 from .aggregates import DPAggregates
 from .mechanisms import laplace_count
 from .preprocessing import TableEncoder
+from .release.adaptive import release_adaptive
 from .release.sds import release_marginals, sds_privacy_spent
 from .sampling import SAMPLERS, Sampler, get_sampler
 from .utils._progress import log_progress
@@ -170,6 +171,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         "fabrication_mode": [StrOptions({"uncontrolled", "progressive", "balanced",
                                          "minimize"}), dict],
         "number_of_records_epsilon_proportion": [Interval(Real, 0, 1, closed="neither")],
+        "release": [StrOptions({"auto", "sds", "workload"})],
         "synthesis": [StrOptions(set(SAMPLERS)), Sampler],
         "encoder": [HasMethods(["fit_transform", "inverse_transform"]), None],
         "n_jobs": [Integral, None],
@@ -180,7 +182,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     def __init__(self, *, epsilon=4.0, delta=None, reporting_length=3, percentile=99,
                  percentile_epsilon_proportion=0.01, accuracy_mode="auto",
                  fabrication_mode="uncontrolled",
-                 number_of_records_epsilon_proportion=0.005,
+                 number_of_records_epsilon_proportion=0.005, release="auto",
                  synthesis="marginal_matching", encoder=None, n_jobs=None,
                  random_state=None, verbose=0):
         self.epsilon = epsilon
@@ -191,6 +193,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self.accuracy_mode = accuracy_mode
         self.fabrication_mode = fabrication_mode
         self.number_of_records_epsilon_proportion = number_of_records_epsilon_proportion
+        self.release = release
         self.synthesis = synthesis
         self.encoder = encoder
         self.n_jobs = n_jobs
@@ -206,6 +209,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 f"encoder must be a dpsynth.preprocessing.TableEncoder or None; got "
                 f"{type(self.encoder).__name__}.")
         self._check_n_jobs()
+        self._resolved_release()
         R = min(int(self.reporting_length), n_columns)
         proportions = accounting.sigma_proportions(self._resolved_accuracy_mode(), R)
         rules = accounting.fabrication_thresholds(self.fabrication_mode,
@@ -218,12 +222,25 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             raise ValueError("n_jobs must be None or a non-zero integer (-1: all processors); "
                              "got 0.")
 
+    def _seeded_sampler(self):
+        return self.synthesis == "aggregate_seeded" or type(self.synthesis).__name__ == \
+            "AggregateSeededSampler"
+
+    def _resolved_release(self):
+        """``release`` with ``"auto"`` resolved: the workload-aware release, unless the
+        sampler needs SDS's sparse combination counts (the aggregate-seeded one)."""
+        if self.release == "auto":
+            return "sds" if self._seeded_sampler() else "workload"
+        if self.release == "workload" and self._seeded_sampler():
+            raise ValueError("synthesis='aggregate_seeded' samples SDS's sparse combination "
+                             "counts; use release='sds' with it, or "
+                             "synthesis='marginal_matching' with release='workload'.")
+        return self.release
+
     def _resolved_accuracy_mode(self):
         """``accuracy_mode`` with ``"auto"`` replaced by the synthesis method's best split."""
         if isinstance(self.accuracy_mode, str) and self.accuracy_mode == "auto":
-            seeded = self.synthesis == "aggregate_seeded" or type(self.synthesis).__name__ \
-                == "AggregateSeededSampler"
-            return "prioritize_long" if seeded else "prioritize_short"
+            return "prioritize_long" if self._seeded_sampler() else "prioritize_short"
         return self.accuracy_mode
 
     # --------------------------------------------------------------- fit
@@ -269,7 +286,29 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             encoder.set_params(random_state=binning_stream)
         codes = encoder.fit_transform(table)
         schema = encoder.schema_
+        if self._resolved_release() == "workload":
+            self._log("releasing the DP aggregates (workload-aware)", done=0, total=1,
+                      label="marginals")
+            aggregates = release_adaptive(
+                codes, schema, epsilon=epsilon, delta=delta, reporting_length=R, rng=rng,
+                epsilon_binning=encoder.epsilon_spent_, target=target)
+            self._log(f"{len(aggregates.marginals)} noisy marginals measured", done=1,
+                      total=1, label="marginals")
+        else:
+            aggregates = self._release_sds(codes, schema, epsilon, delta, R, proportions,
+                                           rules, rng, encoder.epsilon_spent_, target)
+        self.encoder_ = encoder
+        self._set_release(aggregates, output_frame=was_frame)
+        if delta >= 1.0 / self.n_records_:
+            warnings.warn(
+                f"delta={delta:g} is not below 1 / n_records_ (the DP record count): a "
+                "guarantee with such a delta allows publishing a record outright; pass a "
+                "smaller delta.", UserWarning, stacklevel=2)
+        return self
 
+    def _release_sds(self, codes, schema, epsilon, delta, R, proportions, rules, rng,
+                     epsilon_binning, target):
+        """The SDS release (Gopi et al. Algorithm 1 with SDS's options)."""
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
         n_records = max(int(round(laplace_count(codes.shape[0], epsilon_records, rng))), 1)
         plan = accounting.plan_budget(
@@ -285,17 +324,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             on_level=lambda *level: self._report_level(*level, total=R),
             possible=schema.possible_attributes)
         privacy = sds_privacy_spent(plan, levels, n_columns=len(schema),
-                                    epsilon_binning=encoder.epsilon_spent_)
-        aggregates = DPAggregates.from_release(schema, levels, R, n_records, privacy,
-                                               target=target)
-        self.encoder_ = encoder
-        self._set_release(aggregates, output_frame=was_frame)
-        if delta >= 1.0 / self.n_records_:
-            warnings.warn(
-                f"delta={delta:g} is not below 1 / n_records_ (the DP record count): a "
-                "guarantee with such a delta allows publishing a record outright; pass a "
-                "smaller delta.", UserWarning, stacklevel=2)
-        return self
+                                    epsilon_binning=epsilon_binning)
+        return DPAggregates.from_release(schema, levels, R, n_records, privacy, target=target)
 
     def _set_release(self, aggregates, *, output_frame):
         """Fitted state, all derived from the (public) aggregates."""

@@ -28,7 +28,14 @@ from dpsynth.utils._random import FIT, SAMPLE, stream
 # Mechanism parameters that derive from DP outputs (the DP contribution bound).
 _DP_PARAMS = {"contribution_bound", "noise_scale", "threshold"}
 # Privacy details that derive from DP outputs.
-_DP_DETAILS = {"contribution_bounds", "noise_scales", "thresholds", "n_candidates"}
+_DP_DETAILS = {"contribution_bounds", "noise_scales", "thresholds", "n_candidates",
+               "n_measurements"}
+
+
+def _adaptive(mechanism):
+    """A mechanism of the workload release's adaptive rounds: which marginals were
+    selected, and how the budget was annealed, are DP outputs."""
+    return " round " in mechanism["name"]
 
 
 # ----------------------------------------------------------------- helpers
@@ -98,7 +105,7 @@ def _public_part(document, dp_binned=()):
                     if k not in _DP_DETAILS and k != "mechanisms"}
     kept_privacy["mechanisms"] = [
         {**m, "params": {p: v for p, v in m["params"].items() if p not in _DP_PARAMS}}
-        for m in privacy["mechanisms"]]
+        for m in privacy["mechanisms"] if not _adaptive(m)]
     columns = []
     for column in document["schema"]["columns"]:
         entry = {k: v for k, v in column.items() if k not in ("values", "has_missing")}

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from .._core import _matching
-from .._marginal_matching import _layout
+from ..sampling.marginal_matching import _layout
 
 __all__ = ["one_way_estimates", "fit_population", "descend", "population_counts",
            "table_layout", "count_tables"]
