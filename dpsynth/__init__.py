@@ -7,10 +7,15 @@ records from those marginals alone.
 """
 
 from ._version import __version__
+from .accounting import PrivacySpent
 from .aggregates import DPAggregates
 from .exceptions import PrivacyLeakWarning
+from .local import CALMSynthesizer
 from .model_selection import TrainOnSynthetic
+from .release import PriViewSynthesizer
+from .schema import Column, Schema
 from .synthesizer import DPMarginalSynthesizer
 
-__all__ = ["__version__", "DPAggregates", "DPMarginalSynthesizer", "PrivacyLeakWarning",
+__all__ = ["__version__", "CALMSynthesizer", "Column", "DPAggregates", "DPMarginalSynthesizer",
+           "PrivacyLeakWarning", "PrivacySpent", "PriViewSynthesizer", "Schema",
            "TrainOnSynthetic"]

@@ -21,9 +21,11 @@ for the zCDP conversion.  When every column's categories are public the
 universe is public, no set-union term is needed and ``delta' = delta``.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 import math
 import numbers
+from types import MappingProxyType
 
 import numpy as np
 from scipy.special import ndtri, ndtr
@@ -38,7 +40,10 @@ __all__ = [
     "fabrication_probability",
     "BudgetPlan",
     "plan_budget",
-    "default_delta",
+    "DEFAULT_DELTA",
+    "check_delta",
+    "Spend",
+    "PrivacySpent",
 ]
 
 
@@ -180,10 +185,28 @@ def fabrication_probability(threshold, sigma, contribution_bound):
     return float(1.0 - ndtr(threshold / (sigma * math.sqrt(contribution_bound))))
 
 
-def default_delta(n_records):
-    """SDS default ``delta = 1 / (n ln n)`` for a (DP) record count ``n`` (at least 10)."""
-    n = max(float(n_records), 10.0)
-    return 1.0 / (n * math.log(n))
+#: Default ``delta``: a constant fixed before seeing any data.  A delta
+#: chosen from the data (SDS's ``1 / (n ln n)`` with ``n`` a DP count) is not
+#: the delta that holds; ``1e-5`` is below ``1 / n`` for tables of fewer than
+#: 100,000 records (the synthesizer warns the data owner above that).
+DEFAULT_DELTA = 1e-5
+
+#: Largest ``delta`` accepted: beyond it the guarantee means little (a
+#: mechanism may then publish a record outright with probability ``delta``).
+MAX_DELTA = 1e-2
+
+
+def check_delta(delta):
+    """``delta`` as a float in ``(0, MAX_DELTA]``; ``None`` gives :data:`DEFAULT_DELTA`."""
+    if delta is None:
+        return DEFAULT_DELTA
+    if (isinstance(delta, bool) or not isinstance(delta, numbers.Real)
+            or not math.isfinite(delta) or not 0 < delta <= MAX_DELTA):
+        raise ValueError(
+            f"delta must be a number in (0, {MAX_DELTA:g}] (and far below 1 / n_records for a "
+            f"meaningful guarantee), or None for the fixed default {DEFAULT_DELTA:g}; got "
+            f"{delta!r}.")
+    return float(delta)
 
 
 @dataclass
@@ -251,3 +274,182 @@ def plan_budget(*, epsilon, delta, reporting_length, percentile_epsilon_proporti
         percentile_epsilon=float(percentile_epsilon),
         sigmas=proportions * sigma, public_universe=bool(public_universe),
     )
+
+
+# --------------------------------------------------------------- the report
+@dataclass(frozen=True)
+class Spend:
+    """The privacy loss of one accounted mechanism.
+
+    Attributes
+    ----------
+    name : str
+        What was released, e.g. ``"record count"`` or ``"gaussian k=2"``.
+    mechanism : str
+        ``"laplace"``, ``"exponential"``, ``"gaussian"``, ``"set union"``, ...
+    epsilon : float
+        Pure-DP loss (``0`` for a zCDP mechanism).
+    rho : float
+        zCDP loss (``0`` for a pure-DP mechanism accounted outside zCDP).
+    delta : float
+        Failure probability spent directly (e.g. the DP set union of a
+        data-derived 1-tuple universe).
+    params : tuple of (str, value)
+        Public parameters: noise scale, sensitivity, threshold, ...
+    """
+
+    name: str
+    mechanism: str
+    epsilon: float = 0.0
+    rho: float = 0.0
+    delta: float = 0.0
+    params: tuple = ()
+
+    def to_dict(self):
+        return {"name": self.name, "mechanism": self.mechanism, "epsilon": self.epsilon,
+                "rho": self.rho, "delta": self.delta, "params": dict(self.params)}
+
+    @classmethod
+    def from_dict(cls, entry):
+        if not isinstance(entry, dict):
+            raise ValueError("a mechanism entry must be an object")
+        try:
+            spend = cls(entry["name"], entry["mechanism"], entry["epsilon"], entry["rho"],
+                        entry["delta"], tuple(sorted(entry.get("params", {}).items())))
+        except (KeyError, AttributeError, TypeError) as exc:
+            raise ValueError(f"malformed mechanism entry: {exc}") from None
+        numbers_ok = all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                         and math.isfinite(v) and v >= 0
+                         for v in (spend.epsilon, spend.rho, spend.delta))
+        if not (isinstance(spend.name, str) and isinstance(spend.mechanism, str) and numbers_ok):
+            raise ValueError(f"malformed mechanism entry {entry!r:.120}")
+        return spend
+
+
+def _freeze(value):
+    """Read-only copy of a JSON-like value (dicts keep int keys)."""
+    if isinstance(value, np.ndarray):
+        return tuple(_freeze(v) for v in value.tolist())
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _thaw(value):
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    return value
+
+
+class PrivacySpent(Mapping):
+    """What a release cost, immutable: the guarantee and every mechanism's share.
+
+    It is a read-only mapping (``spent["epsilon"]``, ``spent["delta"]``,
+    ``spent["rho"]`` and the release's public parameters, e.g.
+    ``spent["sigmas"]``), renders to the release file with :meth:`to_dict`
+    and is parsed back with :meth:`from_dict`.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The ``(epsilon, delta)``-DP guarantee of the whole release (privacy
+        unit: one record, add/remove neighbours).
+    rho : float
+        zCDP budget of the mechanisms accounted in zCDP.
+    mechanisms : sequence of Spend
+        Every accounted mechanism.
+    details : dict
+        Public parameters of the release strategy (noise scales, thresholds,
+        contribution bounds, budget split, ...).
+    """
+
+    _CORE = ("epsilon", "delta", "rho")
+
+    def __init__(self, epsilon, delta, rho, mechanisms=(), details=None):
+        for name, value in (("epsilon", epsilon), ("delta", delta), ("rho", rho)):
+            if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                    or not math.isfinite(value) or value < 0):
+                raise ValueError(f"privacy {name} must be a finite number >= 0; got {value!r}")
+        if not epsilon > 0:
+            raise ValueError(f"privacy epsilon must be > 0; got {epsilon!r}")
+        if not delta < 1:
+            raise ValueError(f"privacy delta must be < 1; got {delta!r}")
+        details = dict(details or {})
+        clash = set(details) & (set(self._CORE) | {"mechanisms"})
+        if clash:
+            raise ValueError(f"details may not redefine {sorted(clash)}")
+        object.__setattr__(self, "_values", MappingProxyType({
+            "epsilon": float(epsilon), "delta": float(delta), "rho": float(rho),
+            **{k: _freeze(v) for k, v in details.items()}}))
+        object.__setattr__(self, "mechanisms", tuple(mechanisms))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("PrivacySpent is immutable")
+
+    def __getitem__(self, key):
+        return self._values[key]
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self):
+        return len(self._values)
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __eq__(self, other):
+        if not isinstance(other, PrivacySpent):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None
+
+    def __repr__(self):
+        return (f"PrivacySpent(epsilon={self.epsilon:g}, delta={self.delta:.3g}, "
+                f"rho={self.rho:.4g}, mechanisms={len(self.mechanisms)})")
+
+    def __reduce__(self):
+        return (PrivacySpent.from_dict, (self.to_dict(),))
+
+    def to_dict(self):
+        """The JSON-ready form written into release files."""
+        out = {k: _thaw(v) for k, v in self._values.items()}
+        out["mechanisms"] = [m.to_dict() for m in self.mechanisms]
+        return out
+
+    @classmethod
+    def from_dict(cls, document):
+        """Parse :meth:`to_dict` output; malformed input raises ``ValueError``."""
+        if not isinstance(document, Mapping):
+            raise ValueError("privacy must be an object")
+        document = dict(document)
+        missing = [k for k in cls._CORE if k not in document]
+        if missing:
+            raise ValueError(f"privacy lacks {missing}")
+        mechanisms = document.pop("mechanisms", [])
+        if not isinstance(mechanisms, list):
+            raise ValueError("privacy 'mechanisms' must be a list")
+        core = [document.pop(k) for k in cls._CORE]
+        details = {}
+        for key, value in document.items():  # JSON turns per-length int keys into str
+            if isinstance(value, dict) and value and all(str(k).isdigit() for k in value):
+                value = {int(k): v for k, v in value.items()}
+            details[key] = value
+        return cls(*core, mechanisms=[Spend.from_dict(m) for m in mechanisms],
+                   details=details)
+
+    def with_details(self, **details):
+        """A copy with more public parameters (e.g. a PrivacyLeakWarning note)."""
+        merged = {k: v for k, v in self._values.items() if k not in self._CORE}
+        merged.update(details)
+        return PrivacySpent(self.epsilon, self.delta, self.rho, self.mechanisms, merged)

@@ -1,30 +1,40 @@
-"""`DPAggregates`: the releasable artifact of a DP-marginals fit.
+"""`DPAggregates`: the releasable artifact of a DP fit (the privacy boundary).
 
-It holds, for every combination length ``k = 1..R``, the released k-tuples
-of (column, value) attributes and their normalised DP counts, plus the public
-metadata needed to use them: the encoder's *public* schema (only the values
-that were released or declared public), the DP record count and the privacy
-parameters.  Everything in it is differentially private or public, so it can
-be saved, shared, and used to synthesize data with no access to the private
-table.  Files are JSON or CSV (never pickle) and are validated on load.
+It holds the public :class:`~dpsynth.schema.Schema`, the DP record count,
+the :class:`~dpsynth.accounting.PrivacySpent` of the release, and the DP
+measurements themselves, in either or both of two forms:
+
+- **sparse combination counts** (the SDS release): for every length
+  ``k = 1..R`` the released k-tuples of (column, value) attributes and their
+  normalised DP counts (suppressed combinations are absent);
+- **dense noisy marginals** (:class:`NoisyMarginal`): a full noisy table over
+  a set of columns with its noise variance (workload-aware releases).
+
+Everything in it is declared by the user, output by an accounted DP
+mechanism, or computed from those two, so it can be saved, shared, and used
+to synthesize data with no access to the private table.  Files are JSON or
+CSV (never pickle) and are validated on load.
 """
 
 import csv
+from dataclasses import dataclass
 import io
 import json
-import math
 import os
 
 import numpy as np
 import pandas as pd
 
-from ._marginals import sub_tuple_counts
-from .preprocessing import TableEncoder
+from .accounting import PrivacySpent
+from .release.sds import sub_tuple_counts
+from .schema import Schema
+from .utils._files import atomic_write
 
-__all__ = ["DPAggregates"]
+__all__ = ["DPAggregates", "NoisyMarginal"]
 
 _FORMAT = "dpsynth-aggregates"
-_VERSION = 1
+_VERSION = 2
+_READABLE_VERSIONS = (1, 2)
 _MISSING_TOKEN = "<missing>"
 
 
@@ -36,8 +46,42 @@ def _json_default(value):
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
+@dataclass(frozen=True, eq=False)
+class NoisyMarginal:
+    """A dense noisy marginal over a set of columns (post-processing may follow).
+
+    Attributes
+    ----------
+    columns : tuple of int
+        Column indices, increasing.
+    table : ndarray of float64
+        Noisy counts of every cell, of shape ``schema.n_values[columns]``
+        (may be negative: no thresholding).
+    variance : float
+        Noise variance of every cell.
+    """
+
+    columns: tuple
+    table: np.ndarray
+    variance: float
+
+    def __post_init__(self):
+        columns = tuple(int(c) for c in self.columns)
+        table = np.array(self.table, dtype=np.float64)
+        table.setflags(write=False)
+        object.__setattr__(self, "columns", columns)
+        object.__setattr__(self, "table", table)
+        object.__setattr__(self, "variance", float(self.variance))
+        if not columns or list(columns) != sorted(set(columns)):
+            raise ValueError(f"marginal columns must be distinct and increasing; got {columns}")
+        if not np.isfinite(table).all() or not (np.isfinite(self.variance)
+                                               and self.variance >= 0):
+            raise ValueError(f"marginal over columns {columns}: values and variance must be "
+                             "finite (variance >= 0)")
+
+
 class DPAggregates:
-    """Differentially private k-way combination counts, with public metadata.
+    """Differentially private k-way aggregates, with their public schema.
 
     Do not build it by hand: :meth:`DPMarginalSynthesizer.fit
     <dpsynth.DPMarginalSynthesizer.fit>` creates it (``aggregates_``) and
@@ -45,21 +89,22 @@ class DPAggregates:
 
     Parameters
     ----------
-    schema : dict
-        Public encoder schema (:meth:`TableEncoder.public_schema`).
+    schema : dpsynth.schema.Schema
+        Public schema (declared and released values only).
     reporting_length : int
         Maximum combination length R.
     tuples : list of ndarray
-        ``tuples[k-1]`` is an int32 array (m_k, k) of sorted public attribute
-        ids.
+        ``tuples[k-1]`` is an int32 array (m_k, k) of sorted attribute ids.
     counts : list of ndarray
         ``counts[k-1]`` is the int64 array (m_k,) of their counts.
     n_records : int
         DP record count.
-    privacy : dict
-        Privacy parameters of the release (``privacy_spent_`` of the fit).
+    privacy : PrivacySpent
+        What the release cost (``privacy_spent_`` of the fit).
     target : str or None, default=None
         Name of the column that was the estimator's ``y``, if any.
+    marginals : sequence of NoisyMarginal, default=()
+        Dense noisy marginals.
 
     Attributes
     ----------
@@ -68,7 +113,12 @@ class DPAggregates:
     """
 
     def __init__(self, schema, reporting_length, tuples, counts, n_records, privacy,
-                 target=None):
+                 target=None, marginals=()):
+        if not isinstance(schema, Schema):
+            raise TypeError(f"schema must be a dpsynth.schema.Schema; got "
+                            f"{type(schema).__name__}.")
+        if not isinstance(privacy, PrivacySpent):
+            raise TypeError(f"privacy must be a PrivacySpent; got {type(privacy).__name__}.")
         self.schema = schema
         self.target = target
         self.reporting_length = int(reporting_length)
@@ -76,33 +126,43 @@ class DPAggregates:
         self.counts = [np.ascontiguousarray(c, dtype=np.int64) for c in counts]
         self.n_records = int(n_records)
         self.privacy = privacy
-        self.encoder = TableEncoder.from_schema(schema)
+        self.marginals = tuple(marginals)
+        self._encoder = None
         self._validate()
         if target is not None and target not in self.column_names:
             raise ValueError(f"target {target!r} is not a column of the aggregates.")
         self.tuples = [np.ascontiguousarray(t, dtype=np.int32) for t in self.tuples]
 
+    @property
+    def encoder(self):
+        """A fitted :class:`~dpsynth.preprocessing.TableEncoder` of the public schema."""
+        if self._encoder is None:
+            from .preprocessing import TableEncoder
+
+            self._encoder = TableEncoder.from_schema(self.schema)
+        return self._encoder
+
     # ------------------------------------------------------------ building
     @classmethod
-    def from_release(cls, encoder, levels, reporting_length, n_records, privacy,
-                     target=None):
-        """Build from the release's levels, publishing only released values."""
-        n_attributes = int(encoder.offsets_[-1])
-        keep = np.zeros(n_attributes, dtype=bool)
+    def from_release(cls, schema, levels, reporting_length, n_records, privacy,
+                     target=None, marginals=()):
+        """Build from the release's levels over a private schema, publishing only
+        declared and released values (``levels[0]`` holds the released 1-tuples)."""
+        keep = np.zeros(schema.n_attributes, dtype=bool)
         if levels:
             keep[levels[0].tuples[:, 0]] = True
-        schema = encoder.public_schema(keep)
-        new_ids = encoder.code_map(keep)
+        public, new_ids = schema.restrict(keep)
         tuples = [new_ids[level.tuples].astype(np.int32) for level in levels]
         counts = [level.counts for level in levels]
-        return cls(schema, reporting_length, tuples, counts, n_records, privacy, target)
+        return cls(public, reporting_length, tuples, counts, n_records, privacy, target,
+                   marginals)
 
     # ---------------------------------------------------------- validation
     def _validate(self):
         """Check structure, ranges, closure and normalisation; raise ValueError."""
-        enc = self.encoder
-        n_attributes = int(enc.offsets_[-1])
-        column_of = enc.attribute_columns_
+        schema = self.schema
+        n_attributes = schema.n_attributes
+        column_of = schema.attribute_columns
         if not 1 <= self.reporting_length:
             raise ValueError("reporting_length must be >= 1.")
         if len(self.tuples) != len(self.counts) or len(self.tuples) > self.reporting_length:
@@ -132,6 +192,22 @@ class DPAggregates:
             if np.any(parents < counts[:, None]):
                 raise ValueError(f"aggregates of length {k}: a combination has a larger "
                                  "count than one of its sub-combinations (not normalised).")
+        sizes = self.table_sizes
+        for marginal in self.marginals:
+            if not isinstance(marginal, NoisyMarginal):
+                raise TypeError("marginals must be NoisyMarginal objects")
+            if marginal.columns[-1] >= len(schema):
+                raise ValueError(f"marginal over unknown columns {marginal.columns}")
+            shape = tuple(int(sizes[c]) for c in marginal.columns)
+            if marginal.table.shape != shape:
+                raise ValueError(f"marginal over columns {marginal.columns} has shape "
+                                 f"{marginal.table.shape}; the schema gives {shape}.")
+
+    @property
+    def table_sizes(self):
+        """Cells per column of a dense marginal (the empty cell of ``missing="absent"``
+        included)."""
+        return self.schema.n_values + (1 if self.schema.missing == "absent" else 0)
 
     # ------------------------------------------------------------- views
     def __len__(self):
@@ -139,21 +215,18 @@ class DPAggregates:
 
     def __repr__(self):
         by_length = ", ".join(f"{k}: {len(c)}" for k, c in enumerate(self.counts, 1))
-        return (f"DPAggregates(n_combinations={len(self)} ({by_length}), "
-                f"n_records={self.n_records}, epsilon={self.privacy.get('epsilon')})")
+        dense = f", {len(self.marginals)} dense marginals" if self.marginals else ""
+        return (f"DPAggregates(n_combinations={len(self)} ({by_length}){dense}, "
+                f"n_records={self.n_records}, epsilon={self.privacy.epsilon:g})")
 
     @property
     def column_names(self):
-        return list(self.encoder.feature_names_in_)
-
-    def _names(self):
-        names = [self.encoder.attribute_name(a) for a in range(int(self.encoder.offsets_[-1]))]
-        return names
+        return self.schema.names
 
     def to_dict(self):
         """``{combination: count}``; a combination is a tuple of ``(column, value)``
         pairs in column order, the value in its original type (missing: None)."""
-        names = self._names()
+        names = self.schema.attribute_names()
         out = {}
         for tuples, counts in zip(self.tuples, self.counts):
             for row, count in zip(tuples.tolist(), counts.tolist()):
@@ -181,7 +254,7 @@ class DPAggregates:
 
     def one_counts(self):
         """The released 1-count of every attribute id (0 where not released)."""
-        counts = np.zeros(int(self.encoder.offsets_[-1]), dtype=np.int64)
+        counts = np.zeros(self.schema.n_attributes, dtype=np.int64)
         if self.tuples:
             counts[self.tuples[0][:, 0]] = self.counts[0]
         return counts
@@ -197,9 +270,9 @@ class DPAggregates:
             raise ValueError("The aggregates contain no released attribute; nothing "
                              "to sample (fit with a larger epsilon or more records).")
         if complete:
-            per_column = np.bincount(self.encoder.attribute_columns_[released],
-                                     minlength=len(self.encoder.columns_))
-            empty = [c["name"] for c, n in zip(self.encoder.columns_, per_column) if n == 0]
+            per_column = np.bincount(self.schema.attribute_columns[released],
+                                     minlength=len(self.schema))
+            empty = [c.name for c, n in zip(self.schema, per_column) if n == 0]
             if empty:
                 raise ValueError(
                     f"No value of column(s) {empty} survived the DP release, so complete "
@@ -209,15 +282,21 @@ class DPAggregates:
 
     # ------------------------------------------------------------- files
     def _metadata(self):
-        return {
+        document = {
             "format": _FORMAT,
             "version": _VERSION,
             "reporting_length": self.reporting_length,
             "n_records": self.n_records,
-            "privacy": self.privacy,
+            "privacy": self.privacy.to_dict(),
             "target": self.target,
-            "schema": self.schema,
+            "schema": self.schema.to_json(),
         }
+        if self.marginals:
+            document["marginals"] = [
+                {"columns": [self.schema[c].name for c in m.columns],
+                 "variance": m.variance, "values": m.table.ravel().tolist()}
+                for m in self.marginals]
+        return document
 
     def save(self, path, *, format=None):
         """Write the aggregates to ``path`` as JSON (default) or CSV.
@@ -237,35 +316,35 @@ class DPAggregates:
                 {"length": k, "tuples": t.tolist(), "counts": c.tolist()}
                 for k, (t, c) in enumerate(zip(self.tuples, self.counts), start=1)
             ]
-            text = json.dumps(document, default=_json_default, indent=1)
+            text = json.dumps(document, default=_json_default, indent=1, allow_nan=False)
         elif format == "csv":
             text = self._to_csv()
         else:
             raise ValueError(f"format must be 'json' or 'csv'; got {format!r}.")
-        tmp = f"{path}.tmp-{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
+        with atomic_write(path) as tmp:
+            with open(tmp, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
 
     def _value_labels(self):
         """Per column, the CSV label of each public value (must be unique)."""
         labels = []
-        for column in self.encoder.columns_:
+        for column in self.schema:
             names = [str(v.isoformat() if hasattr(v, "isoformat") else v)
-                     for v in column["values"]]
+                     for v in column.values]
             if len(set(names)) != len(names) or "" in names or _MISSING_TOKEN in names:
                 raise ValueError(
-                    f"Column {column['name']!r} has values whose text forms collide; "
+                    f"Column {column.name!r} has values whose text forms collide; "
                     "save as JSON instead.")
             labels.append(names + [_MISSING_TOKEN])
         return labels
 
     def _to_csv(self):
         labels = self._value_labels()
-        enc = self.encoder
-        column_of = enc.attribute_columns_
+        offsets = self.schema.offsets
+        column_of = self.schema.attribute_columns
         buffer = io.StringIO()
-        buffer.write("# " + json.dumps(self._metadata(), default=_json_default) + "\n")
+        buffer.write("# " + json.dumps(self._metadata(), default=_json_default,
+                                       allow_nan=False) + "\n")
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(["length", "count"] + self.column_names)
         for k, (tuples, counts) in enumerate(zip(self.tuples, self.counts), start=1):
@@ -273,7 +352,7 @@ class DPAggregates:
                 cells = [""] * len(labels)
                 for a in row:
                     j = column_of[a]
-                    cells[j] = labels[j][a - enc.offsets_[j]]
+                    cells[j] = labels[j][a - offsets[j]]
                 writer.writerow([k, count] + cells)
         return buffer.getvalue()
 
@@ -284,7 +363,7 @@ class DPAggregates:
         try:
             with open(path, encoding="utf-8", newline="") as handle:
                 text = handle.read()
-        except OSError as exc:
+        except (OSError, UnicodeDecodeError) as exc:
             raise ValueError(f"Cannot read aggregates file {path!r}: {exc}") from None
         try:
             if text.startswith("# "):
@@ -297,26 +376,47 @@ class DPAggregates:
                              f"({type(exc).__name__}: {exc})") from None
 
     @staticmethod
-    def _check_metadata(meta):
+    def _parse_metadata(meta):
+        """Schema and privacy of a file's metadata, checked."""
         if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
             raise ValueError("not a dpsynth aggregates file")
-        if meta.get("version") != _VERSION:
+        if meta.get("version") not in _READABLE_VERSIONS:
             raise ValueError(f"unsupported version {meta.get('version')!r}")
-        privacy = meta["privacy"]
-        if not isinstance(privacy, dict):
-            raise ValueError("privacy must be a mapping")
-        epsilon = privacy.get("epsilon")
-        if not isinstance(epsilon, (int, float)) or not (epsilon > 0 and math.isfinite(epsilon)):
-            raise ValueError("privacy.epsilon must be a positive number")
-        if not isinstance(meta["reporting_length"], int) or not isinstance(meta["n_records"], int):
-            raise ValueError("reporting_length and n_records must be integers")
-        for key, value in privacy.items():  # JSON turns per-length int keys into str
-            if isinstance(value, dict) and all(str(k).isdigit() for k in value):
-                privacy[key] = {int(k): v for k, v in value.items()}
+        for key in ("reporting_length", "n_records"):
+            value = meta[key]
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{key} must be an integer")
+        try:
+            schema = Schema.from_json(meta["schema"])
+        except ValueError as exc:
+            raise ValueError(f"schema: {exc}") from None
+        try:
+            privacy = PrivacySpent.from_dict(meta["privacy"])
+        except ValueError as exc:
+            raise ValueError(f"privacy: {exc}") from None
+        return schema, privacy
+
+    @staticmethod
+    def _parse_marginals(meta, schema):
+        names = schema.names
+        sizes = schema.n_values + (1 if schema.missing == "absent" else 0)
+        marginals = []
+        for entry in meta.get("marginals", []):
+            columns = tuple(names.index(name) if name in names else -1
+                            for name in entry["columns"])
+            if -1 in columns:
+                raise ValueError(f"marginal over unknown columns {entry['columns']!r:.80}")
+            shape = tuple(int(sizes[c]) for c in columns)
+            values = np.asarray(entry["values"], dtype=np.float64)
+            if values.size != int(np.prod(shape)):
+                raise ValueError(f"marginal over {entry['columns']!r:.80} has {values.size} "
+                                 f"values; its shape {shape} needs {int(np.prod(shape))}")
+            marginals.append(NoisyMarginal(columns, values.reshape(shape), entry["variance"]))
+        return marginals
 
     @classmethod
     def _from_document(cls, document):
-        cls._check_metadata(document)
+        schema, privacy = cls._parse_metadata(document)
         tuples, counts = [], []
         for k, level in enumerate(document["aggregates"], start=1):
             if level["length"] != k:
@@ -325,25 +425,22 @@ class DPAggregates:
             c = np.asarray(level["counts"])
             if t.size and t.dtype.kind not in "iu" or c.size and c.dtype.kind not in "iu":
                 raise ValueError(f"aggregates of length {k} must hold integers")
-            t = t.astype(np.int64).reshape(-1, k)
-            c = c.astype(np.int64)
-            tuples.append(t)
-            counts.append(c)
-        return cls(document["schema"], document["reporting_length"], tuples, counts,
-                   document["n_records"], document["privacy"], document.get("target"))
+            tuples.append(t.astype(np.int64).reshape(-1, k))
+            counts.append(c.astype(np.int64))
+        return cls(schema, document["reporting_length"], tuples, counts,
+                   document["n_records"], privacy, document.get("target"),
+                   cls._parse_marginals(document, schema))
 
     @classmethod
     def _from_csv(cls, text):
         header, _, body = text.partition("\n")
         meta = json.loads(header[2:])
-        cls._check_metadata(meta)
-        shell = cls(meta["schema"], meta["reporting_length"], [], [], meta["n_records"],
-                    meta["privacy"])
-        encoder = shell.encoder
+        schema, privacy = cls._parse_metadata(meta)
+        shell = cls(schema, meta["reporting_length"], [], [], meta["n_records"], privacy)
         labels = shell._value_labels()
         index = [{label: i for i, label in enumerate(col)} for col in labels]
         reader = csv.reader(io.StringIO(body))
-        columns = next(reader)
+        columns = next(reader, None)
         if columns != ["length", "count"] + shell.column_names:
             raise ValueError("CSV columns do not match the schema")
         by_length = {}
@@ -358,7 +455,7 @@ class DPAggregates:
                 if cell not in index[j]:
                     raise ValueError(f"line {line_no}: unknown value {cell!r} of column "
                                      f"{columns[j + 2]!r}")
-                ids.append(int(encoder.offsets_[j]) + index[j][cell])
+                ids.append(int(schema.offsets[j]) + index[j][cell])
             if len(ids) != k:
                 raise ValueError(f"line {line_no}: length {k} but {len(ids)} values")
             by_length.setdefault(k, ([], []))
@@ -369,5 +466,5 @@ class DPAggregates:
         tuples = [np.asarray(by_length[k][0], dtype=np.int64).reshape(-1, k)
                   for k in sorted(by_length)]
         counts = [np.asarray(by_length[k][1], dtype=np.int64) for k in sorted(by_length)]
-        return cls(meta["schema"], meta["reporting_length"], tuples, counts,
-                   meta["n_records"], meta["privacy"], meta.get("target"))
+        return cls(schema, meta["reporting_length"], tuples, counts, meta["n_records"],
+                   privacy, meta.get("target"), cls._parse_marginals(meta, schema))

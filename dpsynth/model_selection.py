@@ -187,15 +187,30 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
         elif hasattr(self, "feature_names_in_"):  # refitted on an array
             del self.feature_names_in_
         if is_classifier(self.estimator):
-            lost = np.setdiff1d(np.unique(np.asarray(y)), self.estimator_.classes_)
-            if lost.size:
-                warnings.warn(
-                    f"The synthetic labels lack {lost.size} class(es) of y "
-                    f"({lost[:5].tolist()}); the estimator cannot predict them. More "
-                    "privacy budget or more synthetic records may bring them back.",
-                    UserWarning,
-                )
+            self._warn_lost_classes(synthesizer)
         return self
+
+    def _warn_lost_classes(self, synthesizer):
+        """Warn about released classes of y that the synthetic labels lack.
+
+        The comparison is with the classes of the *release* (declared, or
+        released by DP), never with the real y: an analyst who sees this
+        warning learns nothing beyond the DP release.
+        """
+        aggregates = getattr(synthesizer, "aggregates_", None)
+        target = getattr(aggregates, "target", None)
+        if target is None:
+            return
+        released = list(aggregates.schema[aggregates.column_names.index(target)].values)
+        known = set(pd.Series(self.estimator_.classes_).tolist())
+        lost = [c for c in released if c not in known]
+        if lost:
+            warnings.warn(
+                f"The synthetic labels lack {len(lost)} of the {len(released)} released "
+                f"class(es) of y ({lost[:5]}); the estimator cannot predict them. More "
+                "privacy budget or more synthetic records may bring them back.",
+                UserWarning,
+            )
 
     @property
     def classes_(self):

@@ -12,10 +12,10 @@ differentially private release.
 """
 
 import base64
-import copy
 import datetime
 import html
 import io
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +23,8 @@ import pandas as pd
 
 from ._version import __version__
 from .metrics import aggregate_error_report, combination_counts, k_marginal_score, marginal_tvd
+from .utils._files import atomic_write
+from .utils._progress import log_progress
 
 __all__ = ["FidelitySummary", "binned_view", "fidelity_summary", "write_report"]
 
@@ -57,16 +59,16 @@ def binned_view(X, encoder):
         missing.
     """
     names = list(encoder.feature_names_in_)
-    lenient = copy.copy(encoder).set_params(handle_unknown="missing")
+    lenient = type(encoder).from_schema(encoder.schema_, handle_unknown="missing")
     codes = lenient.transform(X[names])
     view = X.copy()
-    for j, column in enumerate(encoder.columns_):
-        if "binning" not in column:
+    for j, column in enumerate(encoder.schema_):
+        if column.binning is None:
             continue
-        labels = np.array(list(column["values"]) + [None], dtype=object)
+        labels = np.array(list(column.values) + [None], dtype=object)
         # the missing code is len(values) ("category") or -1 ("absent"): both -> None
-        view[column["name"]] = pd.Categorical(labels[codes[:, j]],
-                                              categories=column["values"], ordered=True)
+        view[column.name] = pd.Categorical(labels[codes[:, j]],
+                                           categories=list(column.values), ordered=True)
     return view
 
 
@@ -129,8 +131,13 @@ def fidelity_summary(real, synth, *, reporting_length=3):
     if int(reporting_length) < 1:
         raise ValueError(f"reporting_length must be >= 1; got {reporting_length!r}.")
     length = min(int(reporting_length), real.shape[1])
-    tvd = pd.Series({k: marginal_tvd(real, synth, k) for k in range(1, length + 1)},
-                    name="mean TVD")
+    total = length + 3
+    log_progress(0, total, "evaluation", "comparing the marginals")
+    tvd = {}
+    for k in range(1, length + 1):
+        tvd[k] = marginal_tvd(real, synth, k)
+        log_progress(k, total, "evaluation", f"mean TVD of the {k}-way marginals")
+    tvd = pd.Series(tvd, name="mean TVD")
     tvd.index.name = "k"
     _, details = marginal_tvd(real, synth, 1, return_details=True)
     columns = pd.DataFrame({"column": [c[0] for c in details["columns"]],
@@ -140,11 +147,14 @@ def fidelity_summary(real, synth, *, reporting_length=3):
         k_marginal = k_marginal_score(real, synth)
     except ValueError:  # fewer than two columns left to pair
         k_marginal = None
+    log_progress(length + 1, total, "evaluation", "k-marginal score")
     synth = synth[list(real.columns)]
     real_counts = combination_counts(real, length, missing="category")
     synth_counts = combination_counts(synth, length, missing="category")
+    log_progress(length + 2, total, "evaluation", "combination counts")
     by_length = aggregate_error_report(real_counts, synth_counts, length,
                                        missing="category").by_length
+    log_progress(total, total, "evaluation", "combination errors")
     return FidelitySummary(tvd=tvd, columns=columns, k_marginal=k_marginal,
                            by_length=by_length, real_counts=real_counts,
                            synth_counts=synth_counts, n_real=len(real), n_synth=len(synth))
@@ -312,23 +322,60 @@ def _table(frame, digits=4):
                          float_format=lambda v: f"{v:.{digits}g}")
 
 
-def _privacy_section(privacy):
-    scalars = ["epsilon", "delta", "rho", "epsilon_marginals", "epsilon_records",
-               "epsilon_binning", "conversion_delta", "percentile_epsilon", "public_universe"]
-    rows = [(name, privacy[name]) for name in scalars if name in privacy]
-    overview = pd.DataFrame(rows, columns=["parameter", "value"]).astype({"value": object})
-    per_length = {name: privacy[name] for name in
+_BUDGET_ROWS = [
+    ("epsilon", "total epsilon of the release"),
+    ("delta", "delta of the (epsilon, delta) guarantee"),
+    ("rho", "zCDP rho of the marginals"),
+    ("epsilon_records", "epsilon of the DP record count (Laplace)"),
+    ("epsilon_marginals", "epsilon of the marginals (before the zCDP conversion)"),
+    ("percentile_epsilon", "epsilon of the DP contribution bounds (within the marginals)"),
+    ("epsilon_binning", "epsilon of DP bin edges (added to the total)"),
+    ("conversion_delta", "delta of the zCDP conversion"),
+    ("public_universe", "every column's values declared (no budget for the universe)"),
+]
+
+
+def _public_columns(release):
+    """What the release published about each column, from its public schema only."""
+    rows = []
+    for column in release.schema:
+        if column.binning is not None:
+            edges = column.binning.edges
+            kind = "numeric, binned"
+            source = f"public bins over [{float(edges[0]):g}, {float(edges[-1]):g}]"
+        else:
+            kind = "categorical"
+            source = ("declared (public)" if column.declared
+                      else "released by the DP mechanism")
+        rows.append((column.name, kind, source, len(column.values)))
+    return pd.DataFrame(rows, columns=["column", "kind", "values", "number of values"])
+
+
+def _privacy_section(privacy, release=None):
+    """The privacy of the release: epsilon, delta, budget split, what was public."""
+    rows = [(label, name, privacy[name]) for name, label in _BUDGET_ROWS if name in privacy]
+    overview = pd.DataFrame(rows, columns=["", "parameter", "value"]).astype(
+        {"value": object})
+    per_length = {name: dict(privacy[name]) for name in
                   ("contribution_bounds", "noise_scales", "thresholds", "n_candidates")
-                  if isinstance(privacy.get(name), dict)}
-    parts = ["<h2>Privacy</h2>", _table(overview)]
+                  if isinstance(privacy.get(name), Mapping)}
+    parts = ["<h2>Privacy</h2>",
+             "<p>The guarantee of the DP release the synthetic data come from "
+             "(sampling spends no budget), and how the budget was split.</p>",
+             _table(overview)]
     if per_length:
         frame = pd.DataFrame(per_length).rename_axis("length").reset_index()
         parts += ["<p>By combination length:</p>", _table(frame)]
+    if release is not None:
+        parts += ["<p>What was public about each column: declared values and bins cost "
+                  "no privacy; other values were published only if the DP mechanism "
+                  "released them.</p>", _table(_public_columns(release))]
     return "\n".join(parts)
 
 
 def write_report(real, synth, path, *, reporting_length=3,
-                 title="dpsynth evaluation report", privacy=None, max_columns=12):
+                 title="dpsynth evaluation report", privacy=None, release=None,
+                 max_columns=12):
     """Write a self-contained HTML page comparing a synthetic table with a real one.
 
     The page holds the metrics tables (mean TVD of k-way marginals, the NIST
@@ -344,12 +391,18 @@ def write_report(real, synth, path, *, reporting_length=3,
         Tables with the same columns, compared value by value (bin numeric
         columns first, e.g. with :func:`binned_view`).
     path : str or path-like
-        Where to write the HTML file (overwritten).
+        Where to write the HTML file (replaced atomically: complete or absent).
     reporting_length : int, default=3
         Longest marginal / combination length compared.
     title : str, default="dpsynth evaluation report"
-    privacy : dict, default=None
-        ``privacy_spent_`` of the synthesizer, shown in a section of its own.
+    privacy : mapping, default=None
+        ``privacy_spent_`` of the synthesizer or ``aggregates.privacy``,
+        shown in a section of its own (epsilon, delta, budget split).
+        Defaults to ``release.privacy`` when ``release`` is given.
+    release : DPAggregates, default=None
+        The release the synthetic table was sampled from: the privacy
+        section then also says what was public about each column (read
+        from its public schema only).
     max_columns : int, default=12
         Number of column distributions plotted (the largest 1-way TVD first).
 
@@ -358,6 +411,8 @@ def write_report(real, synth, path, *, reporting_length=3,
     FidelitySummary
         The numbers shown on the page.
     """
+    if privacy is None and release is not None:
+        privacy = release.privacy
     summary = fidelity_summary(real, synth, reporting_length=reporting_length)
     Figure = _figure_class()
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
@@ -382,7 +437,7 @@ def write_report(real, synth, path, *, reporting_length=3,
                     "tables only: <code>pip install dpsynth[plots]</code> adds the "
                     "plots.</p>")
     if privacy is not None:
-        body.append(_privacy_section(privacy))
+        body.append(_privacy_section(privacy, release))
     body += [
         "<h2>Marginals</h2>",
         "<p>Total variation distance (TVD) between real and synthetic k-way marginals, "
@@ -409,6 +464,7 @@ def write_report(real, synth, path, *, reporting_length=3,
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n<body>\n"
             + "\n".join(body) + "\n</body></html>\n")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(page)
+    with atomic_write(path) as temporary:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(page)
     return summary

@@ -5,43 +5,26 @@ algorithm (Gopi, Mahabadi, Yekhanin; as in Microsoft's Synthetic Data
 Showcase).  ``sample`` builds synthetic records from those counts alone.
 """
 
-import math
-import numbers
+from numbers import Integral, Real
+import warnings
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, DensityMixin, clone
-from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from . import accounting
-from ._marginals import release_marginals
-from ._aggregate_seeded import AggregateSeededSampler
-from ._marginal_matching import MarginalMatcher
 from .aggregates import DPAggregates
 from .mechanisms import laplace_count
 from .preprocessing import TableEncoder
+from .release.sds import release_marginals, sds_privacy_spent
+from .sampling import SAMPLERS, Sampler, get_sampler
+from .utils._progress import log_progress
+from .utils._random import FIT, SAMPLE, stream
 from .utils._validation import check_table
 
 __all__ = ["DPMarginalSynthesizer"]
-
-
-def _generator(random_state):
-    """numpy Generator derived from a scikit-learn ``random_state``."""
-    seeds = check_random_state(random_state).randint(0, 2**32, size=4, dtype=np.uint64)
-    return np.random.default_rng(np.random.SeedSequence([int(s) for s in seeds]))
-
-
-def _check_real(name, value, low, high, *, low_open=True, high_open=True):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number; got {value!r}.")
-    too_low = value <= low if low_open else value < low
-    too_high = value >= high if high_open else value > high
-    if too_low or too_high:
-        lo = "(" if low_open else "["
-        hi = ")" if high_open else "]"
-        raise ValueError(f"{name} must be in {lo}{low}, {high}{hi}; got {value!r}.")
-    return float(value)
 
 
 class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
@@ -64,7 +47,10 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         Total privacy budget of the release (record count + marginals; an
         encoder's DP binning budget is added on top, see ``privacy_spent_``).
     delta : float or None, default=None
-        ``None`` uses ``1 / (n ln n)`` with ``n`` the DP record count.
+        ``delta`` of the guarantee, in ``(0, 0.01]``.  ``None`` uses the
+        fixed default ``1e-5``, chosen before seeing any data (a delta that
+        depends on the data, such as SDS's ``1 / (n ln n)``, is not the delta
+        that holds).  ``fit`` warns when ``delta >= 1 / n_records_``.
     reporting_length : int, default=3
         Longest combination length R (clamped to the number of columns).
     percentile : float, default=99
@@ -88,15 +74,12 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ``{"fixed": {k: t}}`` or ``{"adaptive": {k: eta}}``.
     number_of_records_epsilon_proportion : float, default=0.005
         Share of ``epsilon`` spent on the Laplace record count.
-    weight_selection_percentile : float, default=95
-        Percentile of sub-combination counts used as a sampling weight once a
-        record is longer than R (SDS).
-    use_synthetic_counts : bool, default=False
-        Subtract already-synthesized counts from sampling weights (SDS).
-    synthesis : {"marginal_matching", "aggregate_seeded"}, default="marginal_matching"
-        How ``sample`` turns the aggregates into records (both read only the
-        aggregates).  ``"aggregate_seeded"`` is SDS's sampler (for parity
-        with pac-synth).  ``"marginal_matching"`` denoises the 2-way
+    synthesis : {"marginal_matching", "aggregate_seeded"} or Sampler, default="marginal_matching"
+        How ``sample`` turns the aggregates into records (every sampler reads
+        only the aggregates): a name registered in :mod:`dpsynth.sampling`,
+        or a sampler object with its own options, e.g.
+        ``AggregateSeededSampler(weight_selection_percentile=90)``.
+        ``"aggregate_seeded"`` is SDS's sampler (for parity with pac-synth).  ``"marginal_matching"`` denoises the 2-way
         aggregates by empirical Bayes (accounting for suppressed cells), makes
         them consistent with the 1-way counts and fits a population to them
         by coordinate descent; it is far more accurate (see the README's
@@ -106,34 +89,45 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ``TableEncoder()``.  Declaring every column's ``categories`` makes the
         1-tuple universe public (see Notes).
     n_jobs : int or None, default=None
-        Threads of ``sample`` with ``synthesis="marginal_matching"`` (one
-        population of at most 50,000 records per thread).  ``None`` means 1
+        Threads of ``sample`` for samplers that use them (marginal matching:
+        one population of at most 50,000 records per thread).  ``None`` means 1
         unless in a :func:`joblib.parallel_config` context, ``-1`` all
         processors.  The records do not depend on it.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the noise of ``fit`` and the draws of ``sample``.  A fixed,
-        known seed makes the noise reproducible by anyone, so it is for
-        experiments and tests only: **publish releases made with
-        ``random_state=None``** (and never compare releases that share a seed).
+    random_state : int, Generator, RandomState or None, default=None
+        Seeds the noise of ``fit`` and the draws of ``sample``, through two
+        independent child streams of one :class:`numpy.random.SeedSequence`
+        (``sample`` never replays the noise).  ``None`` draws fresh OS
+        entropy, whatever NumPy's global state.  A fixed, known seed makes
+        the noise reproducible by anyone, so it is for experiments and tests
+        only: **publish releases made with ``random_state=None``** (and never
+        compare releases that share a seed).
     verbose : int, default=0
-        Print one line per released combination length and per sampling run.
+        Print one line per released combination length and per sampling run
+        (the same lines go to the ``logging`` logger ``"dpsynth"`` at INFO,
+        whatever ``verbose``).
 
     Attributes
     ----------
     aggregates_ : DPAggregates
         The released DP combination counts (the privacy boundary).
-    privacy_spent_ : dict
-        ``epsilon``, ``delta``, ``rho`` (zCDP of the marginals),
-        ``epsilon_records``, ``epsilon_binning``, ``percentile_epsilon``,
-        ``sigmas``, ``noise_scales``, ``contribution_bounds`` and
-        ``thresholds`` (by length), ``conversion_delta``, ``public_universe``.
+    privacy_spent_ : dpsynth.accounting.PrivacySpent
+        Immutable read-only mapping: ``epsilon``, ``delta``, ``rho`` (zCDP
+        of the marginals), ``epsilon_records``, ``epsilon_binning``,
+        ``percentile_epsilon``, ``sigmas``, ``noise_scales``,
+        ``contribution_bounds`` and ``thresholds`` (by length),
+        ``conversion_delta``, ``public_universe``; ``.mechanisms`` lists
+        every accounted mechanism with its share.
     n_records_ : int
         DP record count.
     reporting_length_ : int
         Effective R.
     encoder_ : TableEncoder
         The encoder fitted on the training data (private: not needed by
-        ``sample``, which uses ``aggregates_.encoder``).
+        ``sample``, which uses the public ``aggregates_.schema``).  Absent
+        after :meth:`from_aggregates`.
+    sampling_stats_ : dict
+        Statistics of the last ``sample`` (``n_records``,
+        ``empty_cell_share``; SDS's sampler adds its fallback shares).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
 
@@ -165,11 +159,28 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     (5, 2)
     """
 
+    _parameter_constraints = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, accounting.MAX_DELTA, closed="right"), None],
+        "reporting_length": [Interval(Integral, 1, None, closed="left")],
+        "percentile": [Interval(Real, 0, 100, closed="right")],
+        "percentile_epsilon_proportion": [Interval(Real, 0, 1, closed="neither")],
+        "accuracy_mode": [StrOptions({"auto", "prioritize_long", "prioritize_short",
+                                      "balanced"}), "array-like"],
+        "fabrication_mode": [StrOptions({"uncontrolled", "progressive", "balanced",
+                                         "minimize"}), dict],
+        "number_of_records_epsilon_proportion": [Interval(Real, 0, 1, closed="neither")],
+        "synthesis": [StrOptions(set(SAMPLERS)), Sampler],
+        "encoder": [HasMethods(["fit_transform", "inverse_transform"]), None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+        "verbose": ["verbose"],
+    }
+
     def __init__(self, *, epsilon=4.0, delta=None, reporting_length=3, percentile=99,
                  percentile_epsilon_proportion=0.01, accuracy_mode="auto",
                  fabrication_mode="uncontrolled",
                  number_of_records_epsilon_proportion=0.005,
-                 weight_selection_percentile=95, use_synthetic_counts=False,
                  synthesis="marginal_matching", encoder=None, n_jobs=None,
                  random_state=None, verbose=0):
         self.epsilon = epsilon
@@ -180,8 +191,6 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self.accuracy_mode = accuracy_mode
         self.fabrication_mode = fabrication_mode
         self.number_of_records_epsilon_proportion = number_of_records_epsilon_proportion
-        self.weight_selection_percentile = weight_selection_percentile
-        self.use_synthetic_counts = use_synthetic_counts
         self.synthesis = synthesis
         self.encoder = encoder
         self.n_jobs = n_jobs
@@ -190,47 +199,39 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
     # ----------------------------------------------------------- params
     def _check_params(self, n_columns):
-        epsilon = _check_real("epsilon", self.epsilon, 0, math.inf)
-        if self.delta is not None:
-            _check_real("delta", self.delta, 0, 1)
-        R = self.reporting_length
-        if isinstance(R, bool) or not isinstance(R, numbers.Integral) or R < 1:
-            raise ValueError(f"reporting_length must be an integer >= 1; got {R!r}.")
-        _check_real("percentile", self.percentile, 0, 100, high_open=False)
-        _check_real("percentile_epsilon_proportion", self.percentile_epsilon_proportion, 0, 1)
-        _check_real("number_of_records_epsilon_proportion",
-                    self.number_of_records_epsilon_proportion, 0, 1)
-        _check_real("weight_selection_percentile", self.weight_selection_percentile, 0, 100,
-                    low_open=False, high_open=False)
-        if not isinstance(self.use_synthetic_counts, (bool, np.bool_)):
-            raise ValueError(f"use_synthetic_counts must be a bool; got {self.use_synthetic_counts!r}.")
-        self._check_synthesis()
+        """Validate every parameter (declaratively) and resolve the derived ones."""
+        self._validate_params()
         if self.encoder is not None and not isinstance(self.encoder, TableEncoder):
             raise TypeError(
                 f"encoder must be a dpsynth.preprocessing.TableEncoder or None; got "
                 f"{type(self.encoder).__name__}.")
-        R = min(int(R), n_columns)
+        self._check_n_jobs()
+        R = min(int(self.reporting_length), n_columns)
         proportions = accounting.sigma_proportions(self._resolved_accuracy_mode(), R)
-        rules = accounting.fabrication_thresholds(self.fabrication_mode, R)
-        return epsilon, R, proportions, rules
+        rules = accounting.fabrication_thresholds(self.fabrication_mode,
+                                                  int(self.reporting_length))
+        rules = {k: rule for k, rule in rules.items() if k <= R}
+        return float(self.epsilon), R, proportions, rules
+
+    def _check_n_jobs(self):
+        if isinstance(self.n_jobs, bool) or self.n_jobs == 0:
+            raise ValueError("n_jobs must be None or a non-zero integer (-1: all processors); "
+                             "got 0.")
 
     def _resolved_accuracy_mode(self):
         """``accuracy_mode`` with ``"auto"`` replaced by the synthesis method's best split."""
         if isinstance(self.accuracy_mode, str) and self.accuracy_mode == "auto":
-            return ("prioritize_short" if self.synthesis == "marginal_matching"
-                    else "prioritize_long")
+            seeded = self.synthesis == "aggregate_seeded" or type(self.synthesis).__name__ \
+                == "AggregateSeededSampler"
+            return "prioritize_long" if seeded else "prioritize_short"
         return self.accuracy_mode
 
-    def _check_synthesis(self):
-        if self.synthesis not in ("marginal_matching", "aggregate_seeded"):
-            raise ValueError("synthesis must be 'marginal_matching' or 'aggregate_seeded'; "
-                             f"got {self.synthesis!r}.")
-
     # --------------------------------------------------------------- fit
-    def _join_target(self, frame, y):
+    @staticmethod
+    def _join_target(frame, y):
+        """The table to release: X, with y as one more column (and y's name)."""
         if y is None:
-            self._target_name = None
-            return frame
+            return frame, None
         target = y if isinstance(y, pd.Series) else pd.Series(column_or_1d(y, warn=True))
         if len(target) != len(frame):
             raise ValueError(
@@ -241,8 +242,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             raise ValueError(f"y's name {name!r} is also a column of X; rename one of them.")
         frame = frame.copy()
         frame[name] = target.set_axis(frame.index)  # keeps extension and object dtypes
-        self._target_name = name
-        return frame
+        return frame, name
 
     def fit(self, X, y=None):
         """Release the DP aggregates of X (and y, as one more column).
@@ -250,6 +250,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
+            Its column names and dtypes are the declared (public) schema.
         y : array-like of shape (n_samples,), default=None
             Modelled jointly with X; ``sample`` then returns ``(X, y)``.
 
@@ -258,44 +259,61 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self : DPMarginalSynthesizer
         """
         frame, was_frame = check_table(X)
-        self.n_features_in_ = frame.shape[1]
-        if was_frame:
-            self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        self._output_frame = was_frame
-        table = self._join_target(frame, y)
+        table, target = self._join_target(frame, y)
         epsilon, R, proportions, rules = self._check_params(table.shape[1])
-        rng = _generator(self.random_state)
+        delta = accounting.check_delta(self.delta)
+        noise_stream, binning_stream = stream(self.random_state, FIT).spawn(2)
+        rng = np.random.default_rng(noise_stream)
         encoder = clone(self.encoder) if self.encoder is not None else TableEncoder()
-        if encoder.random_state is None:  # DP quantile binning draws from our stream
-            encoder.set_params(random_state=int(rng.integers(0, 2**31 - 1)))
-        codes = encoder.fit(table).transform(table)
-        self.encoder_ = encoder
+        if encoder.random_state is None:  # DP quantile binning: a child stream of ours
+            encoder.set_params(random_state=binning_stream)
+        codes = encoder.fit_transform(table)
+        schema = encoder.schema_
 
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
-        noisy_n = laplace_count(codes.shape[0], epsilon_records, rng)
-        self.n_records_ = max(int(round(noisy_n)), 1)
-        delta = accounting.default_delta(noisy_n) if self.delta is None else float(self.delta)
-        public_universe = all(c["public"] for c in encoder.columns_)
+        n_records = max(int(round(laplace_count(codes.shape[0], epsilon_records, rng))), 1)
         plan = accounting.plan_budget(
             epsilon=epsilon, delta=delta, reporting_length=R,
             percentile_epsilon_proportion=self.percentile_epsilon_proportion,
             proportions=proportions, epsilon_records=epsilon_records,
-            public_universe=public_universe)
-
-        ids = np.where(codes >= 0, codes + encoder.offsets_[:-1].astype(np.int32), -1)
+            public_universe=schema.public_universe)
+        self._log("releasing the DP aggregates", done=0, total=R, label="marginals")
         levels = release_marginals(
-            np.ascontiguousarray(ids, dtype=np.int32), encoder.attribute_columns_,
-            table.shape[1], plan, percentile=self.percentile, fabrication_rules=rules,
-            public_universe=public_universe, rng=rng, on_level=self._report_level,
-            possible=encoder.possible_attributes_)
-        self.reporting_length_ = R
-        self.privacy_spent_ = self._privacy_report(plan, levels, encoder)
-        self.aggregates_ = DPAggregates.from_release(
-            encoder, levels, R, self.n_records_, self.privacy_spent_,
-            target=self._target_name)
+            schema.ids(codes), schema.attribute_columns, len(schema), plan,
+            percentile=self.percentile, fabrication_rules=rules,
+            public_universe=schema.public_universe, rng=rng,
+            on_level=lambda *level: self._report_level(*level, total=R),
+            possible=schema.possible_attributes)
+        privacy = sds_privacy_spent(plan, levels, n_columns=len(schema),
+                                    epsilon_binning=encoder.epsilon_spent_)
+        aggregates = DPAggregates.from_release(schema, levels, R, n_records, privacy,
+                                               target=target)
+        self.encoder_ = encoder
+        self._set_release(aggregates, output_frame=was_frame)
+        if delta >= 1.0 / self.n_records_:
+            warnings.warn(
+                f"delta={delta:g} is not below 1 / n_records_ (the DP record count): a "
+                "guarantee with such a delta allows publishing a record outright; pass a "
+                "smaller delta.", UserWarning, stacklevel=2)
         return self
+
+    def _set_release(self, aggregates, *, output_frame):
+        """Fitted state, all derived from the (public) aggregates."""
+        self.aggregates_ = aggregates
+        self.privacy_spent_ = aggregates.privacy
+        self.n_records_ = aggregates.n_records
+        self.reporting_length_ = aggregates.reporting_length
+        names = [n for n in aggregates.column_names if n != aggregates.target]
+        self.n_features_in_ = len(names)
+        if output_frame:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self._output_frame = output_frame
+
+    @property
+    def _target_name(self):
+        return self.aggregates_.target
 
     @classmethod
     def from_aggregates(cls, aggregates, **params):
@@ -306,8 +324,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         aggregates : DPAggregates
             E.g. ``DPAggregates.load(path)``.
         **params
-            Sampling parameters (``weight_selection_percentile``,
-            ``use_synthetic_counts``, ``random_state``, ...).
+            Sampling parameters (``synthesis``, ``n_jobs``, ``random_state``,
+            ``verbose``).
 
         Returns
         -------
@@ -316,18 +334,10 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         """
         if not isinstance(aggregates, DPAggregates):
             raise TypeError(f"aggregates must be a DPAggregates; got {type(aggregates).__name__}.")
-        privacy = aggregates.privacy
-        synth = cls(epsilon=privacy["epsilon"], reporting_length=aggregates.reporting_length,
-                    **params)
-        synth.aggregates_ = aggregates
-        synth.n_records_ = aggregates.n_records
-        synth.privacy_spent_ = privacy
-        synth.reporting_length_ = aggregates.reporting_length
-        synth._target_name = aggregates.target
-        names = [n for n in aggregates.column_names if n != aggregates.target]
-        synth.n_features_in_ = len(names)
-        synth.feature_names_in_ = np.asarray(names, dtype=object)
-        synth._output_frame = True
+        synth = cls(epsilon=aggregates.privacy.epsilon,
+                    reporting_length=aggregates.reporting_length, **params)
+        synth._validate_params()
+        synth._set_release(aggregates, output_frame=True)
         return synth
 
     # ------------------------------------------------------------ sample
@@ -338,9 +348,10 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ----------
         n_samples : int, default=None
             Number of records; ``None`` gives ``n_records_`` (the DP count).
-        random_state : int, RandomState instance or None, default=None
+        random_state : int, Generator, RandomState or None, default=None
             ``None`` uses the estimator's ``random_state`` (so an int seed
-            gives the same rows on every call); pass a seed for other draws.
+            gives the same rows on every call; with ``random_state=None``
+            every call draws fresh entropy); pass a seed for other draws.
         exhaust_counts : bool, default=False
             SDS's no-target mode (``synthesis="aggregate_seeded"`` only):
             sample until every DP 1-count is used up (``n_samples`` must be
@@ -354,9 +365,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             random order.  ``(X, y)`` if the synthesizer was fitted with y.
         """
         check_is_fitted(self, "aggregates_")
-        self._check_synthesis()
+        self._validate_params()
+        self._check_n_jobs()
+        sampler = get_sampler(self.synthesis, n_jobs=self.n_jobs)
         if exhaust_counts:
-            if self.synthesis != "aggregate_seeded":
+            if type(sampler).__name__ != "AggregateSeededSampler":
                 raise ValueError("exhaust_counts=True is SDS's no-target mode; it needs "
                                  "synthesis='aggregate_seeded'.")
             if n_samples is not None:
@@ -366,35 +379,19 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         elif n_samples is None:
             target = self.n_records_
         else:
-            if (isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral)
+            if (isinstance(n_samples, bool) or not isinstance(n_samples, Integral)
                     or n_samples < 0):
                 raise ValueError(f"n_samples must be a non-negative integer; got {n_samples!r}.")
             target = int(n_samples)
-        _check_real("weight_selection_percentile", self.weight_selection_percentile, 0, 100,
-                    low_open=False, high_open=False)
-        rng = _generator(self.random_state if random_state is None else random_state)
-        if self.synthesis == "marginal_matching":
-            n_jobs = self.n_jobs
-            if n_jobs is not None and (isinstance(n_jobs, bool)
-                                       or not isinstance(n_jobs, numbers.Integral)
-                                       or n_jobs == 0):
-                raise ValueError(f"n_jobs must be None or a non-zero integer (-1: all "
-                                 f"processors); got {n_jobs!r}.")
-            codes = MarginalMatcher(self.aggregates_, n_jobs=n_jobs).sample(target, rng)
-            stats = {"n_records": codes.shape[0],
-                     "empty_cell_share": float(np.mean(codes < 0)) if codes.size else 0.0}
-            self._log(f"sampled {codes.shape[0]} records by marginal matching")
-        else:
-            sampler = AggregateSeededSampler(self.aggregates_,
-                                             self.weight_selection_percentile,
-                                             bool(self.use_synthetic_counts))
-            complete = self.aggregates_.encoder.missing == "category"
-            ids, stats = sampler.sample(target, rng, complete=complete)
-            codes = sampler.to_codes(ids[rng.permutation(ids.shape[0])])
-            self._log(f"sampled {stats['n_records']} records ({stats['fallback_record_share']:.1%} "
-                      "completed by the fallback rule)")
+        sampling_stream, decoding_stream = stream(
+            self.random_state if random_state is None else random_state, SAMPLE).spawn(2)
+        codes = sampler.fit(self.aggregates_).sample(target, np.random.default_rng(sampling_stream))
+        stats = getattr(sampler, "stats_", None) or {
+            "n_records": codes.shape[0],
+            "empty_cell_share": float(np.mean(codes < 0)) if codes.size else 0.0}
         self.sampling_stats_ = stats
-        return self._decode(codes, rng)
+        self._log(f"sampled {codes.shape[0]} records", done=1, total=1, label="sampling")
+        return self._decode(codes, decoding_stream)
 
     def fit_resample(self, X, y):
         """Fit on ``(X, y)`` and return a synthetic ``(X, y)`` of ``n_records_`` rows.
@@ -409,7 +406,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
         Samples ``len(X)`` records (seeded by ``random_state``) and compares
         every pair of columns (every column when there is one) after encoding
-        both tables with the public encoder, so binned numeric columns are
+        both tables with the public schema, so binned numeric columns are
         compared bin by bin.  ``y`` joins the comparison when the synthesizer
         was fitted with one.  Higher is better; usable by ``GridSearchCV``.
         The score is computed on real data and is not a DP release.
@@ -418,7 +415,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
         check_is_fitted(self, "aggregates_")
         frame, _ = check_table(X)
-        target = getattr(self, "_target_name", None)
+        target = self._target_name
         names = self.aggregates_.column_names
         features = [c for c in names if c != target]
         if frame.shape[1] != len(features):
@@ -426,6 +423,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                              f"is expecting {len(features)} features as input.")
         if not self._output_frame:
             frame.columns = features
+        elif list(frame.columns) != features:
+            missing = [c for c in features if c not in frame.columns]
+            extra = [c for c in frame.columns if c not in features]
+            raise ValueError(f"X has different columns than at fit: missing {missing}, "
+                             f"unexpected {extra}; give the columns {features}.")
         synthetic = self.sample(len(frame))
         X_syn, y_syn = synthetic if isinstance(synthetic, tuple) else (synthetic, None)
         real = frame[features].reset_index(drop=True)
@@ -440,17 +442,17 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 compared.append(target)
             else:
                 real[target] = fake[target] = None
-        encoder = TableEncoder.from_schema(self.aggregates_.schema)
-        encoder.handle_unknown = "missing"  # real values outside the release
+        # real values outside the release count as missing
+        encoder = TableEncoder.from_schema(self.aggregates_.schema, handle_unknown="missing")
         positions = [names.index(c) for c in compared]
         real_codes = pd.DataFrame(encoder.transform(real[names])[:, positions], columns=compared)
         fake_codes = pd.DataFrame(encoder.transform(fake[names])[:, positions], columns=compared)
         return 1.0 - marginal_tvd(real_codes, fake_codes, k=2 if len(compared) >= 2 else 1)
 
-    def _decode(self, codes, rng):
-        seed = int(rng.integers(0, 2**31 - 1))  # within-bin draws of numeric columns
+    def _decode(self, codes, seed):
+        """Codes -> the declared dtypes (within-bin draws from their own stream)."""
         frame = self.aggregates_.encoder.inverse_transform(codes, random_state=seed)
-        target = getattr(self, "_target_name", None)
+        target = self._target_name
         if target is None:
             return frame if self._output_frame else frame.to_numpy()
         y = frame.pop(target)
@@ -458,43 +460,18 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             return frame, y
         return frame.to_numpy(), y.to_numpy()
 
-    def _log(self, message):
-        if self.verbose:
+    def _log(self, message, *, done, total, label):
+        """Progress: a :func:`~dpsynth.utils._progress.log_progress` record, printed if
+        ``verbose``.  Messages hold public parameters and DP outputs only."""
+        log_progress(done, total, label, message)
+        if self.verbose and done:
             print(f"[{type(self).__name__}] {message}", flush=True)
 
-    def _report_level(self, k, n_candidates, bound, n_released):
+    def _report_level(self, k, n_candidates, bound, n_released, *, total=None):
+        # |V_1| of a data-derived universe is private: named from length 2 on only
         candidates = "" if k == 1 else f"{n_candidates} candidates, "
         self._log(f"length {k}: {candidates}contribution bound {bound}, "
-                  f"{n_released} released")
-
-    @staticmethod
-    def _privacy_report(plan, levels, encoder):
-        epsilon_binning = float(getattr(encoder, "epsilon_spent_", 0.0))
-        by_length = {level.length: level for level in levels}
-        lengths = range(1, plan.reporting_length + 1)
-        return {
-            "epsilon": plan.epsilon + epsilon_binning,
-            "delta": plan.delta,
-            "epsilon_marginals": plan.epsilon_marginals,
-            "epsilon_records": plan.epsilon_records,
-            "epsilon_binning": epsilon_binning,
-            "rho": plan.rho,
-            "conversion_delta": plan.conversion_delta,
-            "public_universe": plan.public_universe,
-            "percentile_epsilon": plan.percentile_epsilon,
-            "sigmas": {k: float(plan.sigmas[k - 1]) for k in lengths},
-            "contribution_bounds": {k: int(by_length[k].contribution_bound)
-                                    for k in lengths if k in by_length},
-            "noise_scales": {k: float(by_length[k].noise_scale)
-                             for k in lengths if k in by_length},
-            "thresholds": {k: float(by_length[k].threshold)
-                           for k in lengths if k in by_length},
-            # |V_1| of a data-derived universe is private (the number of
-            # distinct observed values); longer lengths derive from releases
-            "n_candidates": {k: int(by_length[k].n_candidates)
-                             for k in lengths if k in by_length
-                             and (k > 1 or plan.public_universe)},
-        }
+                  f"{n_released} released", done=k, total=total, label="marginals")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

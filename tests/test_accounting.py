@@ -73,16 +73,28 @@ def test_auto_accuracy_mode_follows_synthesis(synthesis, mode):
 
 
 def test_unknown_accuracy_mode_names_the_choices():
-    with pytest.raises(ValueError, match="accuracy_mode must be 'auto'"):
+    with pytest.raises(ValueError, match="accuracy_mode"):
         DPMarginalSynthesizer(accuracy_mode="fast").fit(_table())
 
 
-def test_default_delta_uses_dp_record_count():
-    synth = DPMarginalSynthesizer(random_state=0).fit(_table(2000))
-    n_hat = synth.n_records_
-    assert abs(n_hat - 2000) < 2000 * 0.2
-    expected = 1 / (n_hat * math.log(n_hat))
-    assert synth.privacy_spent_["delta"] == pytest.approx(expected, rel=1e-3)
+def test_default_delta_is_fixed_before_seeing_the_data():
+    # leak 6 of the privacy-boundary issue: the default used to be 1 / (n ln n)
+    # with n the DP record count, a delta chosen after seeing a DP output
+    small = DPMarginalSynthesizer(random_state=0).fit(_table(300))
+    large = DPMarginalSynthesizer(random_state=1).fit(_table(2000))
+    assert small.privacy_spent_["delta"] == large.privacy_spent_["delta"] \
+        == accounting.DEFAULT_DELTA == 1e-5
+
+
+@pytest.mark.parametrize("delta", [0.5, 0.02, 1.0, 0.0, -1e-6, float("nan")])
+def test_meaningless_delta_is_refused(delta):
+    with pytest.raises(ValueError, match="delta"):
+        DPMarginalSynthesizer(delta=delta).fit(_table(300))
+
+
+def test_delta_above_one_over_n_warns_the_data_owner():
+    with pytest.warns(UserWarning, match="not below 1 / n_records_"):
+        DPMarginalSynthesizer(delta=0.01, random_state=0).fit(_table(300))
 
 
 def test_budget_split_matches_digest_numbers():

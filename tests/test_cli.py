@@ -2,9 +2,12 @@
 
 import io
 import json
+import logging
 import os
+import signal
 import subprocess
 import sys
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -12,11 +15,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth import DPAggregates
+from dpsynth import DPAggregates, DPMarginalSynthesizer
 from dpsynth import cli
-from dpsynth.cli import main
+from dpsynth.cli import _common, main
+from dpsynth.cli._progress import show_progress
+from dpsynth.utils._progress import log_progress
 
-BOUNDS = ["--bounds", "age=0:100", "income=0:200000"]
+BOUNDS = ["--bounds", "age=0:100", "income=0.0:200000"]
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +99,7 @@ def test_synthesize_default_size_and_options(capsys, work, table_csv):
     assert aggregates.reporting_length == 2
     assert aggregates.privacy["epsilon"] == 8
     assert aggregates.privacy["delta"] == 1e-6
-    assert len(aggregates.encoder.columns_[2]["values"]) == 5  # age in 5 bins
+    assert len(aggregates.schema[2].values) == 5  # age in 5 bins
     assert len(pd.read_csv("out.csv")) == aggregates.n_records
     assert "epsilon 8, delta 1e-06" in out
 
@@ -113,18 +118,23 @@ def test_categories_file_makes_the_universe_public(capsys, work, table_csv):
     assert code == 0, err
     aggregates = DPAggregates.load("agg.json")
     assert aggregates.privacy["public_universe"] is True
-    assert aggregates.encoder.columns_[0]["values"] == ["red", "green", "blue", "purple"]
+    assert aggregates.schema[0].values == ("red", "green", "blue", "purple")
 
 
-def test_categories_are_read_in_the_column_type(capsys, work):
-    pd.DataFrame({"rooms": [1, 2, 3, 4] * 50, "kind": [10, 20] * 100}).to_csv(
+def test_categories_declare_the_column_type(capsys, work):
+    pd.DataFrame({"rooms": [1, 2, 3, 4] * 50, "zip": ["02139", "10001"] * 100}).to_csv(
         "in.csv", index=False)
-    Path("cats.json").write_text(json.dumps({"rooms": ["1", "2", "3", "4", "5"],
-                                             "kind": [10, 20]}))
-    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json",
-                       "--categories", "cats.json")
+    Path("cats.json").write_text(json.dumps({"rooms": [1, 2, 3, 4, 5],
+                                             "zip": ["02139", "10001", "94110"]}))
+    code, _, err = run(capsys, "synthesize", "in.csv", "-o", "out.csv", "--seed", 0,
+                       "--categories", "cats.json", "--aggregates-out", "agg.json")
     assert code == 0, err
-    assert DPAggregates.load("agg.json").encoder.columns_[0]["values"] == [1, 2, 3, 4, 5]
+    columns = DPAggregates.load("agg.json").schema
+    assert columns[0].values == (1, 2, 3, 4, 5)  # JSON numbers: a numeric column
+    assert columns[1].values == ("02139", "10001", "94110")  # text stays text
+    text = pd.read_csv("out.csv", dtype=str, keep_default_na=False)
+    assert set(text["zip"]) <= {"02139", "10001", "94110"}  # leading zeros kept
+    assert set(text["rooms"]) <= {"1", "2", "3", "4", "5"}
 
 
 def test_na_values_make_a_numeric_column(capsys, work):
@@ -172,12 +182,13 @@ def test_quantile_binning_option_errors(capsys, work, table_csv, options, fragme
     assert listing(work) == []
 
 
-def test_many_valued_integer_column_gets_a_note(capsys, work, table_csv):
+def test_many_valued_integer_column_prints_nothing_data_dependent(capsys, work, table_csv):
+    # the console output of a release must not depend on the data: no note
+    # about how many distinct values a column holds
     code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json",
-                       "--bounds", "income=0:200000")
+                       "--bounds", "income=0.0:200000")
     assert code == 0, err
-    assert "note: column 'age' has" in err
-    assert "--bounds age=LO:HI" in err
+    assert err == ""
 
 
 # ----------------------------------------------------- aggregate and sample
@@ -212,7 +223,7 @@ def test_sample_threads_give_the_same_records(capsys, work, table_csv):
         assert code == 0, err
     pd.testing.assert_frame_equal(pd.read_csv("one.csv"), pd.read_csv("two.csv"))
     code, _, err = run(capsys, "sample", "agg.json", "-j", 0, "-o", "zero.csv")
-    assert code == 1 and "n_jobs must be None or a non-zero integer" in err
+    assert_one_line_error(code, err, "sample", "-j/--n-jobs must be a non-zero integer")
     assert not Path("zero.csv").exists()
 
 
@@ -309,10 +320,18 @@ def test_verbose_shows_progress_lines(capsys, work, table_csv):
     assert code == 0, err
     assert "length 1:" in err and "length 3:" in err and "sampled" in err
     assert "[DPMarginalSynthesizer]" not in err + out
+    assert "contribution bound" not in out and "sampled" not in out  # stdout: results
 
     code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS, "--force")
     assert code == 0
     assert err == ""  # off a terminal, progress stays quiet
+
+
+def test_progress_handler_is_removed_after_the_command(capsys, work, table_csv):
+    logger = logging.getLogger("dpsynth")
+    handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS, "-v")[0] == 0
+    assert (logger.handlers, logger.level, logger.propagate) == (handlers, level, propagate)
 
 
 class _Terminal(io.StringIO):
@@ -320,38 +339,61 @@ class _Terminal(io.StringIO):
         return True
 
 
-def _feed(progress):
-    with progress:
-        print("[DPMarginalSynthesizer] length 1: contribution bound 3, 9 released")
-        print("[DPMarginalSynthesizer] sampled 10 records", end="")
-        print()
-    return progress
+def _feed(verbose, stream):
+    with show_progress(verbose, stream) as handler:
+        log_progress(1, 3, "marginals", "length 1: contribution bound 3, 9 released")
+        log_progress(2, 3, "marginals", "length 2: 12 candidates, contribution bound 2, "
+                     "7 released")
+        bar = handler.bar
+        log_progress(1, 2, "sampling", "sampled 10 of 20 records")
+        return bar, handler.bar
 
 
 def test_progress_bar_on_a_terminal():
     pytest.importorskip("tqdm")
     stream = _Terminal()
-    progress = _feed(cli._Progress(2, verbose=False, stream=stream))
-    assert (progress.bar.n, progress.bar.total) == (2, 2)
+    marginals, sampling = _feed(False, stream)
+    assert (marginals.n, marginals.total) == (2, 3)
+    assert (sampling.n, sampling.total) == (1, 2)  # a new label starts a new bar
     shown = stream.getvalue()
-    assert "dpsynth:" in shown and "/2" in shown
-    assert "contribution bound" not in shown  # lines only with verbose
+    assert "marginals:" in shown and "/3" in shown and "sampling:" in shown
+    assert "contribution bound" not in shown.replace("length 1: contribution bound", "")
+
+
+def test_progress_bar_restarts_when_the_total_changes():
+    pytest.importorskip("tqdm")
+    with show_progress(False, _Terminal()) as handler:
+        log_progress(1, 4, "sampling", "population 1 of 4")
+        first = handler.bar
+        log_progress(2, 4, "sampling", "population 2 of 4")
+        assert handler.bar is first and first.n == 2
+        log_progress(1, 3, "sampling", "sampled 1 of 3 chunks")
+        assert handler.bar is not first and handler.bar.total == 3
 
 
 def test_progress_bar_with_verbose_lines():
     pytest.importorskip("tqdm")
     stream = _Terminal()
-    progress = _feed(cli._Progress(2, verbose=True, stream=stream))
-    assert progress.bar.n == 2
+    _feed(True, stream)
     assert "length 1: contribution bound 3, 9 released\n" in stream.getvalue()
+    assert "sampled 10 of 20 records\n" in stream.getvalue()
 
 
-def test_progress_without_tqdm_prints_lines(monkeypatch):
+def test_progress_without_tqdm_is_quiet_unless_verbose(monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm", None)
     stream = _Terminal()
-    _feed(cli._Progress(2, verbose=False, stream=stream))
+    _feed(False, stream)
+    assert stream.getvalue() == ""
+    _feed(True, stream)
     assert stream.getvalue() == ("length 1: contribution bound 3, 9 released\n"
-                                 "sampled 10 records\n")
+                                 "length 2: 12 candidates, contribution bound 2, 7 released\n"
+                                 "sampled 10 of 20 records\n")
+
+
+def test_progress_off_a_terminal_is_quiet():
+    stream = io.StringIO()
+    marginals, _ = _feed(False, stream)
+    assert marginals is None and stream.getvalue() == ""
 
 
 # -------------------------------------------------------------- bad input
@@ -379,9 +421,11 @@ def test_invalid_aggregates_file(capsys, work):
 
 
 @pytest.mark.parametrize("content, fragment", [
-    (b"\xff\xfe\x00\x81\x9f binary \x00\x00", "cannot read in.csv as CSV"),
+    (b"\xff\xfe\x00\x81\x9f binary \x00\x00", "in.csv is not UTF-8 text"),
     (b"a,b\n1,2\n3,4,5,6\n", "cannot read in.csv as CSV"),
-    (b"", "cannot read in.csv as CSV"),
+    (b"", "in.csv is empty"),
+    (b"a,a\n1,2\n", "names column(s) ['a'] more than once"),
+    (b"1,2\n3,4\n", "--no-header"),
     (b"a,b\n", "has a header but no records"),
 ])
 def test_unreadable_csv(capsys, work, content, fragment):
@@ -389,6 +433,7 @@ def test_unreadable_csv(capsys, work, content, fragment):
     code, _, err = run(capsys, "synthesize", "in.csv", "-o", "out.csv")
     assert_one_line_error(code, err, "synthesize", fragment)
     assert listing(work) == ["in.csv"]
+    assert Path("in.csv").read_bytes() == content
 
 
 def test_directory_as_input(capsys, work):
@@ -438,12 +483,19 @@ def test_existing_output_needs_force(capsys, work, table_csv, no_plots, argv):
     assert listing(work) == ["out.csv"]
 
 
-def test_existing_output_of_sample_needs_force(capsys, work, table_csv):
-    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS)[0] == 0
-    code, _, err = run(capsys, "sample", "agg.json", "-o", "agg.json", "--force")
-    assert code == 0, err  # replaces its own input only when forced
-    code, _, err = run(capsys, "sample", "agg.json", "-o", "agg.json")
-    assert_one_line_error(code, err, "sample", "exists; pass --force")
+@pytest.mark.parametrize("argv", [
+    ["sample", "agg.json", "-o", "agg.json", "--force"],
+    ["sample", "agg.json", "-o", "./agg.json", "--force"],
+    ["synthesize", "agg.json", "-o", "out.csv", "--aggregates-out", "agg.json", "--force"],
+    ["aggregate", "agg.json", "-o", "agg.json", "--force"],
+    ["evaluate", "agg.json", "agg.json", "--report", "agg.json", "--force"],
+])
+def test_an_input_is_never_overwritten(capsys, work, argv):
+    Path("agg.json").write_text("the release")
+    code, _, err = run(capsys, *argv)
+    assert_one_line_error(code, err, argv[0], "is also an input")
+    assert Path("agg.json").read_text() == "the release"
+    assert listing(work) == ["agg.json"]
 
 
 def test_existing_aggregates_output_needs_force(capsys, work, table_csv):
@@ -474,7 +526,7 @@ def test_same_output_twice(capsys, work, table_csv):
     ("{not json", "cannot read cats.json as JSON"),
     ('["red"]', "must hold a JSON object"),
     ('{"color": "red"}', "must hold a JSON object"),
-    ('{"colour": ["red"]}', "unknown column(s) ['colour']"),
+    ('{"colour": ["red"]}', "--categories names the unknown column 'colour'"),
     ('{"age": ["old"]}', "'old' of the numeric column 'age' is not a number"),
 ])
 def test_bad_categories_file(capsys, work, table_csv, content, fragment):
@@ -508,15 +560,6 @@ def test_failed_write_leaves_the_old_output(capsys, work, table_csv, monkeypatch
     assert listing(work) == ["out.csv"]  # no temporary file left behind
 
 
-def test_atomic_output_keeps_permissions_of_new_files(work):
-    with cli._atomic_output("new.txt") as temporary:
-        Path(temporary).write_text("done")
-    umask = os.umask(0)
-    os.umask(umask)
-    assert Path("new.txt").read_text() == "done"
-    assert Path("new.txt").stat().st_mode & 0o777 == 0o666 & ~umask
-
-
 # ------------------------------------------------------------ error paths
 def test_traceback_option_reraises(work):
     with pytest.raises(cli.CommandError, match="input file not found"):
@@ -527,7 +570,7 @@ def test_unexpected_error_is_one_line(capsys, work, table_csv, monkeypatch):
     def crash(self, X, y=None):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(cli.DPMarginalSynthesizer, "fit", crash)
+    monkeypatch.setattr(DPMarginalSynthesizer, "fit", crash)
     code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS)
     assert_one_line_error(code, err, "synthesize", "internal error (RuntimeError): boom "
                           "second line", "--traceback")
@@ -537,7 +580,7 @@ def test_interrupt_exits_130(capsys, work, table_csv, monkeypatch):
     def interrupt(self, X, y=None):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli.DPMarginalSynthesizer, "fit", interrupt)
+    monkeypatch.setattr(DPMarginalSynthesizer, "fit", interrupt)
     code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS)
     assert code == 130
     assert err == "dpsynth: interrupted\n"
@@ -545,13 +588,13 @@ def test_interrupt_exits_130(capsys, work, table_csv, monkeypatch):
 
 
 def test_warnings_are_one_line(capsys, work, table_csv, monkeypatch):
-    read_csv = cli._read_csv
+    read_table = _common.read_table
 
-    def read_with_warning(path, na_values):
+    def read_with_warning(*args):
         warnings.warn("first\nsecond", UserWarning)
-        return read_csv(path, na_values)
+        return read_table(*args)
 
-    monkeypatch.setattr(cli, "_read_csv", read_with_warning)
+    monkeypatch.setattr(_common, "read_table", read_with_warning)
     code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS)
     assert code == 0
     assert err == "dpsynth: warning: first second\n"
@@ -589,3 +632,317 @@ def test_console_script():
     assert result.returncode == 0
     for command in ("synthesize", "aggregate", "sample", "evaluate", "demo"):
         assert command in result.stdout
+
+
+# ------------------------------------------------- declarations and reading
+SCHEMA = {"columns": [
+    {"name": "age", "kind": "numeric", "dtype": "int64", "bounds": [0, 100]},
+    {"name": "income", "kind": "numeric", "bounds": [0.0, 200000], "n_bins": 4},
+    {"name": "color", "kind": "categorical", "categories": ["red", "green", "blue"]},
+    {"name": "size", "kind": "categorical"}]}
+
+
+@pytest.fixture
+def zip_csv(work):
+    rng = np.random.default_rng(2)
+    n = 400
+    frame = pd.DataFrame({"zip": rng.choice(["02139", "00501", "10001"], n),
+                          "note": rng.choice(["NA", "None", "ok"], n),
+                          "age": rng.integers(0, 90, n).astype(str),
+                          "id": np.arange(n)})
+    frame.to_csv("in.csv", index=False, sep=";")
+    return Path("in.csv")
+
+
+def test_schema_file_declares_the_columns(capsys, work, table_csv):
+    Path("schema.json").write_text(json.dumps(SCHEMA))
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", "--seed", 0,
+                       "--schema", "schema.json", "--aggregates-out", "agg.json")
+    assert code == 0, err
+    columns = {c.name: c for c in DPAggregates.load("agg.json").schema}
+    assert len(columns["income"].values) == 4  # its own n_bins
+    assert len(columns["age"].values) == 10
+    assert columns["color"].declared and not columns["size"].declared
+    out = pd.read_csv("out.csv", dtype=str, keep_default_na=False)
+    assert out["age"].str.fullmatch(r"\d*").all()  # int64 declared: no "12.0"
+
+
+def test_schema_merges_with_bounds_and_categories(capsys, work, table_csv):
+    Path("schema.json").write_text(json.dumps({"columns": SCHEMA["columns"][2:]}))
+    Path("cats.json").write_text(json.dumps({"size": ["S", "M", "L"]}))
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", "--schema",
+                       "schema.json", *BOUNDS, "--categories", "cats.json")
+    assert code == 0, err
+    aggregates = DPAggregates.load("agg.json")
+    assert aggregates.privacy["public_universe"] is True  # every column declared
+
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", "--force",
+                       "--schema", "schema.json", *BOUNDS, "--bounds", "color=0:5")
+    assert_one_line_error(code, err, "aggregate", "'color'", "--schema schema.json",
+                          "--bounds")
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--bounds", "weight=0:10"], "--bounds names the unknown column 'weight'"),
+    (["--schema", "missing.json"], "schema file not found: missing.json"),
+    (["--bounds", "age=0:100", "age=0:50"], "--bounds gives column 'age' twice"),
+    (["--drop", "age", "--bounds", "age=0:100"], "--drop leaves out the declared column"),
+])
+def test_declaration_errors_before_fitting(capsys, work, table_csv, argv, fragment):
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv",
+                       "--bounds", "income=0.0:200000", *argv)
+    assert_one_line_error(code, err, "synthesize", fragment)
+    assert listing(work) == []
+
+
+def test_values_outside_the_bounds_are_clipped_silently(capsys, work):
+    # whether a value lies outside the bounds is a fact about the data: the
+    # console says nothing about it (clipping is documented with --bounds)
+    Path("in.csv").write_text("age,job\n" + "30,a\n" * 150 + "40,b\n" * 150 + "977,b\n")
+    code, _, err = run(capsys, "synthesize", "in.csv", "-o", "out.csv",
+                       "--bounds", "age=0:100", "--seed", 0)
+    assert code == 0, err
+    assert err == ""
+    assert pd.read_csv("out.csv")["age"].dropna().between(0, 100).all()
+
+
+def test_categorical_float_column_with_too_many_values(capsys, work):
+    Path("in.csv").write_text("x\n" + "".join(f"{i / 7:.3f}\n" for i in range(100)))
+    Path("schema.json").write_text(json.dumps(
+        {"columns": [{"name": "x", "kind": "categorical", "dtype": "float64"}]}))
+    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json", "--schema",
+                       "schema.json")
+    assert_one_line_error(code, err, "aggregate", "'x'", "--bounds x=LO:HI")
+    assert "100" not in err
+
+
+@pytest.mark.parametrize("option, fragment", [
+    (["--epsilon", "0"], "--epsilon must be a positive number"),
+    (["--epsilon", "nan"], "--epsilon must be a positive number"),
+    (["--delta", "1"], "--delta must be between 0 and 1"),
+    (["--reporting-length", "0"], "--reporting-length must be at least 1"),
+    (["--n-bins", "0"], "--n-bins must be a positive integer"),
+])
+def test_privacy_options_are_checked_first(capsys, work, option, fragment):
+    Path("in.csv").write_text("a\n1\n")
+    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json", *option)
+    assert_one_line_error(code, err, "aggregate", fragment)
+
+
+def test_text_is_kept_and_separator_detected(capsys, work, zip_csv):
+    code, _, err = run(capsys, "synthesize", zip_csv, "-o", "out.csv", "--drop", "id",
+                       "--bounds", "age=0:100", "--seed", 0)
+    assert code == 0, err
+    out = pd.read_csv("out.csv", dtype=str, keep_default_na=False)
+    assert list(out.columns) == ["zip", "note", "age"]
+    assert set(out["zip"]) <= {"02139", "00501", "10001", ""}
+    assert {"NA", "None"} & set(out["note"])  # "NA" and "None" are values, not missing
+    code, _, err = run(capsys, "aggregate", zip_csv, "-o", "agg.json",
+                       "--columns", "note,zip")
+    assert code == 0, err
+    assert DPAggregates.load("agg.json").column_names == ["note", "zip"]
+
+
+def test_explicit_separator_and_no_header(capsys, work):
+    Path("in.csv").write_text("".join(f"{i % 7}|{i % 2}\n" for i in range(300)))
+    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json", "--sep", "|")
+    assert_one_line_error(code, err, "aggregate", "--no-header")
+    Path("schema.json").write_text(json.dumps({"columns": [
+        {"name": "day", "kind": "categorical", "categories": list(range(7))},
+        {"name": "kind", "kind": "categorical"}]}))
+    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json", "--sep", "|",
+                       "--no-header", "--schema", "schema.json")
+    assert code == 0, err
+    assert DPAggregates.load("agg.json").column_names == ["day", "kind"]
+
+
+def test_a_schema_may_describe_columns_left_out(capsys, work, table_csv):
+    Path("schema.json").write_text(json.dumps(SCHEMA))
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", "--schema",
+                       "schema.json", "--columns", "color,size,age")
+    assert code == 0, err
+    assert DPAggregates.load("agg.json").column_names == ["color", "size", "age"]
+
+
+def test_columns_and_drop_exclude_each_other(capsys, work, table_csv):
+    with pytest.raises(SystemExit):
+        main(["aggregate", str(table_csv), "-o", "agg.json", "--columns", "a",
+              "--drop", "b"])
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ outputs
+def test_unwritable_output_directory_is_refused_before_fitting(capsys, work, table_csv,
+                                                              monkeypatch):
+    real_access = os.access
+    monkeypatch.setattr(_common.os, "access",
+                        lambda path, mode: False if mode & os.W_OK else real_access(path, mode))
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS)
+    assert_one_line_error(code, err, "synthesize", "cannot write to the directory")
+
+
+def test_sample_checks_the_aggregates_before_writing(capsys, work, table_csv):
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS)[0] == 0
+    document = json.loads(Path("agg.json").read_text())
+    document["aggregates"][0]["counts"] = document["aggregates"][0]["counts"][:-1]
+    Path("broken.json").write_text(json.dumps(document))
+    code, _, err = run(capsys, "sample", "broken.json", "-o", "out.csv")
+    assert_one_line_error(code, err, "sample", "Invalid aggregates file")
+    assert "out.csv" not in listing(work)
+
+
+def test_synthesize_keeps_the_release_when_sampling_fails(capsys, work, table_csv,
+                                                          monkeypatch):
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(_common, "write_records", broken)
+    code, out, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS,
+                         "--aggregates-out", "agg.json")
+    assert_one_line_error(code, err, "synthesize", "disk full",
+                          "dpsynth sample agg.json -o out.csv")
+    assert listing(work) == ["agg.json"]
+    DPAggregates.load("agg.json")  # complete
+
+
+class _CountingSamples:
+    def __init__(self, monkeypatch):
+        self.sizes = []
+        original = DPMarginalSynthesizer.sample
+        counter = self
+
+        def sample(self, n_samples=None, **kwargs):
+            counter.sizes.append(n_samples)
+            return original(self, n_samples, **kwargs)
+
+        monkeypatch.setattr(DPMarginalSynthesizer, "sample", sample)
+
+
+def test_large_outputs_are_written_in_chunks(capsys, work, table_csv, monkeypatch):
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS, "--seed", 0)[0] == 0
+    monkeypatch.setattr(_common, "CHUNK_SIZE", 70)
+    calls = _CountingSamples(monkeypatch)
+    code, out, err = run(capsys, "sample", "agg.json", "-n", 200, "-o", "a.csv",
+                         "--seed", 5, "-v")
+    assert code == 0, err
+    assert calls.sizes == [70, 70, 60]  # memory bounded by the chunk size
+    assert "sampled 140 of 200 records" in err
+    first = pd.read_csv("a.csv")
+    assert len(first) == 200 and list(first.columns) == ["color", "size", "age", "income"]
+    assert not first.iloc[:60].reset_index(drop=True).equals(
+        first.iloc[70:130].reset_index(drop=True))  # each chunk its own stream
+    assert run(capsys, "sample", "agg.json", "-n", 200, "-o", "b.csv", "--seed", 5)[0] == 0
+    assert Path("a.csv").read_bytes() == Path("b.csv").read_bytes()
+
+
+def test_zero_records_write_a_header(capsys, work, table_csv):
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS)[0] == 0
+    code, _, err = run(capsys, "sample", "agg.json", "-n", 0, "-o", "out.csv")
+    assert code == 0, err
+    assert Path("out.csv").read_text() == "color,size,age,income\n"
+
+
+def test_sigterm_leaves_no_output(work, table_csv, capsys):
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS)[0] == 0
+    script = textwrap.dedent("""
+        import sys, time
+        from dpsynth.cli import _common, main
+        as_table = _common.as_table
+        def slow(sample):
+            print("ready", flush=True)
+            time.sleep(60)
+            return as_table(sample)
+        _common.as_table = slow
+        sys.exit(main(["sample", "agg.json", "-n", "10", "-o", "out.csv"]))
+    """)
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=work)
+    try:
+        assert process.stdout.readline().strip() == "ready"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 143
+        assert process.stderr.read() == "dpsynth: terminated\n"
+    finally:
+        process.kill()
+        process.stdout.close()
+        process.stderr.close()
+    assert listing(work) == ["agg.json"]
+
+
+# ------------------------------------------------------ missing values
+def test_missing_uncounted_and_its_old_name(capsys, work, table_csv):
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS,
+                       "--missing", "uncounted")
+    assert code == 0 and err == ""
+    assert DPAggregates.load("agg.json").encoder.missing == "absent"
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS,
+                       "--missing", "absent", "--force")
+    assert code == 0
+    assert "--missing absent is now called --missing uncounted" in err
+
+
+def test_missing_help_says_what_it_does(capsys):
+    with pytest.raises(SystemExit):
+        main(["synthesize", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "{category,uncounted}" in text
+    assert "columns without missing values can get some" in text
+
+
+# ------------------------------------------------------------- evaluate
+def test_evaluate_through_the_release(capsys, work, table_csv, no_plots):
+    Path("schema.json").write_text(json.dumps(SCHEMA))
+    assert run(capsys, "synthesize", table_csv, "-o", "synth.csv", "--schema", "schema.json",
+               "--aggregates-out", "agg.json", "--seed", 0)[0] == 0
+    code, out, err = run(capsys, "evaluate", table_csv, "synth.csv", "--aggregates",
+                         "agg.json", "--report", "report.html")
+    assert code == 0, err
+    assert "release agg.json: epsilon 4" in out
+    assert "mean TVD" in out
+    page = Path("report.html").read_text()
+    assert "<h2>Privacy</h2>" in page
+    assert "epsilon_records" in page and "public_universe" in page
+    assert "declared (public)" in page and "released by the DP mechanism" in page
+    assert "public bins over [0, 200000]" in page
+
+    code, _, err = run(capsys, "evaluate", table_csv, "synth.csv", "--aggregates",
+                       "agg.json", *BOUNDS)
+    assert_one_line_error(code, err, "evaluate", "leave out --bounds and --schema")
+
+
+def test_evaluate_bins_like_the_release(capsys, work, table_csv):
+    """With --aggregates, the same bins as with the --bounds used for synthesis."""
+    assert run(capsys, "synthesize", table_csv, "-o", "synth.csv", *BOUNDS,
+               "--aggregates-out", "agg.json", "--seed", 0)[0] == 0
+    code, via_release, err = run(capsys, "evaluate", table_csv, "synth.csv",
+                                 "--aggregates", "agg.json")
+    assert code == 0, err
+    code, via_bounds, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS)
+    assert code == 0, err
+    table = [line for line in via_release.splitlines() if line.startswith("mean TVD")]
+    assert table == [line for line in via_bounds.splitlines() if line.startswith("mean TVD")]
+
+
+def test_evaluate_shows_progress_with_verbose(capsys, work, table_csv):
+    code, _, err = run(capsys, "evaluate", table_csv, table_csv, *BOUNDS, "-v")
+    assert code == 0
+    assert "mean TVD of the 2-way marginals" in err and "combination errors" in err
+
+
+def test_unsamplable_release_gets_command_line_hints(capsys, work):
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"id": np.arange(300), "job": rng.choice(["a", "b"], 300)}).to_csv(
+        "in.csv", index=False)
+    code, _, err = run(capsys, "synthesize", "in.csv", "-o", "out.csv",
+                       "--aggregates-out", "agg.json", "--seed", 0)
+    assert code == 1
+    error = err.strip().splitlines()[-1]
+    assert error.startswith("dpsynth synthesize: error: no value of column(s) ['id']")
+    assert "--drop id" in error and "--missing uncounted" in error
+    assert "TableEncoder" not in error  # no Python spelling on the command line
+    assert error.endswith("; the DP aggregates are saved in agg.json")
+    assert listing(work) == ["agg.json", "in.csv"]  # the release is kept
+
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "out.csv")
+    assert_one_line_error(code, err, "sample", "agg.json cannot be sampled", "--drop id")
+    assert listing(work) == ["agg.json", "in.csv"]

@@ -16,6 +16,7 @@ from sklearn.preprocessing import OneHotEncoder
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpsynth import DPMarginalSynthesizer, TrainOnSynthetic
+from dpsynth.accounting import PrivacySpent
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
 from dpsynth.utils.estimator_checks import (
     check_no_param_mutation_on_refit,
@@ -140,7 +141,11 @@ class _ForgetsBinning(DPMarginalSynthesizer):
 
     def fit(self, X, y=None):
         super().fit(X, y)
-        self.privacy_spent_ = {**self.privacy_spent_, "epsilon": float(self.epsilon)}
+        spent = self.privacy_spent_
+        details = {k: v for k, v in spent.items() if k not in ("epsilon", "delta", "rho")}
+        self.privacy_spent_ = PrivacySpent(float(self.epsilon), spent.delta, spent.rho,
+                                           spent.mechanisms, details)
+        self.aggregates_.privacy = self.privacy_spent_
         return self
 
 

@@ -376,7 +376,7 @@ def test_quantile_needs_epsilon():
         DPKBinsDiscretizer(bounds=(0, 1), strategy="quantile").fit(np.ones((2, 1)))
     with pytest.raises(ValueError, match="epsilon is only used with strategy='quantile'"):
         DPKBinsDiscretizer(bounds=(0, 1), epsilon=1.0).fit(np.ones((2, 1)))
-    with pytest.raises(ValueError, match="epsilon must be a positive number"):
+    with pytest.raises(ValueError, match="epsilon"):
         DPKBinsDiscretizer(bounds=(0, 1), strategy="quantile", epsilon=-1).fit(
             np.ones((2, 1)))
 

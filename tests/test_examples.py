@@ -15,6 +15,7 @@ EXPECTED = {
     "plot_end_to_end.py": ["mean TVD of 3-way marginals", "more records from the released file"],
     "plot_privacy_utility_curve.py": ["mean TVD by epsilon", "independent columns"],
     "plot_tstr_pipeline.py": ["train on synthetic (epsilon", "privacy budget spent"],
+    "plot_local_dp.py": ["local DP (CALM): epsilon=2.0", "mean SSE of the 3-way marginals"],
 }
 
 # runs the script with `import matplotlib` failing, as if it were not installed

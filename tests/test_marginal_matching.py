@@ -7,8 +7,9 @@ from scipy import integrate
 from scipy.stats import norm
 
 from dpsynth import DPAggregates, DPMarginalSynthesizer
-from dpsynth._marginal_matching import MarginalMatcher, denoise_censored, rake
-from dpsynth._marginals import exact_marginals
+from dpsynth.accounting import PrivacySpent
+from dpsynth.sampling.marginal_matching import MarginalMatchingSampler, denoise_censored, rake
+from _reference import exact_marginals
 from dpsynth.metrics import marginal_tvd
 from dpsynth.preprocessing import TableEncoder
 
@@ -27,10 +28,11 @@ def _exact_aggregates(frame, missing, reporting_length=3):
     encoder = TableEncoder(missing=missing).fit(frame)
     codes = encoder.transform(frame)
     ids = np.where(codes >= 0, codes + encoder.offsets_[:-1], -1).astype(np.int32)
-    levels = exact_marginals(ids, encoder.attribute_columns_, frame.shape[1], reporting_length)
+    levels = exact_marginals(ids, encoder.schema_.attribute_columns, frame.shape[1], reporting_length)
     zeros = {k: 0.0 for k in range(1, reporting_length + 1)}
-    privacy = {"epsilon": 1.0, "noise_scales": zeros, "thresholds": zeros}
-    return DPAggregates.from_release(encoder, levels, reporting_length, len(frame), privacy)
+    privacy = PrivacySpent(1.0, 1e-5, 0.0, details={"noise_scales": zeros, "thresholds": zeros})
+    return DPAggregates.from_release(encoder.schema_, levels, reporting_length, len(frame),
+                                     privacy)
 
 
 def _posterior_mean_numeric(m, v, noise, threshold):
@@ -121,7 +123,7 @@ def test_marginal_matching_beats_aggregate_seeded_on_noisy_aggregates():
 def test_three_way_targets_only_use_released_structure():
     frame = _dependent_table(3000, seed=4)
     aggregates = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame).aggregates_
-    matcher = MarginalMatcher(aggregates)
+    matcher = MarginalMatchingSampler().fit(aggregates)
     records = matcher.sample(300, np.random.default_rng(0))
     targets = matcher.three_way_targets(records.astype(np.int64), 300)
     released_triples = {tuple(int(c) for c in matcher.column_of[t]) for t in aggregates.tuples[2]}
@@ -172,7 +174,7 @@ def _loss(records, targets):
 
 def _run_kernel(records, targets, n_values, allowed, record_orders, column_orders):
     from dpsynth._core import _matching
-    from dpsynth._marginal_matching import _layout
+    from dpsynth.sampling.marginal_matching import _layout
 
     records = records.copy()
     layout = _layout(records, targets)
@@ -261,7 +263,7 @@ def test_descend_keeps_residual_and_copies_consistent(seed, four_way):
 @pytest.mark.parametrize("four_way", [False, True])
 def test_count_cells_matches_bincount(four_way):
     from dpsynth._core import _matching
-    from dpsynth._marginal_matching import _layout
+    from dpsynth.sampling.marginal_matching import _layout
 
     records, targets, _, _ = _small_problem(3, n=200, four_way=four_way)
 
@@ -277,7 +279,7 @@ def test_count_cells_matches_bincount(four_way):
 
 
 def test_vectorised_denoising_matches_per_marginal():
-    from dpsynth._marginal_matching import _denoise_segments
+    from dpsynth.sampling.marginal_matching import _denoise_segments
 
     rng = np.random.default_rng(0)
     sizes = [30, 1, 50, 12]
@@ -303,20 +305,20 @@ def test_vectorised_denoising_matches_per_marginal():
 def test_results_do_not_depend_on_n_jobs():
     frame = _dependent_table(3000, seed=5)
     aggregates = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame).aggregates_
-    samples = [MarginalMatcher(aggregates, max_population=300, n_jobs=n_jobs)
+    samples = [MarginalMatchingSampler(max_population=300, n_jobs=n_jobs).fit(aggregates)
                .sample(1000, np.random.default_rng(7)) for n_jobs in (1, 2, -1, None)]
     for other in samples[1:]:
         np.testing.assert_array_equal(samples[0], other)
     assert samples[0].shape == (1000, frame.shape[1]) and samples[0].dtype == np.int32
     # populations are built from distinct generators
-    again = MarginalMatcher(aggregates, max_population=300).sample(
+    again = MarginalMatchingSampler(max_population=300).fit(aggregates).sample(
         1000, np.random.default_rng(8))
     assert not np.array_equal(samples[0], again)
 
 
 def test_descend_kernel_rejects_inconsistent_layouts():
     from dpsynth._core import _matching
-    from dpsynth._marginal_matching import _layout
+    from dpsynth.sampling.marginal_matching import _layout
 
     records, targets, n_values, allowed = _small_problem(0)
     record_orders, column_orders = _orders(0, len(records), len(n_values), 1)
@@ -349,6 +351,8 @@ def test_synthesizer_n_jobs_gives_the_same_records():
 
 @pytest.mark.parametrize("n_jobs", [0, 1.5, "2", True])
 def test_synthesizer_rejects_bad_n_jobs(n_jobs):
-    synth = DPMarginalSynthesizer(n_jobs=n_jobs, random_state=0).fit(_dependent_table())
-    with pytest.raises(ValueError, match="n_jobs must be None or a non-zero integer"):
-        synth.sample(10)
+    with pytest.raises(ValueError, match="n_jobs"):  # checked before any DP step
+        DPMarginalSynthesizer(n_jobs=n_jobs, random_state=0).fit(_dependent_table())
+    synth = DPMarginalSynthesizer(random_state=0).fit(_dependent_table())
+    with pytest.raises(ValueError, match="n_jobs"):
+        synth.set_params(n_jobs=n_jobs).sample(10)

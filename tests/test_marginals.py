@@ -11,7 +11,7 @@ from scipy.stats import norm
 
 from dpsynth import DPMarginalSynthesizer
 from dpsynth._core import _counting
-from dpsynth._marginals import exact_marginals
+from _reference import exact_marginals
 from dpsynth.preprocessing import TableEncoder
 
 SDS_EXAMPLE = pd.DataFrame({
@@ -39,9 +39,9 @@ def _ids(encoder, frame):
 
 def _exact_dict(frame, reporting_length, missing):
     encoder = TableEncoder(missing=missing).fit(frame)
-    levels = exact_marginals(_ids(encoder, frame), encoder.attribute_columns_,
+    levels = exact_marginals(_ids(encoder, frame), encoder.schema_.attribute_columns,
                              frame.shape[1], reporting_length)
-    return {tuple(encoder.attribute_name(a) for a in row): int(c)
+    return {tuple(encoder.schema_.attribute_name(a) for a in row): int(c)
             for level in levels for row, c in zip(level.tuples.tolist(), level.counts)}
 
 
@@ -194,7 +194,9 @@ def test_first_level_only_releases_observed_values():
     released = {c[0][1] for c in synth.aggregates_.to_dict()}
     assert released == {"x", "y"}
     # the unreleased dtype category is not published in the schema
-    assert synth.aggregates_.schema["columns"][0]["dtype"]["categories"] == ["x", "y"]
+    column = synth.aggregates_.schema.to_json()["columns"][0]
+    assert column["values"] == ["x", "y"] and "categories" not in column["dtype"]
+    assert list(synth.sample(50)["a"].cat.categories) == ["x", "y"]
 
 
 def test_same_random_state_same_aggregates():
@@ -232,7 +234,7 @@ def test_public_universe_excludes_impossible_missing_values():
                           "s": pd.Series(rng.choice(["x", None], 3000), dtype=object)})
     categories = {"n": [0, 1, 2], "b": [False, True], "s": ["x"]}
     encoder = TableEncoder(categories=categories).fit(frame)
-    np.testing.assert_array_equal(encoder.possible_attributes_,
+    np.testing.assert_array_equal(encoder.schema_.possible_attributes,
                                   [True, True, True, False, True, True, False, True, True])
     for seed in range(5):
         synth = DPMarginalSynthesizer(epsilon=0.5, encoder=TableEncoder(categories=categories),

@@ -2,10 +2,12 @@
 
 import base64
 import io
+import logging
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -54,7 +56,7 @@ def test_binned_view_uses_bin_labels():
     X["age"] = X["age"].astype("Int64")
     encoder = TableEncoder(bounds={"age": (0, 99)}, n_bins=3).fit(X[["age"]])
     view = binned_view(X, encoder)
-    labels = encoder.columns_[0]["values"]
+    labels = list(encoder.schema_[0].values)
     assert view["age"].dtype == pd.CategoricalDtype(labels, ordered=True)
     assert view["age"].tolist()[:3] == [labels[0], labels[1], labels[2]]
     assert pd.isna(view["age"].iloc[3])
@@ -67,8 +69,8 @@ def test_binned_view_tolerates_unknown_categories():
     encoder = TableEncoder(bounds={"hours": (0, 100)}, n_bins=2).fit(X)
     other = pd.DataFrame({"hours": [90, 1], "kind": ["w", "u"]})  # "w" unseen at fit
     view = binned_view(other, encoder)
-    assert view["hours"].tolist() == [encoder.columns_[0]["values"][1],
-                                      encoder.columns_[0]["values"][0]]
+    assert view["hours"].tolist() == [list(encoder.schema_[0].values)[1],
+                                      list(encoder.schema_[0].values)[0]]
     assert view["kind"].tolist() == ["w", "u"]
 
 
@@ -192,3 +194,70 @@ def test_report_renders_in_a_headless_browser(tables, tmp_path):
     assert colors.std() > 0.05  # text, tables and plots were drawn
     plotted = np.abs(colors[:, 2] - colors[:, 0]) > 0.3  # blue bars of the plots
     assert plotted.mean() > 0.001
+
+
+class _ReadOnlyPrivacy(Mapping):
+    """A read-only mapping like the coming ``PrivacySpent``."""
+
+    def __init__(self, data):
+        self._data = data
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self):
+        return len(self._data)
+
+
+def test_report_privacy_section_of_a_release(tables, tmp_path, no_matplotlib):
+    from dpsynth import DPMarginalSynthesizer
+
+    real, synth = tables
+    encoder = TableEncoder(categories={"a": ["p", "q", "r", "s"]})
+    release = DPMarginalSynthesizer(encoder=encoder, random_state=0).fit(
+        real[["a", "b"]]).aggregates_
+    path = tmp_path / "report.html"
+    write_report(real[["a", "b"]], synth[["a", "b"]], path, release=release)
+    page = path.read_text(encoding="utf-8")
+    assert "<h2>Privacy</h2>" in page
+    for name in ("epsilon_records", "epsilon_marginals", "epsilon_binning", "rho"):
+        assert f"<td>{name}</td>" in page
+    assert "declared (public)" in page  # column a
+    assert "released by the DP mechanism" in page  # column b
+    privacy = _ReadOnlyPrivacy({**release.privacy,
+                                "thresholds": _ReadOnlyPrivacy({1: 0.5, 2: 1.5})})
+    write_report(real, synth, path, privacy=privacy)
+    page = path.read_text(encoding="utf-8")
+    assert "By combination length" in page and "thresholds" in page
+
+
+def test_report_is_written_atomically(tables, tmp_path, no_matplotlib, monkeypatch):
+    import dpsynth.report
+
+    real, synth = tables
+    path = tmp_path / "report.html"
+    path.write_text("old report")
+
+    def broken_open(file, mode="r", **kwargs):
+        handle = open(file, mode, **kwargs)
+        handle.write("<!DOCTYPE html> half a pa")
+        handle.close()
+        raise OSError("disk full")
+
+    monkeypatch.setattr(dpsynth.report, "open", broken_open, raising=False)
+    with pytest.raises(OSError, match="disk full"):
+        write_report(real, synth, path)
+    assert path.read_text() == "old report"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+def test_fidelity_summary_reports_progress(tables, caplog):
+    real, synth = tables
+    with caplog.at_level(logging.INFO, logger="dpsynth"):
+        fidelity_summary(real, synth, reporting_length=2)
+    steps = [r.dpsynth_progress for r in caplog.records]
+    assert steps[0] == (0, 5, "evaluation") and steps[-1] == (5, 5, "evaluation")
+    assert [done for done, _, _ in steps] == sorted(done for done, _, _ in steps)

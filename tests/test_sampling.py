@@ -36,12 +36,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpsynth import DPMarginalSynthesizer
-from dpsynth._aggregate_seeded import AggregateSeededSampler
-from dpsynth._marginals import exact_marginals
+from dpsynth.sampling import AggregateSeededSampler
+from _reference import exact_marginals
+from dpsynth.accounting import PrivacySpent
 from dpsynth.aggregates import DPAggregates
 from dpsynth.preprocessing import TableEncoder
 
-PRIVACY = {"epsilon": 1.0}
+PRIVACY = PrivacySpent(1.0, 1e-5, 0.0)
 # The sampler under test is SDS's; select it where the estimator offers others.
 SDS = ({"synthesis": "aggregate_seeded"}
        if "synthesis" in inspect.signature(DPMarginalSynthesizer).parameters else {})
@@ -161,9 +162,9 @@ class Reference:
 
     def __init__(self, aggs):
         self.combos, self.index = aggregate_dict(aggs)
-        self.column_of = [int(c) for c in aggs.encoder.attribute_columns_]
+        self.column_of = [int(c) for c in aggs.schema.attribute_columns]
         self.n_attr = len(self.column_of)
-        self.n_columns = len(aggs.encoder.columns_)
+        self.n_columns = len(aggs.schema.columns)
         self.R = aggs.reporting_length
         self.one_counts = [self.combos.get((a,), 0) for a in range(self.n_attr)]
 
@@ -380,7 +381,7 @@ def tiny_aggregates(seed, reporting_length, missing, perturbed):
     encoder = TableEncoder(missing=missing).fit(frame)
     ids = attribute_ids(encoder, frame)
     combos = combination_counts(ids, reporting_length)
-    column_of = encoder.attribute_columns_
+    column_of = encoder.schema_.attribute_columns
     if perturbed:
         combos = close_and_normalise(perturb(combos, rng), column_of, reporting_length,
                                      rng=rng, fabricate=int(rng.integers(0, 6)))
@@ -420,8 +421,8 @@ def test_pure_python_counter_matches_exact_marginals():
         frame = random_frame(rng, 30, 5, missing_rate=0.2)
         enc = TableEncoder(missing=missing).fit(frame)
         ids = attribute_ids(enc, frame)
-        levels = exact_marginals(ids, enc.attribute_columns_, 5, 3)
-        aggs = DPAggregates.from_release(enc, levels, 3, len(frame), PRIVACY)
+        levels = exact_marginals(ids, enc.schema_.attribute_columns, 5, 3)
+        aggs = DPAggregates.from_release(enc.schema_, levels, 3, len(frame), PRIVACY)
         expected = combination_counts(ids, 3)
         # every observed attribute is released, so public ids = encoder ids
         assert aggregate_dict(aggs)[0] == expected
@@ -440,7 +441,7 @@ def test_candidate_weights_match_reference(reporting_length, missing, perturbed,
     for _ in range(6):
         pct = float(rng.choice([0.0, 5.0, 50.0, 95.0, 100.0, rng.uniform(0, 100)]))
         use_synth = bool(rng.random() < 0.5)
-        sampler = AggregateSeededSampler(aggs, pct, use_synth)
+        sampler = AggregateSeededSampler(pct, use_synth).fit(aggs)
         if rng.random() < 0.5:
             available = np.array(ref.one_counts, dtype=np.int64)
         else:  # some 1-counts used up, some attributes released but exhausted
@@ -470,7 +471,7 @@ def test_candidate_weights_hand_example_beyond_r_and_synthetic_counts():
               (0, 2): 7, (0, 4): 6, (2, 4): 5, (0, 5): 3, (1, 3): 4, (3, 5): 2,
               (1, 4): 2}
     aggs = make_aggregates(schema, 2, combos)
-    sampler = AggregateSeededSampler(aggs, 95, False)
+    sampler = AggregateSeededSampler(95, False).fit(aggs)
     w = sampler.candidate_weights([])
     np.testing.assert_array_equal(w, [10, 4, 8, 6, 9, 5])
     w = sampler.candidate_weights([0])
@@ -481,7 +482,7 @@ def test_candidate_weights_hand_example_beyond_r_and_synthetic_counts():
     # C = c1 (5): (2, 5) absent -> excluded
     assert np.isnan(w[[0, 1, 2, 3, 5]]).all()
     assert w[4] == pytest.approx(np.percentile([5, 6, 9], 95)) == pytest.approx(8.7)
-    w = AggregateSeededSampler(aggs, 0, False).candidate_weights([0, 2])
+    w = AggregateSeededSampler(0, False).fit(aggs).candidate_weights([0, 2])
     assert w[4] == 5.0
     # use_synthetic_counts: counts minus what was synthesized; weights <= 0 are
     # still reported (the kernel reports them; the sampler never draws them)
@@ -490,7 +491,7 @@ def test_candidate_weights_hand_example_beyond_r_and_synthetic_counts():
     synthesized[index[(0, 2)]] = 7   # weight 0
     synthesized[index[(0, 4)]] = 8   # weight -2
     synthesized[index[(4,)]] = 1
-    synth_sampler = AggregateSeededSampler(aggs, 95, True)
+    synth_sampler = AggregateSeededSampler(95, True).fit(aggs)
     w = synth_sampler.candidate_weights([0], synthesized=synthesized)
     np.testing.assert_array_equal(w, [np.nan, np.nan, 0, np.nan, -2, 3])
     w = synth_sampler.candidate_weights([0, 2], synthesized=synthesized)
@@ -512,8 +513,7 @@ def test_use_synthetic_counts_excludes_exhausted_combinations():
         plain = DPMarginalSynthesizer.from_aggregates(aggs, **SDS, random_state=seed)
         out = plain.sample(exhaust_counts=True)
         assert len(out) == 2 and out.notna().all().all()
-        synth = DPMarginalSynthesizer.from_aggregates(aggs, **SDS, random_state=seed,
-                                                      use_synthetic_counts=True)
+        synth = DPMarginalSynthesizer.from_aggregates(aggs, synthesis=AggregateSeededSampler(use_synthetic_counts=True), random_state=seed)
         out = synth.sample(exhaust_counts=True)
         rows = sorted(tuple("-" if pd.isna(v) else v for v in r)
                       for r in out.itertuples(index=False))
@@ -525,10 +525,11 @@ def _replay(aggs, rng, complete, configs, sizes, events=None):
     ref = Reference(aggs)
     seen = []
     for pct, use_synth in configs:
-        sampler = AggregateSeededSampler(aggs, pct, use_synth)
+        sampler = AggregateSeededSampler(pct, use_synth).fit(aggs)
         for n in sizes:
             rng_seed = int(rng.integers(2**32))
-            ids, stats = sampler.sample(n, np.random.default_rng(rng_seed), complete=complete)
+            ids = sampler.sample_ids(n, np.random.default_rng(rng_seed), complete=complete)
+            stats = sampler.stats_
             expected_ids, expected_stats = reference_sample(
                 ref, -1 if n is None else n, complete=complete, pct=pct,
                 use_synth=use_synth, seed=kernel_seed(rng_seed), events=events)
@@ -587,7 +588,7 @@ def test_sampling_loop_replay_with_reporting_length_at_or_above_width(
         partial = [a for i, a in enumerate(partial)
                    if ref.column_of[a] not in {ref.column_of[b] for b in partial[:i]}]
         np.testing.assert_allclose(
-            AggregateSeededSampler(aggs).candidate_weights(partial),
+            AggregateSeededSampler().fit(aggs).candidate_weights(partial),
             ref.weights(partial, ref.one_counts, np.zeros(len(combos), np.int64), 95, False))
     _replay(aggs, rng, missing == "category", [(95.0, False), (50.0, True)], (None, 25))
 
@@ -616,7 +617,8 @@ def test_first_record_distribution_matches_reference():
     walk([], 1.0)
     assert len(probabilities) > 5
     n = 20000
-    ids, _ = AggregateSeededSampler(scaled).sample(n, np.random.default_rng(5), complete=False)
+    ids = AggregateSeededSampler().fit(scaled).sample_ids(n, np.random.default_rng(5),
+                                                          complete=False)
     observed = Counter(frozenset(int(a) for a in row if a >= 0) for row in ids)
     assert set(observed) <= set(probabilities)
     for record, p in probabilities.items():
@@ -664,10 +666,8 @@ def test_complete_mode_requires_a_released_value_per_column():
 def test_exhaust_counts_reproduces_one_counts_exactly(use_synth, pct):
     rng = np.random.default_rng(1)
     frame = random_frame(rng, 3000, 6, missing_rate=0.1, n_values=(2, 5))
-    est = DPMarginalSynthesizer(**SDS, epsilon=2.0, reporting_length=3, random_state=0,
-                                encoder=TableEncoder(missing="absent"),
-                                weight_selection_percentile=pct,
-                                use_synthetic_counts=use_synth).fit(frame)
+    est = DPMarginalSynthesizer(synthesis=AggregateSeededSampler(weight_selection_percentile=pct, use_synthetic_counts=use_synth), epsilon=2.0, reporting_length=3, random_state=0,
+                                encoder=TableEncoder(missing="absent")).fit(frame)
     aggs = est.aggregates_
     out = est.sample(exhaust_counts=True)
     ids = synthetic_ids(aggs, out)
@@ -705,7 +705,7 @@ def test_empty_aggregates_cannot_be_sampled(missing):
     synth = DPMarginalSynthesizer.from_aggregates(aggs, **SDS, random_state=0)
     with pytest.raises(ValueError):
         synth.sample(5)
-    assert np.isnan(AggregateSeededSampler(aggs).candidate_weights([])).all()
+    assert np.isnan(AggregateSeededSampler().fit(aggs).candidate_weights([])).all()
 
 
 # ========================================= 3. constraints and sampling_stats_
@@ -727,8 +727,7 @@ def _check_stats(stats, out, n_columns):
 def test_absent_mode_records_only_hold_released_combinations(use_synth):
     rng = np.random.default_rng(2)
     frame = random_frame(rng, 2000, 7, missing_rate=0.1)
-    est = DPMarginalSynthesizer(**SDS, epsilon=1.0, reporting_length=3, random_state=0,
-                                use_synthetic_counts=use_synth,
+    est = DPMarginalSynthesizer(synthesis=AggregateSeededSampler(use_synthetic_counts=use_synth), epsilon=1.0, reporting_length=3, random_state=0,
                                 encoder=TableEncoder(missing="absent")).fit(frame)
     out = est.sample(1500)
     ref = Reference(est.aggregates_)
@@ -750,8 +749,7 @@ def test_category_mode_records_complete_and_fallback_share_bounds_violations(
         reporting_length, use_synth):
     rng = np.random.default_rng(4)
     frame = random_frame(rng, 1500, 9, missing_rate=0.03, n_values=(3, 5))
-    est = DPMarginalSynthesizer(**SDS, epsilon=3.0, reporting_length=reporting_length,
-                                use_synthetic_counts=use_synth, random_state=0).fit(frame)
+    est = DPMarginalSynthesizer(synthesis=AggregateSeededSampler(use_synthetic_counts=use_synth), epsilon=3.0, reporting_length=reporting_length, random_state=0).fit(frame)
     aggs = est.aggregates_
     out = est.sample()
     assert len(out) == est.n_records_
@@ -776,9 +774,10 @@ def test_category_mode_records_complete_and_fallback_share_bounds_violations(
 
 def test_category_mode_sampler_ids_have_no_empty_cell():
     aggs, _ = tiny_aggregates(7, 2, "category", perturbed=True)
-    sampler = AggregateSeededSampler(aggs)
-    ids, stats = sampler.sample(300, np.random.default_rng(0), complete=True)
-    assert ids.shape == (300, len(aggs.encoder.columns_)) and (ids >= 0).all()
+    sampler = AggregateSeededSampler().fit(aggs)
+    ids = sampler.sample_ids(300, np.random.default_rng(0), complete=True)
+    stats = sampler.stats_
+    assert ids.shape == (300, len(aggs.schema.columns)) and (ids >= 0).all()
     assert stats["empty_cell_share"] == 0.0
 
 
@@ -898,9 +897,10 @@ def test_dtype_and_column_round_trip(missing):
             assert str(synthetic.dtype) in (str(original.dtype),
                                             nullable.get(str(original.dtype))), name
     if missing == "category":
-        # released missing values come back with the data's marker
+        # released missing values come back with the marker of the column's dtype
+        # (object: NaN, whatever the data used), never one chosen by the data
         assert out["obj"].isna().any() and out["string"].isna().any()
-        assert all(v is None for v in out["obj"] if pd.isna(v))
+        assert all(isinstance(v, float) and np.isnan(v) for v in out["obj"] if pd.isna(v))
         assert all(v is pd.NA for v in out["string"] if pd.isna(v))
 
 

@@ -12,7 +12,7 @@ privacy that no budget accounts for.
 - :func:`make_fidelity_scorer`: a scorer for ``GridSearchCV`` over synthesizers.
 """
 
-from ._marginals import k_marginal_score, marginal_tvd
+from ._tvd import k_marginal_score, marginal_tvd
 from ._scorers import make_fidelity_scorer
 from ._sds import AggregateErrorReport, aggregate_error_report, combination_counts
 from ._tstr import tstr_score

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from ._marginals import k_marginal_score, marginal_tvd
+from ._tvd import k_marginal_score, marginal_tvd
 
 __all__ = ["make_fidelity_scorer"]
 

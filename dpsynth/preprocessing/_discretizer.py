@@ -20,11 +20,11 @@ import warnings
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms import dp_quantiles
+from ..utils._random import seed_sequence
 
 __all__ = ["DPKBinsDiscretizer"]
 
@@ -32,11 +32,8 @@ _STRATEGIES = ("uniform", "log", "quantile")
 
 
 def _generator(random_state):
-    """A ``numpy.random.Generator`` from any scikit-learn ``random_state``."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
-    return np.random.default_rng(seed)
+    """A ``numpy.random.Generator`` from any ``random_state`` (``None``: OS entropy)."""
+    return np.random.default_rng(seed_sequence(random_state))
 
 
 def _is_integer_dtype(dtype):
@@ -148,28 +145,6 @@ def _restore_numeric(values, mask, dtype):
     series = pd.Series(values.astype(object))
     series[mask] = None
     return series.astype(dtype).array
-
-
-def _format_edge(value):
-    """12 significant digits: exact for public and rounded DP edges, and hides
-    floating-point noise such as ``6622.349999999999``."""
-    value = float(value)
-    return str(int(value)) if value.is_integer() else f"{value:.12g}"
-
-
-def _bin_labels(edges, integer):
-    """Readable bin names: ``"[0, 12]"`` (integer bins list their first and
-    last value), ``"[0, 2.5)"`` and a closed last float bin ``"[7.5, 10]"``."""
-    labels = []
-    last = len(edges) - 2
-    for k in range(last + 1):
-        low, high = edges[k], edges[k + 1]
-        if integer:
-            labels.append(f"[{_format_edge(low)}, {_format_edge(high - 1)}]")
-        else:
-            close = "]" if k == last else ")"
-            labels.append(f"[{_format_edge(low)}, {_format_edge(high)}{close}")
-    return labels
 
 
 def _is_scalar_number(value):
@@ -326,9 +301,9 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         What :meth:`inverse_transform` returns for a bin: a uniform draw
         inside it (integers uniformly among the bin's integers), which avoids
         spikes in the synthetic data, or its midpoint.
-    random_state : int, RandomState or Generator, default=None
+    random_state : int, RandomState, Generator, SeedSequence or None, default=None
         Seeds the DP quantiles (in ``fit``) and the draws of
-        :meth:`inverse_transform`.
+        :meth:`inverse_transform`.  ``None``: OS entropy.
 
     Attributes
     ----------

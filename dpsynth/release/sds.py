@@ -28,11 +28,13 @@ import math
 
 import numpy as np
 
-from . import accounting
-from .mechanisms import dp_percentile, gaussian_noise
-from ._core import _counting
+from .. import accounting
+from ..accounting import PrivacySpent, Spend
+from ..mechanisms import dp_percentile, gaussian_noise
+from .._core import _counting
 
-__all__ = ["LevelResult", "release_marginals", "exact_marginals", "normalise_counts"]
+__all__ = ["LevelResult", "release_marginals", "normalise_counts", "sub_tuple_counts",
+           "sds_privacy_spent"]
 
 _RELEASED = -2  # table value of a released shorter tuple (a walk prefix)
 
@@ -84,7 +86,7 @@ def _level_counts(ids, k, bits, walk_table, n_candidates, bound_fn, rng):
 
 def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
                 release_fn, public_universe, rng, possible=None):
-    """Shared level loop of the DP and the exact (test-only) releases.
+    """The level loop of the release (also driven by the tests' exact counter).
 
     ``bound_fn(k, sizes)`` returns ``Delta_k``; ``release_fn(k, counts,
     bound, candidate_is_observed)`` returns ``(keep_mask, released_counts,
@@ -223,20 +225,6 @@ def release_marginals(ids, column_of, n_columns, plan, *, percentile,
     return normalise_counts(levels)
 
 
-class _ExactRelease:
-    def __call__(self, k, counts, bound):
-        keep = counts > 0
-        return keep, counts[keep].astype(np.int64), 0.0, 0.0
-
-
-def exact_marginals(ids, column_of, n_columns, reporting_length):
-    """Exact counts of every non-empty k-tuple, k = 1..R (no privacy; tests and evaluation)."""
-    levels = _run_levels(ids, column_of, n_columns, reporting_length,
-                         bound_fn=lambda k, sizes: max(int(sizes.max(initial=0)), 0),
-                         release_fn=_ExactRelease(), public_universe=False, rng=None)
-    return levels
-
-
 def sub_tuple_counts(previous_tuples, previous_counts, tuples):
     """Counts of the (k-1)-sub-tuples of every k-tuple row (-1 where not released).
 
@@ -279,3 +267,58 @@ def normalise_counts(levels):
             raise AssertionError("released tuple with an unreleased sub-tuple")
         level.counts = np.minimum(level.counts, parents.min(axis=1))
     return levels
+
+
+def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0):
+    """The :class:`~dpsynth.accounting.PrivacySpent` of one SDS release.
+
+    Every mechanism of the release is listed: the Laplace record count, the
+    DP bin edges (if any), per length the exponential-mechanism percentile
+    and the Gaussian counts, and the DP set union of a data-derived 1-tuple
+    universe (``delta / 2``).  Only public numbers enter it: the plan, the
+    DP contribution bounds, thresholds and noise scales, and ``|V_k|`` for
+    ``k >= 2`` (derived from released tuples); ``|V_1|`` of a data-derived
+    universe is private and left out.
+    """
+    by_length = {level.length: level for level in levels}
+    lengths = range(1, plan.reporting_length + 1)
+    spends = [Spend("record count", "laplace", epsilon=plan.epsilon_records,
+                    params=(("scale", 1.0 / plan.epsilon_records), ("sensitivity", 1)))]
+    if epsilon_binning:
+        spends.append(Spend("bin edges (DP quantiles)", "exponential",
+                            epsilon=float(epsilon_binning)))
+    for k in lengths:
+        spends.append(Spend(f"percentile k={k}", "exponential",
+                            rho=plan.percentile_epsilon ** 2 / 2.0,
+                            params=(("epsilon", plan.percentile_epsilon),
+                                    ("range", math.comb(n_columns, k)))))
+        sigma = float(plan.sigmas[k - 1])
+        params = [("sigma", sigma)]
+        if k in by_length:
+            level = by_length[k]
+            params += [("contribution_bound", int(level.contribution_bound)),
+                       ("noise_scale", float(level.noise_scale)),
+                       ("threshold", float(level.threshold))]
+        spends.append(Spend(f"gaussian k={k}", "gaussian", rho=1.0 / (2.0 * sigma ** 2),
+                            params=tuple(params)))
+    if not plan.public_universe:
+        spends.append(Spend("data-derived universe (length 1)", "set union",
+                            delta=plan.delta - plan.conversion_delta))
+    details = {
+        "strategy": "sds",
+        "epsilon_marginals": plan.epsilon_marginals,
+        "epsilon_records": plan.epsilon_records,
+        "epsilon_binning": float(epsilon_binning),
+        "conversion_delta": plan.conversion_delta,
+        "public_universe": plan.public_universe,
+        "percentile_epsilon": plan.percentile_epsilon,
+        "sigmas": {k: float(plan.sigmas[k - 1]) for k in lengths},
+        "contribution_bounds": {k: int(by_length[k].contribution_bound)
+                                for k in lengths if k in by_length},
+        "noise_scales": {k: float(by_length[k].noise_scale) for k in lengths if k in by_length},
+        "thresholds": {k: float(by_length[k].threshold) for k in lengths if k in by_length},
+        "n_candidates": {k: int(by_length[k].n_candidates) for k in lengths
+                         if k in by_length and (k > 1 or plan.public_universe)},
+    }
+    return PrivacySpent(plan.epsilon + float(epsilon_binning), plan.delta, plan.rho,
+                        spends, details)

@@ -55,14 +55,18 @@ is derived up front, so results are reproducible and do not depend on
 """
 
 from concurrent.futures import ThreadPoolExecutor
+from numbers import Integral
 
 import numpy as np
 from joblib import effective_n_jobs
 from scipy.special import log_ndtr
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
-from ._core import _matching
+from .._core import _matching
+from .base import Sampler
 
-__all__ = ["MarginalMatcher"]
+__all__ = ["MarginalMatchingSampler", "denoise_censored", "rake"]
 
 _KAPPAS = np.logspace(-2, 4, 25)
 
@@ -174,12 +178,11 @@ def rake(table, row_totals, column_totals, iterations=25):
     return table
 
 
-class MarginalMatcher:
+class MarginalMatchingSampler(Sampler):
     """Marginal-matching synthesis from one :class:`DPAggregates`.
 
     Parameters
     ----------
-    aggregates : DPAggregates
     sweeps : int, default=3
         Passes of coordinate descent over all (record, column) pairs.
     use_three_way : bool, default=True
@@ -198,20 +201,33 @@ class MarginalMatcher:
         records of a 24-column table with 1,700 3-way targets).
     """
 
-    def __init__(self, aggregates, sweeps=3, use_three_way=True, max_population=50_000,
-                 n_jobs=None):
-        self.aggregates = aggregates
+    _parameter_constraints = {
+        "sweeps": [Interval(Integral, 1, None, closed="left")],
+        "use_three_way": ["boolean"],
+        "max_population": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(self, sweeps=3, use_three_way=True, max_population=50_000, n_jobs=None):
         self.sweeps = sweeps
         self.use_three_way = use_three_way
         self.max_population = max_population
         self.n_jobs = n_jobs
-        encoder = aggregates.encoder
-        self.offsets = encoder.offsets_.astype(np.int64)
-        self.n_columns = len(encoder.n_values_)
-        self.column_of = encoder.attribute_columns_
-        self.absent = encoder.missing == "absent"
+
+    def fit(self, aggregates):
+        """Read the public facts the targets need from ``aggregates``."""
+        self._validate_params()
+        if isinstance(self.n_jobs, bool) or self.n_jobs == 0:
+            raise ValueError("n_jobs must be None or a non-zero integer (-1: all "
+                             f"processors); got {self.n_jobs!r}.")
+        schema = aggregates.schema
+        self.aggregates = aggregates
+        self.offsets = schema.offsets.astype(np.int64)
+        self.n_columns = len(schema)
+        self.column_of = schema.attribute_columns
+        self.absent = schema.missing == "absent"
         # with missing="absent" every column gets one more value: the empty cell
-        self.sizes = encoder.n_values_.astype(np.int64) + (1 if self.absent else 0)
+        self.sizes = aggregates.table_sizes.astype(np.int64)
         privacy = aggregates.privacy
         self._noise = {int(k): float(v) for k, v in privacy.get("noise_scales", {}).items()}
         self._threshold = {int(k): max(float(v), 0.5)
@@ -221,6 +237,8 @@ class MarginalMatcher:
                                      [0.0] * (1 if self.absent else 0))
                            for j in range(self.n_columns)]
         self._three_way = None  # structure of the 3-way targets, built on first use
+        self.fitted_ = True
+        return self
 
     # --------------------------------------------------------- targets
     def one_way_targets(self, n):
@@ -394,6 +412,9 @@ class MarginalMatcher:
         ndarray of int32, shape (n, n_columns)
             Codes; with ``missing="absent"`` empty cells are ``-1``.
         """
+        check_is_fitted(self, "fitted_")
+        if n is None:
+            n = self.aggregates.n_records
         self.aggregates.check_samplable(complete=not self.absent)
         if n == 0:
             return np.zeros((0, self.n_columns), dtype=np.int32)

@@ -1,0 +1,560 @@
+"""Shared pieces of the commands: errors, input and output checks, encoders, summaries.
+
+Everything that can fail is checked before any privacy budget is spent:
+the outputs (directory exists and is writable, outputs distinct from each
+other and from the inputs, ``--force`` for existing files), the inputs
+(readable, parseable, every declared column present and of its type,
+values inside declared bounds and categories) and the options.  Messages
+printed on a release path never contain a count or a value computed from
+the private data (only DP outputs and public parameters).
+"""
+
+import json
+import math
+import os
+
+import numpy as np
+import pandas as pd
+
+from .. import io
+from ..preprocessing import TableEncoder
+from ..synthesizer import DPMarginalSynthesizer
+from ..utils._files import atomic_write
+from ..utils._progress import log_progress
+
+__all__ = ["CHUNK_SIZE", "CommandError", "aggregates_line", "as_table",
+           "build_declaration", "check_inputs", "check_n_jobs", "check_n_samples",
+           "check_outputs", "check_privacy_options", "check_samplable", "check_undeclared",
+           "encoder", "fit", "load_categories", "one_line", "parse_bounds", "privacy_terms",
+           "read_table", "save_aggregates", "write_records"]
+
+CHUNK_SIZE = 100_000  # synthetic records sampled and written at a time
+_MAX_CATEGORIES = 32  # above this, an undeclared numeric-looking column gets a hint
+
+
+class CommandError(Exception):
+    """Bad input, reported as one line on stderr with exit status 1."""
+
+
+def one_line(exc):
+    """The message of ``exc`` on one line (command-line spelling for file errors)."""
+    text = exc.for_cli() if isinstance(exc, io.InputFileError) else str(exc)
+    return " ".join(text.split())
+
+
+# ------------------------------------------------------------ files
+def check_inputs(*paths, what="input file"):
+    """Each path exists, is a file and can be read.
+
+    Parameters
+    ----------
+    *paths : str
+    what : str, default="input file"
+        How to call the files in the error message.
+
+    Raises
+    ------
+    CommandError
+    """
+    for path in paths:
+        if not os.path.exists(path):
+            raise CommandError(f"{what} not found: {path}")
+        if os.path.isdir(path):
+            raise CommandError(f"{path} is a directory, not a file")
+        if not os.access(path, os.R_OK):
+            raise CommandError(f"cannot read {path}: permission denied")
+
+
+def _same_file(a, b):
+    if os.path.abspath(a) == os.path.abspath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_outputs(outputs, *, inputs=(), force=False):
+    """Refuse outputs that would fail or destroy something, before any work is done.
+
+    Parameters
+    ----------
+    outputs : list of (str, str)
+        ``(flag, path)`` of every output the command will write.
+    inputs : sequence of str
+        Files the command reads: never overwritten, even with ``force``.
+    force : bool
+        Whether existing outputs may be replaced.
+    """
+    for i, (flag, path) in enumerate(outputs):
+        for other_flag, other in outputs[:i]:
+            if _same_file(path, other):
+                raise CommandError(f"{other_flag} and {flag} must be different files")
+        for source in inputs:
+            if _same_file(path, source):
+                raise CommandError(f"{flag} {path} is also an input; write the output to "
+                                   "another file (inputs are never overwritten)")
+        if os.path.isdir(path):
+            raise CommandError(f"output {path} is a directory")
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise CommandError(f"directory of output {path} does not exist")
+        if not os.access(directory, os.W_OK | os.X_OK):
+            raise CommandError(f"cannot write to the directory of output {path}: "
+                               "permission denied")
+        if os.path.exists(path) and not force:
+            raise CommandError(f"output {path} exists; pass --force to overwrite it")
+
+
+def save_aggregates(aggregates, path):
+    """Save DP aggregates atomically.
+
+    Parameters
+    ----------
+    aggregates : DPAggregates
+    path : str
+        ``.csv`` writes the CSV form, anything else JSON.
+    """
+    file_format = "csv" if path.lower().endswith(".csv") else "json"
+    with atomic_write(path) as temporary:
+        aggregates.save(temporary, format=file_format)
+
+
+def as_table(sample):
+    """``sample``'s output as one DataFrame (a target column joined back).
+
+    Parameters
+    ----------
+    sample : DataFrame or tuple of (DataFrame, Series)
+
+    Returns
+    -------
+    DataFrame
+    """
+    if isinstance(sample, tuple):
+        features, target = sample
+        return pd.concat([features, target], axis=1)
+    return sample
+
+
+def write_records(synthesizer, n_samples, path, seed, *, chunk_size=None):
+    """Sample ``n_samples`` records chunk by chunk into one CSV file, atomically.
+
+    Each chunk of at most ``chunk_size`` records is drawn with its own child
+    stream of ``np.random.SeedSequence(seed)`` and appended to the file, so
+    memory does not grow with ``n_samples`` and a seed gives the same file
+    whatever the memory.  The file appears only once complete.
+
+    Parameters
+    ----------
+    synthesizer : DPMarginalSynthesizer
+        Fitted (or built with ``from_aggregates``).
+    n_samples : int or None
+        None: the DP record count.
+    path : str
+    seed : int or None
+        None: OS entropy.
+    chunk_size : int, default=None
+        None: :data:`CHUNK_SIZE`.
+
+    Returns
+    -------
+    int
+        Number of records written.
+    """
+    chunk_size = CHUNK_SIZE if chunk_size is None else chunk_size
+    n_samples = synthesizer.n_records_ if n_samples is None else n_samples
+    n_chunks = max(1, math.ceil(n_samples / chunk_size))
+    streams = np.random.SeedSequence(seed).spawn(n_chunks)
+    written = 0
+    with atomic_write(path) as temporary:
+        with open(temporary, "w", encoding="utf-8", newline="") as handle:
+            for i, stream in enumerate(streams):
+                size = min(chunk_size, n_samples - written)
+                state = np.random.RandomState(np.random.MT19937(stream))
+                chunk = as_table(synthesizer.sample(size, random_state=state))
+                chunk.to_csv(handle, index=False, header=i == 0, lineterminator="\n")
+                written += len(chunk)
+                log_progress(i + 1, n_chunks, "sampling",
+                             f"sampled {written} of {n_samples} records")
+    return written
+
+
+# ---------------------------------------------------------- declarations
+def _number(text):
+    """``"16"`` -> 16, ``"2.5"`` -> 2.5; ValueError unless a finite number."""
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"not a finite number: {text!r}")
+    return value
+
+
+def parse_bounds(specs):
+    """``["age=0:120", "income=0.0:1e6"]`` -> a Declaration of numeric columns.
+
+    LO and HI written as integers declare an integer column; a decimal point
+    or exponent in either declares decimal numbers.
+
+    Parameters
+    ----------
+    specs : list of str or None
+
+    Returns
+    -------
+    dpsynth.io.Declaration
+    """
+    columns = []
+    for spec in specs or ():
+        name, equals, span = spec.rpartition("=")
+        low, colon, high = span.partition(":")
+        if not equals or not name or not colon:
+            raise CommandError(f"malformed --bounds {spec!r}: expected COL=LO:HI, "
+                               "e.g. --bounds age=0:120")
+        try:
+            low, high = _number(low), _number(high)
+        except ValueError:
+            raise CommandError(f"malformed --bounds {spec!r}: LO and HI must be "
+                               "finite numbers") from None
+        if not low < high:
+            raise CommandError(f"--bounds {spec!r}: LO must be smaller than HI")
+        if any(c.name == name for c in columns):
+            raise CommandError(f"--bounds gives column {name!r} twice")
+        integer = isinstance(low, int) and isinstance(high, int)
+        columns.append(io.ColumnDeclaration(name, "numeric", "int64" if integer else "float64",
+                                            bounds=(low, high)))
+    return io.Declaration(tuple(columns))
+
+
+def load_categories(path):
+    """``{"column": [values, ...]}`` (JSON) -> a Declaration of categorical columns.
+
+    JSON numbers declare a numeric column, strings a text column.
+
+    Parameters
+    ----------
+    path : str
+
+    Returns
+    -------
+    dpsynth.io.Declaration
+    """
+    check_inputs(path, what="categories file")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            spec = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"cannot read {path} as JSON: {one_line(exc)}") from None
+    if not isinstance(spec, dict) or not all(isinstance(v, list) for v in spec.values()):
+        raise CommandError(f"{path} must hold a JSON object {{\"column\": [values, ...]}}")
+    document = {"columns": [{"name": name, "kind": "categorical", "categories": values}
+                            for name, values in spec.items()]}
+    try:
+        return io.Declaration.from_dict(document, source=path)
+    except ValueError as exc:
+        raise CommandError(one_line(exc)) from None
+
+
+def build_declaration(args):
+    """The schema file, ``--bounds`` and ``--categories`` as one Declaration.
+
+    ``--na-values`` markers are added to the schema's ``missing_values``
+    (default: the empty field).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+
+    Returns
+    -------
+    declaration : dpsynth.io.Declaration
+    origins : dict
+        ``{column: the option that declared it}``, for error messages.
+    """
+    sources = []
+    schema = getattr(args, "schema", None)
+    if schema is not None:
+        check_inputs(schema, what="schema file")
+        try:
+            sources.append((f"--schema {schema}", io.load_declaration(schema)))
+        except ValueError as exc:
+            raise CommandError(one_line(exc)) from None
+    sources.append(("--bounds", parse_bounds(getattr(args, "bounds", None))))
+    categories = getattr(args, "categories", None)
+    if categories is not None:
+        sources.append((f"--categories {categories}", load_categories(categories)))
+    merged, merged_name, origins = io.Declaration(), None, {}
+    for name, other in sources:
+        for column in other.names:
+            origins.setdefault(column, name.split()[0])
+        try:
+            merged = merged.merge(other, names=(merged_name, name))
+        except ValueError as exc:
+            raise CommandError(one_line(exc)) from None
+        merged_name = name if merged_name is None else f"{merged_name}, {name}"
+    markers = getattr(args, "na_values", None) or []
+    base = merged.missing_values if merged.missing_values is not None else ("",)
+    declaration = io.Declaration(merged.columns, tuple(dict.fromkeys((*base, *markers))))
+    return declaration, origins
+
+
+def read_table(args, path, declaration, origins=None):
+    """Read ``path`` as the command's options say; errors become CommandError.
+
+    The header is checked first (declared columns present, ``--columns`` /
+    ``--drop`` consistent with the declarations), then the file is read with
+    :func:`dpsynth.io.read_csv` and the declared values checked.  Values
+    outside declared bounds are clipped into the end bins, silently: whether
+    a table has such values is a fact about the data, and the console output
+    of a release must not depend on the data (the ``--bounds`` help and the
+    docs say so).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    path : str
+    declaration : dpsynth.io.Declaration
+    origins : dict, default=None
+        ``{column: option}`` from :func:`build_declaration`, for messages.
+
+    Returns
+    -------
+    DataFrame
+    """
+    columns = getattr(args, "columns", None)
+    drop = getattr(args, "drop", None)
+    no_header = getattr(args, "no_header", False)
+    try:
+        names = io.read_header(path, sep=getattr(args, "sep", None), header=not no_header)
+        if no_header and declaration.columns and len(declaration.columns) == len(names):
+            names = declaration.names  # as read_csv names them
+        unknown = [c for c in declaration.names if c not in names]
+        if unknown:
+            flag = (origins or {}).get(unknown[0], "the declaration")
+            raise CommandError(f"{flag} names the unknown column {unknown[0]!r}; "
+                               f"{io.column_list(names)}")
+        kept = set(columns) if columns is not None else set(names) - set(drop or ())
+        # a schema file may describe more columns than are used; a flag may not
+        left_out = [c for c in declaration.names if c not in kept and c in names
+                    and origins is not None and origins.get(c) != "--schema"]
+        if left_out:
+            flag = "--columns" if columns is not None else "--drop"
+            raise CommandError(f"{flag} leaves out the declared column {left_out[0]!r}; "
+                               f"remove its declaration ({origins.get(left_out[0])}) or "
+                               "keep the column")
+        frame = io.read_csv(path, declaration, sep=getattr(args, "sep", None),
+                            columns=columns, drop=drop, header=not no_header)
+        io.check_values(frame, declaration, path=path, first_line=1 if no_header else 2,
+                        clip=True)
+    except ValueError as exc:
+        raise CommandError(one_line(exc)) from None
+    if len(frame) == 0:
+        raise CommandError(f"{path} has a header but no records")
+    return frame
+
+
+def check_undeclared(frame, declaration, command):
+    """Refuse undeclared columns of decimal numbers with many values.
+
+    Every value would be its own category; the data owner gets an error
+    before anything is released (a data-dependent abort, documented in the
+    privacy page).  Nothing is printed otherwise: a note that depends on the
+    data would be part of the console output of a release.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    declaration : dpsynth.io.Declaration
+    command : str
+        The command's name, for the note.
+    """
+    numeric = {}
+    for name in frame.columns:
+        if name in declaration:
+            continue
+        series = frame[name]
+        kind = io.looks_numeric(series)
+        if kind is not None and series.nunique() > _MAX_CATEGORIES:
+            numeric[name] = kind
+    for name, kind in numeric.items():
+        if kind == "decimal":
+            raise CommandError(
+                f"column {name!r} holds decimal numbers with many distinct values, so "
+                f"each would be a category of its own; give its public range with "
+                f"--bounds {name}=LO:HI (e.g. --bounds {name}=0.0:100) to bin it, declare "
+                f"it in --schema, or leave it out with --drop {name}")
+
+
+_MISSING = {"category": "category", "uncounted": "absent", "absent": "absent"}
+
+
+def encoder(args, frame, declaration):
+    """The TableEncoder of the command's options (checked, not fitted).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    frame : DataFrame
+        The table read with ``declaration`` (only for data-free checks).
+    declaration : dpsynth.io.Declaration
+
+    Returns
+    -------
+    TableEncoder
+    """
+    if args.binning == "quantile" and args.binning_epsilon is None:
+        raise CommandError("--binning quantile spends privacy budget on the bin edges: "
+                           "give it with --binning-epsilon")
+    if args.binning_epsilon is not None and args.binning != "quantile":
+        raise CommandError("--binning-epsilon is only used with --binning quantile")
+    if args.binning_epsilon is not None and not args.binning_epsilon > 0:
+        raise CommandError("--binning-epsilon must be a positive number")
+    if args.n_bins < 1:
+        raise CommandError("--n-bins must be a positive integer")
+    check_undeclared(frame, declaration, args.command)
+    used = io.Declaration(tuple(c for c in declaration.columns if c.name in frame.columns))
+    for column in used.columns:
+        if (column.kind == "categorical" and column.dtype == "float64"
+                and column.categories is None
+                and frame[column.name].nunique() > TableEncoder().max_float_values):
+            raise CommandError(
+                f"column {column.name!r} is declared categorical with decimal numbers but "
+                "holds too many distinct values to be categories; declare it numeric with "
+                f"its public range (--bounds {column.name}=LO:HI) or list its categories")
+    try:
+        params = used.encoder_params(binning=args.binning)
+    except ValueError as exc:
+        raise CommandError(one_line(exc)) from None
+    if args.binning == "quantile" and not params.get("bounds"):
+        raise CommandError("--binning quantile bins the columns given --bounds, and there "
+                           "are none")
+    if "binning" in params:  # columns with their own n_bins: the others by name
+        params["binning"] = {**{c: args.binning for c in params.get("bounds", {})},
+                             **params["binning"]}
+    else:
+        params["binning"] = args.binning
+    return TableEncoder(missing=_MISSING[args.missing], n_bins=args.n_bins,
+                        binning_epsilon=args.binning_epsilon, **params)
+
+
+def fit(args, frame, declaration):
+    """Fit a synthesizer with the command's options; progress goes to the log.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    frame : DataFrame
+    declaration : dpsynth.io.Declaration
+
+    Returns
+    -------
+    DPMarginalSynthesizer
+        Fitted; ``aggregates_`` is the release.
+    """
+    synthesizer = DPMarginalSynthesizer(
+        epsilon=args.epsilon, delta=args.delta, reporting_length=args.reporting_length,
+        encoder=encoder(args, frame, declaration), n_jobs=getattr(args, "n_jobs", None),
+        random_state=args.seed)
+    return synthesizer.fit(frame)
+
+
+# ---------------------------------------------------------------- summaries
+def privacy_terms(privacy):
+    """``"epsilon 4, delta 7.2e-05 (zCDP rho 0.35 for the marginals)"``.
+
+    Parameters
+    ----------
+    privacy : mapping
+        ``privacy_spent_`` or ``aggregates.privacy``.
+
+    Returns
+    -------
+    str
+    """
+    terms = (f"epsilon {privacy['epsilon']:g}, delta {privacy['delta']:.3g} "
+             f"(zCDP rho {privacy['rho']:.4g} for the marginals")
+    if privacy.get("epsilon_binning"):
+        terms += f", epsilon {privacy['epsilon_binning']:g} for DP bin edges"
+    return terms + ")"
+
+
+def aggregates_line(aggregates):
+    """One line about the released aggregates (DP outputs only).
+
+    Parameters
+    ----------
+    aggregates : DPAggregates
+
+    Returns
+    -------
+    str
+    """
+    by_length = ", ".join(f"{k}: {len(c)}" for k, c in enumerate(aggregates.counts, start=1))
+    return (f"DP aggregates: {len(aggregates)} combination counts (by length {by_length}), "
+            f"DP record count {aggregates.n_records}")
+
+
+def check_samplable(aggregates, path=None):
+    """Records can be sampled from ``aggregates``; else an error in command-line terms.
+
+    Uses only the release (DP outputs and public metadata).
+
+    Parameters
+    ----------
+    aggregates : DPAggregates
+    path : str, default=None
+        The aggregates file, when sampling one (changes the advice).
+
+    Raises
+    ------
+    CommandError
+    """
+    schema = aggregates.schema
+    released = aggregates.one_counts() > 0
+    again = ("release again from the data with a larger --epsilon" if path is None else
+             f"{path} cannot be sampled; release again with a larger --epsilon")
+    if not released.any():
+        raise CommandError(f"the DP release holds no value at all; {again}")
+    if schema.missing != "category":
+        return
+    per_column = np.bincount(schema.attribute_columns[released], minlength=len(schema))
+    empty = [c.name for c, n in zip(schema, per_column) if n == 0]
+    if empty:
+        raise CommandError(
+            f"no value of column(s) {empty} survived the DP release, so complete records "
+            f"cannot be synthesized; {again}, declare the column's categories "
+            f"(--categories or --schema), leave it out (--drop {','.join(empty)}), or use "
+            "--missing uncounted (empty cells allowed)")
+
+
+def check_privacy_options(args):
+    """The privacy parameters, checked before any file is read.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+
+    Raises
+    ------
+    CommandError
+    """
+    if not (math.isfinite(args.epsilon) and args.epsilon > 0):
+        raise CommandError("--epsilon must be a positive number")
+    if args.delta is not None and not 0 < args.delta < 1:
+        raise CommandError("--delta must be between 0 and 1 (exclusive)")
+    if args.reporting_length < 1:
+        raise CommandError("--reporting-length must be at least 1")
+    if args.n_bins < 1:
+        raise CommandError("--n-bins must be a positive integer")
+
+
+def check_n_samples(n_samples):
+    if n_samples is not None and n_samples < 0:
+        raise CommandError("-n/--n-samples must be a non-negative integer")
+
+
+def check_n_jobs(n_jobs):
+    if n_jobs == 0:
+        raise CommandError("-j/--n-jobs must be a non-zero integer (-1: all processors)")

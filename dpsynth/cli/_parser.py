@@ -1,0 +1,217 @@
+"""The argument parser of the ``dpsynth`` command."""
+
+import argparse
+
+from .._version import __version__
+from . import aggregate, demo, evaluate, sample, synthesize
+
+__all__ = ["build_parser"]
+
+
+def _names(text):
+    """``"a,b"`` -> ``["a", "b"]`` for --columns/--drop."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected COL,COL,... without empty names; "
+                                         f"got {text!r}")
+    return names
+
+
+def _separator(text):
+    text = {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(text, text)
+    if len(text) != 1 or text in "\"\n\r":
+        raise argparse.ArgumentTypeError(f"expected one character (\\t for a tab); "
+                                         f"got {text!r}")
+    return text
+
+
+def _add_reading(group, *, selection=True):
+    group.add_argument("--sep", type=_separator, default=None, metavar="CHAR",
+                       help="field separator (default: detected among , ; tab |); "
+                            "'\\t' for a tab")
+    group.add_argument("--na-values", action="append", metavar="TEXT",
+                       help="also read the field TEXT as a missing value (repeatable); "
+                            "by default only the empty field is missing and 'NA', "
+                            "'None', ... stay text")
+    group.add_argument("--no-header", action="store_true",
+                       help="the first line is a record: name the columns after the "
+                            "--schema columns, or column_1, column_2, ...")
+    if selection:
+        choose = group.add_mutually_exclusive_group()
+        choose.add_argument("--columns", type=_names, metavar="COL,...",
+                            help="use only these columns (in this order)")
+        choose.add_argument("--drop", type=_names, metavar="COL,...",
+                            help="leave out these columns (e.g. identifiers)")
+
+
+def _add_force(group):
+    group.add_argument("--force", action="store_true",
+                       help="overwrite existing outputs (never an input)")
+
+
+def _add_declarations(group, *, categories=True):
+    group.add_argument("--schema", metavar="FILE.json",
+                       help="declared columns: kinds, dtypes, public bounds and "
+                            "categories, missing-value markers (see the tutorial); "
+                            "--bounds and --categories add to it")
+    group.add_argument("--bounds", action="extend", nargs="+", metavar="COL=LO:HI",
+                       help="public range of a numeric column, which is then binned "
+                            "(e.g. --bounds age=0:120 income=0.0:1e6); integer LO and HI "
+                            "declare integers, a decimal point declares decimal numbers; "
+                            "values outside the range go to the end bins")
+    group.add_argument("--n-bins", type=int, default=10, metavar="N",
+                       help="bins per numeric column (default: 10)")
+    if categories:
+        group.add_argument("--categories", metavar="FILE.json",
+                           help="public categories: a JSON object {\"column\": [values, "
+                                "...]}; declared values cost no privacy and are never "
+                                "suppressed (numbers declare a numeric column)")
+
+
+def _add_privacy(group):
+    group.add_argument("--epsilon", type=float, default=4.0,
+                       help="total privacy budget (default: 4)")
+    group.add_argument("--delta", type=float, default=None,
+                       help="delta of the (epsilon, delta) guarantee (default: 1/(n ln n) "
+                            "with n the DP record count)")
+    group.add_argument("--reporting-length", type=int, default=3, metavar="R",
+                       help="longest combination of columns whose counts are released "
+                            "(default: 3)")
+    group.add_argument("--seed", type=int, default=None,
+                       help="random seed, for tests only: publish releases made without it")
+
+
+def _add_encoding(group):
+    _add_declarations(group)
+    group.add_argument("--binning", choices=("uniform", "log", "quantile"), default="uniform",
+                       help="bin edges of numeric columns: equal widths (default), "
+                            "geometric widths, or DP quantiles (needs --binning-epsilon)")
+    group.add_argument("--binning-epsilon", type=float, default=None, metavar="EPS",
+                       help="extra privacy budget of the DP quantile bin edges")
+    group.add_argument("--missing", choices=("category", "uncounted", "absent"),
+                       default="category", metavar="{category,uncounted}",
+                       help="'category' (default): a missing value is one more value of "
+                            "its column, synthesized as often as the DP counts say. "
+                            "'uncounted' (SDS's semantics; formerly 'absent'): missing "
+                            "values are left out of every count, and the synthetic "
+                            "records get an empty cell wherever a column's DP counts fall "
+                            "short of the record count, so columns without missing "
+                            "values can get some")
+
+
+def _add_jobs(parser):
+    parser.add_argument("-j", "--n-jobs", type=int, default=None, metavar="N",
+                        help="sampling threads, -1 for all processors (default: 1); "
+                             "the records do not depend on it")
+
+
+def _add_samples(parser, what):
+    parser.add_argument("-n", "--n-samples", type=int, default=None, metavar="N",
+                        help=f"number of {what} (default: the DP record count); written "
+                             "in chunks of 100,000, so any N fits in memory")
+
+
+def _add_reporting(parser, verbose_help):
+    parser.add_argument("-v", "--verbose", action="store_true", help=verbose_help)
+    parser.add_argument("--traceback", action="store_true",
+                        help="show the full traceback of an error (for bug reports)")
+
+
+def _add_fitting_command(commands, name, output, summary, description, progress):
+    """A subcommand that fits on IN.csv: input, output and the fitting options."""
+    command = commands.add_parser(name, help=summary, description=description)
+    command.add_argument("input", metavar="IN.csv")
+    command.add_argument("-o", "--output", required=True, metavar=output)
+    _add_force(command)
+    _add_reading(command.add_argument_group("reading IN.csv"))
+    _add_privacy(command.add_argument_group("privacy"))
+    _add_encoding(command.add_argument_group("encoding"))
+    _add_reporting(command, progress)
+    return command
+
+
+def build_parser():
+    """The ``dpsynth`` parser; each subcommand sets ``func`` to its module's ``run``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    parser = argparse.ArgumentParser(
+        prog="dpsynth",
+        description="Differentially private synthetic tabular data from DP marginals. "
+                    "Start with 'dpsynth demo'.")
+    parser.add_argument("--version", action="version", version=f"dpsynth {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    progress = "print one line per released combination length and sampled chunk"
+
+    command = _add_fitting_command(
+        commands, "synthesize", "OUT.csv", "fit on a CSV file and write DP synthetic records",
+        "Release DP aggregates of IN.csv and write synthetic records sampled from them. "
+        "Every field is read as text; declare numeric columns with --bounds or --schema.",
+        progress)
+    command.add_argument("--aggregates-out", metavar="AGG.json",
+                         help="also save the DP aggregates (.json, or .csv); saved before "
+                              "sampling, so a failed sampling never loses the release")
+    _add_samples(command, "synthetic records")
+    _add_jobs(command)
+    command.set_defaults(func=synthesize.run)
+
+    command = _add_fitting_command(
+        commands, "aggregate", "AGG.json", "release only the DP aggregates of a CSV file",
+        "Release the DP combination counts of IN.csv to AGG.json (.json, or .csv): the "
+        "privacy boundary, a file to share and sample from with 'dpsynth sample'.",
+        progress)
+    command.set_defaults(func=aggregate.run)
+
+    command = commands.add_parser(
+        "sample", help="write synthetic records from released DP aggregates",
+        description="Synthesize records from a DP aggregates file alone (no privacy cost). "
+                    "The file is checked completely before anything is written.")
+    command.add_argument("aggregates", metavar="AGG.json")
+    command.add_argument("-o", "--output", required=True, metavar="OUT.csv")
+    _add_samples(command, "records")
+    command.add_argument("--seed", type=int, default=None, help="random seed")
+    _add_jobs(command)
+    _add_force(command)
+    _add_reporting(command, "print a line per sampled chunk")
+    command.set_defaults(func=sample.run)
+
+    command = commands.add_parser(
+        "evaluate", help="compare synthetic records with the real ones",
+        description="Fidelity of SYNTH.csv to REAL.csv: mean TVD of 1-, 2- and 3-way "
+                    "marginals, SDS combination errors, NIST k-marginal score. Give the "
+                    "release with --aggregates so both tables are read and binned with its "
+                    "public schema (and the report shows its privacy), or the --bounds "
+                    "(or --schema) used for synthesis.")
+    command.add_argument("real", metavar="REAL.csv")
+    command.add_argument("synthetic", metavar="SYNTH.csv")
+    command.add_argument("--aggregates", metavar="AGG.json",
+                         help="the release SYNTH.csv was sampled from: its public schema "
+                              "bins both tables, its privacy goes into the report")
+    command.add_argument("--report", metavar="REPORT.html",
+                         help="also write an HTML report (plots need matplotlib)")
+    command.add_argument("--title", default="dpsynth evaluation report",
+                         help="title of the HTML report")
+    command.add_argument("--reporting-length", type=int, default=3, metavar="R",
+                         help="longest marginal compared (default: 3)")
+    _add_force(command)
+    _add_reading(command.add_argument_group("reading the tables"))
+    _add_declarations(command.add_argument_group("binning (without --aggregates)"),
+                      categories=False)
+    _add_reporting(command, "print a line per evaluation step")
+    command.set_defaults(func=evaluate.run)
+
+    command = commands.add_parser(
+        "demo", help="run end to end on a built-in table and print privacy and fidelity",
+        description="Synthesize scikit-learn's handwritten digits (6 pixels binned with "
+                    "public bounds, and the digit) and compare with the real data.")
+    command.add_argument("--epsilon", type=float, default=4.0,
+                         help="total privacy budget (default: 4)")
+    command.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    command.add_argument("--report", metavar="REPORT.html",
+                         help="also write an HTML report (plots need matplotlib)")
+    _add_force(command)
+    _add_reporting(command, "print progress lines")
+    command.set_defaults(func=demo.run)
+    return parser

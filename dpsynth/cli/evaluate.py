@@ -1,0 +1,163 @@
+"""``dpsynth evaluate``: fidelity of synthetic records to the real ones."""
+
+import pandas as pd
+
+from .. import io
+from ..preprocessing import TableEncoder
+from ..report import binned_view, fidelity_summary, write_report
+from . import _common
+from .sample import load_aggregates
+
+__all__ = ["release_declaration", "run"]
+
+
+def _dtype_name(dtype):
+    if isinstance(dtype, pd.CategoricalDtype):
+        dtype = dtype.categories.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "int64"
+    if pd.api.types.is_float_dtype(dtype):
+        return "float64"
+    return "str"
+
+
+def release_declaration(encoder):
+    """How to read tables compared through a release: the dtypes of its public schema.
+
+    Parameters
+    ----------
+    encoder : TableEncoder
+        ``aggregates.encoder`` (rebuilt from the public schema).
+
+    Returns
+    -------
+    dpsynth.io.Declaration
+        Binned columns as numeric (with the range of their public edges),
+        the others as categorical in the dtype of their released values.
+    """
+    columns = []
+    for column in encoder.schema_:
+        if column.binning is not None:
+            edges = column.binning.edge_array
+            integer = column.binning.integer
+            high = edges[-1] - 1 if integer else edges[-1]
+            low, high = (int(edges[0]), int(high)) if integer else (edges[0], high)
+            columns.append(io.ColumnDeclaration(column.name, "numeric",
+                                                "int64" if integer else "float64",
+                                                bounds=(low, high)))
+        else:
+            columns.append(io.ColumnDeclaration(column.name, "categorical",
+                                                _dtype_name(column.dtype)))
+    return io.Declaration(tuple(columns))
+
+
+def _check_columns(frame, names, path, reference):
+    missing = [c for c in names if c not in frame.columns]
+    extra = [c for c in frame.columns if c not in names]
+    if missing or (extra and reference is not None):
+        raise _common.CommandError(f"{path} does not have the columns of {reference}: "
+                                   f"missing {missing}, unexpected {extra}")
+    return frame[list(names)]
+
+
+def _print_fidelity(summary):
+    lengths = list(summary.tvd.index)
+    by_length = summary.by_length.set_index("length")
+    label = 26
+    print(" " * label + "".join(f"{k}-way".rjust(9) for k in lengths))
+    rows = [("mean TVD", [f"{summary.tvd[k]:.4f}" for k in lengths]),
+            ("suppressed combinations", [f"{by_length.suppressed_pct[k]:.1f}%" for k in lengths]),
+            ("fabricated combinations", [f"{by_length.fabricated_pct[k]:.1f}%" for k in lengths])]
+    for name, cells in rows:
+        print(name.ljust(label) + "".join(cell.rjust(9) for cell in cells))
+    if summary.k_marginal is not None:
+        print(f"k-marginal score (NIST CRC, 2-way): {summary.k_marginal:.1f} / 1000")
+
+
+def _tables_through_release(args):
+    aggregates = load_aggregates(args.aggregates)
+    declaration = release_declaration(aggregates.encoder)
+    markers = tuple(dict.fromkeys(("", *(args.na_values or ()))))
+    declaration = io.Declaration(declaration.columns, markers)
+    names = aggregates.column_names
+    real = _common.read_table(args, args.real, declaration)
+    synth = _common.read_table(args, args.synthetic, declaration)
+    real = _check_columns(real, names, args.real, None)
+    synth = _check_columns(synth, names, args.synthetic, args.aggregates)
+    try:
+        real = binned_view(real, aggregates.encoder)
+        synth = binned_view(synth, aggregates.encoder)
+    except (ValueError, TypeError) as exc:
+        raise _common.CommandError(_common.one_line(exc)) from None
+    return real, synth, aggregates
+
+
+def _tables_with_bounds(args):
+    declaration, origins = _common.build_declaration(args)
+    real = _common.read_table(args, args.real, declaration, origins)
+    synth = _common.read_table(args, args.synthetic, declaration, origins)
+    if sorted(real.columns) != sorted(synth.columns):
+        _check_columns(synth, list(real.columns), args.synthetic, args.real)
+    synth = synth[list(real.columns)]
+    _common.check_undeclared(real, declaration, args.command)
+    used = io.Declaration(tuple(c for c in declaration.columns
+                                if c.name in real.columns and c.kind == "numeric"))
+    if used.columns:
+        try:
+            params = used.encoder_params()
+            encoder = TableEncoder(n_bins=args.n_bins, **params).fit(real[used.names])
+        except ValueError as exc:
+            raise _common.CommandError(_common.one_line(exc)) from None
+        real, synth = binned_view(real, encoder), binned_view(synth, encoder)
+    return real, synth
+
+
+def run(args):
+    """Compare ``args.synthetic`` with ``args.real`` and print (and write) the report.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of the command (see ``dpsynth evaluate --help``).
+
+    Returns
+    -------
+    int
+        Exit status 0; errors raise :class:`~dpsynth.cli._common.CommandError`
+        (or ``ValueError``/``OSError``), reported by :func:`dpsynth.cli.main`.
+    """
+    _common.check_inputs(args.real, args.synthetic)
+    if args.aggregates:
+        _common.check_inputs(args.aggregates, what="aggregates file")
+    inputs = [args.real, args.synthetic] + ([args.aggregates] if args.aggregates else [])
+    if args.report:
+        _common.check_outputs([("--report", args.report)], inputs=inputs, force=args.force)
+    if args.reporting_length < 1:
+        raise _common.CommandError("--reporting-length must be at least 1")
+    if args.aggregates:
+        if args.bounds or args.schema:
+            raise _common.CommandError(
+                "--aggregates bins the tables with the release's public schema; leave "
+                "out --bounds and --schema")
+        real, synth, aggregates = _tables_through_release(args)
+        privacy = aggregates.privacy
+    else:
+        real, synth = _tables_with_bounds(args)
+        aggregates = privacy = None
+    print(f"fidelity of {args.synthetic} ({len(synth)} records) to {args.real} "
+          f"({len(real)} records), {real.shape[1]} columns")
+    if aggregates is not None:
+        print(f"release {args.aggregates}: {_common.privacy_terms(privacy)}")
+    if args.report:
+        summary = write_report(real, synth, args.report, title=args.title,
+                               reporting_length=args.reporting_length,
+                               privacy=privacy, release=aggregates)
+    else:
+        summary = fidelity_summary(real, synth, reporting_length=args.reporting_length)
+    _print_fidelity(summary)
+    print("(lower TVD is better; computed from the real data: not a DP release)")
+    if args.report:
+        print(f"wrote the report to {args.report}")
+    return 0

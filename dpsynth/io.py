@@ -1,0 +1,892 @@
+"""Reading user files without changing their values: CSV tables and schema declarations.
+
+:func:`read_csv` reads every field as text, so nothing is inferred from the
+values: ``"02139"`` stays ``"02139"``, ``"NA"`` and ``"None"`` stay text, and
+only the declared missing-value markers (by default the empty field) become
+missing.  Columns are converted to numbers only where a declaration says so
+(a :class:`Declaration`, from a JSON file read by :func:`load_declaration`
+or built in code).  What the synthesizer publishes about a column (its kind,
+dtype, bins, declared categories) therefore comes from the declaration, never
+from the data, as differential privacy requires of public metadata.
+
+The declaration file::
+
+    {"missing_values": ["", "NA"],
+     "columns": [
+       {"name": "age", "kind": "numeric", "dtype": "int64", "bounds": [0, 120],
+        "n_bins": 12},
+       {"name": "sex", "kind": "categorical", "categories": ["F", "M"]},
+       {"name": "zip", "kind": "categorical"}]}
+
+``kind`` is ``"numeric"`` (binned inside its public ``bounds``; ``dtype``
+``"int64"`` or ``"float64"``, by default ``"int64"`` when both bounds are
+JSON integers) or ``"categorical"`` (``categories`` declares the public
+values, in code order; without it they are discovered by the DP release;
+``dtype`` ``"str"`` (default, or the JSON type of the categories),
+``"int64"``, ``"float64"`` or ``"bool"``).  ``missing_values`` lists the
+text markers of missing values (default ``[""]``).  Columns of the file that
+the declaration does not name are read as text.
+"""
+
+import csv
+import json
+import math
+import numbers
+import os
+import re
+import warnings
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ColumnDeclaration", "Declaration", "InputFileError", "check_values",
+           "load_declaration", "looks_numeric", "read_csv", "read_header"]
+
+_SEPARATORS = ",;\t|"
+_SAMPLE_LINES = 50
+_SAMPLE_BYTES = 1 << 16
+_NUMERIC_DTYPES = ("int64", "float64")
+_CATEGORICAL_DTYPES = ("str", "int64", "float64", "bool")
+_COLUMN_KEYS = {"name", "kind", "dtype", "bounds", "categories", "n_bins", "special_values"}
+_TOP_KEYS = {"columns", "missing_values"}
+
+
+class InputFileError(ValueError):
+    """A file that cannot be read as asked, with a hint in two spellings.
+
+    ``str(error)`` names the Python parameters (``sep=";"``); the command
+    line shows :meth:`for_cli`, which names its flags (``--sep ';'``).
+
+    Parameters
+    ----------
+    template : str
+        Message with ``{name}`` fields for each option in ``options``.
+    **options : tuple of (str, str)
+        ``name -> (python spelling, command-line spelling)``.
+    """
+
+    def __init__(self, template, **options):
+        self.template = template
+        self.options = options
+        super().__init__(self._render(0))
+
+    def _render(self, which):
+        text = self.template  # not str.format: paths and names may hold braces
+        for name, spellings in self.options.items():
+            text = text.replace("{" + name + "}", spellings[which])
+        return text
+
+    def for_cli(self):
+        """The message with command-line flags in place of parameter names."""
+        return self._render(1)
+
+
+def _sep_option(sep):
+    shown = "\\t" if sep == "\t" else sep
+    return (f"sep={shown!r}", f"--sep '{shown}'")
+
+
+_NA_OPTION = ("na_values", "--na-values")
+_NO_HEADER_OPTION = ("header=False", "--no-header")
+
+
+# ------------------------------------------------------------ declarations
+@dataclass(frozen=True)
+class ColumnDeclaration:
+    """What the data owner declares about one column (public information).
+
+    Parameters
+    ----------
+    name : str
+    kind : {"numeric", "categorical"}
+    dtype : str
+        ``"int64"``/``"float64"`` (numeric), or ``"str"``/``"int64"``/
+        ``"float64"``/``"bool"`` (categorical).
+    bounds : tuple of (float, float) or None
+        Public range of a numeric column.
+    categories : tuple or None
+        Public values of a categorical column, in code order.
+    n_bins : int or None
+        Bins of a numeric column (None: the encoder's ``n_bins``).
+    special_values : tuple or None
+        Numbers of a numeric column that are codes rather than quantities
+        (e.g. ``-9`` for "refused").  Recorded and validated; the encoder
+        cannot bin them separately yet, so :meth:`Declaration.encoder_params`
+        refuses them.
+    """
+
+    name: str
+    kind: str
+    dtype: str
+    bounds: tuple = None
+    categories: tuple = None
+    n_bins: int = None
+    special_values: tuple = None
+
+    @property
+    def is_integer(self):
+        """Whether the column holds integers (``int64``, or ``Int64`` with missing values)."""
+        return self.dtype == "int64"
+
+    @property
+    def converts(self):
+        """Whether the text of this column is converted (anything but ``"str"``)."""
+        return self.dtype != "str"
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """Public declarations about a table: column kinds, dtypes, bounds, categories.
+
+    Build one with :func:`load_declaration`, :meth:`from_dict`, or from
+    command-line style specifications; use it with :func:`read_csv`
+    (``schema=``) and :meth:`encoder_params` (for
+    :class:`~dpsynth.preprocessing.TableEncoder`).
+
+    Parameters
+    ----------
+    columns : tuple of ColumnDeclaration
+    missing_values : tuple of str or None
+        Text markers of missing values; None means not declared (readers
+        then use the empty field).
+    """
+
+    columns: tuple = ()
+    missing_values: tuple = None
+    _by_name: dict = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        names = [c.name for c in self.columns]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"the declaration names column(s) {duplicates} more than once")
+        object.__setattr__(self, "_by_name", {c.name: c for c in self.columns})
+
+    @property
+    def names(self):
+        """Declared column names, in declaration order."""
+        return [c.name for c in self.columns]
+
+    def __contains__(self, name):
+        return name in self._by_name
+
+    def __getitem__(self, name):
+        return self._by_name[name]
+
+    @property
+    def dtypes(self):
+        """``{column: dtype name}`` of the declared columns.
+
+        ``"int64"`` columns are read as the nullable ``Int64`` and ``"bool"``
+        as ``boolean`` whatever the data hold (a fixed, declared dtype);
+        ``"str"`` columns get pandas' text dtype (``str`` in pandas 3,
+        ``object`` before).
+        """
+        return {c.name: c.dtype for c in self.columns}
+
+    @classmethod
+    def from_dict(cls, document, *, source="the declaration"):
+        """Validate a parsed declaration (the JSON format above).
+
+        Parameters
+        ----------
+        document : dict
+        source : str, default="the declaration"
+            How to name the document in error messages (e.g. its path).
+
+        Returns
+        -------
+        Declaration
+
+        Raises
+        ------
+        ValueError
+            Naming the entry and what is wrong with it.
+        """
+        if not isinstance(document, dict):
+            raise ValueError(f"{source} must hold a JSON object with a \"columns\" list")
+        unknown = sorted(set(document) - _TOP_KEYS)
+        if unknown:
+            raise ValueError(f"{source} has unknown key(s) {unknown}; the keys are "
+                             "\"columns\" and \"missing_values\"")
+        columns = document.get("columns")
+        if not isinstance(columns, list) or not columns:
+            raise ValueError(f"{source} must have a non-empty \"columns\" list")
+        missing = document.get("missing_values")
+        if missing is not None:
+            if (not isinstance(missing, list)
+                    or not all(isinstance(v, str) for v in missing)):
+                raise ValueError(f"{source}: \"missing_values\" must be a list of strings, "
+                                 "e.g. [\"\", \"NA\"]")
+            missing = tuple(dict.fromkeys(missing))
+        parsed = [_parse_column(entry, i, source) for i, entry in enumerate(columns)]
+        try:
+            return cls(tuple(parsed), missing)
+        except ValueError as exc:
+            raise ValueError(f"{source}: {exc}") from None
+
+    def merge(self, other, *, names=("the declaration", "the other declaration")):
+        """Both declarations together; a column declared differently in both is an error.
+
+        Parameters
+        ----------
+        other : Declaration
+        names : tuple of str
+            How to call ``self`` and ``other`` in error messages.
+
+        Returns
+        -------
+        Declaration
+            ``self``'s columns, then ``other``'s new ones; missing-value
+            markers of both.
+        """
+        columns = list(self.columns)
+        for column in other.columns:
+            if column.name not in self:
+                columns.append(column)
+                continue
+            mine = self[column.name]
+            if mine != column:
+                columns[columns.index(mine)] = _merge_column(mine, column, names)
+        if self.missing_values is None and other.missing_values is None:
+            missing = None
+        else:
+            missing = tuple(dict.fromkeys((self.missing_values or ())
+                                          + (other.missing_values or ())))
+        return Declaration(tuple(columns), missing)
+
+    def encoder_params(self, *, binning="uniform"):
+        """Keyword arguments of :class:`~dpsynth.preprocessing.TableEncoder` that
+        the declaration fixes: ``categories``, ``bounds`` and, for columns with
+        their own ``n_bins``, ``binning``.
+
+        Parameters
+        ----------
+        binning : {"uniform", "log"}, default="uniform"
+            Strategy of the columns with their own ``n_bins``.
+
+        Returns
+        -------
+        dict
+            Only the declared things: no key for what is not declared.
+        """
+        special = [c.name for c in self.columns if c.special_values]
+        if special:
+            raise ValueError(
+                f"column(s) {special} declare special_values, which the encoder cannot "
+                "keep apart from the bins yet; remove them from the declaration (and mark "
+                "them as missing values, or declare the column categorical)")
+        params = {}
+        categories = {c.name: list(c.categories) for c in self.columns if c.categories}
+        bounds = {c.name: c.bounds for c in self.columns if c.kind == "numeric"}
+        if categories:
+            params["categories"] = categories
+        if bounds:
+            params["bounds"] = bounds
+        own_bins = {c.name: c for c in self.columns if c.kind == "numeric" and c.n_bins}
+        if own_bins:
+            if binning not in ("uniform", "log"):
+                raise ValueError(f"per-column n_bins works with uniform or log binning, "
+                                 f"not {binning!r}")
+            from .preprocessing import DPKBinsDiscretizer
+
+            params["binning"] = {name: DPKBinsDiscretizer(c.n_bins, bounds=c.bounds,
+                                                          strategy=binning)
+                                 for name, c in own_bins.items()}
+        return params
+
+    def to_dict(self):
+        """The JSON form read by :func:`load_declaration`."""
+        columns = []
+        for c in self.columns:
+            entry = {"name": c.name, "kind": c.kind, "dtype": c.dtype}
+            for key in ("bounds", "categories", "special_values"):
+                if getattr(c, key) is not None:
+                    entry[key] = list(getattr(c, key))
+            if c.n_bins is not None:
+                entry["n_bins"] = c.n_bins
+            columns.append(entry)
+        document = {"columns": columns}
+        if self.missing_values is not None:
+            document["missing_values"] = list(self.missing_values)
+        return document
+
+
+def _merge_column(a, b, names):
+    """One declaration of a column declared in two places; ValueError if they disagree."""
+    if a.kind != b.kind:
+        # "--bounds age=0:100" and "--categories" with numbers for age: the
+        # encoder keeps the declared categories, in the numeric dtype
+        numeric, other = (a, b) if a.kind == "numeric" else (b, a)
+        if other.categories is None:
+            raise ValueError(f"column {a.name!r} is declared numeric in one of {names[0]} "
+                             f"and {names[1]} and categorical in the other; declare it "
+                             "once")
+        where = f"category of the numeric column {a.name!r}"
+        categories = []
+        for value in other.categories:
+            try:
+                categories.append(_coerce_category(value, numeric.dtype, where))
+            except ValueError:
+                raise ValueError(f"{value!r} of the numeric column {a.name!r} is not a "
+                                 f"number (it is declared numeric in {names[0]} or "
+                                 f"{names[1]})") from None
+        return replace(numeric, kind="categorical", bounds=None, n_bins=None,
+                       categories=tuple(categories))
+    fields = {}
+    for key in ("bounds", "categories", "n_bins", "special_values", "dtype"):
+        x, y = getattr(a, key), getattr(b, key)
+        if x is not None and y is not None and x != y:
+            raise ValueError(f"column {a.name!r} has different {key} in {names[0]} and "
+                             f"{names[1]}; declare it in one place")
+        fields[key] = x if x is not None else y
+    return replace(a, **fields)
+
+
+def _is_number(value):
+    return (isinstance(value, numbers.Real) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+def _parse_column(entry, position, source):
+    where = f"{source}, column entry {position + 1}"
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where} must be an object with \"name\" and \"kind\"")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{where} needs a \"name\" (a non-empty string)")
+    where = f"{source}, column {name!r}"
+    unknown = sorted(set(entry) - _COLUMN_KEYS)
+    if unknown:
+        raise ValueError(f"{where} has unknown key(s) {unknown}; allowed: "
+                         f"{sorted(_COLUMN_KEYS)}")
+    kind = entry.get("kind")
+    if kind not in ("numeric", "categorical"):
+        raise ValueError(f"{where}: \"kind\" must be \"numeric\" or \"categorical\"; "
+                         f"got {kind!r}")
+    dtype = entry.get("dtype")
+    if kind == "numeric":
+        for key in ("categories",):
+            if key in entry:
+                raise ValueError(f"{where}: a numeric column has no \"{key}\"; declare "
+                                 "it \"categorical\" (with a \"dtype\") to list its values")
+        bounds = entry.get("bounds")
+        if (not isinstance(bounds, list) or len(bounds) != 2
+                or not all(_is_number(b) for b in bounds)):
+            raise ValueError(f"{where}: a numeric column needs \"bounds\": [low, high], "
+                             "its public range (finite numbers)")
+        if not bounds[0] < bounds[1]:
+            raise ValueError(f"{where}: \"bounds\" low must be smaller than high")
+        if dtype is None:
+            dtype = "int64" if all(isinstance(b, int) for b in bounds) else "float64"
+        if dtype not in _NUMERIC_DTYPES:
+            raise ValueError(f"{where}: \"dtype\" of a numeric column must be one of "
+                             f"{list(_NUMERIC_DTYPES)}; got {dtype!r}")
+        n_bins = entry.get("n_bins")
+        if n_bins is not None and (not isinstance(n_bins, int) or isinstance(n_bins, bool)
+                                   or n_bins < 1):
+            raise ValueError(f"{where}: \"n_bins\" must be a positive integer")
+        special = entry.get("special_values")
+        if special is not None:
+            if not isinstance(special, list) or not all(_is_number(v) for v in special):
+                raise ValueError(f"{where}: \"special_values\" must be a list of numbers")
+            if any(bounds[0] <= v <= bounds[1] for v in special):
+                raise ValueError(f"{where}: \"special_values\" must lie outside the bounds")
+            special = tuple(special)
+        return ColumnDeclaration(name, kind, dtype, bounds=(bounds[0], bounds[1]),
+                                 n_bins=n_bins, special_values=special)
+    for key in ("bounds", "n_bins", "special_values"):
+        if key in entry:
+            raise ValueError(f"{where}: a categorical column has no \"{key}\"; declare "
+                             "it \"numeric\" to bin it")
+    categories = entry.get("categories")
+    if categories is not None:
+        categories = _parse_categories(categories, dtype, where)
+        if dtype is None:
+            dtype = _json_type(categories)
+    dtype = "str" if dtype is None else dtype
+    if dtype not in _CATEGORICAL_DTYPES:
+        raise ValueError(f"{where}: \"dtype\" of a categorical column must be one of "
+                         f"{list(_CATEGORICAL_DTYPES)}; got {dtype!r}")
+    if categories is not None:
+        categories = tuple(_coerce_category(v, dtype, where) for v in categories)
+        if len(set(categories)) != len(categories):
+            raise ValueError(f"{where}: \"categories\" has duplicate values")
+    return ColumnDeclaration(name, kind, dtype, categories=categories)
+
+
+def _parse_categories(categories, dtype, where):
+    if not isinstance(categories, list) or not categories:
+        raise ValueError(f"{where}: \"categories\" must be a non-empty list of values")
+    for value in categories:
+        if value is None or isinstance(value, (list, dict)):
+            raise ValueError(f"{where}: \"categories\" holds {value!r}; categories are "
+                             "strings or numbers (missing values are declared with "
+                             "\"missing_values\")")
+    return categories
+
+
+def _json_type(values):
+    if all(isinstance(v, bool) for v in values):
+        return "bool"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "int64"
+    if all(_is_number(v) for v in values):
+        return "float64"
+    if all(isinstance(v, str) for v in values):
+        return "str"
+    raise ValueError("categories mix strings and numbers; give a \"dtype\"")
+
+
+def _coerce_category(value, dtype, where):
+    """A declared category in the type of its column (JSON text may spell numbers)."""
+    try:
+        if dtype == "str":
+            if not isinstance(value, str):
+                raise ValueError
+            return value
+        if dtype == "bool":
+            if isinstance(value, bool):
+                return value
+            return _parse_bool(value)
+        if isinstance(value, bool):
+            raise ValueError
+        number = float(value) if isinstance(value, str) else value
+        if not _is_number(number):
+            raise ValueError
+        if dtype == "int64":
+            if number != int(number):
+                raise ValueError
+            return int(number)
+        return float(number)
+    except (ValueError, TypeError):
+        kind = {"str": "a string", "bool": "true or false", "int64": "an integer",
+                "float64": "a number"}[dtype]
+        raise ValueError(f"{where}: category {value!r} is not {kind}, as the column's "
+                         f"dtype {dtype!r} requires") from None
+
+
+def _parse_bool(text):
+    lowered = str(text).strip().lower()
+    if lowered in ("true", "1"):
+        return True
+    if lowered in ("false", "0"):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+def load_declaration(path):
+    """Read a schema declaration file (JSON; the format is in the module docstring).
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    Declaration
+
+    Raises
+    ------
+    ValueError
+        If the file is missing, not JSON or not a valid declaration; the
+        message names the file and the entry.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ValueError(f"schema file not found: {path}")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read {path} as JSON: {' '.join(str(exc).split())}") from None
+    return Declaration.from_dict(document, source=path)
+
+
+# ------------------------------------------------------------------- CSV
+def _sample_text(path):
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            text = handle.read(_SAMPLE_BYTES)
+    except UnicodeDecodeError:
+        raise InputFileError(f"{path} is not UTF-8 text; save it as UTF-8 CSV") from None
+    if not text.strip():
+        raise InputFileError(f"{path} is empty")
+    lines = text.splitlines()
+    if len(text) == _SAMPLE_BYTES and len(lines) > 1:
+        lines = lines[:-1]  # the last line may be cut
+    return "\n".join(lines[:_SAMPLE_LINES])
+
+
+def _likely_separator(lines):
+    """A separator that every sampled line holds equally often (>0), or None."""
+    best = None
+    for sep in _SEPARATORS:
+        counts = {line.count(sep) for line in lines if line.strip()}
+        if len(counts) == 1 and counts.pop() > 0:
+            if best is None or lines[0].count(sep) > lines[0].count(best):
+                best = sep
+    return best
+
+
+def _detect_separator(sample):
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=_SEPARATORS).delimiter
+    except csv.Error:
+        return _likely_separator(sample.splitlines()) or ","
+
+
+def _looks_like_data(header):
+    """Whether a header row looks like a record: every field a number."""
+    def number(text):
+        try:
+            return math.isfinite(float(text))
+        except ValueError:
+            return False
+    return all(number(field) for field in header) and bool(header)
+
+
+def _header(sample, sep):
+    rows = list(csv.reader(sample.splitlines()[:1], delimiter=sep))
+    return rows[0] if rows else []
+
+
+def _check_header(path, header, sep, sample, explicit_sep):
+    if len(header) == 1 and not explicit_sep:
+        likely = _likely_separator(sample.splitlines())
+        if likely is not None and likely != sep:
+            raise InputFileError(
+                f"{path} was read as one column although {likely!r} looks like its "
+                "separator; give the separator with {sep}", sep=_sep_option(likely))
+    if _looks_like_data(header):
+        raise InputFileError(
+            f"{path}: the first line looks like a record (all its fields are numbers), "
+            "not a header of column names; add a header row, or pass {no_header} to "
+            "name the columns column_1, column_2, ... (or after the schema's columns)",
+            no_header=_NO_HEADER_OPTION)
+    empty = [i + 1 for i, name in enumerate(header) if name == ""]
+    if empty:
+        raise InputFileError(
+            f"{path}: column(s) {empty} of the header row have no name; name them (a "
+            "file saved with a row index has an unnamed first column)")
+    duplicates = sorted({name for name in header if header.count(name) > 1})
+    if duplicates:
+        raise InputFileError(
+            f"{path}: the header row names column(s) {duplicates} more than once; "
+            "rename them so that every column has its own name")
+
+
+def read_header(path, *, sep=None, header=True):
+    """The column names of a CSV file, checked as :func:`read_csv` checks them.
+
+    Parameters
+    ----------
+    path : str or path-like
+    sep : str, default=None
+        The separator; None detects it.
+    header : bool, default=True
+        False: the file has no header row; the names are then ``column_1``,
+        ``column_2``, ...
+
+    Returns
+    -------
+    list of str
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InputFileError(f"input file not found: {path}")
+    if os.path.isdir(path):
+        raise InputFileError(f"{path} is a directory, not a CSV file")
+    sample = _sample_text(path)
+    explicit = sep is not None
+    sep = _detect_separator(sample) if sep is None else sep
+    first = _header(sample, sep)
+    if not header:
+        return [f"column_{i + 1}" for i in range(len(first))]
+    _check_header(path, first, sep, sample, explicit)
+    return first
+
+
+def _select(header, columns, drop, path):
+    if columns is not None and drop is not None:
+        raise InputFileError("give the columns to keep or the columns to drop, not both "
+                             "({columns}, {drop})", columns=("columns=", "--columns"),
+                             drop=("drop=", "--drop"))
+    chosen = columns if columns is not None else drop
+    if chosen is None:
+        return list(header)
+    chosen = list(chosen)
+    unknown = [name for name in chosen if name not in header]
+    if unknown:
+        option = ("columns", "--columns") if columns is not None else ("drop", "--drop")
+        raise InputFileError(f"{{option}} names unknown column(s) {unknown}; "
+                             f"{column_list(header)} in {path}", option=option)
+    repeated = sorted({name for name in chosen if chosen.count(name) > 1})
+    if repeated:
+        raise InputFileError(f"{{option}} names {repeated} more than once",
+                             option=("columns", "--columns") if columns is not None
+                             else ("drop", "--drop"))
+    if columns is not None:
+        return chosen
+    kept = [name for name in header if name not in chosen]
+    if not kept:
+        raise InputFileError("{drop} leaves no column", drop=("drop", "--drop"))
+    return kept
+
+
+def column_list(columns):
+    """``"the columns are a, b, c"`` (at most 12 names shown)."""
+    names = [str(n) for n in columns]
+    shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+    return f"the columns are {shown}"
+
+
+def _text_dtype():
+    """pandas' default dtype for text: ``str`` in pandas 3, object before."""
+    return pd.Series(["a"]).dtype
+
+
+def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop=None,
+             header=True):
+    """Read a CSV file exactly as written: text, unless declared otherwise.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A UTF-8 text file (a byte-order mark is ignored).
+    schema : Declaration, default=None
+        Declared columns are converted to their ``dtype`` (numbers, booleans);
+        every other column stays text.  Its ``missing_values``, if declared,
+        replace ``na_values``.
+    sep : str, default=None
+        The field separator; None detects it among ``, ; TAB |`` from the
+        first lines.
+    na_values : sequence of str, default=("",)
+        Exact field texts read as missing (no other text is: ``"NA"``,
+        ``"None"`` and ``"nan"`` stay text unless listed).
+    columns, drop : sequence of str, default=None
+        Keep only ``columns`` (in that order), or every column but ``drop``.
+    header : bool, default=True
+        Whether the first line names the columns.  Without one, the columns
+        are named after the schema's columns (if it declares as many) or
+        ``column_1, column_2, ...``.
+
+    Returns
+    -------
+    DataFrame
+        Text columns in pandas' text dtype (``str`` in pandas 3, ``object``
+        in pandas 2) with missing values as NaN; declared ``int64`` columns
+        as the nullable ``Int64``, ``float64`` as ``float64``, ``bool`` as
+        ``boolean``: the dtype is the declaration's, never the data's (a
+        column with no missing value gets the same dtype as one with some).
+
+    Raises
+    ------
+    InputFileError
+        (a ``ValueError``) for a file that cannot be read as asked: not
+        UTF-8, empty, one column where a separator is likely, unnamed or
+        duplicate header names, a header that looks like a record, ragged
+        rows, unknown ``columns``/``drop``/schema columns, or a value of a
+        declared column that is not of its type (naming the column and line).
+    OSError
+        If the file cannot be opened.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from dpsynth.io import read_csv
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> _ = open(path, "w").write("zip;note\\n02139;NA\\n10001;\\n")
+    >>> frame = read_csv(path)
+    >>> frame["zip"].tolist(), frame["note"].tolist()
+    (['02139', '10001'], ['NA', nan])
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InputFileError(f"input file not found: {path}")
+    if os.path.isdir(path):
+        raise InputFileError(f"{path} is a directory, not a CSV file")
+    if schema is not None and not isinstance(schema, Declaration):
+        raise TypeError(f"schema must be a dpsynth.io.Declaration; got "
+                        f"{type(schema).__name__}")
+    if isinstance(na_values, str):
+        na_values = (na_values,)
+    if schema is not None and schema.missing_values is not None:
+        na_values = schema.missing_values
+    na_values = list(dict.fromkeys(na_values))
+    sample = _sample_text(path)
+    explicit_sep = sep is not None
+    if explicit_sep and (not isinstance(sep, str) or len(sep) != 1 or sep in "\"\n\r"):
+        raise InputFileError("the separator must be one character (not a quote or line "
+                             "break); got {sep}", sep=(repr(sep), repr(sep)))
+    if sep is None:
+        sep = _detect_separator(sample)
+    first = _header(sample, sep)
+    if header:
+        _check_header(path, first, sep, sample, explicit_sep)
+        names = first
+    else:
+        if (schema is not None and len(schema.columns) == len(first)):
+            names = schema.names
+        else:
+            names = [f"column_{i + 1}" for i in range(len(first))]
+    keep = _select(names, columns, drop, path)
+    if schema is not None:
+        absent = [c for c in schema.names if c not in names]
+        if absent:
+            raise InputFileError(f"the schema declares column(s) {absent} that {path} "
+                                 f"does not have; {column_list(names)}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False,
+                                na_values=na_values, header=0 if header else None,
+                                names=None if header else names, index_col=False,
+                                encoding="utf-8-sig", engine="c",
+                                # a blank line is an empty field in a one-column file
+                                skip_blank_lines=len(names) > 1)
+    except pd.errors.ParserWarning:
+        raise InputFileError(f"cannot read {path} as CSV: its records have more fields "
+                             "than its header row") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"cannot read {path} as CSV: {' '.join(str(exc).split())}"
+                             ) from None
+    except pd.errors.EmptyDataError:
+        raise InputFileError(f"{path} is empty") from None
+    frame = frame[keep]
+    text = _text_dtype()
+    for name in frame.columns:
+        if frame[name].dtype != text:
+            frame[name] = frame[name].astype(text)
+    if schema is not None:
+        first_line = 2 if header else 1
+        for column in schema.columns:
+            if column.name in frame.columns and column.converts:
+                frame[column.name] = _convert(frame[column.name], column, path, first_line)
+    return frame
+
+
+def _convert(series, column, path, first_line):
+    """A text column in its declared dtype; the first bad field is reported by line."""
+    missing = series.isna().to_numpy()
+    hint = "; if it marks a missing value, declare the marker with {na}"
+
+    def fail(position, what):
+        line = first_line + int(position)
+        raise InputFileError(f"column {column.name!r} of {path}, line {line}: the field "
+                             f"is not {what}, as the column is declared {column.dtype}"
+                             + hint, na=_NA_OPTION)
+
+    if column.dtype == "bool":
+        lowered = series.str.strip().str.lower()
+        values = lowered.map({"true": True, "false": False, "1": True, "0": False})
+        bad = values.isna().to_numpy() & ~missing
+        if bad.any():
+            fail(np.flatnonzero(bad)[0], "true or false")
+        # nullable whatever the data hold: the dtype is part of the release and must
+        # not tell whether some record had a missing value
+        return values.astype("boolean")
+    numbers_ = pd.to_numeric(series, errors="coerce")
+    values = numbers_.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = (np.isnan(values) & ~missing) | np.isinf(values)
+    if bad.any():
+        fail(np.flatnonzero(bad)[0], "a finite number")
+    if column.dtype == "int64":
+        fractional = ~np.isnan(values) & (values != np.round(values))
+        if fractional.any():
+            raise InputFileError(
+                f"column {column.name!r} of {path}, line "
+                f"{first_line + int(np.flatnonzero(fractional)[0])}: the field is not an "
+                "integer, as the column is declared int64; declare it as decimal "
+                "numbers ({float_hint})",
+                float_hint=("dtype \"float64\"", "write its bounds with a decimal point, "
+                            f"--bounds {column.name}=LO.0:HI, or give it \"dtype\": "
+                            "\"float64\" in the --schema file"))
+        integers = np.where(np.isnan(values), 0, values).astype(np.int64)
+        return pd.Series(pd.arrays.IntegerArray(integers, missing.copy()),
+                         index=series.index, name=series.name)
+    return pd.Series(values, index=series.index, name=series.name)
+
+
+def check_values(frame, schema, *, path="the table", first_line=2, clip=False):
+    """Check declared bounds and categories before fitting, without showing data.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        As returned by :func:`read_csv` with ``schema``.
+    schema : Declaration
+    path : str, default="the table"
+    first_line : int, default=2
+        Line number of the first record (for the messages).
+    clip : bool, default=False
+        Values outside the bounds of a numeric column are allowed (the
+        binning clips them into the end bins) instead of an error.
+
+    Returns
+    -------
+    list of str
+        With ``clip=True``: the numeric columns that have values outside
+        their bounds (to tell the data owner).
+
+    Raises
+    ------
+    InputFileError
+        Naming the column, the line of the first offending field and what
+        to do; never the offending value itself.
+    """
+    clipped = []
+    for column in schema.columns:
+        if column.name not in frame.columns:
+            continue
+        series = frame[column.name]
+        present = series.notna().to_numpy()
+        if column.categories is not None:
+            allowed = pd.Index(list(column.categories), dtype=object)
+            codes = allowed.get_indexer(series.astype(object).to_numpy())
+            bad = present & (codes < 0)
+            if bad.any():
+                raise InputFileError(
+                    f"column {column.name!r} of {path}, line "
+                    f"{first_line + int(np.flatnonzero(bad)[0])}: the value is not among "
+                    "its declared categories; add it to the categories ({cats}) or "
+                    "declare it as a missing-value marker ({na})",
+                    cats=("categories", "--categories/--schema"), na=_NA_OPTION)
+        elif column.kind == "numeric":
+            values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+            low, high = column.bounds
+            bad = present & ((values < low) | (values > high))
+            if bad.any() and clip:
+                clipped.append(column.name)
+            elif bad.any():
+                raise InputFileError(
+                    f"column {column.name!r} of {path}, line "
+                    f"{first_line + int(np.flatnonzero(bad)[0])}: the value is outside "
+                    f"the declared bounds [{low:g}, {high:g}]; widen the bounds "
+                    "({bounds}) or fix the data",
+                    bounds=("bounds", f"--bounds {column.name}=LO:HI or the schema"))
+    return clipped
+
+
+_NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
+
+
+def looks_numeric(series):
+    """Whether every non-missing field of a text column spells a number.
+
+    Returns
+    -------
+    {"integer", "decimal", None}
+        ``"integer"`` if all are integers, ``"decimal"`` if some have a
+        fraction or exponent, None if some are not numbers (or none present).
+        Used for hints on the data owner's console only, never for the
+        release.
+    """
+    values = series.dropna()
+    if values.empty:
+        return None
+    text = values.astype(str)
+    if not text.str.fullmatch(_NUMBER).all():
+        return None
+    return "integer" if text.str.fullmatch(r"\s*[-+]?\d+\s*").all() else "decimal"

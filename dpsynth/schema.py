@@ -1,0 +1,539 @@
+"""The public schema: every fact about a table's columns that a release may contain.
+
+A :class:`Schema` is an immutable list of :class:`Column` objects, each with
+its name, kind (categorical or binned numeric), output dtype, public values
+in code order, missing-value marker and, for binned columns, the bin edges.
+It is the only description of the columns that a release writes
+(:class:`~dpsynth.DPAggregates`), and the one the samplers, the decoder and
+the metrics read.
+
+Where the facts come from (the privacy boundary, see ``doc/privacy.rst``):
+
+- **declared** by the user: column names and dtypes (the input frame's
+  dtypes, or a declaration file), ``categories=``, ``bounds=``, bin edges;
+- **released** by an accounted DP mechanism: category values that survived
+  the DP threshold of length 1, DP quantile bin edges;
+- nothing else.  A fitted :class:`~dpsynth.preprocessing.TableEncoder` holds
+  a *private* schema (with every observed value); :meth:`Schema.restrict`
+  keeps the declared and released values only, which is what a release
+  publishes.
+
+Attributes: a (column, code) pair is one *attribute* with the integer id
+``offsets[j] + code``; with ``missing="category"`` the last code of each
+column is its missing value.
+"""
+
+from dataclasses import dataclass, field, replace
+import math
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Binning", "Column", "Schema", "MISSING_MARKERS"]
+
+#: Names of the missing-value markers a column can decode to.
+MISSING_MARKERS = {"none": None, "nan": np.nan, "na": pd.NA, "nat": pd.NaT}
+
+_FORMAT_VERSION = 2
+
+
+# ------------------------------------------------------------------ values
+def python_scalar(value):
+    """numpy scalar -> the equivalent Python scalar (JSON-friendly)."""
+    if isinstance(value, np.datetime64):
+        return pd.Timestamp(value)
+    if isinstance(value, np.timedelta64):
+        return pd.Timedelta(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def value_to_json(value, column=None):
+    """A public category value as JSON (datetimes, timedeltas, inf/nan tagged)."""
+    if isinstance(value, (pd.Timestamp, np.datetime64)):
+        return {"datetime": pd.Timestamp(value).isoformat()}
+    if isinstance(value, (pd.Timedelta, np.timedelta64)):
+        return {"timedelta": pd.Timedelta(value).isoformat()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"float": repr(value)}
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+        return {"int": str(value)}
+    if isinstance(value, (str, bool, int, float)):
+        return value
+    where = f" of column {column!r}" if column is not None else ""
+    raise TypeError(
+        f"The value {value!r:.60} (type {type(value).__name__}){where} cannot be written "
+        "to a release file: give the column as str, number, bool, datetime or timedelta.")
+
+
+def value_from_json(value):
+    """Inverse of :func:`value_to_json`."""
+    if isinstance(value, dict):
+        if len(value) == 1:
+            (tag, text), = value.items()
+            if isinstance(text, str):
+                if tag == "datetime":
+                    return pd.Timestamp(text)
+                if tag == "timedelta":
+                    return pd.Timedelta(text)
+                if tag == "float":
+                    number = float(text)
+                    if math.isfinite(number):
+                        raise ValueError(f"tagged float {text!r} must be inf or nan")
+                    return number
+                if tag == "int":
+                    return int(text)
+        raise ValueError(f"unknown value encoding {value!r:.80}")
+    if isinstance(value, (str, bool, int, float)):
+        return value
+    raise ValueError(f"bad category value {value!r:.80}")
+
+
+# ------------------------------------------------------------------ dtypes
+def dtype_to_json(dtype):
+    """An output dtype as JSON.
+
+    A categorical dtype is written *without* its category list: a dtype's
+    categories usually come from the data (``astype("category")``), so only
+    the column's public values become its categories when decoding.
+    """
+    if isinstance(dtype, pd.CategoricalDtype):
+        categories = dtype.categories
+        sub = "object" if categories is None else str(categories.dtype)
+        return {"kind": "category", "categories_dtype": sub, "ordered": bool(dtype.ordered)}
+    return {"kind": "plain", "name": str(dtype)}
+
+
+def dtype_from_json(spec):
+    """Inverse of :func:`dtype_to_json` (a categorical dtype has no categories yet)."""
+    if not isinstance(spec, dict) or "kind" not in spec:
+        raise ValueError(f"bad dtype {spec!r:.80}")
+    if spec["kind"] == "category":
+        ordered = spec.get("ordered", False)
+        if not isinstance(ordered, bool):
+            raise ValueError("dtype 'ordered' must be true or false")
+        return pd.CategoricalDtype(ordered=ordered)
+    if spec["kind"] == "plain" and isinstance(spec.get("name"), str):
+        try:
+            dtype = pd.api.types.pandas_dtype(spec["name"])
+        except TypeError as exc:
+            raise ValueError(f"unknown dtype {spec['name']!r}: {exc}") from None
+        if isinstance(dtype, np.dtype) and dtype.kind in "USV":
+            dtype = np.dtype(object)  # a text dtype spelt differently by another pandas
+        return dtype
+    raise ValueError(f"unknown dtype {spec!r:.80}")
+
+
+def categories_dtype(dtype):
+    """The dtype of a categorical column's categories, as recorded in its schema."""
+    categories = getattr(dtype, "categories", None)
+    return None if categories is None else categories.dtype
+
+
+def can_hold_missing(dtype):
+    """Whether a column of ``dtype`` can hold a missing value (numpy int/bool cannot)."""
+    return not (isinstance(dtype, np.dtype) and dtype.kind in "iub")
+
+
+def default_missing_marker(dtype):
+    """The missing marker a dtype implies: fixed by the dtype, never by the data.
+
+    Object columns decode missing cells as ``NaN`` (pandas' own marker for
+    object arrays read from files); ``string``/``str`` columns use their
+    dtype's ``na_value``; nullable dtypes ``pd.NA``; datetimes ``NaT``.
+    """
+    if isinstance(dtype, pd.StringDtype):
+        return "na" if dtype.na_value is pd.NA else "nan"
+    if isinstance(dtype, np.dtype):
+        return "nat" if dtype.kind in "mM" else "nan"
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return "nat"
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "nan"
+    return "na"
+
+
+# ------------------------------------------------------------------ binning
+def bin_labels(edges, integer):
+    """Readable bin names: ``"[0, 12]"`` (integer bins list their first and
+    last value), ``"[0, 2.5)"`` and a closed last float bin ``"[7.5, 10]"``."""
+    labels = []
+    last = len(edges) - 2
+    for k in range(last + 1):
+        low, high = edges[k], edges[k + 1]
+        if integer:
+            labels.append(f"[{_format_edge(low)}, {_format_edge(high - 1)}]")
+        else:
+            close = "]" if k == last else ")"
+            labels.append(f"[{_format_edge(low)}, {_format_edge(high)}{close}")
+    return labels
+
+
+def _format_edge(value):
+    """12 significant digits: exact for public and rounded DP edges, and hides
+    floating-point noise such as ``6622.349999999999``."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() else f"{value:.12g}"
+
+
+@dataclass(frozen=True)
+class Binning:
+    """Public bins of a numeric column (declared edges, or DP quantiles paid for).
+
+    Attributes
+    ----------
+    edges : tuple of float
+        Increasing bin edges (integer columns: half-open integer bins).
+    integer : bool
+        Whether the column holds integers.
+    inverse : {"uniform", "midpoint"}
+        How a bin code is decoded: a uniform draw inside the bin or its midpoint.
+    clip : bool
+        Whether values outside the edges go to the end bins.
+    """
+
+    edges: tuple
+    integer: bool
+    inverse: str = "uniform"
+    clip: bool = False
+
+    def __post_init__(self):
+        edges = np.asarray(self.edges, dtype=np.float64)
+        if (edges.ndim != 1 or edges.size < 2 or not np.isfinite(edges).all()
+                or (np.diff(edges) < 0).any()):
+            raise ValueError("bin edges must be at least two finite increasing numbers")
+        if not isinstance(self.integer, bool) or not isinstance(self.clip, bool):
+            raise ValueError("binning 'integer' and 'clip' must be true or false")
+        if self.inverse not in ("uniform", "midpoint"):
+            raise ValueError(f"binning 'inverse' must be 'uniform' or 'midpoint'; got "
+                             f"{self.inverse!r}")
+        object.__setattr__(self, "edges", tuple(float(e) for e in edges))
+
+    @property
+    def edge_array(self):
+        return np.asarray(self.edges, dtype=np.float64)
+
+    @property
+    def labels(self):
+        return bin_labels(self.edge_array, self.integer)
+
+    def to_json(self):
+        cast = int if self.integer else float
+        return {"edges": [cast(e) for e in self.edges], "integer": self.integer,
+                "inverse": self.inverse, "clip": self.clip}
+
+    @classmethod
+    def from_json(cls, spec):
+        if not isinstance(spec, dict):
+            raise ValueError("binning must be an object")
+        unknown = set(spec) - {"edges", "integer", "inverse", "clip"}
+        if unknown:
+            raise ValueError(f"unknown binning field(s) {sorted(unknown)}")
+        try:
+            return cls(tuple(spec["edges"]), spec["integer"], spec["inverse"], spec["clip"])
+        except KeyError as exc:
+            raise ValueError(f"binning lacks {exc}") from None
+        except TypeError as exc:
+            raise ValueError(f"bad binning: {exc}") from None
+
+
+# ------------------------------------------------------------------ columns
+@dataclass(frozen=True)
+class Column:
+    """The public facts of one column.
+
+    Attributes
+    ----------
+    name : str
+    dtype : numpy or pandas dtype
+        Output dtype (declared: the input frame's dtype, or a declaration
+        file).  A categorical dtype carries no category list here; its
+        categories on output are :attr:`values`.
+    values : tuple
+        Non-missing values in code order: declared categories, values
+        released by DP, or, for a binned column, its bin labels.
+    declared : bool
+        Whether :attr:`values` are public declarations (declared categories
+        or bins).  Otherwise they are the values a DP release published, and
+        the column's value universe is data-derived.
+    missing_marker : {"none", "nan", "na", "nat"}
+        The missing value decoded into an object column (fixed by the dtype).
+    has_missing : bool
+        Whether the missing value is part of the column's public values
+        (with ``missing="category"``: declared possible, or released).
+    binning : Binning or None
+        Bins of a numeric column.
+    """
+
+    name: str
+    dtype: object
+    values: tuple
+    declared: bool = False
+    missing_marker: str = "nan"
+    has_missing: bool = True
+    binning: Binning = None
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"a column name must be a non-empty string; got {self.name!r}")
+        object.__setattr__(self, "values", tuple(self.values))
+        if self.missing_marker not in MISSING_MARKERS:
+            raise ValueError(f"missing_marker of column {self.name!r} must be one of "
+                             f"{sorted(MISSING_MARKERS)}; got {self.missing_marker!r}")
+        if self.binning is not None and list(self.values) != self.binning.labels:
+            raise ValueError(f"the values of binned column {self.name!r} must be its bin "
+                             "labels")
+
+    @property
+    def kind(self):
+        """``"numeric"`` (binned) or ``"categorical"``."""
+        return "numeric" if self.binning is not None else "categorical"
+
+    @property
+    def output_dtype(self):
+        """The dtype of decoded values; a categorical dtype gets the public values."""
+        if isinstance(self.dtype, pd.CategoricalDtype):
+            sub = categories_dtype(self.dtype)
+            index = pd.Index(list(self.values), dtype=object if sub is None else sub)
+            return pd.CategoricalDtype(index, ordered=self.dtype.ordered)
+        return self.dtype
+
+    def to_json(self):
+        entry = {"name": self.name, "kind": self.kind, "dtype": dtype_to_json(self.dtype),
+                 "values": [value_to_json(v, self.name) for v in self.values],
+                 "declared": bool(self.declared), "missing_marker": self.missing_marker,
+                 "has_missing": bool(self.has_missing)}
+        if isinstance(self.dtype, pd.CategoricalDtype):
+            sub = categories_dtype(self.dtype)
+            entry["dtype"]["categories_dtype"] = "object" if sub is None else str(sub)
+        if self.binning is not None:
+            entry["binning"] = self.binning.to_json()
+        return entry
+
+    @classmethod
+    def from_json(cls, entry):
+        if not isinstance(entry, dict):
+            raise ValueError("a column entry must be an object")
+        name = entry.get("name")
+        try:
+            dtype_spec = entry["dtype"]
+            dtype = dtype_from_json(dtype_spec)
+            if isinstance(dtype, pd.CategoricalDtype):
+                sub = dtype_spec.get("categories_dtype", "object")
+                sub_dtype = dtype_from_json({"kind": "plain", "name": sub})
+                dtype = pd.CategoricalDtype(pd.Index([], dtype=sub_dtype), ordered=dtype.ordered)
+            raw_values = entry["values"]
+            if not isinstance(raw_values, list):
+                raise ValueError("'values' must be a list")
+            values = tuple(value_from_json(v) for v in raw_values)
+            declared = entry.get("declared", entry.get("public", False))
+            has_missing = entry.get("has_missing", True)
+            marker = entry.get("missing_marker", "nan")
+            if not isinstance(declared, bool) or not isinstance(has_missing, bool):
+                raise ValueError("'declared' and 'has_missing' must be true or false")
+            try:
+                binning = Binning.from_json(entry["binning"]) if "binning" in entry else None
+            except ValueError as exc:
+                raise ValueError(f"binning of {name!r}: {exc}") from None
+            if binning is not None and list(values) != binning.labels:
+                raise ValueError(f"the bins of {name!r} do not match its edges")
+            if entry.get("kind", "numeric" if binning else "categorical") != (
+                    "numeric" if binning else "categorical"):
+                raise ValueError("'kind' contradicts 'binning'")
+            if len(set(values)) != len(values):
+                raise ValueError("duplicate values")
+            if any(isinstance(v, float) and math.isnan(v) for v in values):
+                raise ValueError("a value is NaN: missing values are not categories")
+            return cls(name, dtype, values, declared, marker, has_missing, binning)
+        except KeyError as exc:
+            raise ValueError(f"column {name!r:.60}: missing field {exc}") from None
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"column {name!r:.60}: {exc}") from None
+
+
+# ------------------------------------------------------------------ schema
+@dataclass(frozen=True)
+class Schema:
+    """An immutable list of :class:`Column` plus the missing-value semantics.
+
+    Parameters
+    ----------
+    columns : sequence of Column
+    missing : {"category", "absent"}, default="category"
+        ``"category"``: the missing value is one more code of every column
+        (its last); ``"absent"``: a missing cell is empty (code ``-1``).
+    """
+
+    columns: tuple
+    missing: str = "category"
+    _derived: dict = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "columns", tuple(self.columns))
+        if self.missing not in ("category", "absent"):
+            raise ValueError(f"missing must be 'category' or 'absent'; got {self.missing!r}")
+        names = [c.name for c in self.columns]
+        if len(set(names)) != len(names):
+            raise ValueError("column names must be unique")
+        extra = 1 if self.missing == "category" else 0
+        n_values = np.array([len(c.values) + extra for c in self.columns], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(n_values)]).astype(np.int64)
+        for array in (n_values, offsets):
+            array.setflags(write=False)
+        object.__setattr__(self, "_derived", {"n_values": n_values, "offsets": offsets})
+
+    # ---------------------------------------------------------- structure
+    def __len__(self):
+        return len(self.columns)
+
+    def __iter__(self):
+        return iter(self.columns)
+
+    def __getitem__(self, j):
+        return self.columns[j]
+
+    @property
+    def names(self):
+        """Column names, in order."""
+        return [c.name for c in self.columns]
+
+    @property
+    def n_values(self):
+        """Number of codes of every column (the missing code included)."""
+        return self._derived["n_values"]
+
+    @property
+    def offsets(self):
+        """Attribute id of code 0 of every column, and the total (length d + 1)."""
+        return self._derived["offsets"]
+
+    @property
+    def n_attributes(self):
+        return int(self.offsets[-1])
+
+    @property
+    def attribute_columns(self):
+        """Column index of every attribute id (int32)."""
+        return np.repeat(np.arange(len(self.columns), dtype=np.int32), self.n_values)
+
+    @property
+    def missing_codes(self):
+        """Code of each column's missing value (-1 with ``missing="absent"``)."""
+        if self.missing == "absent":
+            return np.full(len(self.columns), -1, dtype=np.int64)
+        return self.n_values - 1
+
+    @property
+    def public_universe(self):
+        """Whether every column's values are declared (no data-derived universe)."""
+        return all(c.declared for c in self.columns)
+
+    def ids(self, codes):
+        """Attribute ids of a code matrix (-1 stays -1)."""
+        codes = np.asarray(codes)
+        offsets = self.offsets[:-1].astype(np.int32)
+        return np.where(codes >= 0, codes + offsets, -1).astype(np.int32)
+
+    def codes(self, ids):
+        """Codes of an attribute-id matrix (-1 stays -1)."""
+        ids = np.asarray(ids)
+        offsets = self.offsets[:-1].astype(np.int32)
+        return np.where(ids >= 0, ids - offsets, -1).astype(np.int32)
+
+    def attribute_name(self, attribute):
+        """``(column name, value)`` of an attribute id (the missing value is None)."""
+        j = int(np.searchsorted(self.offsets, attribute, side="right") - 1)
+        if not 0 <= j < len(self.columns):
+            raise ValueError(f"Attribute id {attribute} is out of range.")
+        column = self.columns[j]
+        code = int(attribute - self.offsets[j])
+        return column.name, (column.values[code] if code < len(column.values) else None)
+
+    def attribute_names(self):
+        """``(column name, value)`` of every attribute id."""
+        out = []
+        for column in self.columns:
+            out.extend((column.name, v) for v in column.values)
+            if self.missing == "category":
+                out.append((column.name, None))
+        return out
+
+    @property
+    def possible_attributes(self):
+        """Which attribute ids can occur given the public schema.
+
+        The missing code is impossible in a column whose dtype cannot hold a
+        missing value (numpy integers and booleans) or whose declaration
+        says it has none; a public universe must not contain it, or noise
+        could fabricate missing values there.
+        """
+        possible = np.ones(self.n_attributes, dtype=bool)
+        if self.missing == "category":
+            for j, column in enumerate(self.columns):
+                if not (column.has_missing and can_hold_missing(column.dtype)):
+                    possible[self.offsets[j + 1] - 1] = False
+        return possible
+
+    # ------------------------------------------------------- publication
+    def restrict(self, keep):
+        """The publishable schema: declared values, plus the attributes in ``keep``.
+
+        Parameters
+        ----------
+        keep : array-like of bool of shape (n_attributes,)
+            Attributes released by a DP mechanism.  Declared values are
+            always kept; so is the missing code of a declared column that
+            can hold one.
+
+        Returns
+        -------
+        schema : Schema
+            Columns with only public values (a categorical dtype keeps no
+            category list, see :func:`dtype_to_json`).
+        code_map : ndarray of int64 of shape (n_attributes,)
+            The new attribute id of every old one, -1 where dropped.
+        """
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (self.n_attributes,):
+            raise ValueError(f"keep must have shape ({self.n_attributes},); got {keep.shape}.")
+        columns, new_ids, next_id = [], np.full(self.n_attributes, -1, dtype=np.int64), 0
+        for j, column in enumerate(self.columns):
+            start = int(self.offsets[j])
+            kept = []
+            for i, value in enumerate(column.values):
+                if column.declared or keep[start + i]:
+                    kept.append(value)
+                    new_ids[start + i] = next_id
+                    next_id += 1
+            has_missing = column.has_missing
+            if self.missing == "category":
+                missing_id = start + len(column.values)
+                has_missing = bool((column.declared and column.has_missing
+                                    and can_hold_missing(column.dtype))
+                                   or keep[missing_id])
+                if keep[missing_id] or has_missing:
+                    new_ids[missing_id] = next_id
+                next_id += 1
+            dtype = column.dtype
+            if isinstance(dtype, pd.CategoricalDtype):
+                dtype = pd.CategoricalDtype(pd.Index([], dtype=categories_dtype(dtype)),
+                                            ordered=dtype.ordered)
+            columns.append(replace(column, values=tuple(kept), dtype=dtype,
+                                   has_missing=has_missing))
+        return Schema(tuple(columns), self.missing), new_ids
+
+    def to_json(self):
+        """JSON form, as written in a release file."""
+        return {"version": _FORMAT_VERSION, "missing": self.missing,
+                "columns": [c.to_json() for c in self.columns]}
+
+    @classmethod
+    def from_json(cls, document):
+        """Rebuild a schema from :meth:`to_json`; malformed input raises ``ValueError``."""
+        if not isinstance(document, dict) or not isinstance(document.get("columns"), list):
+            raise ValueError("a schema must be an object with a 'columns' list")
+        columns = tuple(Column.from_json(entry) for entry in document["columns"])
+        if not columns:
+            raise ValueError("a schema needs at least one column")
+        return cls(columns, document.get("missing", "category"))

@@ -1,0 +1,132 @@
+"""Atomic file writes: an output is either complete or absent.
+
+:func:`atomic_write` yields a temporary path in the target's directory; the
+caller writes the whole file there, and only when the ``with`` block ends
+without an error is the file flushed to disk (``fsync``) and renamed onto
+the target (``os.replace``, atomic on POSIX and Windows).  On any error,
+including ``KeyboardInterrupt`` and ``SystemExit``, the temporary file is
+removed and the target is left as it was.
+
+A process killed by ``SIGTERM`` runs no ``finally`` block unless a handler
+turns the signal into an exception: the command line installs
+:func:`raise_on_sigterm` for that.  Nothing can clean up after ``SIGKILL``;
+the leftover is then a hidden ``.NAME.*.tmp`` file beside the target, never
+a half-written target.
+"""
+
+import contextlib
+import os
+import signal
+import tempfile
+
+__all__ = ["Terminated", "atomic_write", "raise_on_sigterm"]
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_file(path):
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _fsync_directory(directory):
+    """Make a rename durable; not possible on every platform (e.g. Windows)."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+@contextlib.contextmanager
+def atomic_write(path):
+    """Yield a temporary path beside ``path``; move it onto ``path`` on success.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to create or replace.  Its directory must exist.
+
+    Yields
+    ------
+    str
+        A new, empty file in the same directory (so the final rename never
+        crosses file systems), with the permissions a new file would get
+        (``0o666`` minus the umask).  Write the complete output there, by
+        name (``frame.to_csv(tmp)``) or by opening it.
+
+    Raises
+    ------
+    OSError
+        If the directory does not exist or is not writable, or the write,
+        flush or rename fails; the target is then unchanged.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from dpsynth.utils._files import atomic_write
+    >>> target = os.path.join(tempfile.mkdtemp(), "out.txt")
+    >>> with atomic_write(target) as tmp:
+    ...     with open(tmp, "w") as handle:
+    ...         _ = handle.write("complete")
+    >>> open(target).read()
+    'complete'
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.",
+                                             suffix=".tmp", dir=directory)
+    try:
+        os.close(descriptor)
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it 0600
+        yield temporary
+        _fsync_file(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    _fsync_directory(directory)
+
+
+class Terminated(SystemExit):
+    """Raised by the handler of :func:`raise_on_sigterm` (exit status 143)."""
+
+    def __init__(self):
+        super().__init__(128 + signal.SIGTERM)
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def raise_on_sigterm():
+    """Turn ``SIGTERM`` into a :class:`Terminated` exception inside the block.
+
+    ``finally`` blocks and context managers (such as :func:`atomic_write`)
+    then clean up when a job scheduler or ``kill`` stops the process.  Only
+    the main thread can install signal handlers; elsewhere this does nothing.
+    The previous handler is restored on exit.
+    """
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,654 @@
+"""Consistent views: the post-processing shared by CALM and PriView.
+
+A *view* is a dense table over a set of attributes (columns of a coded
+table): ``attrs`` is a sorted tuple of attribute indices and the table has one
+axis per attribute, in that order, of length the attribute's cardinality.
+Noisy views of overlapping attribute sets disagree on their common
+sub-marginals and have negative cells.  This module makes them
+
+* **consistent** (:func:`make_consistent`): for every attribute set ``A`` in
+  the closure of the views under intersection, visited in topological
+  (subset) order from the empty set, the views containing ``A`` get the same
+  projection onto ``A``: the variance-optimal weighted mean with weights
+  ``1 / C_i``, ``C_i = prod_{a in V_i \\ A} c_a`` the number of cells of view
+  ``i`` summed into one cell of ``A``, and every cell of view ``i`` moves by
+  ``(T_A(v) - T_{V_i}[A](v)) / C_i`` (CALM, Section 4.4 and Appendix A.3;
+  PriView, Li et al., "Differential Privacy: From Theory to Practice",
+  Section 6.3, where the views have equal sizes and the weights are equal);
+* **non-negative** (:func:`ripple`): a cell below ``-tol`` is set to 0 and
+  its value is subtracted evenly from its ``h = sum_a (c_a - 1)`` neighbours
+  (cells differing in exactly one attribute), until no cell is below
+  ``-tol``; the total is preserved (CALM, Appendix A.3, "Ripple");
+* **queryable** (:func:`answer_marginal`): a marginal inside a view is a sum
+  of its cells; otherwise the maximum-entropy table matching the projections
+  of the views onto their intersections with the query, fitted by iterative
+  proportional fitting (:func:`maximum_entropy`) with a tolerance and an
+  iteration cap that is reported (:class:`~sklearn.exceptions.ConvergenceWarning`
+  and the returned info) when hit.
+
+:class:`ViewSet` bundles these, and samples records from the views.
+Everything here is post-processing of already private views: no privacy cost.
+"""
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from .utils._random import seed_sequence
+from .utils._validation import check_table
+
+__all__ = ["project", "make_consistent", "ripple", "postprocess", "maximum_entropy",
+           "answer_marginal", "ViewSet", "ReconstructionInfo"]
+
+
+def _check_attrs(attrs, name="attrs"):
+    attrs = tuple(int(a) for a in attrs)
+    if list(attrs) != sorted(set(attrs)):
+        raise ValueError(f"{name} must be strictly increasing attribute indices; got {attrs}.")
+    return attrs
+
+
+def project(table, attrs, onto):
+    """Sum a view over the attributes not in ``onto``.
+
+    Parameters
+    ----------
+    table : ndarray
+        View over ``attrs`` (one axis per attribute, in ``attrs`` order).
+    attrs : tuple of int
+        Sorted attribute indices of the view.
+    onto : iterable of int
+        Subset of ``attrs``.
+
+    Returns
+    -------
+    ndarray
+        Table over ``sorted(onto)``.
+    """
+    onto = set(onto)
+    if not onto <= set(attrs):
+        raise ValueError(f"Cannot project a view over {tuple(attrs)} onto {tuple(sorted(onto))}.")
+    axes = tuple(i for i, a in enumerate(attrs) if a not in onto)
+    return np.sum(table, axis=axes) if axes else np.array(table, copy=True)
+
+
+def _expand(small, attrs, sub):
+    """Reshape a table over ``sub`` to broadcast against a view over ``attrs``."""
+    shape = [small.shape[sub.index(a)] if a in sub else 1 for a in attrs]
+    return small.reshape(shape)
+
+
+@lru_cache(maxsize=32)
+def _consistency_plan(sets):
+    """For each set of the closure (in subset order), the indices of its supersets."""
+    plan = []
+    for shared in _closure(sets):
+        members = tuple(i for i, s in enumerate(sets) if shared <= s)
+        if len(members) >= 2:
+            plan.append((tuple(sorted(shared)), members))
+    return tuple(plan)
+
+
+def _closure(attr_sets):
+    """All intersections of the sets (and the empty set), smallest first."""
+    closure = {frozenset(s) for s in attr_sets}
+    frontier = set(closure)
+    while frontier:
+        new = set()
+        for a in frontier:
+            for b in closure:
+                c = a & b
+                if c not in closure:
+                    new.add(c)
+        closure |= new
+        frontier = new
+    closure.add(frozenset())
+    return sorted(closure, key=lambda s: (len(s), sorted(s)))
+
+
+def make_consistent(views, cardinalities, *, weights="cells"):
+    """Make overlapping views agree on every shared set of attributes.
+
+    Parameters
+    ----------
+    views : list of (tuple of int, ndarray)
+        ``(attrs, table)`` pairs.  Not modified.
+    cardinalities : sequence of int
+        Number of values of every attribute.
+    weights : {"cells", "equal"}, default="cells"
+        ``"cells"``: CALM's ``1 / C_i`` weights (variance-optimal when the
+        views' cells have equal variance); ``"equal"``: the plain mean of the
+        book's PriView (identical when the views have equal sizes).
+
+    Returns
+    -------
+    list of (tuple of int, ndarray)
+        New consistent views (float64 copies).
+
+    References
+    ----------
+    Zhang et al., "CALM", CCS 2018, Section 4.4 and Appendix A.3; Li, Lyu,
+    Su, Yang, "Differential Privacy: From Theory to Practice", Section 6.3.
+    """
+    if weights not in ("cells", "equal"):
+        raise ValueError(f"weights must be 'cells' or 'equal'; got {weights!r}.")
+    cards = [int(c) for c in cardinalities]
+    out = [(_check_attrs(a), np.array(t, dtype=float, copy=True)) for a, t in views]
+    for attrs, table in out:
+        if table.shape != tuple(cards[a] for a in attrs):
+            raise ValueError(f"A view over {attrs} has shape {table.shape}; expected "
+                             f"{tuple(cards[a] for a in attrs)}.")
+    sets = tuple(frozenset(a) for a, _ in out)
+    for sub, members in _consistency_plan(sets):
+        shared = set(sub)
+        projections, sizes = [], []
+        for i in members:
+            attrs, table = out[i]
+            projections.append(project(table, attrs, sub))
+            sizes.append(math.prod(cards[a] for a in attrs if a not in shared))
+        w = np.array([1.0 / c if weights == "cells" else 1.0 for c in sizes])
+        target = sum(wi * p for wi, p in zip(w, projections)) / w.sum()
+        for i, p, c in zip(members, projections, sizes):
+            attrs, table = out[i]
+            table += _expand((target - p) / c, attrs, sub)
+    return out
+
+
+def ripple(table, tol=1e-6, *, max_iter=1000):
+    """Ripple non-negativity: push negative cells onto their neighbours.
+
+    While a cell holds ``c < -tol``, set it to 0 and subtract ``|c| / h`` from
+    each of its ``h = sum_a (c_a - 1)`` neighbours (the cells that differ in
+    exactly one attribute).  All such cells are processed at once in each
+    sweep.  The total is preserved exactly.
+
+    Parameters
+    ----------
+    table : ndarray
+        One view (not modified).
+    tol : float, default=1e-6
+        Cells in ``[-tol, 0)`` are left as they are (CALM's ``theta`` of
+        Appendix A.3; a separate parameter from the target error of
+        Algorithm 1).
+    max_iter : int, default=1000
+        Cap on the sweeps.  A table whose total is not positive is returned
+        unchanged (no non-negative table has its total).
+
+    Returns
+    -------
+    table : ndarray
+    n_iter : int
+        Sweeps done; equal to ``max_iter`` when the cap stopped it.
+
+    References
+    ----------
+    Zhang et al., "CALM", CCS 2018, Appendix A.3; Li et al., Section 6.3.
+    """
+    t = np.array(table, dtype=float, copy=True)
+    h = sum(c - 1 for c in t.shape)
+    if h == 0 or t.size == 0 or t.sum() <= 0:
+        # nothing to spread to, or a non-positive total that no table >= 0 can keep
+        return t, 0
+    for it in range(max_iter):
+        neg = np.where(t < -tol, t, 0.0)
+        if not neg.any():
+            return t, it
+        spread = np.zeros_like(t)
+        for axis in range(t.ndim):
+            spread += np.sum(neg, axis=axis, keepdims=True) - neg
+        t = t - neg + spread / h
+    return t, max_iter
+
+
+def postprocess(views, cardinalities, *, tol=1e-6, n_rounds=5, weights="cells"):
+    """Consistency, then rounds of (Ripple non-negativity, consistency).
+
+    Stops after the first round whose final consistency leaves no cell below
+    ``-tol`` (CALM runs "the consistency step after the non-negativity step
+    several times"; the book recommends C+N+C).
+
+    Returns
+    -------
+    views : list of (tuple of int, ndarray)
+    n_rounds_done : int
+    """
+    out = make_consistent(views, cardinalities, weights=weights)
+    for r in range(1, n_rounds + 1):
+        if min(float(t.min()) for _, t in out) >= -tol:
+            return out, r - 1
+        out = [(a, ripple(t, tol)[0]) for a, t in out]
+        out = make_consistent(out, cardinalities, weights=weights)
+    return out, n_rounds
+
+
+@dataclass
+class ReconstructionInfo:
+    """How a marginal was answered.
+
+    Attributes
+    ----------
+    method : {"direct", "maxent"}
+    n_iter : int
+        IPF sweeps (0 for ``"direct"``).
+    converged : bool
+        False when IPF stopped at its iteration cap (see
+        :func:`maximum_entropy`).
+    max_violation : float
+        Largest absolute gap between a constraint and the answer's projection.
+    constraints : list of tuple of int
+        Attribute sets matched.
+    """
+
+    method: str
+    n_iter: int = 0
+    converged: bool = True
+    max_violation: float = 0.0
+    constraints: list = field(default_factory=list)
+
+
+def maximum_entropy(constraints, attrs, cardinalities, *, tol=1e-8, max_iter=1000):
+    """Maximum-entropy table over ``attrs`` matching sub-marginal constraints.
+
+    Iterative proportional fitting from the uniform table: each sweep scales
+    the table so that its projection onto each constraint's attributes equals
+    the constraint.  With consistent constraints it converges to the
+    maximum-entropy table that satisfies them (Csiszar 1975), the
+    reconstruction CALM (Appendix A.3) and PriView (Li et al., Section 6.3)
+    recommend.  It stops when every projection is within ``tol`` of its
+    constraint, or when a sweep changes no cell by more than ``tol / 100``
+    (slightly inconsistent constraints, e.g. after clipping small negative
+    cells, have no exact solution: IPF then settles on a compromise and
+    ``info.max_violation`` reports the residual).
+
+    Parameters
+    ----------
+    constraints : list of (tuple of int, ndarray)
+        ``(sub_attrs, table)`` with ``sub_attrs`` a subset of ``attrs``;
+        tables are clipped at 0 and normalised to sum 1.
+    attrs : tuple of int
+        Sorted attributes of the answer.
+    cardinalities : sequence of int
+    tol : float, default=1e-8
+        Stop when every projection is within ``tol`` of its constraint.
+    max_iter : int, default=1000
+        Cap on the sweeps; reaching it raises a
+        :class:`~sklearn.exceptions.ConvergenceWarning` and sets
+        ``info.converged = False``.
+
+    Returns
+    -------
+    table : ndarray
+        Fractions over ``attrs`` (sums to 1).
+    info : ReconstructionInfo
+    """
+    attrs = _check_attrs(attrs)
+    shape = tuple(int(cardinalities[a]) for a in attrs)
+    prepared = []
+    for sub, target in constraints:
+        sub = _check_attrs(sub, "constraint attrs")
+        if not set(sub) <= set(attrs):
+            raise ValueError(f"Constraint over {sub} is not inside {attrs}.")
+        target = np.clip(np.asarray(target, dtype=float), 0, None)
+        total = target.sum()
+        target = target / total if total > 0 else np.full(target.shape, 1.0 / target.size)
+        prepared.append((sub, target))
+    table = np.full(shape, 1.0 / math.prod(shape))
+    info = ReconstructionInfo("maxent", constraints=[s for s, _ in prepared])
+    if not prepared:
+        return table, info
+    for it in range(1, max_iter + 1):
+        previous = table
+        for sub, target in prepared:
+            current = project(table, attrs, sub)
+            ratio = np.divide(target, current, out=np.zeros_like(target), where=current > 0)
+            table = table * _expand(ratio, attrs, sub)
+        violation = max(float(np.abs(project(table, attrs, s) - t).max()) for s, t in prepared)
+        change = float(np.abs(table - previous).max())
+        if violation <= tol or change <= tol * 1e-2:
+            info.n_iter, info.max_violation = it, violation
+            return table, info
+    info.n_iter, info.converged, info.max_violation = max_iter, False, violation
+    warnings.warn(
+        f"Maximum entropy (IPF) over attributes {attrs} stopped at max_iter={max_iter} with "
+        f"a constraint violation of {violation:.3g} > tol={tol:g}; the constraints may be "
+        "inconsistent. Increase max_iter or tol.", ConvergenceWarning, stacklevel=2)
+    return table, info
+
+
+def answer_marginal(views, attrs, cardinalities, *, tol=1e-8, max_iter=1000):
+    """The marginal over ``attrs`` from consistent views.
+
+    If views contain all of ``attrs``, the mean of their projections (equal
+    after :func:`make_consistent`); otherwise the maximum-entropy table
+    matching, for every maximal intersection ``B = V_i & attrs``, the mean
+    projection onto ``B`` of the views containing ``B``.  Negative cells are
+    clipped and the answer is normalised to fractions summing to 1.
+
+    Returns
+    -------
+    table : ndarray over ``sorted(attrs)``
+    info : ReconstructionInfo
+    """
+    attrs = _check_attrs(sorted(attrs))
+    target = set(attrs)
+    covering = [(a, t) for a, t in views if target <= set(a)]
+    if covering:
+        table = sum(project(t, a, attrs) for a, t in covering) / len(covering)
+        table = np.clip(table, 0, None)
+        total = table.sum()
+        table = table / total if total > 0 else np.full(table.shape, 1.0 / table.size)
+        return table, ReconstructionInfo("direct", constraints=[attrs])
+    inter = {frozenset(a) & target for a, _ in views} - {frozenset()}
+    maximal = [s for s in inter if not any(s < o for o in inter)]
+    constraints = []
+    for s in sorted(maximal, key=lambda s: (len(s), sorted(s))):
+        sub = tuple(sorted(s))
+        proj = [project(t, a, sub) for a, t in views if s <= set(a)]
+        constraints.append((sub, sum(proj) / len(proj)))
+    return maximum_entropy(constraints, attrs, cardinalities, tol=tol, max_iter=max_iter)
+
+
+class ViewSet:
+    """A set of consistent views over coded attributes, queryable and samplable.
+
+    Parameters
+    ----------
+    views : list of (tuple of int, ndarray)
+        Consistent views (fractions or counts).
+    cardinalities : sequence of int
+    tol, max_iter : float, int
+        IPF settings of :func:`answer_marginal`.
+    """
+
+    def __init__(self, views, cardinalities, *, tol=1e-8, max_iter=1000):
+        self.views = [(_check_attrs(a), np.asarray(t, dtype=float)) for a, t in views]
+        self.cardinalities = [int(c) for c in cardinalities]
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def marginal(self, attrs):
+        """Fractions over ``sorted(attrs)`` and a :class:`ReconstructionInfo`."""
+        attrs = tuple(sorted(int(a) for a in attrs))
+        if len(set(attrs)) != len(attrs):
+            raise ValueError(f"Repeated attributes in {attrs}.")
+        bad = [a for a in attrs if not 0 <= a < len(self.cardinalities)]
+        if bad:
+            raise ValueError(f"Unknown attribute indices {bad}.")
+        return answer_marginal(self.views, attrs, self.cardinalities, tol=self.tol,
+                               max_iter=self.max_iter)
+
+    def sampling_order(self):
+        """Attributes in sampling order, each with the view it is drawn from.
+
+        Greedy: next is the unsampled attribute that shares a view with the
+        most sampled attributes (ties: smallest index); an attribute in no
+        view is drawn uniformly (view ``None``).
+        """
+        d = len(self.cardinalities)
+        sampled, plan = [], []
+        remaining = set(range(d))
+        while remaining:
+            best = None
+            for a in sorted(remaining):
+                for vi, (attrs, _) in enumerate(self.views):
+                    if a in attrs:
+                        overlap = len(set(attrs) & set(sampled))
+                        key = (overlap, -a)
+                        if best is None or key > best[0]:
+                            best = (key, a, vi)
+            if best is None:
+                a = min(remaining)
+                plan.append((a, None, ()))
+            else:
+                _, a, vi = best
+                parents = tuple(p for p in self.views[vi][0] if p in sampled)
+                plan.append((a, vi, parents))
+            sampled.append(a)
+            remaining.discard(a)
+        return plan
+
+    def sample(self, n, rng):
+        """Draw ``n`` coded records: each attribute from its view's conditional.
+
+        Each attribute is drawn given the already drawn attributes that share
+        the chosen view with it (:meth:`sampling_order`), from that view's
+        (clipped) conditional distribution.
+
+        Returns
+        -------
+        ndarray of int32, shape (n, n_attributes)
+        """
+        d = len(self.cardinalities)
+        codes = np.zeros((n, d), dtype=np.int32)
+        for a, vi, parents in self.sampling_order():
+            c = self.cardinalities[a]
+            if vi is None:
+                codes[:, a] = rng.integers(0, c, size=n)
+                continue
+            attrs, table = self.views[vi]
+            sub = tuple(sorted(parents + (a,)))
+            joint = np.clip(project(table, attrs, sub), 0, None)
+            # move a's axis last, flatten the parents
+            pos = sub.index(a)
+            joint = np.moveaxis(joint, pos, -1).reshape(-1, c)
+            marginal = joint.sum(axis=0)
+            if marginal.sum() <= 0:
+                marginal = np.ones(c)
+            rows = joint.sum(axis=1, keepdims=True)
+            cond = np.where(rows > 0, joint / np.where(rows > 0, rows, 1),
+                            marginal / marginal.sum())
+            if parents:
+                idx = np.ravel_multi_index(tuple(codes[:, p] for p in parents),
+                                           tuple(self.cardinalities[p] for p in parents))
+            else:
+                idx = np.zeros(n, dtype=np.int64)
+            cum = np.cumsum(cond, axis=1)
+            cum[:, -1] = 1.0
+            u = rng.random(n)
+            codes[:, a] = (u[:, None] >= cum[idx]).sum(axis=1).clip(0, c - 1)
+        return codes
+
+
+# ---------------------------------------------------------------------------
+# plumbing shared by the view-based estimators (CALM, PriView)
+# ---------------------------------------------------------------------------
+
+class _ViewEstimatorMixin:
+    """Encoding, marginal queries and sampling of the view-based estimators.
+
+    Requires the fitted attributes ``encoder_``, ``cardinalities_``,
+    ``feature_names_in_``, ``view_set_`` and ``n_records_``.
+    """
+
+    def _make_encoder(self):
+        from .preprocessing import TableEncoder
+        return TableEncoder(categories=self.categories, missing="category",
+                            bounds=self.bounds, n_bins=self.n_bins, binning=self.binning,
+                            handle_unknown="error")
+
+    def _check_domain_params(self):
+        binning = self.binning
+        strategies = binning.values() if isinstance(binning, dict) else [binning]
+        for s in strategies:
+            if not isinstance(s, str) or s not in ("uniform", "log"):
+                raise ValueError(
+                    "binning must be 'uniform' or 'log' (or a dict of them): bins come from "
+                    f"public bounds only; got {s!r}.")
+
+    def _validated_codes(self, X):
+        """Validate the parameters and X, fit the public domain, return X's codes."""
+        self._validate_params()
+        self._check_domain_params()
+        frame, _ = check_table(X)
+        self._fit_domain(frame)
+        return self._encode(frame)
+
+    def _fit_domain(self, frame):
+        """Fit the encoder; warn when a column's domain is read from the data."""
+        from .exceptions import PrivacyLeakWarning
+        declared = set()
+        if isinstance(self.categories, dict):
+            declared |= set(self.categories)
+        elif isinstance(self.categories, (list, tuple)):
+            declared |= set(frame.columns)
+        if isinstance(self.bounds, dict):
+            declared |= {c for c, b in self.bounds.items() if not isinstance(b, str)}
+        self._check_finite(frame)
+        undeclared = [c for c in frame.columns if c not in declared]
+        if undeclared:
+            warnings.warn(
+                f"The values of columns {undeclared[:10]} were read from the data: their "
+                "domain is not public. Declare it with `categories=` (or `bounds=` for numeric "
+                "columns) for a release whose privacy guarantee covers the domain.",
+                PrivacyLeakWarning, stacklevel=3)
+        encoder = self._make_encoder().fit(frame)
+        # a column whose values are read from the data also gets its missing value
+        # from the data (the domain of such a column is not public anyway)
+        learned_missing = [c in undeclared and bool(frame[c].isna().any())
+                           for c in frame.columns]
+        self._set_domain(encoder, learned_missing)
+
+    def _set_domain(self, encoder, learned_missing=None):
+        self.encoder_ = encoder
+        n_values = np.asarray(encoder.n_values_, dtype=np.int64)
+        keep = np.full(len(n_values), bool(self.allow_missing))
+        if learned_missing is not None:
+            keep |= np.asarray(learned_missing, dtype=bool)
+        self.cardinalities_ = np.where(keep, n_values, n_values - 1)
+        if (self.cardinalities_ < 1).any():
+            bad = list(np.asarray(encoder.feature_names_in_)[self.cardinalities_ < 1])
+            raise ValueError(f"Columns {bad} have no declared value.")
+        self.feature_names_in_ = np.asarray(encoder.feature_names_in_, dtype=object)
+        self.n_features_in_ = len(self.feature_names_in_)
+
+    @staticmethod
+    def _check_finite(frame):
+        import pandas as pd
+        for name in frame.columns:
+            col = frame[name]
+            if pd.api.types.is_float_dtype(col.dtype) and np.isinf(col.to_numpy(float)).any():
+                raise ValueError(f"Column {name!r} contains infinity; records must hold "
+                                 "finite values.")
+
+    def _encode(self, X):
+        """Coded records; a missing value is an error unless ``allow_missing``."""
+        frame, _ = check_table(X)
+        self._check_finite(frame)
+        codes = self.encoder_.transform(frame if isinstance(X, type(frame)) else X)
+        over = codes >= self.cardinalities_[None, :]
+        if over.any():
+            j = int(np.flatnonzero(over.any(axis=0))[0])
+            raise ValueError(
+                f"Column {self.feature_names_in_[j]!r} contains missing values (NaN or "
+                "None) but its declared domain has none; set allow_missing=True to make "
+                "'missing' one more (public) category of every column.")
+        return codes
+
+    def _columns_to_attrs(self, columns):
+        if isinstance(columns, (str, int, np.integer)):
+            columns = [columns]
+        names = list(self.feature_names_in_)
+        attrs = []
+        for c in columns:
+            if isinstance(c, str):
+                if c not in names:
+                    raise ValueError(f"Unknown column {c!r} in columns; known: {names}.")
+                attrs.append(names.index(c))
+            elif isinstance(c, (int, np.integer)) and not isinstance(c, bool):
+                if not 0 <= c < len(names):
+                    raise ValueError(f"Column index {c} in columns is out of range.")
+                attrs.append(int(c))
+            else:
+                raise TypeError(f"columns must be names or indices; got {c!r}.")
+        if not attrs:
+            raise ValueError("columns must name at least one column.")
+        if len(set(attrs)) != len(attrs):
+            raise ValueError(f"columns has repeated entries: {list(columns)}.")
+        return attrs
+
+    def marginal(self, columns, *, as_frame=False, return_info=False):
+        """The estimated marginal distribution of some columns (fractions).
+
+        Answered by summing a view that contains the columns, otherwise by
+        maximum entropy over the views (:func:`dpsynth.views.answer_marginal`).
+        Post-processing: no privacy cost.
+
+        Parameters
+        ----------
+        columns : str, int or list of them
+            Column names (or indices), in the order of the output axes.
+        as_frame : bool, default=False
+            Return a long DataFrame (one row per cell: the column values and a
+            ``fraction`` column) instead of an array.
+        return_info : bool, default=False
+            Also return a :class:`~dpsynth.views.ReconstructionInfo`.
+
+        Returns
+        -------
+        ndarray of shape (c_1, ..., c_k) or DataFrame
+            Axis ``i`` is ``columns[i]``, indexed by its codes (the order of
+            its categories or bins); the cells sum to 1.
+        """
+        from sklearn.utils.validation import check_is_fitted
+        check_is_fitted(self, "view_set_")
+        attrs = self._columns_to_attrs(columns)
+        table, info = self.view_set_.marginal(attrs)
+        order = sorted(attrs)
+        table = np.transpose(table, [order.index(a) for a in attrs])
+        if as_frame:
+            import pandas as pd
+            grids = np.indices(table.shape).reshape(len(attrs), -1)
+            data = {}
+            for a, g in zip(attrs, grids):
+                labels = self._labels(a)
+                data[self.feature_names_in_[a]] = [labels[i] for i in g]
+            data["fraction"] = table.ravel()
+            table = pd.DataFrame(data)
+        return (table, info) if return_info else table
+
+    def _labels(self, attr):
+        schema = getattr(self.encoder_, "schema_", None)
+        values = list(schema[attr].values) if schema is not None else []
+        n = int(self.cardinalities_[attr])
+        values = values + ["<missing>"] * (n - len(values))
+        return values[:n]
+
+    def _sample_codes(self, n_samples, random_state):
+        from sklearn.utils.validation import check_is_fitted
+        check_is_fitted(self, "view_set_")
+        if n_samples is None:
+            n_samples = int(self.n_records_)
+        if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) \
+                or n_samples < 1:
+            raise ValueError(f"n_samples must be a positive integer; got {n_samples!r}.")
+        if random_state is None:
+            ss = seed_sequence(self.random_state).spawn(3)[2] if self.random_state is not None \
+                else np.random.SeedSequence()
+        else:
+            ss = seed_sequence(random_state)
+        draw_ss, decode_ss = ss.spawn(2)
+        codes = self.view_set_.sample(int(n_samples), np.random.default_rng(draw_ss))
+        return codes, np.random.default_rng(decode_ss)
+
+    def sample(self, n_samples=None, *, random_state=None):
+        """Synthetic records drawn from the released views (post-processing).
+
+        Parameters
+        ----------
+        n_samples : int, default=None
+            Number of records; ``None``: the (estimated) number of records.
+        random_state : int, Generator or None, default=None
+            ``None`` derives the stream from the estimator's ``random_state``
+            (fresh OS entropy when that is None too).
+
+        Returns
+        -------
+        DataFrame (or ndarray if fitted on one)
+            Columns, column order and dtypes of the fitted table.
+        """
+        codes, rng = self._sample_codes(n_samples, random_state)
+        return self.encoder_.inverse_transform(codes, random_state=rng)

@@ -1,0 +1,248 @@
+"""CALM: Algorithm 1 against the paper's Table 2, and the estimator."""
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+
+from dpsynth.exceptions import PrivacyLeakWarning
+from dpsynth.local import CALMSynthesizer, calm_parameters, covering_design, covering_number
+from dpsynth.local._covering import schoenheim_bound
+
+EPSILONS = [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
+
+
+def _row(text):
+    return [tuple(int(x) for x in cell.split(",")) for cell in text.split()]
+
+
+# Zhang et al., CCS 2018, Table 2: (ell, m) per epsilon; all d = 8 rows and d = 16, k = 3
+TABLE2 = {
+    (8, 3, 16): "2,28 2,28 2,28 2,28 2,28 2,28 2,28 3,56 3,56 4,14",
+    (8, 4, 16): "2,28 2,28 2,28 2,28 2,28 2,28 2,28 3,56 3,56 3,56",
+    (8, 5, 16): "2,28 2,28 2,28 2,28 2,28 2,28 2,28 2,28 3,56 3,56",
+    (8, 6, 16): "2,28 2,28 2,28 2,28 2,28 2,28 2,28 2,28 3,56 3,56",
+    (8, 7, 16): "2,28 2,28 2,28 2,28 2,28 2,28 2,28 2,28 2,28 3,56",
+    (8, 8, 16): "2,28 2,28 2,28 2,28 2,28 2,28 2,28 2,28 2,28 3,56",
+    (8, 3, 18): "2,28 2,28 2,28 2,28 3,56 3,56 3,56 3,56 3,56 4,14",
+    (8, 4, 18): "2,28 2,28 2,28 2,28 3,56 3,56 4,70 4,70 4,70 4,70",
+    (8, 5, 18): "2,28 2,28 2,28 2,28 2,28 3,56 3,56 4,70 5,56 5,56",
+    (8, 6, 18): "2,28 2,28 2,28 2,28 2,28 3,56 3,56 4,70 4,70 5,56",
+    (8, 7, 18): "2,28 2,28 2,28 2,28 2,28 3,56 3,56 3,56 4,70 5,56",
+    (8, 8, 18): "2,28 2,28 2,28 2,28 2,28 2,28 3,56 3,56 4,70 4,70",
+    (16, 3, 16): "2,65 2,65 2,65 2,65 2,65 2,65 2,65 2,65 3,65 3,65",
+    (16, 3, 18): "2,120 2,120 2,120 2,120 2,120 3,262 3,262 4,140 4,140 4,140",
+}
+
+
+@pytest.mark.parametrize("key", sorted(TABLE2))
+def test_table2(key):
+    d, k, log_n = key
+    got = [calm_parameters(d, k, 2 ** log_n, eps) for eps in EPSILONS]
+    assert got == _row(TABLE2[key])
+
+
+def test_worked_example():
+    ell, m, details = calm_parameters(8, 3, 2 ** 16, 2.0, return_details=True)
+    assert (ell, m) == (4, 14)
+    assert details["sampling_error"] == pytest.approx(14 / 2 ** 16)
+    assert details["noise_error"] == pytest.approx(0.00077, abs=5e-6)
+    for eps in (0.2, 0.6, 1.0, 1.4):  # "for eps <= 1.4 only ell = 2 fits"
+        assert calm_parameters(8, 3, 2 ** 16, eps)[0] == 2
+
+
+def test_covering_numbers():
+    known = {(8, 4, 3): 14, (8, 5, 3): 8, (8, 6, 3): 4, (8, 7, 3): 4, (16, 4, 3): 140,
+             (8, 3, 3): 56, (8, 5, 4): 20}
+    for (v, k, t), number in known.items():
+        assert covering_number(v, k, t) == number
+    for v, k, t in [(8, 4, 3), (8, 5, 4), (16, 5, 3), (10, 4, 2), (12, 6, 3)]:
+        blocks = covering_design(v, k, t)
+        assert len(blocks) >= schoenheim_bound(v, k, t)
+        assert all(len(b) == k for b in blocks)
+        covered = {s for b in blocks for s in __import__("itertools").combinations(b, t)}
+        assert len(covered) == math.comb(v, t)
+
+
+def test_parameters_validation():
+    with pytest.raises(ValueError, match="k"):
+        calm_parameters(4, 5, 1000, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        calm_parameters(4, 2, 1000, 0)
+    with pytest.raises(ValueError, match="cardinality"):
+        calm_parameters(4, 2, 1000, 1.0, cardinality=[2, 3])
+    # non-binary: more cells per marginal, so no larger marginals than binary
+    assert calm_parameters(8, 3, 2 ** 18, 2.0, cardinality=3)[0] <= 4
+
+
+def _planted(n, d, seed=0):
+    rng = np.random.default_rng(seed)
+    z = rng.integers(0, 3, n)
+    cols = {}
+    for j in range(d):
+        noise = rng.integers(0, 3, n)
+        cols[f"c{j}"] = np.where(rng.random(n) < 0.7, z, noise)
+    frame = pd.DataFrame(cols).astype(np.int64)
+    return frame, {c: [0, 1, 2] for c in frame}
+
+
+def _true_marginal(X, cols, cards):
+    codes = X[cols].to_numpy()
+    idx = np.ravel_multi_index(codes.T, cards)
+    return np.bincount(idx, minlength=int(np.prod(cards))).reshape(cards) / len(X)
+
+
+def test_fit_sample_marginal_roundtrip():
+    X, cats = _planted(20000, 5)
+    synth = CALMSynthesizer(epsilon=2.0, k=3, categories=cats, random_state=0).fit(X)
+    assert synth.n_marginals_ == len(synth.marginal_sets_) == len(synth.oracles_)
+    assert synth.group_sizes_.sum() == len(X)
+    assert synth.group_sizes_.max() - synth.group_sizes_.min() <= 1
+    sample = synth.sample(100)
+    assert list(sample.columns) == list(X.columns)
+    assert (sample.dtypes == X.dtypes).all()
+    est = synth.marginal(["c3", "c0", "c1"])
+    assert est.shape == (3, 3, 3) and est.sum() == pytest.approx(1.0) and est.min() >= 0
+    truth = _true_marginal(X, ["c3", "c0", "c1"], (3, 3, 3))
+    uniform = np.full((3, 3, 3), 1 / 27)
+    # far better than the uniform baseline on planted correlations
+    assert ((est - truth) ** 2).sum() < 0.2 * ((uniform - truth) ** 2).sum()
+    frame = synth.marginal(["c1", "c2"], as_frame=True)
+    assert list(frame.columns) == ["c1", "c2", "fraction"] and len(frame) == 9
+
+
+def test_views_are_consistent_after_fit():
+    X, cats = _planted(5000, 6)
+    synth = CALMSynthesizer(epsilon=1.0, categories=cats, random_state=1).fit(X)
+    from dpsynth.views import project
+    views = synth.views_
+    for i, (a, t) in enumerate(views):
+        for b, u in views[i + 1:]:
+            shared = tuple(sorted(set(a) & set(b)))
+            np.testing.assert_allclose(project(t, a, shared), project(u, b, shared), atol=1e-9)
+
+
+def test_privacy_spent_matches_an_independent_computation():
+    X, cats = _planted(3000, 4)
+    synth = CALMSynthesizer(epsilon=0.7, categories=cats, random_state=0).fit(X)
+    assert synth.privacy_spent_["epsilon"] == 0.7
+    assert synth.privacy_spent_["delta"] == 0.0
+    # every user sends one report; the worst likelihood ratio of each oracle used is e^0.7
+    for oracle in synth.oracles_:
+        if oracle.name == "grr":
+            worst = math.log(oracle.p / oracle.q)
+        else:  # OUE: (1/2 / q) * ((1 - q) / (1/2))
+            worst = math.log((1 - oracle.q) / oracle.q)
+        assert worst == pytest.approx(synth.privacy_spent_["epsilon"], abs=1e-12)
+
+
+def test_partition_does_not_depend_on_values():
+    X, cats = _planted(3000, 4)
+    a = CALMSynthesizer(epsilon=1.0, categories=cats, random_state=3).fit(X)
+    Y = X.copy()
+    Y.iloc[:, :] = 2 - Y.to_numpy()
+    b = CALMSynthesizer(epsilon=1.0, categories=cats, random_state=3).fit(Y)
+    np.testing.assert_array_equal(a.assign_groups(3000), b.assign_groups(3000))
+    assert a.marginal_sets_ == b.marginal_sets_
+
+
+def test_plan_perturb_fit_reports_equals_fit():
+    X, cats = _planted(4000, 4)
+    params = dict(epsilon=1.5, categories=cats, random_state=5)
+    fitted = CALMSynthesizer(**params).fit(X)
+    server = CALMSynthesizer(**params).plan(len(X), pd.DataFrame(cats))
+    assert server.marginal_sets_ == fitted.marginal_sets_
+    groups = server.assign_groups(len(X))
+    reports = [server.perturb(X[groups == g], g, random_state=g) for g in
+               range(server.n_marginals_)]
+    server.fit_reports(reports)
+    cols = [f"c{a}" for a in server.marginal_sets_[0][:2]]  # a pair inside a view
+    est = server.marginal(cols)
+    truth = _true_marginal(X, cols, (3, 3))
+    assert np.abs(est - truth).max() < 0.1
+    with pytest.raises(ValueError, match="reports"):
+        server.fit_reports(reports[:-1])
+
+
+def test_reproducible_and_clone():
+    X, cats = _planted(2000, 4)
+    synth = CALMSynthesizer(epsilon=1.0, categories=cats, random_state=7)
+    a = synth.fit(X).marginal(["c0", "c1"])
+    b = clone(synth).fit(X).marginal(["c0", "c1"])
+    np.testing.assert_array_equal(a, b)
+    assert clone(synth).get_params()["epsilon"] == 1.0
+    pd.testing.assert_frame_equal(synth.sample(50), synth.sample(50))
+
+
+def test_numeric_column_binned_with_public_bounds():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(18, 90, 3000), "sex": rng.choice(["F", "M"], 3000)})
+    synth = CALMSynthesizer(epsilon=2.0, k=2, bounds={"age": (18, 90)}, n_bins=3,
+                            categories={"sex": ["F", "M"]}, random_state=0).fit(X)
+    assert list(synth.cardinalities_) == [3, 2]
+    out = synth.sample(200)
+    assert out["age"].between(18, 90).all() and out["age"].dtype == X["age"].dtype
+
+
+def test_undeclared_domain_warns_and_missing_is_an_error():
+    X, _ = _planted(500, 3)
+    with pytest.warns(PrivacyLeakWarning, match="c0"):
+        CALMSynthesizer(epsilon=1.0, random_state=0).fit(X)
+    Y = X.astype(object)
+    Y.iloc[0, 1] = None
+    declared = {c: [0, 1, 2] for c in X}
+    with pytest.raises(ValueError, match="c1"):
+        CALMSynthesizer(epsilon=1.0, categories=declared, random_state=0).fit(Y)
+    synth = CALMSynthesizer(epsilon=1.0, categories=declared, allow_missing=True,
+                            random_state=0).fit(Y)
+    assert list(synth.cardinalities_) == [4, 4, 4]
+    # values read from the data (warned): the missing value is read too, where present
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        synth = CALMSynthesizer(epsilon=1.0, random_state=0).fit(Y)
+    assert list(synth.cardinalities_) == [3, 4, 3]
+    assert synth.sample(50).shape == (50, 3)
+
+
+@pytest.mark.parametrize("param, value", [("epsilon", 0), ("epsilon", "1"), ("k", 0),
+                                          ("binning", "quantile"), ("large_domain", "x")])
+def test_bad_parameters(param, value):
+    X, cats = _planted(200, 3)
+    with pytest.raises((ValueError, TypeError), match=param):
+        CALMSynthesizer(categories=cats, **{param: value}).fit(X)
+
+
+def test_bad_marginal_query():
+    X, cats = _planted(1000, 3)
+    synth = CALMSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="nope"):
+        synth.marginal(["c0", "nope"])
+    with pytest.raises(ValueError, match="repeated"):
+        synth.marginal(["c0", "c0"])
+    with pytest.raises(ValueError, match="n_samples"):
+        synth.sample(0)
+
+
+def test_given_ell_uses_algorithm_1_rule_for_m():
+    X, cats = _planted(14000, 8)
+    synth = CALMSynthesizer(epsilon=1.0, ell=4, categories=cats, random_state=0).fit(X)
+    # m = min(floor(theta n), CoverDesign(8, 3, 4)) = min(14, 14)
+    assert (synth.ell_, synth.n_marginals_) == (4, 14)
+    assert synth.marginal_sets_ == covering_design(8, 4, 3)
+    synth = CALMSynthesizer(epsilon=1.0, ell=3, n_marginals=10, categories=cats,
+                            random_state=0).fit(X)
+    assert (synth.ell_, synth.n_marginals_) == (3, 10)
+    usage = np.bincount(np.concatenate(synth.marginal_sets_), minlength=8)
+    assert usage.max() - usage.min() <= 1  # balanced choice of the 10 sets
+
+
+def test_plan_accepts_a_dict_domain():
+    cats = {"a": ["x", "y", "z"], "b": [0, 1]}
+    server = CALMSynthesizer(epsilon=1.0, k=2, categories=cats, random_state=0).plan(5000, cats)
+    assert list(server.cardinalities_) == [3, 2]
+    assert list(server.feature_names_in_) == ["a", "b"]
+    unseeded = CALMSynthesizer(epsilon=1.0, k=2, categories=cats).plan(5000, cats)
+    np.testing.assert_array_equal(unseeded.assign_groups(5000), unseeded.assign_groups(5000))
