@@ -2,7 +2,7 @@
 
 :func:`fit_population` draws ``n`` records column by column from the 1-way
 distributions implied by the targets, then moves them by the greedy
-coordinate descent of :mod:`dpsynth._marginal_matching` (Cython kernel
+coordinate descent of :mod:`dpsynth.sampling.marginal_matching` (Cython kernel
 ``_core._matching.descend``) on the weighted squared error
 ``sum_m w_m ||P_m - T_m||^2`` between the population's counts ``P_m`` and
 the targets ``T_m`` (rescaled to ``n`` records).
