@@ -31,14 +31,17 @@ __all__ = ["DPMarginalSynthesizer"]
 class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     """Differentially private synthetic data from DP k-way marginals.
 
-    ``fit`` releases the counts of all attribute combinations of length
-    ``1..reporting_length`` under ``(epsilon, delta)``-differential privacy
-    (privacy unit: one record; add/remove neighbours) with Algorithm 1 of
-    Gopi, Mahabadi and Yekhanin [1]_ as used by Microsoft's Synthetic Data
-    Showcase (SDS) [2]_: per length k, a DP percentile bounds each record's
-    contribution, Gaussian noise is added to every candidate combination and
-    noisy counts below a threshold are suppressed.  The result,
-    ``aggregates_``, is a :class:`DPAggregates` that can be published.
+    ``fit`` releases DP marginals of the table under ``(epsilon,
+    delta)``-differential privacy (privacy unit: one record; add/remove
+    neighbours).  By default (``release="workload"``) it measures all 1-way
+    marginals and adaptively selected 2- and 3-way marginals with Gaussian
+    noise (after AIM [3]_).  With ``release="sds"`` it releases the counts of
+    all attribute combinations of length ``1..reporting_length`` with
+    Algorithm 1 of Gopi, Mahabadi and Yekhanin [1]_ as used by Microsoft's
+    Synthetic Data Showcase (SDS) [2]_: per length k, a DP percentile bounds
+    each record's contribution, Gaussian noise is added to every candidate
+    combination and noisy counts below a threshold are suppressed.  The
+    result, ``aggregates_``, is a :class:`DPAggregates` that can be published.
     ``sample`` then synthesizes records from the aggregates only
     (post-processing: no further privacy cost).
 
@@ -75,6 +78,21 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ``{"fixed": {k: t}}`` or ``{"adaptive": {k: eta}}``.
     number_of_records_epsilon_proportion : float, default=0.005
         Share of ``epsilon`` spent on the Laplace record count.
+    release : {"auto", "workload", "sds"}, default="auto"
+        How ``fit`` spends the budget.  ``"workload"``: the workload-aware
+        release of :mod:`dpsynth.release.adaptive` (DP discovery of
+        undeclared values, then all 1-way marginals and adaptively selected
+        2- and 3-way marginals measured with Gaussian noise, after AIM,
+        McKenna et al. 2022; the budget is converted to zCDP by the tight
+        bound of Canonne, Kamath and Steinke); the release holds dense noisy
+        marginals.  ``"sds"``: the SDS release of every 1..R combination
+        (Gopi et al. Algorithm 1), kept for parity with pac-synth; the
+        parameters ``percentile``, ``percentile_epsilon_proportion``,
+        ``accuracy_mode``, ``fabrication_mode`` and
+        ``number_of_records_epsilon_proportion`` apply to it only.
+        ``"auto"`` picks ``"workload"`` (the more accurate at every epsilon
+        on the benchmark, see the README), unless the sampler needs SDS's
+        sparse counts (``synthesis="aggregate_seeded"``).
     synthesis : {"marginal_matching", "aggregate_seeded"} or Sampler, default="marginal_matching"
         How ``sample`` turns the aggregates into records (every sampler reads
         only the aggregates): a name registered in :mod:`dpsynth.sampling`,
@@ -134,7 +152,13 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
     Notes
     -----
-    Budget split (all numbers in ``privacy_spent_``): ``epsilon_records =
+    Workload release: ``(epsilon, delta')`` is converted to a zCDP ``rho``
+    by the Canonne-Kamath-Steinke bound (``delta' = delta/2`` with a
+    data-derived universe, whose discovery spends 10% of ``rho`` and the
+    other ``delta/2``); every selection and measurement is listed in
+    ``privacy_spent_.mechanisms`` and they add up to ``rho``.
+
+    SDS release, budget split (all numbers in ``privacy_spent_``): ``epsilon_records =
     epsilon * number_of_records_epsilon_proportion`` (Laplace); the rest is
     converted to zCDP ``rho = (sqrt(eps_M + L) - sqrt(L))**2`` with
     ``L = ln(1/delta')``, ``delta' = delta/2`` (the other half pays for the
@@ -149,6 +173,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
        Marginals." (Microsoft Research note).
     .. [2] Microsoft, "Synthetic Data Showcase: Differentially private
        aggregation and synthesis" (design document).
+    .. [3] R. McKenna, B. Mullins, D. Sheldon, G. Miklau. "AIM: An Adaptive
+       and Iterative Mechanism for Differentially Private Synthetic Data."
+       VLDB 2022.
 
     Examples
     --------

@@ -10,7 +10,7 @@ import pytest
 from dpsynth import DPAggregates, DPMarginalSynthesizer
 from dpsynth.aggregates import NoisyMarginal
 from dpsynth.preprocessing import TableEncoder
-from dpsynth.release.adaptive import DISCOVERY_PROPORTION
+from dpsynth.release.adaptive import discovery_proportion
 from dpsynth.release.conversion import zcdp_delta
 from dpsynth.sampling import AggregateSeededSampler
 
@@ -58,7 +58,8 @@ def test_accounting_against_an_independent_computation():
     # the other half of delta pays for the set union of discovered values
     assert math.fsum(m.delta for m in spent.mechanisms) == pytest.approx(0.5e-6)
     discovery = [m for m in spent.mechanisms if m.name.startswith("discovery")]
-    assert discovery[0].rho == pytest.approx(DISCOVERY_PROPORTION * spent["rho"])
+    assert discovery[0].rho == pytest.approx(discovery_proportion(2.0) * spent["rho"]) \
+        == pytest.approx(0.2 * spent["rho"])
     assert dict(discovery[0].params)["contribution_bound"] == 3  # a, b, c (age is binned)
     assert spent["epsilon"] == 2.0 and spent["strategy"] == "workload"
 

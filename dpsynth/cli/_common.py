@@ -455,6 +455,7 @@ def fit(args, frame, declaration):
     """
     synthesizer = DPMarginalSynthesizer(
         epsilon=args.epsilon, delta=args.delta, reporting_length=args.reporting_length,
+        release=getattr(args, "release", "auto"),
         encoder=encoder(args, frame, declaration), n_jobs=getattr(args, "n_jobs", None),
         random_state=args.seed)
     return synthesizer.fit(frame)

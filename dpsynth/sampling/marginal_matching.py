@@ -55,7 +55,8 @@ is derived up front, so results are reproducible and do not depend on
 """
 
 from concurrent.futures import ThreadPoolExecutor
-from numbers import Integral
+from numbers import Integral, Real
+import math
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -202,6 +203,11 @@ class MarginalMatchingSampler(Sampler):
     dense_sweeps : int, default=15
         Passes of coordinate descent towards dense noisy marginals (a
         workload-aware release, :mod:`dpsynth.release.adaptive`).
+    min_count : float, default=2.0
+        With dense marginals, a value whose consistent 1-way estimate is
+        below ``min_count`` noise standard deviations is never synthesized
+        (a value absent from the data would otherwise appear through noise
+        alone).  ``0`` keeps every value with a positive estimate.
     """
 
     _parameter_constraints = {
@@ -210,15 +216,17 @@ class MarginalMatchingSampler(Sampler):
         "max_population": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "dense_sweeps": [Interval(Integral, 1, None, closed="left")],
+        "min_count": [Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(self, sweeps=3, use_three_way=True, max_population=50_000, n_jobs=None,
-                 dense_sweeps=15):
+                 dense_sweeps=15, min_count=2.0):
         self.sweeps = sweeps
         self.use_three_way = use_three_way
         self.max_population = max_population
         self.n_jobs = n_jobs
         self.dense_sweeps = dense_sweeps
+        self.min_count = min_count
 
     def fit(self, aggregates):
         """Read the public facts the targets need from ``aggregates``."""
@@ -480,6 +488,12 @@ class MarginalMatchingSampler(Sampler):
         masks = [possible[np.minimum(np.arange(self.offsets[j], self.offsets[j] + size),
                                      schema.n_attributes)] if not self.absent
                  else np.ones(size, dtype=bool) for j, size in enumerate(self.sizes)]
+        # a value whose consistent 1-way estimate is within min_count noise
+        # standard deviations of zero is taken as absent (no fabricated values)
+        for m in consistent:
+            if len(m.columns) == 1 and self.min_count > 0:
+                j = m.columns[0]
+                masks[j] = masks[j] & (m.table > self.min_count * math.sqrt(m.variance))
         targets = []
         for m in consistent:
             mask = masks[m.columns[0]]
