@@ -19,7 +19,8 @@ import numpy as np
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 
-from ._hashing cimport mix64, table_find, rng_uniform
+from ._hashing cimport (key_add, mix64, pack_key, raise_pending, rng_seed_stream,
+                       rng_uniform, signal_raised, table_find)
 
 def key_bits(Py_ssize_t n_ids):
     """Bits per id in a packed key for ids ``0..n_ids-1`` (id + 1 must fit)."""
@@ -31,16 +32,15 @@ def key_bits(Py_ssize_t n_ids):
 
 def pack_tuples(const int32_t[:, ::1] tuples, int bits):
     """Packed uint64 key of every row (rows must be sorted ascending)."""
-    cdef Py_ssize_t n = tuples.shape[0], k = tuples.shape[1], i, j
-    cdef uint64_t key
+    cdef Py_ssize_t n = tuples.shape[0], k = tuples.shape[1], i
     out = np.empty(n, dtype=np.uint64)
     cdef uint64_t[::1] keys = out
+    if k == 0:
+        keys[:] = 0
+        return out
     with nogil:
         for i in range(n):
-            key = 0
-            for j in range(k):
-                key |= (<uint64_t>(tuples[i, j] + 1)) << (bits * j)
-            keys[i] = key
+            keys[i] = pack_key(&tuples[i, 0], k, bits)
     return out
 
 
@@ -101,11 +101,13 @@ def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_o
     sorted rows in lexicographic order.
     """
     cdef Py_ssize_t m = previous.shape[0], km1 = previous.shape[1], k = km1 + 1
-    cdef Py_ssize_t start, stop, i, i2, j, p, q, total = 0, written = 0
+    cdef Py_ssize_t start, stop, i, i2, j, p, q, total = 0, written = 0, rows = 0
     cdef int pass_
     cdef int32_t a, b
-    cdef uint64_t key
-    cdef bint ok
+    cdef int32_t sub[64]  # a (k-1)-sub-tuple; packed keys hold at most 64 ids
+    cdef bint ok, interrupted = False
+    if k > 64:
+        raise ValueError("tuples of more than 64 ids do not fit a packed key")
     out_arr = np.empty((0, k), dtype=np.int32)
     cdef int32_t[:, ::1] out = out_arr
     for pass_ in range(2):
@@ -126,6 +128,10 @@ def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_o
                         break
                     stop += 1
                 for i in range(start, stop):
+                    rows += 1
+                    if signal_raised(rows):
+                        interrupted = True
+                        break
                     a = previous[i, km1 - 1]
                     for j in range(i + 1, stop):
                         b = previous[j, km1 - 1]
@@ -134,15 +140,14 @@ def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_o
                         ok = True
                         # drop prefix element p; the sub-tuple stays sorted
                         for p in range(km1 - 1):
-                            key = 0
                             q = 0
                             for i2 in range(km1 - 1):
                                 if i2 != p:
-                                    key |= (<uint64_t>(previous[i, i2] + 1)) << (bits * q)
+                                    sub[q] = previous[i, i2]
                                     q += 1
-                            key |= (<uint64_t>(a + 1)) << (bits * q)
-                            key |= (<uint64_t>(b + 1)) << (bits * (q + 1))
-                            if table_find(slots, slot_values, key) == -1:
+                            sub[q] = a
+                            sub[q + 1] = b
+                            if table_find(slots, slot_values, pack_key(sub, km1, bits)) == -1:
                                 ok = False
                                 break
                         if not ok:
@@ -154,7 +159,11 @@ def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_o
                                 out[written, p] = previous[i, p]
                             out[written, km1] = b
                             written += 1
+                if interrupted:
+                    break
                 start = stop
+        if interrupted:
+            raise_pending()
     return out_arr
 
 
@@ -196,7 +205,7 @@ cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
             if depth >= 0:
                 pos[depth] += 1
             continue
-        key = keys[depth] | ((<uint64_t>(rec[pos[depth]] + 1)) << (bits * depth))
+        key = key_add(keys[depth], rec[pos[depth]], <int>depth, bits)
         value = table_find(slots, slot_values, key)
         if depth == k - 1:
             if value >= 0:
@@ -217,28 +226,57 @@ cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
     return found
 
 
+cdef struct WalkBuffers:
+    # scratch of one record walk: the record's ids, and per depth the
+    # position in the record and the packed key of the prefix
+    int32_t* rec
+    Py_ssize_t* pos
+    uint64_t* keys
+
+
+cdef int _walk_alloc(WalkBuffers* w, Py_ssize_t d, int k) except -1:
+    w.rec = <int32_t*> malloc((d + 1) * sizeof(int32_t))
+    w.pos = <Py_ssize_t*> malloc((k + 1) * sizeof(Py_ssize_t))
+    w.keys = <uint64_t*> malloc((k + 1) * sizeof(uint64_t))
+    if w.rec == NULL or w.pos == NULL or w.keys == NULL:
+        _walk_free(w)
+        raise MemoryError()
+    return 0
+
+
+cdef void _walk_free(WalkBuffers* w) noexcept nogil:
+    free(w.rec)
+    free(w.pos)
+    free(w.keys)
+    w.rec = NULL
+    w.pos = NULL
+    w.keys = NULL
+
+
 def record_tuple_counts(const int32_t[:, ::1] ids, int k, int bits,
                         const uint64_t[::1] slots, const int64_t[::1] slot_values):
     """``|W_u|`` for every record: how many of its k-subsets are candidates."""
-    cdef Py_ssize_t n = ids.shape[0], d = ids.shape[1], u, m
+    cdef Py_ssize_t n = ids.shape[0], u, m
+    cdef bint interrupted = False
     out = np.zeros(n, dtype=np.int64)
     cdef int64_t[::1] sizes = out
     cdef int64_t[::1] no_counts = np.zeros(0, dtype=np.int64)
-    cdef int32_t* rec = <int32_t*> malloc((d + 1) * sizeof(int32_t))
-    cdef Py_ssize_t* pos = <Py_ssize_t*> malloc((k + 1) * sizeof(Py_ssize_t))
-    cdef uint64_t* keys = <uint64_t*> malloc((k + 1) * sizeof(uint64_t))
+    cdef WalkBuffers w
     cdef uint64_t state = 0
-    if rec == NULL or pos == NULL or keys == NULL:
-        free(rec); free(pos); free(keys)
-        raise MemoryError()
+    _walk_alloc(&w, ids.shape[1], k)
     try:
         with nogil:
             for u in range(n):
-                m = _compact_record(ids, u, rec)
-                sizes[u] = _walk_record(rec, m, k, bits, slots, slot_values, pos, keys,
+                if signal_raised(u + 1):
+                    interrupted = True
+                    break
+                m = _compact_record(ids, u, w.rec)
+                sizes[u] = _walk_record(w.rec, m, k, bits, slots, slot_values, w.pos, w.keys,
                                         no_counts, 0, 0, &state, 0)
+        if interrupted:
+            raise_pending()
     finally:
-        free(rec); free(pos); free(keys)
+        _walk_free(&w)
     return out
 
 
@@ -256,34 +294,42 @@ def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
     +1 to all its candidates, or to its own random subset when truncated.
     ``sizes`` must be :func:`record_tuple_counts` of the same inputs.
     """
-    cdef Py_ssize_t n = ids.shape[0], d = ids.shape[1], u, m
+    cdef Py_ssize_t n = ids.shape[0], u, m, walks = 0
     cdef int64_t copy
+    cdef bint interrupted = False
     out = np.zeros(n_candidates, dtype=np.int64)
     cdef int64_t[::1] counts = out
-    cdef int32_t* rec = <int32_t*> malloc((d + 1) * sizeof(int32_t))
-    cdef Py_ssize_t* pos = <Py_ssize_t*> malloc((k + 1) * sizeof(Py_ssize_t))
-    cdef uint64_t* keys = <uint64_t*> malloc((k + 1) * sizeof(uint64_t))
+    cdef WalkBuffers w
     cdef uint64_t state
     if n_candidates == 0:
-        free(rec); free(pos); free(keys)
         return out
-    if rec == NULL or pos == NULL or keys == NULL:
-        free(rec); free(pos); free(keys)
-        raise MemoryError()
+    _walk_alloc(&w, ids.shape[1], k)
     try:
         with nogil:
             for u in range(n):
                 if sizes[u] == 0:
                     continue
-                m = _compact_record(ids, u, rec)
+                walks += 1
+                if signal_raised(walks):
+                    interrupted = True
+                    break
+                m = _compact_record(ids, u, w.rec)
                 if sizes[u] <= bound:  # untruncated copies all add the same +1s
-                    _walk_record(rec, m, k, bits, slots, slot_values, pos, keys,
+                    _walk_record(w.rec, m, k, bits, slots, slot_values, w.pos, w.keys,
                                  counts, sizes[u], bound, &state, multiplicity[u])
                     continue
                 for copy in range(multiplicity[u]):  # an independent subset per copy
-                    state = mix64(seed ^ mix64(<uint64_t>u + 1) ^ mix64(~(<uint64_t>copy)))
-                    _walk_record(rec, m, k, bits, slots, slot_values, pos, keys,
+                    walks += 1
+                    if signal_raised(walks):
+                        interrupted = True
+                        break
+                    state = rng_seed_stream(seed, <uint64_t>u + 1, <uint64_t>copy)
+                    _walk_record(w.rec, m, k, bits, slots, slot_values, w.pos, w.keys,
                                  counts, sizes[u], bound, &state, 1)
+                if interrupted:
+                    break
+        if interrupted:
+            raise_pending()
     finally:
-        free(rec); free(pos); free(keys)
+        _walk_free(&w)
     return out
