@@ -242,3 +242,23 @@ def test_public_universe_excludes_impossible_missing_values():
         assert ("n", None) not in released and ("b", None) not in released
         out = synth.sample(500)
         assert out["n"].dtype == np.int64 and out["b"].dtype == bool
+
+
+@pytest.mark.parametrize("shape, low, high", [((3000, 6), -1, 3), ((2000, 3), -5, 400),
+                                              ((50, 1), 0, 1), ((0, 4), 0, 1)])
+def test_distinct_rows_match_numpy_unique(shape, low, high):
+    """The hashing pass plus packed-word sort gives np.unique(axis=0)'s rows and counts."""
+    from dpsynth._marginals import _distinct_rows
+    rng = np.random.default_rng(1)
+    ids = rng.integers(low, high, size=shape).astype(np.int32)
+    if shape[0]:
+        ids = np.concatenate([ids, ids[::3]])  # duplicates
+    rows, multiplicity = _distinct_rows(ids)
+    expected, counts = np.unique(ids, axis=0, return_counts=True)
+    np.testing.assert_array_equal(rows, expected)
+    np.testing.assert_array_equal(multiplicity, counts)
+    # weights add up over the duplicates of a row
+    again, total = _distinct_rows(np.concatenate([rows, rows]),
+                                  np.concatenate([multiplicity, multiplicity]))
+    np.testing.assert_array_equal(again, rows)
+    np.testing.assert_array_equal(total, 2 * multiplicity)

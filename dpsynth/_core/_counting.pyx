@@ -16,7 +16,7 @@ no record's tuple list is ever stored.
 
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, free
 
 from ._hashing cimport (key_add, mix64, pack_key, raise_pending, rng_seed_stream,
@@ -87,6 +87,98 @@ def build_table(const uint64_t[::1] keys, const int64_t[::1] values):
     if duplicate >= 0:
         raise ValueError(f"duplicate key at position {duplicate}")
     return slots_arr, vals_arr
+
+
+def distinct_rows(const int32_t[:, ::1] ids, const int64_t[::1] weights):
+    """Distinct rows of ``ids`` by one hashing pass (no sort).
+
+    Parameters
+    ----------
+    ids : ndarray of int32, shape (n, d)
+    weights : ndarray of int64, shape (n,)
+        How many records each row stands for.
+
+    Returns
+    -------
+    first : ndarray of int64
+        Index of the first occurrence of every distinct row, in order of
+        first occurrence.
+    total : ndarray of int64
+        Sum of ``weights`` over the occurrences of every distinct row.
+    """
+    cdef Py_ssize_t n = ids.shape[0], d = ids.shape[1], u, j, found = 0
+    cdef uint64_t capacity = 16, mask, pos, h
+    cdef int64_t r
+    cdef bint same, interrupted = False
+    if weights.shape[0] != n:
+        raise ValueError("weights must hold one weight per row")
+    while capacity < 2 * <uint64_t>n:
+        capacity <<= 1
+    mask = capacity - 1
+    slots_arr = np.full(capacity, -1, dtype=np.int64)  # distinct row number, -1: empty
+    hashes_arr = np.zeros(n, dtype=np.uint64)
+    first_arr = np.empty(n, dtype=np.int64)
+    total_arr = np.zeros(n, dtype=np.int64)
+    cdef int64_t[::1] slots = slots_arr, first = first_arr, total = total_arr
+    cdef uint64_t[::1] hashes = hashes_arr  # of the distinct rows
+    with nogil:
+        for u in range(n):
+            if signal_raised(u + 1):
+                interrupted = True
+                break
+            h = <uint64_t>d
+            for j in range(d):
+                h = mix64(h ^ (<uint64_t><uint32_t>ids[u, j]))
+            pos = h & mask
+            while True:
+                r = slots[pos]
+                if r < 0:  # new distinct row
+                    slots[pos] = found
+                    hashes[found] = h
+                    first[found] = u
+                    total[found] = weights[u]
+                    found += 1
+                    break
+                if hashes[r] == h:
+                    same = True
+                    for j in range(d):
+                        if ids[first[r], j] != ids[u, j]:
+                            same = False
+                            break
+                    if same:
+                        total[r] += weights[u]
+                        break
+                pos = (pos + 1) & mask
+    if interrupted:
+        raise_pending()
+    return first_arr[:found].copy(), total_arr[:found].copy()
+
+
+def lex_order(rows):
+    """Permutation that sorts the rows of an int32 matrix lexicographically.
+
+    The order of ``np.unique(rows, axis=0)`` (signed comparisons, first
+    column first), found by packing each row, column after column, into as
+    few 64-bit words as the columns' ranges allow and sorting those words:
+    a few passes instead of one per column.  Stable.
+    """
+    arr = np.asarray(rows)
+    n, d = arr.shape
+    if n == 0 or d == 0:
+        return np.arange(n)
+    low = arr.min(axis=0).astype(np.int64)
+    bits = [int(span).bit_length() for span in arr.max(axis=0).astype(np.int64) - low]
+    words, word, used = [], np.zeros(n, dtype=np.uint64), 0
+    for j in range(d):
+        if bits[j] == 0:  # a constant column does not order anything
+            continue
+        if used + bits[j] > 64:
+            words.append(word)
+            word, used = np.zeros(n, dtype=np.uint64), 0
+        word = (word << np.uint64(bits[j])) | (arr[:, j] - low[j]).astype(np.uint64)
+        used += bits[j]
+    words.append(word)
+    return np.lexsort(words[::-1])  # np.lexsort's last key is the primary one
 
 
 def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_of,
