@@ -55,6 +55,7 @@ is derived up front, so results are reproducible and do not depend on
 """
 
 from concurrent.futures import ThreadPoolExecutor
+import signal
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -410,40 +411,51 @@ class MarginalMatcher:
         if self.use_three_way:
             self._three_way_structure()
 
+        stop = np.zeros(1, dtype=np.uint8)  # set: every thread's descent stops
+
         def population(part):
-            return self._population(int(sizes[part]), one_way, targets, generators[part])
+            return self._population(int(sizes[part]), one_way, targets, generators[part],
+                                    stop)
 
         n_workers = min(effective_n_jobs(self.n_jobs), n_parts)
         if n_workers <= 1:
             parts = [population(part) for part in range(n_parts)]
         else:
-            with ThreadPoolExecutor(max_workers=n_workers) as executor:
-                parts = list(executor.map(population, range(n_parts)))
+            with ThreadPoolExecutor(max_workers=n_workers,
+                                    initializer=_leave_signals_to_main_thread) as executor:
+                try:
+                    parts = list(executor.map(population, range(n_parts)))
+                except BaseException:  # Ctrl-C or a failure: end the other threads now
+                    stop[0] = 1
+                    executor.shutdown(wait=True, cancel_futures=True)
+                    raise
         records = np.concatenate(parts)
         if self.absent:
             records = np.where(records == (self.sizes - 1)[None, :], -1, records)
         return records.astype(np.int32)
 
-    def _population(self, n, one_way, targets, rng):
-        """One population of ``n`` records fitted to the targets (touches no shared state)."""
+    def _population(self, n, one_way, targets, rng, stop=None):
+        """One population of ``n`` records fitted to the targets (touches no shared state
+        but ``stop``, the flag that ends the descents early)."""
         records = np.empty((n, self.n_columns), dtype=np.int32)
         for j, target in enumerate(one_way):
             records[:, j] = rng.choice(self.sizes[j], size=n, p=target / target.sum())
-        self._descend(records, one_way, targets, rng)
+        self._descend(records, one_way, targets, rng, self.sweeps, stop)
         triples = self.three_way_targets(records, n) if self.use_three_way else {}
         if triples:
             weight = self._weight(3)
             self._descend(records, one_way,
-                          targets + [(c, t, weight) for c, t in triples.items()], rng)
+                          targets + [(c, t, weight) for c, t in triples.items()], rng,
+                          self.sweeps, stop)
         return records
 
-    def _descend(self, records, one_way, targets, rng):
+    def _descend(self, records, one_way, targets, rng, sweeps, stop=None):
         """Greedy coordinate descent (Cython) towards weighted target marginals.
 
         ``targets`` is a list of ``(columns, table, weight)``; tables are
         rescaled to the population size.  ``one_way`` gives the values that
         may be written.  ``records`` is updated in place; returns the number
-        of moves per sweep.
+        of moves per sweep (``sweeps`` of them).  ``stop``: see ``_matching.descend``.
         """
         d, n = self.n_columns, records.shape[0]
         # values that are never written nor held are left out of every table:
@@ -465,15 +477,21 @@ class MarginalMatcher:
             table = table[np.ix_(*[keep[c] for c in cols])]
             tables.append((cols, table, weight))
         layout = _layout(code, tables)
-        record_orders = np.array([rng.permutation(n) for _ in range(self.sweeps)],
-                                 dtype=np.int64).reshape(self.sweeps, n)
-        column_orders = np.array([rng.permutation(d) for _ in range(self.sweeps)],
-                                 dtype=np.int32).reshape(self.sweeps, d)
+        record_orders = np.array([rng.permutation(n) for _ in range(sweeps)],
+                                 dtype=np.int64).reshape(sweeps, n)
+        column_orders = np.array([rng.permutation(d) for _ in range(sweeps)],
+                                 dtype=np.int32).reshape(sweeps, d)
         moves = _matching.descend(code, *layout, sizes, allowed, value_base,
-                                  record_orders, column_orders)
+                                  record_orders, column_orders, stop)
         for j in range(d):
             records[:, j] = keep[j][code[:, j]]
         return moves
+
+
+def _leave_signals_to_main_thread():
+    """Block SIGINT in a worker thread, so that Ctrl-C wakes the waiting main thread."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 def _layout(records, targets):

@@ -106,7 +106,7 @@ def distinct_rows(const int32_t[:, ::1] ids, const int64_t[::1] weights):
     total : ndarray of int64
         Sum of ``weights`` over the occurrences of every distinct row.
     """
-    cdef Py_ssize_t n = ids.shape[0], d = ids.shape[1], u, j, found = 0
+    cdef Py_ssize_t n = ids.shape[0], d = ids.shape[1], u, j, found = 0, work = 0
     cdef uint64_t capacity = 16, mask, pos, h
     cdef int64_t r
     cdef bint same, interrupted = False
@@ -123,7 +123,7 @@ def distinct_rows(const int32_t[:, ::1] ids, const int64_t[::1] weights):
     cdef uint64_t[::1] hashes = hashes_arr  # of the distinct rows
     with nogil:
         for u in range(n):
-            if signal_raised(u + 1):
+            if signal_raised(&work, d + 1):
                 interrupted = True
                 break
             h = <uint64_t>d
@@ -149,8 +149,7 @@ def distinct_rows(const int32_t[:, ::1] ids, const int64_t[::1] weights):
                         total[r] += weights[u]
                         break
                 pos = (pos + 1) & mask
-    if interrupted:
-        raise_pending()
+    raise_pending(interrupted)
     return first_arr[:found].copy(), total_arr[:found].copy()
 
 
@@ -193,7 +192,7 @@ def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_o
     sorted rows in lexicographic order.
     """
     cdef Py_ssize_t m = previous.shape[0], km1 = previous.shape[1], k = km1 + 1
-    cdef Py_ssize_t start, stop, i, i2, j, p, q, total = 0, written = 0, rows = 0
+    cdef Py_ssize_t start, stop, i, i2, j, p, q, total = 0, written = 0, work = 0
     cdef int pass_
     cdef int32_t a, b
     cdef int32_t sub[64]  # a (k-1)-sub-tuple; packed keys hold at most 64 ids
@@ -220,8 +219,7 @@ def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_o
                         break
                     stop += 1
                 for i in range(start, stop):
-                    rows += 1
-                    if signal_raised(rows):
+                    if signal_raised(&work, (stop - i) * km1 + 1):
                         interrupted = True
                         break
                     a = previous[i, km1 - 1]
@@ -254,8 +252,7 @@ def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_o
                 if interrupted:
                     break
                 start = stop
-        if interrupted:
-            raise_pending()
+        raise_pending(interrupted)
     return out_arr
 
 
@@ -273,7 +270,8 @@ cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
                              const uint64_t[::1] slots, const int64_t[::1] slot_values,
                              Py_ssize_t* pos, uint64_t* keys,
                              int64_t[::1] counts, int64_t size, int64_t bound,
-                             uint64_t* rng_state, int64_t increment) noexcept nogil:
+                             uint64_t* rng_state, int64_t increment,
+                             Py_ssize_t* steps) noexcept nogil:
     """Depth-first walk over the record's k-subsets that are candidates.
 
     A prefix of length j < k is extended only if it is a released j-tuple
@@ -282,6 +280,7 @@ cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
     counts the candidates; otherwise it adds ``increment`` to each candidate
     kept by selection sampling (Knuth's Algorithm S): a uniform ``bound``-subset
     of the record's ``size`` candidates, or all of them when ``size <= bound``.
+    Adds the number of table look-ups to ``steps``.
     """
     cdef Py_ssize_t depth = 0, found = 0
     cdef int64_t value, chosen = 0
@@ -299,6 +298,7 @@ cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
             continue
         key = key_add(keys[depth], rec[pos[depth]], <int>depth, bits)
         value = table_find(slots, slot_values, key)
+        steps[0] += 1
         if depth == k - 1:
             if value >= 0:
                 if counting:
@@ -348,7 +348,7 @@ cdef void _walk_free(WalkBuffers* w) noexcept nogil:
 def record_tuple_counts(const int32_t[:, ::1] ids, int k, int bits,
                         const uint64_t[::1] slots, const int64_t[::1] slot_values):
     """``|W_u|`` for every record: how many of its k-subsets are candidates."""
-    cdef Py_ssize_t n = ids.shape[0], u, m
+    cdef Py_ssize_t n = ids.shape[0], u, m, work = 0
     cdef bint interrupted = False
     out = np.zeros(n, dtype=np.int64)
     cdef int64_t[::1] sizes = out
@@ -359,14 +359,13 @@ def record_tuple_counts(const int32_t[:, ::1] ids, int k, int bits,
     try:
         with nogil:
             for u in range(n):
-                if signal_raised(u + 1):
-                    interrupted = True
-                    break
                 m = _compact_record(ids, u, w.rec)
                 sizes[u] = _walk_record(w.rec, m, k, bits, slots, slot_values, w.pos, w.keys,
-                                        no_counts, 0, 0, &state, 0)
-        if interrupted:
-            raise_pending()
+                                        no_counts, 0, 0, &state, 0, &work)
+                if signal_raised(&work, 1):
+                    interrupted = True
+                    break
+        raise_pending(interrupted)
     finally:
         _walk_free(&w)
     return out
@@ -386,7 +385,7 @@ def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
     +1 to all its candidates, or to its own random subset when truncated.
     ``sizes`` must be :func:`record_tuple_counts` of the same inputs.
     """
-    cdef Py_ssize_t n = ids.shape[0], u, m, walks = 0
+    cdef Py_ssize_t n = ids.shape[0], u, m, work = 0
     cdef int64_t copy
     cdef bint interrupted = False
     out = np.zeros(n_candidates, dtype=np.int64)
@@ -401,27 +400,24 @@ def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
             for u in range(n):
                 if sizes[u] == 0:
                     continue
-                walks += 1
-                if signal_raised(walks):
+                if signal_raised(&work, 1):
                     interrupted = True
                     break
                 m = _compact_record(ids, u, w.rec)
                 if sizes[u] <= bound:  # untruncated copies all add the same +1s
                     _walk_record(w.rec, m, k, bits, slots, slot_values, w.pos, w.keys,
-                                 counts, sizes[u], bound, &state, multiplicity[u])
+                                 counts, sizes[u], bound, &state, multiplicity[u], &work)
                     continue
                 for copy in range(multiplicity[u]):  # an independent subset per copy
-                    walks += 1
-                    if signal_raised(walks):
+                    if copy > 0 and signal_raised(&work, 1):
                         interrupted = True
                         break
                     state = rng_seed_stream(seed, <uint64_t>u + 1, <uint64_t>copy)
                     _walk_record(w.rec, m, k, bits, slots, slot_values, w.pos, w.keys,
-                                 counts, sizes[u], bound, &state, 1)
+                                 counts, sizes[u], bound, &state, 1, &work)
                 if interrupted:
                     break
-        if interrupted:
-            raise_pending()
+        raise_pending(interrupted)
     finally:
         _walk_free(&w)
     return out

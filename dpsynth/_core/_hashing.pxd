@@ -14,10 +14,10 @@ cdef extern from "Python.h":
 
 
 cdef enum:
-    # records (or sweep visits) between two checks for signals: a check takes
-    # the GIL, so it must be rare, yet the slowest kernel step between two
-    # checks stays far below 0.1 s
-    SIGNAL_CHECK_INTERVAL = 4096
+    # elementary steps (table look-ups, values read) between two checks for
+    # signals: a check takes the GIL, so it must be rare, yet this much work
+    # takes milliseconds
+    SIGNAL_CHECK_WORK = 1 << 22
 
 
 # ---------------------------------------------------------------- keys
@@ -82,23 +82,30 @@ cdef inline double rng_uniform(uint64_t* state) noexcept nogil:
 
 
 # ---------------------------------------------------------------- signals
-cdef inline bint signal_raised(Py_ssize_t iteration) noexcept nogil:
-    """Every ``SIGNAL_CHECK_INTERVAL`` iterations, run the signal handlers.
+cdef inline bint check_signals() noexcept nogil:
+    """Run the signal handlers now, taking the GIL briefly.
 
-    Takes the GIL briefly for the check.  Returns True when a handler raised
-    (Ctrl-C: ``KeyboardInterrupt``); the exception is then set, and the
-    caller must stop, free what it holds and return to Python with it (see
-    ``raise_pending``).  Handlers only run in the main thread: elsewhere this
-    never fires, and threads stop through their caller's stop flag.
+    Returns True when a handler raised (Ctrl-C: ``KeyboardInterrupt``); the
+    exception is then set, and the caller must stop, free what it holds and
+    return to Python with it (see ``raise_pending``).  Handlers only run in
+    the main thread: elsewhere this never fires, and threads stop through
+    their caller's stop flag.
     """
     cdef int raised = 0
-    if iteration % SIGNAL_CHECK_INTERVAL != 0:
-        return False
     with gil:
         raised = PyErr_CheckSignals()
     return raised != 0
 
 
-cdef inline int raise_pending() except -1:
-    """Propagate the exception a signal handler set (call with the GIL)."""
-    return -1
+cdef inline bint signal_raised(Py_ssize_t* work, Py_ssize_t cost) noexcept nogil:
+    """Add ``cost`` steps to ``work``; past ``SIGNAL_CHECK_WORK``, :func:`check_signals`."""
+    work[0] += cost
+    if work[0] < SIGNAL_CHECK_WORK:
+        return False
+    work[0] = 0
+    return check_signals()
+
+
+cdef inline int raise_pending(bint interrupted) except -1:
+    """With ``interrupted``, propagate the exception a signal handler set (holding the GIL)."""
+    return -1 if interrupted else 0

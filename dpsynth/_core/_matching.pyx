@@ -49,7 +49,7 @@ import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
-from ._hashing cimport SIGNAL_CHECK_INTERVAL, raise_pending, signal_raised
+from ._hashing cimport SIGNAL_CHECK_WORK, check_signals, raise_pending
 
 cdef extern from *:
     """
@@ -202,14 +202,14 @@ cdef struct Layout:
     double *delta  # scratch: loss terms of every value of the visited column
     int64_t *cell  # scratch: start of the run read, per entry
     const uint8_t *stop  # set by the caller to stop the descent (NULL: none)
-    Py_ssize_t visits  # visits so far, for the periodic checks
+    Py_ssize_t work  # values read since the last periodic check
 
 
 cdef int64_t _sweep(Layout *L, const int64_t *record_order, Py_ssize_t n,
                     const int32_t *column_order, Py_ssize_t n_visited) noexcept nogil:
     """One sweep of the descent; returns the number of moves.
 
-    Every ``SIGNAL_CHECK_INTERVAL`` visits it checks the caller's stop flag
+    Every ``SIGNAL_CHECK_WORK`` values read it checks the caller's stop flag
     (returns ``STOPPED``) and, in the main thread, runs the signal handlers
     (returns ``SIGNALLED`` when one raised).  A stopped sweep leaves a
     consistent state: every move made is complete.
@@ -235,11 +235,12 @@ cdef int64_t _sweep(Layout *L, const int64_t *record_order, Py_ssize_t n,
         first = L.entry_start[j]
         last = L.entry_start[j + 1]
         for t in range(n):
-            L.visits += 1
-            if L.visits % SIGNAL_CHECK_INTERVAL == 0:
+            L.work += (last - first) * nv + 1
+            if L.work >= SIGNAL_CHECK_WORK:
+                L.work = 0
                 if dpsynth_flag_set(L.stop):
                     return STOPPED
-                if signal_raised(0):
+                if check_signals():
                     return SIGNALLED
             if t + AHEAD < n:  # a record spans up to a few cache lines
                 rec = L.records + record_order[t + AHEAD] * d
@@ -411,7 +412,7 @@ def descend(int32_t[:, ::1] records, double[::1] residual, float[::1] copies,
     L.delta = &delta[0]
     L.cell = &cell[0]
     L.stop = &stop[0] if stop is not None and stop.shape[0] > 0 else NULL
-    L.visits = 0
+    L.work = 0
     cdef int64_t[::1] moves = moves_arr
     cdef int64_t status = 0
     with nogil:
@@ -421,8 +422,7 @@ def descend(int32_t[:, ::1] records, double[::1] residual, float[::1] copies,
             if status < 0:
                 break
             moves[sweep] = status
-    if status == SIGNALLED:
-        raise_pending()
+    raise_pending(status == SIGNALLED)
     if status == STOPPED:
         raise Stopped("descent stopped by the caller's stop flag")
     return moves_arr

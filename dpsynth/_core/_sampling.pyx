@@ -359,7 +359,7 @@ def sample_records(const int32_t[::1] column_of, const int64_t[::1] one_counts,
     cdef uint64_t state = rng_seed(seed)
     cdef int64_t fallback_records = 0, fallback_cells = 0, passes = 1
     cdef bint used_fallback, interrupted = False
-    cdef Py_ssize_t attempts = 0
+    cdef Py_ssize_t work = 0
     if n_attr == 0:
         raise ValueError("no released attributes to sample from")
     for i in range(n_attr):
@@ -395,8 +395,8 @@ def sample_records(const int32_t[::1] column_of, const int64_t[::1] one_counts,
     try:
         with nogil:
             while produced < target:
-                attempts += 1
-                if signal_raised(attempts):
+                # a record costs about one look-up per candidate and record subset
+                if signal_raised(&work, <Py_ssize_t>s.n_attr * s.max_subsets + 1):
                     interrupted = True
                     break
                 if total_available <= 0:
@@ -448,8 +448,7 @@ def sample_records(const int32_t[::1] column_of, const int64_t[::1] one_counts,
                 if s.use_synth:
                     _count_synthesized(&s, slots, slot_values, buffer)
                 produced += 1
-        if interrupted:
-            raise_pending()
+        raise_pending(interrupted)
     finally:
         _free(&s, buffer, scratch, fweights)
     return records_arr[:produced].copy(), (int(fallback_records), int(fallback_cells), int(passes))
