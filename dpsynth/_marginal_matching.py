@@ -182,7 +182,14 @@ class MarginalMatcher:
     ----------
     aggregates : DPAggregates
     sweeps : int, default=3
-        Passes of coordinate descent over all (record, column) pairs.
+        Passes of coordinate descent over all (record, column) pairs towards
+        the 1- and 2-way targets.
+    three_way_sweeps : int, default=2
+        Passes once the 3-way targets are added.  A pass then reads about
+        ten times more cells (24 columns), and few records still move after
+        the first one: a third pass left the NIST MA marginals' TVD at
+        epsilon 4 unchanged and lowered the 3-way TVD of the 1M-row table
+        from 0.0202 to 0.0198 for 1.35 times the sampling time.
     use_three_way : bool, default=True
         Also denoise the 3-way aggregates (prior: the population fitted to
         the 1- and 2-way targets) and fit to them.
@@ -200,9 +207,10 @@ class MarginalMatcher:
     """
 
     def __init__(self, aggregates, sweeps=3, use_three_way=True, max_population=50_000,
-                 n_jobs=None):
+                 n_jobs=None, three_way_sweeps=2):
         self.aggregates = aggregates
         self.sweeps = sweeps
+        self.three_way_sweeps = three_way_sweeps
         self.use_three_way = use_three_way
         self.max_population = max_population
         self.n_jobs = n_jobs
@@ -446,7 +454,7 @@ class MarginalMatcher:
             weight = self._weight(3)
             self._descend(records, one_way,
                           targets + [(c, t, weight) for c, t in triples.items()], rng,
-                          self.sweeps, stop)
+                          self.three_way_sweeps, stop)
         return records
 
     def _descend(self, records, one_way, targets, rng, sweeps, stop=None):
