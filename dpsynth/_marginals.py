@@ -76,17 +76,21 @@ def _distinct_rows(ids, weights=None):
     return np.ascontiguousarray(rows[order]), multiplicity[order]
 
 
-def _level_counts(ids, k, bits, walk_table, n_candidates, bound_fn, rng, weights):
-    """Per-record candidate counts, the contribution bound, and the bounded counts."""
+def _level_counts(ids, k, bits, walk_table, n_candidates, bound_fn, rng, weights, plan=None):
+    """Per-record candidate counts, the contribution bound, and the bounded counts.
+
+    ``plan``: the candidates grouped by columns (``_counting.dense_plan``), to
+    count column group by column group instead of walking every record.
+    """
     slots, slot_values = walk_table
     rows, multiplicity = _distinct_rows(ids, weights)
-    sizes = _counting.record_tuple_counts(rows, k, bits, slots, slot_values)
+    sizes = _counting.record_tuple_counts(rows, k, bits, slots, slot_values, plan)
     bound = int(bound_fn(np.repeat(sizes, multiplicity)))
     if bound <= 0:
         return bound, np.zeros(n_candidates, dtype=np.int64)
     seed = int(rng.integers(0, 2**63)) if rng is not None else 0
     counts = _counting.bounded_counts(rows, k, bits, slots, slot_values,
-                                      n_candidates, sizes, bound, seed, multiplicity)
+                                      n_candidates, sizes, bound, seed, multiplicity, plan)
     return bound, counts
 
 
@@ -145,7 +149,8 @@ def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
         walk_table = _table(blocks, bits)
         bound, counts = _level_counts(compact_ids, k, bits, walk_table,
                                       len(candidates), lambda s: bound_fn(k, s),
-                                      rng, weights)
+                                      rng, weights,
+                                      _counting.dense_plan(candidates, compact_columns))
         if bound <= 0:
             break
         keep, released, threshold, scale = release_fn(k, counts, bound)

@@ -346,11 +346,19 @@ cdef void _walk_free(WalkBuffers* w) noexcept nogil:
 
 
 def record_tuple_counts(const int32_t[:, ::1] ids, int k, int bits,
-                        const uint64_t[::1] slots, const int64_t[::1] slot_values):
-    """``|W_u|`` for every record: how many of its k-subsets are candidates."""
+                        const uint64_t[::1] slots, const int64_t[::1] slot_values,
+                        plan=None):
+    """``|W_u|`` for every record: how many of its k-subsets are candidates.
+
+    With a :func:`dense_plan` of the candidates, by :func:`dense_counts`
+    (same result); otherwise by a walk over each record's subsets.
+    """
     cdef Py_ssize_t n = ids.shape[0], u, m, work = 0
     cdef bint interrupted = False
     out = np.zeros(n, dtype=np.int64)
+    if plan is not None:
+        return dense_counts(np.ascontiguousarray(np.asarray(ids).T), *plan,
+                            np.ones(n, dtype=np.int64), np.zeros(0, dtype=np.int64), 0, out)
     cdef int64_t[::1] sizes = out
     cdef int64_t[::1] no_counts = np.zeros(0, dtype=np.int64)
     cdef WalkBuffers w
@@ -374,7 +382,8 @@ def record_tuple_counts(const int32_t[:, ::1] ids, int k, int bits,
 def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
                    const uint64_t[::1] slots, const int64_t[::1] slot_values,
                    Py_ssize_t n_candidates, const int64_t[::1] sizes,
-                   int64_t bound, uint64_t seed, const int64_t[::1] multiplicity):
+                   int64_t bound, uint64_t seed, const int64_t[::1] multiplicity,
+                   plan=None):
     """Candidate counts where each record adds +1 to at most ``bound`` candidates.
 
     A record with more than ``bound`` candidates contributes to a uniformly
@@ -384,6 +393,8 @@ def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
     Row ``u`` stands for ``multiplicity[u]`` identical records: each copy adds
     +1 to all its candidates, or to its own random subset when truncated.
     ``sizes`` must be :func:`record_tuple_counts` of the same inputs.
+    With a :func:`dense_plan`, the untruncated records are counted by
+    :func:`dense_counts` and only the truncated ones walked (same result).
     """
     cdef Py_ssize_t n = ids.shape[0], u, m, work = 0
     cdef int64_t copy
@@ -392,13 +403,17 @@ def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
     cdef int64_t[::1] counts = out
     cdef WalkBuffers w
     cdef uint64_t state
+    cdef bint truncated_only = plan is not None
     if n_candidates == 0:
         return out
+    if truncated_only:
+        dense_counts(np.ascontiguousarray(np.asarray(ids).T), *plan, multiplicity, sizes,
+                     bound, out)
     _walk_alloc(&w, ids.shape[1], k)
     try:
         with nogil:
             for u in range(n):
-                if sizes[u] == 0:
+                if sizes[u] == 0 or (truncated_only and sizes[u] <= bound):
                     continue
                 if signal_raised(&work, 1):
                     interrupted = True
@@ -421,3 +436,146 @@ def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
     finally:
         _walk_free(&w)
     return out
+
+
+def dense_counts(const int32_t[:, ::1] columns, const int32_t[::1] column_start,
+                 const int32_t[:, ::1] group_columns, const int64_t[::1] group_start,
+                 const int32_t[:, ::1] candidates, const int64_t[::1] order,
+                 const int64_t[::1] multiplicity, const int64_t[::1] sizes, int64_t bound,
+                 int64_t[::1] out):
+    """Candidate counts (or per-record candidate counts) one column group at a time.
+
+    The sort-free counting pass of a level: the candidates are grouped by the
+    columns of their ids, and for each group a dense table over the group's
+    cells maps a cell to its candidate; one pass over the records' codes of
+    those columns then finds every record's candidate of the group.  The table
+    and the columns read stay in cache, so the cost is about one table read
+    per (record, column group), whatever the number of candidates.
+
+    Parameters
+    ----------
+    columns : ndarray of int32, shape (n_columns, n_records)
+        Compact id of every record's value, column by column (-1: none).
+    column_start : ndarray of int32, shape (n_columns + 1,)
+        Compact ids of column ``c`` are ``column_start[c] ..
+        column_start[c + 1] - 1``.
+    group_columns : ndarray of int32, shape (n_groups, k)
+        Columns of every group (increasing).
+    group_start : ndarray of int64, shape (n_groups + 1,)
+        Candidates ``order[group_start[g] : group_start[g + 1]]`` belong to group ``g``.
+    candidates : ndarray of int32, shape (n_candidates, k)
+    order : ndarray of int64
+        Candidate indexes, grouped.
+    multiplicity : ndarray of int64
+        Records each row stands for.
+    sizes : ndarray of int64, shape (0,) or (n_records,)
+        Empty: add to ``out[u]`` the number of record ``u``'s candidates
+        (``record_tuple_counts``).  Otherwise: add ``multiplicity[u]`` to
+        ``out[candidate]`` for every candidate of every record with
+        ``sizes[u] <= bound`` (the untruncated records of ``bounded_counts``).
+    bound : int
+    out : ndarray of int64
+        Updated in place.
+    """
+    cdef Py_ssize_t n = columns.shape[1], k = group_columns.shape[1]
+    cdef Py_ssize_t n_groups = group_columns.shape[0], g, i, u, p, work = 0
+    cdef int64_t cell, largest = 1, cells, idx
+    cdef int64_t step[64]
+    cdef const int32_t* col[64]
+    cdef int32_t value
+    cdef bint per_record = sizes.shape[0] == 0, interrupted = False, skip
+    if k > 64:
+        raise ValueError("more than 64 columns in a group")
+    for g in range(n_groups):
+        cells = 1
+        for p in range(k):
+            c = group_columns[g, p]
+            cells *= column_start[c + 1] - column_start[c]
+        largest = max(largest, cells)
+    table_arr = np.full(largest, -1, dtype=np.int64)
+    cdef int64_t[::1] table = table_arr
+    with nogil:
+        for g in range(n_groups):
+            # strides of the group's dense table (last column innermost)
+            cells = 1
+            for p in range(k - 1, -1, -1):
+                step[p] = cells
+                cells *= column_start[group_columns[g, p] + 1] - column_start[group_columns[g, p]]
+                col[p] = &columns[group_columns[g, p], 0]
+            for i in range(group_start[g], group_start[g + 1]):
+                cell = 0
+                for p in range(k):
+                    cell += (candidates[order[i], p]
+                             - column_start[group_columns[g, p]]) * step[p]
+                table[cell] = order[i]
+            for u in range(n):
+                if not per_record and sizes[u] > bound:
+                    continue
+                cell = 0
+                skip = False
+                for p in range(k):
+                    value = col[p][u]
+                    if value < 0:
+                        skip = True
+                        break
+                    cell += (value - column_start[group_columns[g, p]]) * step[p]
+                if skip:
+                    continue
+                idx = table[cell]
+                if idx < 0:
+                    continue
+                if per_record:
+                    out[u] += 1
+                else:
+                    out[idx] += multiplicity[u]
+            for i in range(group_start[g], group_start[g + 1]):  # clear the table
+                cell = 0
+                for p in range(k):
+                    cell += (candidates[order[i], p]
+                             - column_start[group_columns[g, p]]) * step[p]
+                table[cell] = -1
+            if signal_raised(&work, n + 1):
+                interrupted = True
+                break
+    raise_pending(interrupted)
+    return out
+
+
+def dense_plan(const int32_t[:, ::1] candidates, column_of, Py_ssize_t max_cells=1 << 22):
+    """Grouping of a level's candidates by columns, for :func:`dense_counts`.
+
+    Parameters
+    ----------
+    candidates : ndarray of int32, shape (n_candidates, k)
+        Sorted compact-id rows.
+    column_of : ndarray of int
+        Column of every compact id, non-decreasing (a column's ids are contiguous).
+    max_cells : int, default=2**22
+        Largest dense table allowed (8 bytes a cell).
+
+    Returns
+    -------
+    tuple or None
+        ``(column_start, group_columns, group_start, candidates, order)``, the
+        arguments of :func:`dense_counts` after ``columns``; None when a
+        group's table would exceed ``max_cells`` (then the walk counts).
+    """
+    column_of = np.asarray(column_of, dtype=np.int64)
+    rows = np.asarray(candidates)
+    if rows.shape[0] == 0 or np.any(np.diff(column_of) < 0):
+        return None
+    n_columns = int(column_of.max()) + 1
+    column_start = np.searchsorted(column_of, np.arange(n_columns + 1)).astype(np.int32)
+    width = np.diff(column_start).astype(np.int64)
+    cols = column_of[rows]
+    key = np.zeros(rows.shape[0], dtype=np.int64)
+    for p in range(rows.shape[1]):
+        key = key * n_columns + cols[:, p]
+    order = np.argsort(key, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(key[order]) != 0])
+    group_columns = np.ascontiguousarray(cols[order[starts]], dtype=np.int32)
+    if np.prod(width[group_columns].astype(float), axis=1).max() > max_cells:
+        return None
+    group_start = np.r_[starts, rows.shape[0]].astype(np.int64)
+    return (column_start, group_columns, group_start,
+            np.ascontiguousarray(rows, dtype=np.int32), order.astype(np.int64))
