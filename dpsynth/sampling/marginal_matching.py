@@ -58,6 +58,7 @@ from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 import math
 import signal
+from typing import NamedTuple
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -597,6 +598,36 @@ def _leave_signals_to_main_thread():
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
+class DescentLayout(NamedTuple):
+    """The arrays :func:`_matching.descend` reads, in its argument order.
+
+    ``residual`` holds ``P - T`` of every target (float64, C order) and
+    ``copies`` the weighted ``w * (P - T)`` (float32) once per column ``j``
+    of each target, with ``j`` innermost.  The ``target_*`` arrays describe
+    each target table (first cell, columns, strides, weight, its entries);
+    the ``entry_*`` arrays each copy (by column), ``other_*`` the other
+    columns of an entry's target.  Unused column slots hold column 0 with
+    step 0.
+    """
+
+    residual: np.ndarray
+    copies: np.ndarray
+    target_base: np.ndarray
+    target_column: np.ndarray
+    target_step: np.ndarray
+    target_weight: np.ndarray
+    target_start: np.ndarray
+    target_entry: np.ndarray
+    copy_step: np.ndarray
+    entry_start: np.ndarray
+    entry_column: np.ndarray
+    entry_target: np.ndarray
+    entry_position: np.ndarray
+    entry_base: np.ndarray
+    other_column: np.ndarray
+    other_step: np.ndarray
+
+
 def _layout(records, targets):
     """Residual, its copies and the entry tables of :func:`_matching.descend`.
 
@@ -609,13 +640,9 @@ def _layout(records, targets):
 
     Returns
     -------
-    tuple
+    DescentLayout
         The arguments of :func:`_matching.descend` from ``residual`` to
-        ``other_step``: ``residual`` holds ``P - T`` of every target (float64,
-        C order) and ``copies`` the weighted ``w * (P - T)`` (float32) once
-        per column ``j`` of each target, with ``j`` innermost: 8 + 4 k bytes
-        per cell of a k-way target.  The copies (entries) are listed by
-        column.  Unused column slots hold column 0 with step 0.
+        ``other_step`` (8 + 4 k bytes per cell of a k-way target).
     """
     d = records.shape[1]
     n_targets = len(targets)
@@ -667,6 +694,7 @@ def _layout(records, targets):
                                    np.arange(n_targets + 1)).astype(np.int64)
     entry_start = np.searchsorted(entry_column, np.arange(d + 1)).astype(np.int64)
     target_weight = np.array([weight for _, _, weight in targets], dtype=np.float64)
-    return (residual, copies, target_base[:-1], target_column, target_step, target_weight,
-            target_start, target_entry, copy_step, entry_start, entry_column, entry_target,
-            entry_position, entry_base, other_column, other_step)
+    return DescentLayout(residual, copies, target_base[:-1], target_column, target_step,
+                         target_weight, target_start, target_entry, copy_step, entry_start,
+                         entry_column, entry_target, entry_position, entry_base,
+                         other_column, other_step)
