@@ -492,7 +492,14 @@ def aggregates_line(aggregates):
     -------
     str
     """
-    by_length = ", ".join(f"{k}: {len(c)}" for k, c in enumerate(aggregates.counts, start=1))
+    lengths = range(1, aggregates.reporting_length + 1)
+    if aggregates.marginals:  # a workload release: dense noisy marginals
+        sets = {m.columns for m in aggregates.marginals}
+        by_length = ", ".join(f"{sum(len(c) == k for c in sets)} {k}-way" for k in lengths)
+        return (f"DP aggregates: {len(sets)} noisy marginals ({by_length}), "
+                f"DP record count {aggregates.n_records}")
+    counts = list(aggregates.counts) + [[]] * (len(lengths) - len(aggregates.counts))
+    by_length = ", ".join(f"{k}: {len(c)}" for k, c in zip(lengths, counts))
     return (f"DP aggregates: {len(aggregates)} combination counts (by length {by_length}), "
             f"DP record count {aggregates.n_records}")
 
