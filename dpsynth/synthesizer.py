@@ -285,7 +285,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             on_level=lambda *level: self._report_level(*level, total=R),
             possible=schema.possible_attributes)
         privacy = sds_privacy_spent(plan, levels, n_columns=len(schema),
-                                    epsilon_binning=encoder.epsilon_spent_)
+                                    epsilon_binning=encoder.epsilon_spent_,
+                                    delta_binning=getattr(encoder, "delta_spent_", 0.0))
         aggregates = DPAggregates.from_release(schema, levels, R, n_records, privacy,
                                                target=target)
         self.encoder_ = encoder

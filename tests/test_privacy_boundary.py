@@ -331,5 +331,5 @@ def test_privacy_spent_is_immutable_and_accounts_every_mechanism():
     assert sum(m.delta for m in spent.mechanisms) + spent["conversion_delta"] == \
         pytest.approx(spent["delta"])
     names = [m.name for m in spent.mechanisms]
-    assert names[:2] == ["record count", "bin edges (DP quantiles)"]
+    assert names[:2] == ["record count", "binning (DP quantiles, frequent values, within-bin)"]
     assert isinstance(DPKBinsDiscretizer, type)
