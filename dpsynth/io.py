@@ -110,10 +110,10 @@ class ColumnDeclaration:
     n_bins : int or None
         Bins of a numeric column (None: the encoder's ``n_bins``).
     special_values : tuple or None
-        Numbers of a numeric column that are codes rather than quantities
-        (e.g. ``-9`` for "refused").  Recorded and validated; the encoder
-        cannot bin them separately yet, so :meth:`Declaration.encoder_params`
-        refuses them.
+        Numbers of a numeric column with a bin of their own: point masses
+        inside the bounds (``0``, ``40``, a top code) or codes outside them
+        (e.g. ``-9`` for "refused", never clipped).  Public; passed to
+        :class:`~dpsynth.preprocessing.TableEncoder` as ``special_values``.
     """
 
     name: str
@@ -271,13 +271,11 @@ class Declaration:
         dict
             Only the declared things: no key for what is not declared.
         """
-        special = [c.name for c in self.columns if c.special_values]
-        if special:
-            raise ValueError(
-                f"column(s) {special} declare special_values, which the encoder cannot "
-                "keep apart from the bins yet; remove them from the declaration (and mark "
-                "them as missing values, or declare the column categorical)")
         params = {}
+        special = {c.name: list(c.special_values) for c in self.columns
+                   if c.kind == "numeric" and c.special_values}
+        if special:
+            params["special_values"] = special
         categories = {c.name: list(c.categories) for c in self.columns if c.categories}
         bounds = {c.name: c.bounds for c in self.columns if c.kind == "numeric"}
         if categories:
@@ -391,8 +389,11 @@ def _parse_column(entry, position, source):
         if special is not None:
             if not isinstance(special, list) or not all(_is_number(v) for v in special):
                 raise ValueError(f"{where}: \"special_values\" must be a list of numbers")
-            if any(bounds[0] <= v <= bounds[1] for v in special):
-                raise ValueError(f"{where}: \"special_values\" must lie outside the bounds")
+            if len(set(special)) != len(special):
+                raise ValueError(f"{where}: \"special_values\" has duplicates")
+            if dtype == "int64" and not all(float(v).is_integer() for v in special):
+                raise ValueError(f"{where}: \"special_values\" of an integer column must "
+                                 "be integers")
             special = tuple(special)
         return ColumnDeclaration(name, kind, dtype, bounds=(bounds[0], bounds[1]),
                                  n_bins=n_bins, special_values=special)
@@ -857,6 +858,8 @@ def check_values(frame, schema, *, path="the table", first_line=2, clip=False):
             values = series.to_numpy(dtype=np.float64, na_value=np.nan)
             low, high = column.bounds
             bad = present & ((values < low) | (values > high))
+            if column.special_values:  # declared codes have bins of their own
+                bad &= ~np.isin(values, np.asarray(column.special_values, dtype=np.float64))
             if bad.any() and clip:
                 clipped.append(column.name)
             elif bad.any():

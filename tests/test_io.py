@@ -296,7 +296,9 @@ def test_default_dtypes():
     ({"columns": [{"name": "a", "kind": "categorical"}], "missing_values": "NA"},
      "\"missing_values\" must be a list of strings"),
     ({"columns": [{"name": "a", "kind": "numeric", "bounds": [0, 9],
-                   "special_values": [5]}]}, "outside the bounds"),
+                   "special_values": [5, 5]}]}, "duplicates"),
+    ({"columns": [{"name": "a", "kind": "numeric", "bounds": [0, 9],
+                   "special_values": [0.5]}]}, "must be integers"),
 ])
 def test_invalid_declarations(tmp_path, document, fragment):
     path = tmp_path / "schema.json"
@@ -330,8 +332,15 @@ def test_per_column_bins_and_special_values():
     special = Declaration.from_dict({"columns": [
         {"name": "a", "kind": "numeric", "bounds": [0, 100], "special_values": [-9]}]})
     assert special["a"].special_values == (-9,)
-    with pytest.raises(ValueError, match="special_values"):
-        special.encoder_params()
+    params = special.encoder_params()
+    assert params["special_values"] == {"a": [-9]}
+    X = pd.DataFrame({"a": [-9, 0, 50, 100, -9]})
+    encoder = TableEncoder(**params).fit(X)
+    assert encoder.schema_[0].values[-1] == "=-9"
+    assert encoder.inverse_transform(encoder.transform(X))["a"].tolist()[0] == -9
+    inside = Declaration.from_dict({"columns": [
+        {"name": "a", "kind": "numeric", "bounds": [0, 100], "special_values": [0, 40]}]})
+    assert inside.encoder_params()["special_values"] == {"a": [0, 40]}
 
 
 def test_merge():
