@@ -1001,3 +1001,22 @@ def test_special_values_option_errors(capsys, work, spiky_csv, spec, fragment):
     code, out, err = run(capsys, "synthesize", spiky_csv, "-o", "synth.csv",
                          "--bounds", "gain=0:99999", "hours=1:99", "--special-values", spec)
     assert_one_line_error(code, err, "synthesize", fragment)
+
+
+def test_evaluate_through_a_release_with_special_values_outside_the_bounds(capsys, work):
+    rng = np.random.default_rng(4)
+    n = 1500
+    frame = pd.DataFrame({"kind": rng.choice(["a", "b"], n),
+                          "income": np.where(rng.random(n) < 0.3, -9,
+                                             rng.integers(0, 1000, n))})
+    frame.to_csv("real.csv", index=False)
+    code, out, err = run(capsys, "synthesize", "real.csv", "-o", "synth.csv",
+                         "--bounds", "income=0:999", "--special-values", "income=-9",
+                         "--aggregates-out", "agg.json", "--seed", 0)
+    assert code == 0, err
+    assert "has values outside" not in out + err
+    assert (pd.read_csv("synth.csv")["income"] == -9).mean() > 0.2
+    code, out, err = run(capsys, "evaluate", "real.csv", "synth.csv", "--aggregates",
+                         "agg.json")
+    assert code == 0, err
+    assert "income = -9: real share" in out

@@ -45,9 +45,13 @@ def release_declaration(encoder):
             integer = column.binning.integer
             high = edges[-1] - 1 if integer else edges[-1]
             low, high = (int(edges[0]), int(high)) if integer else (edges[0], high)
+            points = column.binning.points  # special values may lie outside the edges
+            if integer:
+                points = tuple(int(v) for v in points)
             columns.append(io.ColumnDeclaration(column.name, "numeric",
                                                 "int64" if integer else "float64",
-                                                bounds=(low, high)))
+                                                bounds=(low, high),
+                                                special_values=points or None))
         else:
             columns.append(io.ColumnDeclaration(column.name, "categorical",
                                                 _dtype_name(column.dtype)))

@@ -229,7 +229,7 @@ def decode_binning(codes, binning, rng):
     return out
 
 
-def within_histogram(values, binning, n_sub, epsilon, rng):
+def within_histogram(values, binning, n_sub, epsilon, rng, name="column"):
     """DP sub-bin probabilities of every interval (Laplace, ``epsilon``-DP).
 
     Every record not in a point bin falls in one sub-bin of one interval:
@@ -248,7 +248,7 @@ def within_histogram(values, binning, n_sub, epsilon, rng):
     subs = [sub_bin_edges(edges[k], edges[k + 1], binning.integer, n_sub)
             for k in range(n_int)]
     offsets = np.concatenate([[0], np.cumsum([len(e) - 1 for e in subs])])
-    codes = encode_binning(values, binning, "column")
+    codes = encode_binning(values, binning, name)
     inside = (codes >= 0) & (codes < n_int)
     index = np.empty(int(inside.sum()), dtype=np.int64)
     kept_codes, kept_values = codes[inside], np.asarray(values, dtype=np.float64)[inside]
@@ -821,7 +821,8 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             if self.inverse == "dp_histogram":
                 epsilon_j = float(self.inverse_epsilon) / n_columns
                 observed = columns[j][~np.isnan(columns[j])]
-                within = within_histogram(observed, binning, self.n_sub_bins, epsilon_j, rng)
+                within = within_histogram(observed, binning, self.n_sub_bins, epsilon_j, rng,
+                                          name)
                 spent += epsilon_j
                 binning = Binning(binning.edges, binning.integer, "dp_histogram",
                                   binning.clip, special=binning.special,
