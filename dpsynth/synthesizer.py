@@ -287,6 +287,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         privacy = sds_privacy_spent(plan, levels, n_columns=len(schema),
                                     epsilon_binning=encoder.epsilon_spent_,
                                     delta_binning=getattr(encoder, "delta_spent_", 0.0))
+        if schema.leaks:  # PrivacyLeakWarnings of the encoder: not covered by the guarantee
+            privacy = privacy.with_details(privacy_leak_warnings=[
+                note for notes in schema.leaks.values() for note in notes])
         aggregates = DPAggregates.from_release(schema, levels, R, n_records, privacy,
                                                target=target)
         self.encoder_ = encoder

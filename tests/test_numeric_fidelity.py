@@ -164,6 +164,7 @@ def test_data_bounds_mark_the_column_as_leaked_in_the_release(tmp_path):
     assert '"public": true' not in path.read_text()
     gain = [c for c in document["schema"]["columns"] if c["name"] == "gain"][0]
     assert gain["declared"] is False and "bounds='data'" in gain["leaked"][0]
+    assert "bounds='data'" in document["privacy"]["privacy_leak_warnings"][0]
 
 
 def _load_adult_numeric():
@@ -197,3 +198,12 @@ def test_adult_special_value_shares_within_0_02_at_epsilon_4():
             assert abs(fake_share - real_share) <= 0.02, (column, value, real_share,
                                                           fake_share)
         assert fake[column].dtype == np.int64
+
+
+def test_midpoint_never_decodes_an_interval_to_a_special_value():
+    X = pd.DataFrame({"v": np.arange(0, 11, dtype=np.int64)})
+    binner = DPKBinsDiscretizer(1, bounds=(0, 10), special_values=[5],
+                                inverse="midpoint").fit(X)
+    plain = DPKBinsDiscretizer(1, bounds=(0, 10), inverse="midpoint").fit(X)
+    assert plain.inverse_transform([[0]])["v"].tolist() == [5]
+    assert binner.inverse_transform([[0], [1]])["v"].tolist() == [4, 5]

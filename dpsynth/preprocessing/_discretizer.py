@@ -150,11 +150,12 @@ def encode_binning(values, binning, name):
     return codes
 
 
-def _draw(lower, upper, integer, closed, rng, points):
+def _draw(lower, upper, integer, closed, rng, points, middle=False):
     """Uniform draws in ``[lower, upper)`` (``closed``: ``[lower, upper]`` for floats).
 
     Integer draws skip the ``points`` (sorted int64) inside the range, which
     have bins of their own; a range holding nothing else gives ``lower``.
+    ``middle=True`` (integers) takes the middle one instead of a draw.
     """
     if integer:
         lower, upper = lower.astype(np.int64), upper.astype(np.int64)
@@ -163,7 +164,10 @@ def _draw(lower, upper, integer, closed, rng, points):
         room = upper - lower - n_points
         if not lower.size:
             return lower
-        drawn = lower + rng.integers(0, np.maximum(room, 1))
+        if middle:
+            drawn = lower + (np.maximum(room, 1) - 1) // 2
+        else:
+            drawn = lower + rng.integers(0, np.maximum(room, 1))
         for point in points:  # ascending: the u-th integer of the range that is no point
             drawn += (point >= lower) & (point <= drawn) & (room > 0)
         return drawn
@@ -201,8 +205,8 @@ def decode_binning(codes, binning, rng):
     skip = np.sort(points).astype(np.int64) if integer else np.empty(0)
     if binning.inverse == "midpoint":
         lower, upper = edges[interval], edges[interval + 1]
-        if integer:
-            values = (lower.astype(np.int64) + upper.astype(np.int64) - 1) // 2
+        if integer:  # the middle integer that is no point value
+            values = _draw(lower, upper, True, None, rng, skip, middle=True)
         else:
             values = (lower + upper) / 2.0
     elif binning.inverse == "dp_histogram":
