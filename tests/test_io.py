@@ -388,3 +388,19 @@ def test_paths_with_braces_in_messages(tmp_path):
     with pytest.raises(InputFileError) as info:
         read_csv(path)
     assert "{run}" in str(info.value) and "{run}" in info.value.for_cli()
+
+
+def test_declared_decimals_round_synthetic_floats():
+    declaration = Declaration.from_dict({"columns": [
+        {"name": "price", "kind": "numeric", "dtype": "float64", "bounds": [0, 100],
+         "decimals": 1}]})
+    params = declaration.encoder_params()
+    assert params["decimals"] == {"price": 1}
+    assert Declaration.from_dict(declaration.to_dict()) == declaration
+    X = pd.DataFrame({"price": np.linspace(0, 100, 50)})
+    encoder = TableEncoder(**params, random_state=0).fit(X)
+    values = encoder.inverse_transform(encoder.transform(X))["price"].to_numpy()
+    np.testing.assert_array_equal(values, np.round(values, 1))
+    with pytest.raises(ValueError, match="decimals"):
+        Declaration.from_dict({"columns": [{"name": "a", "kind": "numeric",
+                                            "bounds": [0, 9], "decimals": 1}]})
