@@ -207,3 +207,12 @@ def test_midpoint_never_decodes_an_interval_to_a_special_value():
     plain = DPKBinsDiscretizer(1, bounds=(0, 10), inverse="midpoint").fit(X)
     assert plain.inverse_transform([[0]])["v"].tolist() == [5]
     assert binner.inverse_transform([[0], [1]])["v"].tolist() == [4, 5]
+
+
+def test_points_match_at_the_declared_precision():
+    X = pd.DataFrame({"v": [0.0, 0.001, 2.5, 7.25, 10.0]})
+    binner = DPKBinsDiscretizer(2, bounds=(0.0, 10.0), special_values=[0.0],
+                                decimals=1).fit(X)
+    codes = binner.transform(X)[:, 0]
+    assert codes.tolist()[:2] == [2, 2]  # 0.001 is 0.0 at one decimal
+    assert binner.inverse_transform(codes[:, None])["v"].tolist()[:2] == [0.0, 0.0]

@@ -131,8 +131,8 @@ def _decode(codes, edges, integer, inverse, rng):
 def encode_binning(values, binning, name):
     """Codes of float ``values`` under a :class:`~dpsynth.schema.Binning` (NaN -> -1).
 
-    A value equal to a point value (declared special or DP-frequent) gets
-    that point's bin, wherever it lies; the others get their interval
+    A value equal to a point value (declared special or DP-frequent; at the
+    declared ``decimals``, if any) gets that point's bin, wherever it lies; the others get their interval
     (clipped into the end bins or refused, per ``binning.clip``).
     """
     values = np.asarray(values, dtype=np.float64)
@@ -140,9 +140,12 @@ def encode_binning(values, binning, name):
     codes = np.full(values.shape, -1, dtype=np.int64)
     is_point = np.zeros(values.shape, dtype=bool)
     if points.size:
+        # at the declared precision: 40.0001 is the point 40 of a 2-decimal column
+        matched = (values if binning.decimals is None or binning.integer
+                   else np.round(values, binning.decimals))
         order = np.argsort(points, kind="stable")
-        position = np.clip(np.searchsorted(points[order], values), 0, points.size - 1)
-        is_point = points[order][position] == values
+        position = np.clip(np.searchsorted(points[order], matched), 0, points.size - 1)
+        is_point = points[order][position] == matched
         codes[is_point] = binning.n_intervals + order[position[is_point]]
     rest = ~is_point
     codes[rest] = _encode(values[rest], binning.edge_array, binning.integer, binning.clip,
