@@ -253,10 +253,25 @@ class DPAggregates:
         return frame
 
     def one_counts(self):
-        """The released 1-count of every attribute id (0 where not released)."""
+        """The released 1-count of every attribute id (0 where not released).
+
+        Without sparse counts, the dense 1-way marginals give them: repeated
+        measurements averaged by inverse variance, rounded, negatives at 0
+        (post-processing).
+        """
         counts = np.zeros(self.schema.n_attributes, dtype=np.int64)
         if self.tuples:
             counts[self.tuples[0][:, 0]] = self.counts[0]
+            return counts
+        offsets = self.schema.offsets
+        for j in range(len(self.schema)):
+            measured = [m for m in self.marginals if m.columns == (j,)]
+            if not measured:
+                continue
+            weights = [1.0 / max(m.variance, 1e-12) for m in measured]
+            table = sum(w * m.table for w, m in zip(weights, measured)) / sum(weights)
+            size = int(self.schema.n_values[j])  # the empty cell of "absent" left out
+            counts[offsets[j]:offsets[j] + size] = np.maximum(np.rint(table[:size]), 0)
         return counts
 
     def check_samplable(self, *, complete):

@@ -743,7 +743,7 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
     explicit_sep = sep is not None
     if explicit_sep and (not isinstance(sep, str) or len(sep) != 1 or sep in "\"\n\r"):
         raise InputFileError("the separator must be one character (not a quote or line "
-                             f"break); got {{sep}}", sep=(repr(sep), repr(sep)))
+                             "break); got {sep}", sep=(repr(sep), repr(sep)))
     if sep is None:
         sep = _detect_separator(sample)
     first = _header(sample, sep)

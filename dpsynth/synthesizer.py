@@ -18,6 +18,7 @@ from . import accounting
 from .aggregates import DPAggregates
 from .mechanisms import laplace_count
 from .preprocessing import TableEncoder
+from .release.adaptive import release_adaptive
 from .release.sds import release_marginals, sds_privacy_spent
 from .sampling import SAMPLERS, Sampler, get_sampler
 from .utils._progress import log_progress
@@ -30,14 +31,17 @@ __all__ = ["DPMarginalSynthesizer"]
 class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     """Differentially private synthetic data from DP k-way marginals.
 
-    ``fit`` releases the counts of all attribute combinations of length
-    ``1..reporting_length`` under ``(epsilon, delta)``-differential privacy
-    (privacy unit: one record; add/remove neighbours) with Algorithm 1 of
-    Gopi, Mahabadi and Yekhanin [1]_ as used by Microsoft's Synthetic Data
-    Showcase (SDS) [2]_: per length k, a DP percentile bounds each record's
-    contribution, Gaussian noise is added to every candidate combination and
-    noisy counts below a threshold are suppressed.  The result,
-    ``aggregates_``, is a :class:`DPAggregates` that can be published.
+    ``fit`` releases DP marginals of the table under ``(epsilon,
+    delta)``-differential privacy (privacy unit: one record; add/remove
+    neighbours).  By default (``release="workload"``) it measures all 1-way
+    marginals and adaptively selected 2- and 3-way marginals with Gaussian
+    noise (after AIM [3]_).  With ``release="sds"`` it releases the counts of
+    all attribute combinations of length ``1..reporting_length`` with
+    Algorithm 1 of Gopi, Mahabadi and Yekhanin [1]_ as used by Microsoft's
+    Synthetic Data Showcase (SDS) [2]_: per length k, a DP percentile bounds
+    each record's contribution, Gaussian noise is added to every candidate
+    combination and noisy counts below a threshold are suppressed.  The
+    result, ``aggregates_``, is a :class:`DPAggregates` that can be published.
     ``sample`` then synthesizes records from the aggregates only
     (post-processing: no further privacy cost).
 
@@ -74,6 +78,21 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ``{"fixed": {k: t}}`` or ``{"adaptive": {k: eta}}``.
     number_of_records_epsilon_proportion : float, default=0.005
         Share of ``epsilon`` spent on the Laplace record count.
+    release : {"auto", "workload", "sds"}, default="auto"
+        How ``fit`` spends the budget.  ``"workload"``: the workload-aware
+        release of :mod:`dpsynth.release.adaptive` (DP discovery of
+        undeclared values, then all 1-way marginals and adaptively selected
+        2- and 3-way marginals measured with Gaussian noise, after AIM,
+        McKenna et al. 2022; the budget is converted to zCDP by the tight
+        bound of Canonne, Kamath and Steinke); the release holds dense noisy
+        marginals.  ``"sds"``: the SDS release of every 1..R combination
+        (Gopi et al. Algorithm 1), kept for parity with pac-synth; the
+        parameters ``percentile``, ``percentile_epsilon_proportion``,
+        ``accuracy_mode``, ``fabrication_mode`` and
+        ``number_of_records_epsilon_proportion`` apply to it only.
+        ``"auto"`` picks ``"workload"`` (the more accurate at every epsilon
+        on the benchmark, see the README), unless the sampler needs SDS's
+        sparse counts (``synthesis="aggregate_seeded"``).
     synthesis : {"marginal_matching", "aggregate_seeded"} or Sampler, default="marginal_matching"
         How ``sample`` turns the aggregates into records (every sampler reads
         only the aggregates): a name registered in :mod:`dpsynth.sampling`,
@@ -133,7 +152,13 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
     Notes
     -----
-    Budget split (all numbers in ``privacy_spent_``): ``epsilon_records =
+    Workload release: ``(epsilon, delta')`` is converted to a zCDP ``rho``
+    by the Canonne-Kamath-Steinke bound (``delta' = delta/2`` with a
+    data-derived universe, whose discovery spends 10% of ``rho`` and the
+    other ``delta/2``); every selection and measurement is listed in
+    ``privacy_spent_.mechanisms`` and they add up to ``rho``.
+
+    SDS release, budget split (all numbers in ``privacy_spent_``): ``epsilon_records =
     epsilon * number_of_records_epsilon_proportion`` (Laplace); the rest is
     converted to zCDP ``rho = (sqrt(eps_M + L) - sqrt(L))**2`` with
     ``L = ln(1/delta')``, ``delta' = delta/2`` (the other half pays for the
@@ -148,6 +173,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
        Marginals." (Microsoft Research note).
     .. [2] Microsoft, "Synthetic Data Showcase: Differentially private
        aggregation and synthesis" (design document).
+    .. [3] R. McKenna, B. Mullins, D. Sheldon, G. Miklau. "AIM: An Adaptive
+       and Iterative Mechanism for Differentially Private Synthetic Data."
+       VLDB 2022.
 
     Examples
     --------
@@ -170,6 +198,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         "fabrication_mode": [StrOptions({"uncontrolled", "progressive", "balanced",
                                          "minimize"}), dict],
         "number_of_records_epsilon_proportion": [Interval(Real, 0, 1, closed="neither")],
+        "release": [StrOptions({"auto", "sds", "workload"})],
         "synthesis": [StrOptions(set(SAMPLERS)), Sampler],
         "encoder": [HasMethods(["fit_transform", "inverse_transform"]), None],
         "n_jobs": [Integral, None],
@@ -180,7 +209,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     def __init__(self, *, epsilon=4.0, delta=None, reporting_length=3, percentile=99,
                  percentile_epsilon_proportion=0.01, accuracy_mode="auto",
                  fabrication_mode="uncontrolled",
-                 number_of_records_epsilon_proportion=0.005,
+                 number_of_records_epsilon_proportion=0.005, release="auto",
                  synthesis="marginal_matching", encoder=None, n_jobs=None,
                  random_state=None, verbose=0):
         self.epsilon = epsilon
@@ -191,6 +220,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self.accuracy_mode = accuracy_mode
         self.fabrication_mode = fabrication_mode
         self.number_of_records_epsilon_proportion = number_of_records_epsilon_proportion
+        self.release = release
         self.synthesis = synthesis
         self.encoder = encoder
         self.n_jobs = n_jobs
@@ -206,6 +236,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 f"encoder must be a dpsynth.preprocessing.TableEncoder or None; got "
                 f"{type(self.encoder).__name__}.")
         self._check_n_jobs()
+        self._resolved_release()
         R = min(int(self.reporting_length), n_columns)
         proportions = accounting.sigma_proportions(self._resolved_accuracy_mode(), R)
         rules = accounting.fabrication_thresholds(self.fabrication_mode,
@@ -218,12 +249,25 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             raise ValueError("n_jobs must be None or a non-zero integer (-1: all processors); "
                              "got 0.")
 
+    def _seeded_sampler(self):
+        return self.synthesis == "aggregate_seeded" or type(self.synthesis).__name__ == \
+            "AggregateSeededSampler"
+
+    def _resolved_release(self):
+        """``release`` with ``"auto"`` resolved: the workload-aware release, unless the
+        sampler needs SDS's sparse combination counts (the aggregate-seeded one)."""
+        if self.release == "auto":
+            return "sds" if self._seeded_sampler() else "workload"
+        if self.release == "workload" and self._seeded_sampler():
+            raise ValueError("synthesis='aggregate_seeded' samples SDS's sparse combination "
+                             "counts; use release='sds' with it, or "
+                             "synthesis='marginal_matching' with release='workload'.")
+        return self.release
+
     def _resolved_accuracy_mode(self):
         """``accuracy_mode`` with ``"auto"`` replaced by the synthesis method's best split."""
         if isinstance(self.accuracy_mode, str) and self.accuracy_mode == "auto":
-            seeded = self.synthesis == "aggregate_seeded" or type(self.synthesis).__name__ \
-                == "AggregateSeededSampler"
-            return "prioritize_long" if seeded else "prioritize_short"
+            return "prioritize_long" if self._seeded_sampler() else "prioritize_short"
         return self.accuracy_mode
 
     # --------------------------------------------------------------- fit
@@ -269,7 +313,34 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             encoder.set_params(random_state=binning_stream)
         codes = encoder.fit_transform(table)
         schema = encoder.schema_
+        if self._resolved_release() == "workload":
+            self._log("releasing the DP aggregates (workload-aware)", done=0, total=1,
+                      label="marginals")
+            aggregates = release_adaptive(
+                codes, schema, epsilon=epsilon, delta=delta, reporting_length=R, rng=rng,
+                epsilon_binning=encoder.epsilon_spent_,
+                delta_binning=getattr(encoder, "delta_spent_", 0.0), target=target)
+            self._log(f"{len(aggregates.marginals)} noisy marginals measured", done=1,
+                      total=1, label="marginals")
+        else:
+            aggregates = self._release_sds(codes, schema, epsilon, delta, R, proportions,
+                                           rules, rng, encoder.epsilon_spent_, target,
+                                           getattr(encoder, "delta_spent_", 0.0))
+        if schema.leaks:  # PrivacyLeakWarnings of the encoder: not covered by the guarantee
+            aggregates.privacy = aggregates.privacy.with_details(privacy_leak_warnings=[
+                note for notes in schema.leaks.values() for note in notes])
+        self.encoder_ = encoder
+        self._set_release(aggregates, output_frame=was_frame)
+        if delta >= 1.0 / self.n_records_:
+            warnings.warn(
+                f"delta={delta:g} is not below 1 / n_records_ (the DP record count): a "
+                "guarantee with such a delta allows publishing a record outright; pass a "
+                "smaller delta.", UserWarning, stacklevel=2)
+        return self
 
+    def _release_sds(self, codes, schema, epsilon, delta, R, proportions, rules, rng,
+                     epsilon_binning, target, delta_binning=0.0):
+        """The SDS release (Gopi et al. Algorithm 1 with SDS's options)."""
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
         n_records = max(int(round(laplace_count(codes.shape[0], epsilon_records, rng))), 1)
         plan = accounting.plan_budget(
@@ -285,21 +356,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             on_level=lambda *level: self._report_level(*level, total=R),
             possible=schema.possible_attributes)
         privacy = sds_privacy_spent(plan, levels, n_columns=len(schema),
-                                    epsilon_binning=encoder.epsilon_spent_,
-                                    delta_binning=getattr(encoder, "delta_spent_", 0.0))
-        if schema.leaks:  # PrivacyLeakWarnings of the encoder: not covered by the guarantee
-            privacy = privacy.with_details(privacy_leak_warnings=[
-                note for notes in schema.leaks.values() for note in notes])
-        aggregates = DPAggregates.from_release(schema, levels, R, n_records, privacy,
-                                               target=target)
-        self.encoder_ = encoder
-        self._set_release(aggregates, output_frame=was_frame)
-        if delta >= 1.0 / self.n_records_:
-            warnings.warn(
-                f"delta={delta:g} is not below 1 / n_records_ (the DP record count): a "
-                "guarantee with such a delta allows publishing a record outright; pass a "
-                "smaller delta.", UserWarning, stacklevel=2)
-        return self
+                                    epsilon_binning=epsilon_binning,
+                                    delta_binning=delta_binning)
+        return DPAggregates.from_release(schema, levels, R, n_records, privacy, target=target)
 
     def _set_release(self, aggregates, *, output_frame):
         """Fitted state, all derived from the (public) aggregates."""

@@ -39,6 +39,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .utils._random import seed_sequence
+from .utils._validation import check_table
 
 __all__ = ["project", "make_consistent", "ripple", "postprocess", "maximum_entropy",
            "answer_marginal", "ViewSet", "ReconstructionInfo"]
@@ -478,6 +479,14 @@ class _ViewEstimatorMixin:
                     "binning must be 'uniform' or 'log' (or a dict of them): bins come from "
                     f"public bounds only; got {s!r}.")
 
+    def _validated_codes(self, X):
+        """Validate the parameters and X, fit the public domain, return X's codes."""
+        self._validate_params()
+        self._check_domain_params()
+        frame, _ = check_table(X)
+        self._fit_domain(frame)
+        return self._encode(frame)
+
     def _fit_domain(self, frame):
         """Fit the encoder; warn when a column's domain is read from the data."""
         from .exceptions import PrivacyLeakWarning
@@ -527,7 +536,6 @@ class _ViewEstimatorMixin:
 
     def _encode(self, X):
         """Coded records; a missing value is an error unless ``allow_missing``."""
-        from .utils._validation import check_table
         frame, _ = check_table(X)
         self._check_finite(frame)
         codes = self.encoder_.transform(frame if isinstance(X, type(frame)) else X)

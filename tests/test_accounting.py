@@ -32,7 +32,7 @@ def _table(n=400, seed=0):
 @pytest.mark.parametrize("accuracy_mode",
                          ["auto", "prioritize_long", "balanced", [1.0, 0.3, 2.0]])
 def test_privacy_spent_satisfies_zcdp_budget(epsilon, delta, reporting_length, accuracy_mode):
-    synth = DPMarginalSynthesizer(epsilon=epsilon, delta=delta,
+    synth = DPMarginalSynthesizer(release="sds", epsilon=epsilon, delta=delta,
                                   reporting_length=reporting_length,
                                   accuracy_mode=accuracy_mode,
                                   percentile_epsilon_proportion=0.1, random_state=0)
@@ -62,8 +62,8 @@ def test_privacy_spent_satisfies_zcdp_budget(epsilon, delta, reporting_length, a
 def test_auto_accuracy_mode_follows_synthesis(synthesis, mode):
     # "auto" gives marginal matching the short-combination split and the SDS
     # sampler SDS's default; the sigmas are SDS's proportions [1/R..1] / [1..1/R]
-    auto = DPMarginalSynthesizer(synthesis=synthesis, random_state=0).fit(_table())
-    explicit = DPMarginalSynthesizer(synthesis=synthesis, accuracy_mode=mode,
+    auto = DPMarginalSynthesizer(release="sds", synthesis=synthesis, random_state=0).fit(_table())
+    explicit = DPMarginalSynthesizer(release="sds", synthesis=synthesis, accuracy_mode=mode,
                                      random_state=0).fit(_table())
     sigmas = [auto.privacy_spent_["sigmas"][k] for k in (1, 2, 3)]
     assert sigmas == [explicit.privacy_spent_["sigmas"][k] for k in (1, 2, 3)]
@@ -74,14 +74,14 @@ def test_auto_accuracy_mode_follows_synthesis(synthesis, mode):
 
 def test_unknown_accuracy_mode_names_the_choices():
     with pytest.raises(ValueError, match="accuracy_mode"):
-        DPMarginalSynthesizer(accuracy_mode="fast").fit(_table())
+        DPMarginalSynthesizer(release="sds", accuracy_mode="fast").fit(_table())
 
 
 def test_default_delta_is_fixed_before_seeing_the_data():
     # leak 6 of the privacy-boundary issue: the default used to be 1 / (n ln n)
     # with n the DP record count, a delta chosen after seeing a DP output
-    small = DPMarginalSynthesizer(random_state=0).fit(_table(300))
-    large = DPMarginalSynthesizer(random_state=1).fit(_table(2000))
+    small = DPMarginalSynthesizer(release="sds", random_state=0).fit(_table(300))
+    large = DPMarginalSynthesizer(release="sds", random_state=1).fit(_table(2000))
     assert small.privacy_spent_["delta"] == large.privacy_spent_["delta"] \
         == accounting.DEFAULT_DELTA == 1e-5
 
@@ -89,12 +89,12 @@ def test_default_delta_is_fixed_before_seeing_the_data():
 @pytest.mark.parametrize("delta", [0.5, 0.02, 1.0, 0.0, -1e-6, float("nan")])
 def test_meaningless_delta_is_refused(delta):
     with pytest.raises(ValueError, match="delta"):
-        DPMarginalSynthesizer(delta=delta).fit(_table(300))
+        DPMarginalSynthesizer(release="sds", delta=delta).fit(_table(300))
 
 
 def test_delta_above_one_over_n_warns_the_data_owner():
     with pytest.warns(UserWarning, match="not below 1 / n_records_"):
-        DPMarginalSynthesizer(delta=0.01, random_state=0).fit(_table(300))
+        DPMarginalSynthesizer(release="sds", delta=0.01, random_state=0).fit(_table(300))
 
 
 def test_budget_split_matches_digest_numbers():
@@ -199,9 +199,9 @@ def test_dp_percentile_concentrates_and_stays_in_range():
 def test_public_universe_changes_conversion_delta_and_first_threshold():
     frame = _table(3000)
     categories = {c: sorted(frame[c].unique()) for c in frame}
-    public = DPMarginalSynthesizer(
+    public = DPMarginalSynthesizer(release="sds", 
         encoder=TableEncoder(categories=categories), random_state=0).fit(frame)
-    private = DPMarginalSynthesizer(random_state=0).fit(frame)
+    private = DPMarginalSynthesizer(release="sds", random_state=0).fit(frame)
     assert public.privacy_spent_["public_universe"] is True
     assert private.privacy_spent_["public_universe"] is False
     assert public.privacy_spent_["conversion_delta"] == public.privacy_spent_["delta"]

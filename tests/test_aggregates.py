@@ -20,7 +20,7 @@ def fitted():
         "member": rng.choice([True, False], n),
         "note": pd.Series(rng.choice(["x", None], n, p=[0.7, 0.3]), dtype=object),
     })
-    return frame, DPMarginalSynthesizer(epsilon=6.0, random_state=0).fit(frame)
+    return frame, DPMarginalSynthesizer(release="sds", epsilon=6.0, random_state=0).fit(frame)
 
 
 def test_to_dict_uses_column_order_original_types_and_none(fitted):
@@ -66,7 +66,7 @@ def test_save_load_round_trip(fitted, tmp_path, suffix):
 
 def test_released_schema_holds_only_released_values(tmp_path):
     frame = pd.DataFrame({"a": ["common"] * 3000 + ["rare"], "b": ["x", "y", "z"] * 1000 + ["x"]})
-    synth = DPMarginalSynthesizer(epsilon=1.0, random_state=0).fit(frame)
+    synth = DPMarginalSynthesizer(release="sds", epsilon=1.0, random_state=0).fit(frame)
     path = tmp_path / "aggregates.json"
     synth.aggregates_.save(path)
     text = path.read_text()
@@ -140,7 +140,7 @@ def test_tampered_csv_is_rejected(fitted, tmp_path):
 def test_binned_columns_are_labelled(tmp_path):
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({"age": rng.integers(0, 90, 4000), "g": rng.choice(["a", "b"], 4000)})
-    synth = DPMarginalSynthesizer(
+    synth = DPMarginalSynthesizer(release="sds", 
         encoder=TableEncoder(bounds={"age": (0, 99)}, n_bins=5), random_state=0).fit(frame)
     labels = {value for combination in synth.aggregates_.to_dict()
               for name, value in combination if name == "age"}

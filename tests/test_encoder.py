@@ -1,6 +1,5 @@
 """TableEncoder: exact round trips, categories, missing values, input validation."""
 
-import json
 import os
 from pathlib import Path
 

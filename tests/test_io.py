@@ -1,7 +1,6 @@
 """Tests of dpsynth.io: CSV files read as written, schema declarations."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

@@ -93,7 +93,7 @@ def test_noiseless_aggregates_are_reproduced(missing):
 
 def test_marginal_matching_reads_only_the_aggregates(tmp_path):
     frame = _dependent_table(3000, seed=1)
-    fitted = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame)
+    fitted = DPMarginalSynthesizer(release="sds", epsilon=4.0, random_state=0).fit(frame)
     expected = fitted.sample(500)
     path = tmp_path / "aggregates.json"
     fitted.aggregates_.save(path)
@@ -105,7 +105,7 @@ def test_marginal_matching_reads_only_the_aggregates(tmp_path):
 
 def test_marginal_matching_is_deterministic_and_seed_dependent():
     frame = _dependent_table(3000, seed=2)
-    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame)
+    synth = DPMarginalSynthesizer(release="sds", epsilon=4.0, random_state=0).fit(frame)
     first = synth.sample(400)
     pd.testing.assert_frame_equal(first, synth.sample(400))
     assert not first.equals(synth.sample(400, random_state=1))
@@ -114,7 +114,7 @@ def test_marginal_matching_is_deterministic_and_seed_dependent():
 
 def test_marginal_matching_beats_aggregate_seeded_on_noisy_aggregates():
     frame = _dependent_table(4000, seed=3)
-    synth = DPMarginalSynthesizer(epsilon=2.0, random_state=0).fit(frame)
+    synth = DPMarginalSynthesizer(release="sds", epsilon=2.0, random_state=0).fit(frame)
     matched = synth.sample()
     seeded = synth.set_params(synthesis="aggregate_seeded").sample()
     assert marginal_tvd(frame, matched, k=2) < marginal_tvd(frame, seeded, k=2)
@@ -122,7 +122,7 @@ def test_marginal_matching_beats_aggregate_seeded_on_noisy_aggregates():
 
 def test_three_way_targets_only_use_released_structure():
     frame = _dependent_table(3000, seed=4)
-    aggregates = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame).aggregates_
+    aggregates = DPMarginalSynthesizer(release="sds", epsilon=4.0, random_state=0).fit(frame).aggregates_
     matcher = MarginalMatchingSampler().fit(aggregates)
     records = matcher.sample(300, np.random.default_rng(0))
     targets = matcher.three_way_targets(records.astype(np.int64), 300)
@@ -135,8 +135,8 @@ def test_three_way_targets_only_use_released_structure():
 def test_unknown_synthesis_is_rejected():
     frame = _dependent_table(500)
     with pytest.raises(ValueError, match="synthesis"):
-        DPMarginalSynthesizer(synthesis="gan").fit(frame)
-    synth = DPMarginalSynthesizer(random_state=0).fit(frame)
+        DPMarginalSynthesizer(release="sds", synthesis="gan").fit(frame)
+    synth = DPMarginalSynthesizer(release="sds", random_state=0).fit(frame)
     with pytest.raises(ValueError, match="aggregate_seeded"):
         synth.sample(exhaust_counts=True)
 
@@ -304,7 +304,7 @@ def test_vectorised_denoising_matches_per_marginal():
 
 def test_results_do_not_depend_on_n_jobs():
     frame = _dependent_table(3000, seed=5)
-    aggregates = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame).aggregates_
+    aggregates = DPMarginalSynthesizer(release="sds", epsilon=4.0, random_state=0).fit(frame).aggregates_
     samples = [MarginalMatchingSampler(max_population=300, n_jobs=n_jobs).fit(aggregates)
                .sample(1000, np.random.default_rng(7)) for n_jobs in (1, 2, -1, None)]
     for other in samples[1:]:
@@ -343,7 +343,7 @@ def test_descend_kernel_rejects_inconsistent_layouts():
 
 def test_synthesizer_n_jobs_gives_the_same_records():
     # 120,000 records are three populations of at most 50,000
-    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(_dependent_table())
+    synth = DPMarginalSynthesizer(release="sds", epsilon=4.0, random_state=0).fit(_dependent_table())
     serial = synth.sample(120_000)
     threaded = synth.set_params(n_jobs=2).sample(120_000)
     pd.testing.assert_frame_equal(serial, threaded)
@@ -352,7 +352,7 @@ def test_synthesizer_n_jobs_gives_the_same_records():
 @pytest.mark.parametrize("n_jobs", [0, 1.5, "2", True])
 def test_synthesizer_rejects_bad_n_jobs(n_jobs):
     with pytest.raises(ValueError, match="n_jobs"):  # checked before any DP step
-        DPMarginalSynthesizer(n_jobs=n_jobs, random_state=0).fit(_dependent_table())
-    synth = DPMarginalSynthesizer(random_state=0).fit(_dependent_table())
+        DPMarginalSynthesizer(release="sds", n_jobs=n_jobs, random_state=0).fit(_dependent_table())
+    synth = DPMarginalSynthesizer(release="sds", random_state=0).fit(_dependent_table())
     with pytest.raises(ValueError, match="n_jobs"):
         synth.set_params(n_jobs=n_jobs).sample(10)

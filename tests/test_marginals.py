@@ -153,7 +153,7 @@ def test_fabrication_rate_matches_threshold_formula():
     values = np.repeat(np.arange(n_values), per_value)
     frame = pd.DataFrame({"A": [f"a{v}" for v in values], "B": [f"b{v}" for v in values]})
     eta = 0.5
-    synth = DPMarginalSynthesizer(epsilon=6.0, reporting_length=2,
+    synth = DPMarginalSynthesizer(release="sds", epsilon=6.0, reporting_length=2,
                                   fabrication_mode={"adaptive": {2: eta}},
                                   random_state=3).fit(frame)
     spent = synth.privacy_spent_
@@ -182,7 +182,7 @@ def test_released_aggregates_are_closed_and_normalised(mode):
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({f"c{j}": rng.choice(list("abcd")[: 2 + j % 3], 3000)
                           for j in range(6)})
-    synth = DPMarginalSynthesizer(fabrication_mode=mode, random_state=0).fit(frame)
+    synth = DPMarginalSynthesizer(release="sds", fabrication_mode=mode, random_state=0).fit(frame)
     _check_closed_and_normalised(synth.aggregates_)
     assert set(synth.privacy_spent_["thresholds"]) == {1, 2, 3}
 
@@ -190,7 +190,7 @@ def test_released_aggregates_are_closed_and_normalised(mode):
 def test_first_level_only_releases_observed_values():
     frame = pd.DataFrame({"a": pd.Categorical(["x"] * 500 + ["y"] * 500,
                                               categories=["x", "y", "never"])})
-    synth = DPMarginalSynthesizer(epsilon=10, random_state=0).fit(frame)
+    synth = DPMarginalSynthesizer(release="sds", epsilon=10, random_state=0).fit(frame)
     released = {c[0][1] for c in synth.aggregates_.to_dict()}
     assert released == {"x", "y"}
     # the unreleased dtype category is not published in the schema
@@ -202,9 +202,9 @@ def test_first_level_only_releases_observed_values():
 def test_same_random_state_same_aggregates():
     rng = np.random.default_rng(5)
     frame = pd.DataFrame({f"c{j}": rng.choice(list("abc"), 2000) for j in range(5)})
-    first = DPMarginalSynthesizer(random_state=11).fit(frame).aggregates_.to_dict()
-    again = DPMarginalSynthesizer(random_state=11).fit(frame).aggregates_.to_dict()
-    other = DPMarginalSynthesizer(random_state=12).fit(frame).aggregates_.to_dict()
+    first = DPMarginalSynthesizer(release="sds", random_state=11).fit(frame).aggregates_.to_dict()
+    again = DPMarginalSynthesizer(release="sds", random_state=11).fit(frame).aggregates_.to_dict()
+    other = DPMarginalSynthesizer(release="sds", random_state=12).fit(frame).aggregates_.to_dict()
     assert first == again
     assert first != other
 
@@ -213,7 +213,7 @@ def test_large_epsilon_counts_are_close_to_exact():
     rng = np.random.default_rng(2)
     frame = pd.DataFrame({f"c{j}": rng.choice(list("ab"), 5000) for j in range(4)})
     exact = _brute_force(frame, 3, "category")
-    released = DPMarginalSynthesizer(epsilon=2000, random_state=0).fit(frame).aggregates_.to_dict()
+    released = DPMarginalSynthesizer(release="sds", epsilon=2000, random_state=0).fit(frame).aggregates_.to_dict()
     assert set(released) == set(exact)
     errors = [abs(released[c] - exact[c]) / exact[c] for c in exact]
     assert max(errors) < 0.05
@@ -222,7 +222,7 @@ def test_large_epsilon_counts_are_close_to_exact():
 def test_input_frame_is_not_modified():
     frame = SDS_EXAMPLE.copy()
     before = frame.copy()
-    DPMarginalSynthesizer(random_state=0).fit(frame)
+    DPMarginalSynthesizer(release="sds", random_state=0).fit(frame)
     pd.testing.assert_frame_equal(frame, before)
 
 
@@ -237,7 +237,7 @@ def test_public_universe_excludes_impossible_missing_values():
     np.testing.assert_array_equal(encoder.schema_.possible_attributes,
                                   [True, True, True, False, True, True, False, True, True])
     for seed in range(5):
-        synth = DPMarginalSynthesizer(epsilon=0.5, encoder=TableEncoder(categories=categories),
+        synth = DPMarginalSynthesizer(release="sds", epsilon=0.5, encoder=TableEncoder(categories=categories),
                                       random_state=seed).fit(frame)
         assert synth.privacy_spent_["n_candidates"][1] == 7
         released = {c for c in synth.aggregates_.to_dict() if len(c) == 1}

@@ -12,7 +12,6 @@ the private data (only DP outputs and public parameters).
 import json
 import math
 import os
-import sys
 from dataclasses import replace
 
 import numpy as np
@@ -354,7 +353,10 @@ def read_table(args, path, declaration, origins=None):
     The header is checked first (declared columns present, ``--columns`` /
     ``--drop`` consistent with the declarations), then the file is read with
     :func:`dpsynth.io.read_csv` and the declared values checked.  Values
-    outside declared bounds get a note without any count or value.
+    outside declared bounds are clipped into the end bins, silently: whether
+    a table has such values is a fact about the data, and the console output
+    of a release must not depend on the data (the ``--bounds`` help and the
+    docs say so).
 
     Parameters
     ----------
@@ -391,24 +393,22 @@ def read_table(args, path, declaration, origins=None):
                                "keep the column")
         frame = io.read_csv(path, declaration, sep=getattr(args, "sep", None),
                             columns=columns, drop=drop, header=not no_header)
-        clipped = io.check_values(frame, declaration, path=path,
-                                  first_line=1 if no_header else 2, clip=True)
+        io.check_values(frame, declaration, path=path, first_line=1 if no_header else 2,
+                        clip=True)
     except ValueError as exc:
         raise CommandError(one_line(exc)) from None
     if len(frame) == 0:
         raise CommandError(f"{path} has a header but no records")
-    for name in clipped:  # said without a count or a value
-        print(f"dpsynth {args.command}: note: column {name!r} of {path} has values outside "
-              "its declared bounds; they are put in the end bins (widen the bounds if "
-              "they are real)", file=sys.stderr)
     return frame
 
 
 def check_undeclared(frame, declaration, command):
-    """Hints for undeclared columns that hold numbers, without any data-derived number.
+    """Refuse undeclared columns of decimal numbers with many values.
 
-    A column of decimal numbers with many values is refused (every value
-    would be its own category); one of integers gets a note.
+    Every value would be its own category; the data owner gets an error
+    before anything is released (a data-dependent abort, documented in the
+    privacy page).  Nothing is printed otherwise: a note that depends on the
+    data would be part of the console output of a release.
 
     Parameters
     ----------
@@ -425,17 +425,13 @@ def check_undeclared(frame, declaration, command):
         kind = io.looks_numeric(series)
         if kind is not None and series.nunique() > _MAX_CATEGORIES:
             numeric[name] = kind
-    for name, kind in sorted(numeric.items(), key=lambda item: item[1] != "decimal"):
+    for name, kind in numeric.items():
         if kind == "decimal":
             raise CommandError(
                 f"column {name!r} holds decimal numbers with many distinct values, so "
                 f"each would be a category of its own; give its public range with "
                 f"--bounds {name}=LO:HI (e.g. --bounds {name}=0.0:100) to bin it, declare "
                 f"it in --schema, or leave it out with --drop {name}")
-        print(f"dpsynth {command}: note: column {name!r} holds many distinct integers "
-              "and has no --bounds, so each value counts as a category; if it is a "
-              f"quantity, --bounds {name}=LO:HI bins it; if it is an identifier, "
-              f"--drop {name} leaves it out", file=sys.stderr)
 
 
 _MISSING = {"category": "category", "uncounted": "absent", "absent": "absent"}
@@ -506,6 +502,7 @@ def fit(args, frame, declaration):
     """
     synthesizer = DPMarginalSynthesizer(
         epsilon=args.epsilon, delta=args.delta, reporting_length=args.reporting_length,
+        release=getattr(args, "release", "auto"),
         encoder=encoder(args, frame, declaration), n_jobs=getattr(args, "n_jobs", None),
         random_state=args.seed)
     return synthesizer.fit(frame)

@@ -57,7 +57,8 @@ def _add_declarations(group, *, categories=True):
     group.add_argument("--bounds", action="extend", nargs="+", metavar="COL=LO:HI",
                        help="public range of a numeric column, which is then binned "
                             "(e.g. --bounds age=0:120 income=0.0:1e6); integer LO and HI "
-                            "declare integers, a decimal point declares decimal numbers")
+                            "declare integers, a decimal point declares decimal numbers; "
+                            "values outside the range go to the end bins")
     group.add_argument("--special-values", action="extend", nargs="+",
                        metavar="COL=V1,V2",
                        help="public special values of a numeric column, each with a bin of "
@@ -78,11 +79,16 @@ def _add_privacy(group):
     group.add_argument("--epsilon", type=float, default=4.0,
                        help="total privacy budget (default: 4)")
     group.add_argument("--delta", type=float, default=None,
-                       help="delta of the (epsilon, delta) guarantee (default: 1/(n ln n) "
-                            "with n the DP record count)")
+                       help="delta of the (epsilon, delta) guarantee, at most 0.01 (default: "
+                            "1e-5, fixed before seeing the data; pass a smaller one for "
+                            "more than 100,000 records)")
     group.add_argument("--reporting-length", type=int, default=3, metavar="R",
                        help="longest combination of columns whose counts are released "
                             "(default: 3)")
+    group.add_argument("--release", choices=("auto", "workload", "sds"), default="auto",
+                       help="'workload' (what 'auto' picks): all 1-way and adaptively chosen "
+                            "2- and 3-way marginals, the most accurate; 'sds': every "
+                            "combination up to R with thresholds, as SDS/pac-synth")
     group.add_argument("--seed", type=int, default=None,
                        help="random seed, for tests only: publish releases made without it")
 

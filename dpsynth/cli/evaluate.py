@@ -1,6 +1,5 @@
 """``dpsynth evaluate``: fidelity of synthetic records to the real ones."""
 
-import numpy as np
 import pandas as pd
 
 from .. import io

@@ -492,11 +492,7 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
-        self._check_domain_params()
-        frame, _ = check_table(X)
-        self._fit_domain(frame)
-        codes = self._encode(frame)
+        codes = self._validated_codes(X)
         seeds = self._streams()
         self._plan(codes.shape[0], seeds)
         groups = self.assign_groups(codes.shape[0])

@@ -25,7 +25,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms import dp_quantiles, laplace_histogram, stable_histogram
 from ..schema import Binning, sub_bin_edges
-from ..schema import bin_labels as _bin_labels
 from ..utils._random import seed_sequence
 
 __all__ = ["DPKBinsDiscretizer"]

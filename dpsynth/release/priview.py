@@ -19,7 +19,6 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..local._covering import covering_design
-from ..utils._validation import check_table
 from ..accounting import PrivacySpent, Spend
 from ..utils._random import seed_sequence
 from ..views import ViewSet, _ViewEstimatorMixin, postprocess
@@ -196,11 +195,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
-        self._check_domain_params()
-        frame, _ = check_table(X)
-        self._fit_domain(frame)
-        codes = self._encode(frame)
+        codes = self._validated_codes(X)
         count_ss, noise_ss = seed_sequence(self.random_state).spawn(3)[:2]
         d = self.n_features_in_
         ell = self._choose_view_size()

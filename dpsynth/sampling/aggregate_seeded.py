@@ -54,6 +54,11 @@ class AggregateSeededSampler(Sampler):
     def fit(self, aggregates):
         """Build the kernel's hash table over the released combinations."""
         self._validate_params()
+        if not aggregates.tuples and aggregates.marginals:
+            raise ValueError(
+                "The aggregate-seeded sampler needs the sparse combination counts of an SDS "
+                "release (DPMarginalSynthesizer(release='sds')); these aggregates hold "
+                "dense marginals only: sample them with synthesis='marginal_matching'.")
         schema = aggregates.schema
         self.aggregates_ = aggregates
         self.complete_ = schema.missing == "category"

@@ -55,8 +55,8 @@ is derived up front, so results are reproducible and do not depend on
 """
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from numbers import Integral
+from numbers import Integral, Real
+import math
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -200,6 +200,14 @@ class MarginalMatchingSampler(Sampler):
         Each thread holds one population's residual and its copies: 8 + 4 k
         bytes per cell of every k-way target table (about 63 MB for 50,000
         records of a 24-column table with 1,700 3-way targets).
+    dense_sweeps : int, default=15
+        Passes of coordinate descent towards dense noisy marginals (a
+        workload-aware release, :mod:`dpsynth.release.adaptive`).
+    min_count : float, default=2.0
+        With dense marginals, a value whose consistent 1-way estimate is
+        below ``min_count`` noise standard deviations is never synthesized
+        (a value absent from the data would otherwise appear through noise
+        alone).  ``0`` keeps every value with a positive estimate.
     """
 
     _parameter_constraints = {
@@ -207,13 +215,18 @@ class MarginalMatchingSampler(Sampler):
         "use_three_way": ["boolean"],
         "max_population": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
+        "dense_sweeps": [Interval(Integral, 1, None, closed="left")],
+        "min_count": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, sweeps=3, use_three_way=True, max_population=50_000, n_jobs=None):
+    def __init__(self, sweeps=3, use_three_way=True, max_population=50_000, n_jobs=None,
+                 dense_sweeps=15, min_count=2.0):
         self.sweeps = sweeps
         self.use_three_way = use_three_way
         self.max_population = max_population
         self.n_jobs = n_jobs
+        self.dense_sweeps = dense_sweeps
+        self.min_count = min_count
 
     def fit(self, aggregates):
         """Read the public facts the targets need from ``aggregates``."""
@@ -423,6 +436,8 @@ class MarginalMatchingSampler(Sampler):
         sizes = np.full(n_parts, n // n_parts) + (np.arange(n_parts) < n % n_parts)
         seed = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
         generators = [np.random.default_rng(child) for child in seed.spawn(n_parts)]
+        if self.aggregates.marginals:  # dense noisy marginals (release="workload")
+            return self._dense_populations(sizes, generators)
         # the targets (but the 3-way ones) do not depend on the population:
         # compute them once; threads share them read-only
         scale = max(self.aggregates.n_records, 1)
@@ -441,6 +456,63 @@ class MarginalMatchingSampler(Sampler):
         else:
             with ThreadPoolExecutor(max_workers=n_workers) as executor:
                 parts = list(executor.map(population, range(n_parts)))
+        records = np.concatenate(parts)
+        if self.absent:
+            records = np.where(records == (self.sizes - 1)[None, :], -1, records)
+        return records.astype(np.int32)
+
+    def _dense_populations(self, sizes, generators):
+        """Populations fitted to the GLS-consistent dense marginals of the release.
+
+        Repeated measurements of a column set are averaged by inverse
+        variance, all of them made exactly consistent by generalised least
+        squares (:func:`~dpsynth.release.allocation.make_consistent`), and
+        each population is fitted to them by coordinate descent, every table
+        weighted by the inverse of its mean cell variance.
+        """
+        from ..release.allocation import make_consistent
+        from ..release.fitting import fit_population
+
+        merged = {}
+        for m in self.aggregates.marginals:
+            total, precision = merged.get(m.columns, (0.0, 0.0))
+            weight = 1.0 / max(m.variance, 1e-12)
+            merged[m.columns] = (total + weight * m.table, precision + weight)
+        measured = [(cols, total / precision, 1.0 / precision)
+                    for cols, (total, precision) in merged.items()]
+        consistent = make_consistent(measured, self.sizes)
+        # values the public schema rules out (a missing value in a numpy int
+        # column) get no mass, whatever the noise gave them
+        schema = self.aggregates.schema
+        possible = np.append(schema.possible_attributes, True)
+        masks = [possible[np.minimum(np.arange(self.offsets[j], self.offsets[j] + size),
+                                     schema.n_attributes)] if not self.absent
+                 else np.ones(size, dtype=bool) for j, size in enumerate(self.sizes)]
+        # a value whose consistent 1-way estimate is within min_count noise
+        # standard deviations of zero is taken as absent (no fabricated values)
+        for m in consistent:
+            if len(m.columns) == 1 and self.min_count > 0:
+                j = m.columns[0]
+                masks[j] = masks[j] & (m.table > self.min_count * math.sqrt(m.variance))
+        targets = []
+        for m in consistent:
+            mask = masks[m.columns[0]]
+            for c in m.columns[1:]:
+                mask = np.multiply.outer(mask, masks[c])
+            targets.append((m.columns, np.where(mask, m.table, 0.0),
+                            1.0 / max(m.variance, 1e-12)))
+        n_total = max(float(self.aggregates.n_records), 1.0)
+
+        def population(part):
+            return fit_population(self.sizes, targets, int(sizes[part]), generators[part],
+                                  sweeps=self.dense_sweeps, total=n_total)
+
+        n_workers = min(effective_n_jobs(self.n_jobs), len(sizes))
+        if n_workers <= 1:
+            parts = [population(part) for part in range(len(sizes))]
+        else:
+            with ThreadPoolExecutor(max_workers=n_workers) as executor:
+                parts = list(executor.map(population, range(len(sizes))))
         records = np.concatenate(parts)
         if self.absent:
             records = np.where(records == (self.sizes - 1)[None, :], -1, records)

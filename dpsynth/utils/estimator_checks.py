@@ -278,7 +278,10 @@ def check_sample_within_released_domain(name, synthesizer_orig):
     ids = _released_ids(synthesizer, sample)
     schema = synthesizer.aggregates_.schema
     allowed = _public_values(schema)
-    allowed[synthesizer.aggregates_.tuples[0][:, 0]] = True
+    if synthesizer.aggregates_.tuples:  # sparse counts: the released 1-tuples
+        allowed[synthesizer.aggregates_.tuples[0][:, 0]] = True
+    else:  # dense marginals: the public schema holds declared and released values only
+        allowed |= schema.possible_attributes
     unreleased = np.unique(ids[(ids >= 0) & ~allowed[np.maximum(ids, 0)]])
     assert not unreleased.size, (
         f"{name}.sample produced {unreleased.size} unreleased (column, value) pair(s) "

@@ -1,0 +1,366 @@
+"""Adaptive release of 1-, 2- and 3-way marginals (AIM-style), accounted in zCDP.
+
+:func:`release_workload` follows the idea of AIM (McKenna, Mullins, Sheldon
+& Miklau, "AIM: An Adaptive and Iterative Mechanism for Differentially
+Private Synthetic Data", VLDB 2022), with the graphical model replaced by a
+synthetic population fitted by marginal matching
+(:mod:`dpsynth.release.fitting`):
+
+1. Measure every 1-way marginal with Gaussian noise ``sigma_0``
+   (``sigma_0 = sqrt(T / (2 alpha rho))`` with ``T = rounds_factor * d``
+   nominal rounds; ``alpha`` = share of measurement vs selection).
+2. Fit a population to the measurements.
+3. Each round, select one column set ``r`` among the candidates (every 2-
+   and 3-way set, up to ``reporting_length``, whose dense table has at most
+   ``max_cells`` cells: public facts only) with the exponential mechanism
+   (budget ``eps``, zCDP cost ``eps**2 / 8``, bounded range: Cesar & Rogers
+   2021) on the score ``w_r (||M_r(D) - M_r(P)||_1 - sqrt(2/pi) sigma n_r)``,
+   where ``M_r(P)`` are the population's counts scaled to the estimated
+   total, ``n_r`` the number of cells and ``w_r = sum_{s in W} |r & s|``
+   (AIM's workload weights, ``W`` = all ``reporting_length``-way sets).
+   The score's sensitivity is ``max_r w_r`` (add/remove one record changes
+   one cell of ``M_r(D)`` by 1; the population depends on the data only
+   through earlier outputs).
+4. Measure ``M_r(D) + N(0, sigma**2 I)`` (zCDP cost ``1 / (2 sigma**2)``).
+5. Refit the population (a sweep over the new marginal's columns, and a
+   full sweep every ``full_sweep_every`` rounds) to all measurements,
+   weighted by inverse noise variance.
+6. Anneal as AIM: when the fitted counts of ``r`` moved by less than the
+   expected noise ``sqrt(2/pi) sigma n_r``, halve ``sigma`` and double
+   ``eps``; when the remaining budget cannot pay for two more rounds, the
+   next round spends exactly what is left.  The release stops when ``rho``
+   is spent; the spends sum to ``rho`` (up to rounding, the last one takes
+   the exact remainder).
+
+The number of records is never released on its own: the total is
+estimated from the noisy marginals (inverse-variance mean of their sums).
+All randomness comes from ``rng``.
+"""
+
+from dataclasses import dataclass, field
+from itertools import combinations
+import math
+
+import numpy as np
+
+from ..mechanisms import exponential_mechanism
+from .allocation import make_consistent, marginal_table
+from .fitting import count_tables, descend, fit_population, one_way_estimates, table_layout
+
+__all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release"]
+
+
+@dataclass(frozen=True)
+class Spend:
+    """One accounted mechanism: ``name``, ``mechanism``, zCDP ``rho``, ``params``."""
+
+    name: str
+    mechanism: str
+    rho: float
+    params: dict = field(default_factory=dict)
+
+
+@dataclass
+class WorkloadRelease:
+    """Output of :func:`release_workload` (everything here is DP or public).
+
+    Attributes
+    ----------
+    n_values : ndarray of int
+    measurements : list of ``(columns, table, variance)``
+        Every Gaussian measurement, in order: dense float64 tables of shape
+        ``n_values[columns]`` (noisy, possibly negative) and the noise
+        variance of every cell.
+    spends : list of Spend
+        Every selection (exponential mechanism) and measurement (Gaussian),
+        in order; ``sum(s.rho for s in spends) == rho``.
+    rho : float
+        Budget given.
+    total : float
+        Estimated number of records (from the noisy marginals).
+    population : ndarray of int32 or None
+        The population fitted during selection (post-processing).
+    """
+
+    n_values: np.ndarray
+    measurements: list
+    spends: list
+    rho: float
+    total: float
+    population: np.ndarray = None
+
+    @property
+    def rho_spent(self):
+        return math.fsum(s.rho for s in self.spends)
+
+    def targets(self, kind="measurements"):
+        """Targets ``(columns, table, weight)`` for :func:`fit_population`.
+
+        ``kind="measurements"``: the measurements, repeated column sets
+        merged by inverse-variance averaging, weighted by inverse variance.
+        ``kind="consistent"``: the GLS-consistent marginals of the measured
+        sets (:func:`~dpsynth.release.allocation.make_consistent`),
+        weighted by the inverse of their mean cell variance.
+        """
+        merged = _merge(self.measurements)
+        if kind == "measurements":
+            return [(cols, table, 1.0 / var) for cols, table, var in merged]
+        if kind == "consistent":
+            consistent = make_consistent(merged, self.n_values)
+            return [(m.columns, m.table, 1.0 / m.variance) for m in consistent]
+        raise ValueError(f"kind must be 'measurements' or 'consistent'; got {kind!r}.")
+
+
+def _merge(measurements):
+    """Inverse-variance average of repeated measurements of a column set."""
+    acc = {}
+    for cols, table, var in measurements:
+        key = tuple(cols)
+        s, p = acc.get(key, (0.0, 0.0))
+        acc[key] = (s + np.asarray(table) / var, p + 1.0 / var)
+    return [(cols, s / p, 1.0 / p) for cols, (s, p) in acc.items()]
+
+
+def candidate_sets(n_values, reporting_length=3, max_cells=None):
+    """Every 2.. ``reporting_length``-way column set with at most ``max_cells`` cells.
+
+    Uses the public ``n_values`` only.
+    """
+    n_values = np.asarray(n_values)
+    d = n_values.size
+    out = []
+    for k in range(2, min(reporting_length, d) + 1):
+        for cols in combinations(range(d), k):
+            cells = math.prod(int(n_values[c]) for c in cols)
+            if max_cells is None or cells <= max_cells:
+                out.append(cols)
+    return out
+
+
+def _workload_weights(candidates, d, reporting_length):
+    """AIM's weights ``w_r = sum_{s in W} |r & s|`` for W = all k-way sets, k = R."""
+    k = min(reporting_length, d)
+    # number of k-sets containing a given i-subset of r, times the overlap:
+    # sum_s |r & s| = sum_{c in r} #{s : c in s} = |r| * C(d - 1, k - 1)
+    per_column = math.comb(d - 1, k - 1)
+    return np.array([len(r) * per_column for r in candidates], dtype=float)
+
+
+def _total_estimate(measurements):
+    num = den = 0.0
+    for cols, table, var in measurements:
+        v = var * np.asarray(table).size
+        num += float(np.sum(table)) / v
+        den += 1.0 / v
+    return num / den
+
+
+def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_factor=16,
+                     alpha=0.9, max_cells=None, population_size=None, full_sweep_every=5,
+                     initial_sweeps=2, max_rounds=None, fit_targets="measurements"):
+    """Adaptive zCDP release of 1-way and selected 2-/3-way dense marginals.
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n, d)
+        Code ``j`` of column ``c`` in ``0..n_values[c] - 1`` (the missing
+        value is a code of its own).  Read only through
+        :func:`~dpsynth.release.allocation.marginal_table` inside the
+        accounted mechanisms.
+    n_values : array-like of int
+        Public number of codes per column.
+    rho : float
+        zCDP budget, spent exactly.
+    rng : numpy.random.Generator or int or None
+        All randomness (noise, selections, population fits).
+    reporting_length : int, default=3
+        Largest marginal selected.
+    rounds_factor : int, default=16
+        ``T = rounds_factor * d`` nominal rounds set the initial per-round
+        budget (AIM uses 16).
+    alpha : float, default=0.9
+        Share of each round's budget spent on measurement (the rest on
+        selection).
+    max_cells : int, optional
+        Largest candidate table (default ``10**5`` cells; public).
+    population_size : int, optional
+        Records of the population used for scoring (default: the estimated
+        total, at most 8,000; its counts are scaled to the estimated total).
+    full_sweep_every : int, default=5
+        A full descent sweep every that many rounds (otherwise only the new
+        marginal's columns are swept).
+    initial_sweeps : int, default=2
+        Sweeps of the first fit to the 1-way measurements.
+    max_rounds : int, optional
+        Safety cap on the number of rounds (the last one spends the rest).
+    fit_targets : {"measurements", "consistent"}, default="measurements"
+        What the scoring population is fitted to each round (see
+        :meth:`WorkloadRelease.targets`).
+
+    Returns
+    -------
+    WorkloadRelease
+    """
+    rng = np.random.default_rng(rng)
+    codes = np.asarray(codes)
+    n_values = np.asarray(n_values, dtype=np.int64)
+    if codes.ndim != 2 or codes.shape[1] != n_values.size:
+        raise ValueError("codes must be a 2-D array with one column per entry of n_values.")
+    if np.any(n_values < 1):
+        raise ValueError("n_values must be positive.")
+    if codes.size and (codes.min() < 0 or np.any(codes.max(axis=0) >= n_values)):
+        raise ValueError("codes must lie in 0..n_values[c] - 1 for every column c.")
+    if not (isinstance(rho, (int, float, np.floating)) and math.isfinite(rho) and rho > 0):
+        raise ValueError(f"rho must be a finite number > 0; got {rho!r}.")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}.")
+    d = n_values.size
+    T = max(int(rounds_factor * d), 1)
+    if max_rounds is None:
+        max_rounds = 4 * T
+    if max_cells is None:
+        max_cells = 10**5
+    candidates = candidate_sets(n_values, reporting_length, max_cells) if d > 1 else []
+    spends, measurements = [], []
+    sigma = math.sqrt(T / (2.0 * alpha * rho))
+    epsilon = math.sqrt(8.0 * (1.0 - alpha) * rho / T)
+    if not candidates:  # nothing to select: all of rho on the 1-way marginals
+        sigma = math.sqrt(d / (2.0 * rho))
+
+    def gaussian(cols, s, name):
+        table = marginal_table(codes, n_values, cols)
+        noisy = table + rng.normal(0.0, s, size=table.shape)
+        measurements.append((tuple(cols), noisy, s * s))
+        spends.append(Spend(name, "gaussian", 1.0 / (2.0 * s * s),
+                            {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0}))
+
+    for c in range(d):
+        gaussian((c,), sigma, f"1-way marginal {c}")
+    if not candidates:
+        spends[-1] = _exact_last(spends, rho)
+        total = _total_estimate(measurements)
+        return WorkloadRelease(n_values, measurements, spends, float(rho), total)
+
+    weights = _workload_weights(candidates, d, reporting_length)
+    sensitivity = float(weights.max())
+    shapes = [tuple(int(n_values[c]) for c in r) for r in candidates]
+    cells = np.array([math.prod(s) for s in shapes], dtype=float)
+    layout = table_layout(list(zip(candidates, shapes)))
+    base = layout[0]
+    starts = base[:-1]
+    data_counts = count_tables(codes.astype(np.int32), layout)
+    touches = np.zeros((d, len(candidates)), dtype=bool)  # column c is in candidate t
+    for t, cols in enumerate(candidates):
+        touches[list(cols), t] = True
+
+    total = _total_estimate(measurements)
+    m = int(population_size or min(max(round(total), 1), 8_000))
+    if fit_targets not in ("measurements", "consistent"):
+        raise ValueError("fit_targets must be 'measurements' or 'consistent'; "
+                         f"got {fit_targets!r}.")
+    kind = fit_targets
+
+    def current_targets():
+        return WorkloadRelease(n_values, measurements, [], rho, total).targets(kind)
+
+    targets = current_targets()
+    population = fit_population(n_values, targets, m, rng, sweeps=initial_sweeps,
+                                total=total)
+    allowed = [w > 0 for w in one_way_estimates(n_values, targets)]
+    used = math.fsum(s.rho for s in spends)
+    pop_counts = count_tables(population, layout)
+    rounds = 0
+    while used < rho * (1 - 1e-12) and rounds < max_rounds:
+        rounds += 1
+        remaining = rho - used
+        step = 1.0 / (2.0 * sigma**2) + epsilon**2 / 8.0
+        if remaining <= 2.0 * step or rounds == max_rounds:  # last round: spend the rest
+            sigma = math.sqrt(1.0 / (2.0 * alpha * remaining))
+            epsilon = math.sqrt(8.0 * (1.0 - alpha) * remaining)
+            last = True
+        else:
+            last = False
+        # --- select (exponential mechanism, bounded range: eps**2 / 8 zCDP)
+        error = np.add.reduceat(np.abs(data_counts - pop_counts * (total / m)), starts)
+        scores = weights * (error - math.sqrt(2.0 / math.pi) * sigma * cells)
+        choice = exponential_mechanism(scores, epsilon, rng, sensitivity=sensitivity)
+        r = candidates[choice]
+        spends.append(Spend(f"select round {rounds}", "exponential", epsilon**2 / 8.0,
+                            {"epsilon": epsilon, "sensitivity": sensitivity,
+                             "n_candidates": len(candidates), "selected": r}))
+        # --- measure
+        if last:  # the exact remainder, so that the spends sum to rho
+            rho_measure = rho - math.fsum(s.rho for s in spends)
+            sigma = math.sqrt(1.0 / (2.0 * rho_measure))
+        gaussian(r, sigma, f"marginal {r} round {rounds}")
+        used = math.fsum(s.rho for s in spends)
+        # --- refit
+        before = pop_counts[base[choice]:base[choice + 1]] * (total / m)
+        total = _total_estimate(measurements)
+        targets = current_targets()
+        full = rounds % full_sweep_every == 0
+        previous = population.copy()
+        if not full:  # a sweep over r's columns only touches the targets holding one
+            targets = [t for t in targets if set(t[0]) & set(r)]
+        descend(population, n_values, targets, rng, sweeps=1,
+                columns=None if full else r, allowed=allowed, total=total)
+        moved = np.flatnonzero(np.any(population != previous, axis=1))
+        if moved.size:  # update the candidates' counts with the moved records only
+            # (after a partial sweep, only the candidates sharing a column with r)
+            touched = None if full else np.flatnonzero(touches[list(r)].any(axis=0))
+            pop_counts -= count_tables(previous[moved], layout, touched)
+            pop_counts += count_tables(population[moved], layout, touched)
+        after = pop_counts[base[choice]:base[choice + 1]] * (total / m)
+        change = np.abs(after - before).sum()
+        if change <= math.sqrt(2.0 / math.pi) * sigma * cells[choice]:
+            sigma /= 2.0
+            epsilon *= 2.0
+    return WorkloadRelease(n_values, measurements, spends, float(rho), float(total), population)
+
+
+def _exact_last(spends, rho):
+    """Rescale the budget bookkeeping of a 1-way-only release (all rho on d marginals)."""
+    last = spends[-1]
+    return Spend(last.name, last.mechanism, rho - math.fsum(s.rho for s in spends[:-1]),
+                 last.params)
+
+
+def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=True):
+    """Synthetic codes (n, d) fitted to a release's measurements (post-processing).
+
+    Parameters
+    ----------
+    release : WorkloadRelease
+    n : int
+        Number of records.
+    rng : numpy.random.Generator or int or None
+    sweeps : int, default=15
+    kind : {"measurements", "consistent"}, default="consistent"
+        Targets: see :meth:`WorkloadRelease.targets`.  The GLS-consistent
+        marginals (which pool every measurement's information on shared
+        sub-marginals) gave lower 3-way TVD on NIST MA than the raw
+        measurements (about 3% at epsilon 1).
+    warm_start : bool, default=True
+        Start from the selection population when it has at least ``0.9 n``
+        records (a subset of ``n`` rows, or all rows and a few drawn twice);
+        on NIST MA at epsilon 1 this lowered the 3-way TVD by about 2%.
+        Duplicating the rows of a much smaller population did worse than
+        fresh draws (Adult), so then the fit starts from independent draws.
+
+    Returns
+    -------
+    ndarray of int32, shape (n, d)
+    """
+    rng = np.random.default_rng(rng)
+    targets = release.targets(kind)
+    init = None
+    if warm_start and release.population is not None and len(release.population):
+        population = release.population
+        m = len(population)
+        if m >= n:
+            init = population[np.sort(rng.choice(m, n, replace=False))] if m > n else population
+        elif m >= 0.9 * n:  # all rows, and a few drawn twice
+            init = population[np.concatenate([np.arange(m), rng.choice(m, n - m)])]
+        # a much smaller population: duplicating its rows fits worse than fresh draws
+    return fit_population(release.n_values, targets, n, rng, sweeps=sweeps,
+                          total=release.total, init=init)

@@ -1,0 +1,125 @@
+"""The workload-aware release through the estimator (``release="workload"``)."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpsynth import DPAggregates, DPMarginalSynthesizer
+from dpsynth.aggregates import NoisyMarginal
+from dpsynth.preprocessing import TableEncoder
+from dpsynth.release.adaptive import discovery_proportion
+from dpsynth.release.conversion import zcdp_delta
+from dpsynth.sampling import AggregateSeededSampler
+
+
+def _table(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    group = rng.integers(0, 3, n)
+    return pd.DataFrame({
+        "a": np.array(["x", "y", "z"])[group],
+        "b": np.array(["u", "v", "w"])[(group + rng.integers(0, 2, n)) % 3],
+        "c": np.array(["p", "q"])[(group == 0).astype(int)],
+        "age": (group * 20 + rng.integers(0, 20, n)).astype(np.int64),
+    })
+
+
+def _fit(frame=None, **params):
+    params.setdefault("encoder", TableEncoder(bounds={"age": (0, 60)}, n_bins=6))
+    params.setdefault("random_state", 0)
+    return DPMarginalSynthesizer(release="workload", **params).fit(
+        _table() if frame is None else frame)
+
+
+def test_release_holds_dense_marginals_and_samples():
+    synth = _fit()
+    aggregates = synth.aggregates_
+    assert aggregates.marginals and len(aggregates) == 0  # no sparse counts
+    assert {m.columns for m in aggregates.marginals} >= {(0,), (1,), (2,), (3,)}
+    for m in aggregates.marginals:
+        assert isinstance(m, NoisyMarginal) and m.variance > 0
+        assert m.table.shape == tuple(aggregates.table_sizes[list(m.columns)])
+    out = synth.sample(500)
+    assert out.shape == (500, 4) and (out.dtypes == _table().dtypes).all()
+    real = pd.crosstab(_table()["a"], _table()["c"], normalize=True)
+    fake = pd.crosstab(out["a"], out["c"], normalize=True).reindex_like(real).fillna(0)
+    assert 0.5 * np.abs(real - fake).to_numpy().sum() < 0.1
+
+
+def test_accounting_against_an_independent_computation():
+    spent = _fit(epsilon=2.0, delta=1e-6).privacy_spent_
+    # every zCDP mechanism adds up to rho, and rho is the largest budget whose
+    # Canonne-Kamath-Steinke conversion at delta/2 is within epsilon
+    assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"], rel=1e-9)
+    assert zcdp_delta(spent["rho"], 2.0) <= 0.5e-6 + 1e-15
+    assert zcdp_delta(spent["rho"] * 1.001, 2.0) > 0.5e-6
+    # the other half of delta pays for the set union of discovered values
+    assert math.fsum(m.delta for m in spent.mechanisms) == pytest.approx(0.5e-6)
+    discovery = [m for m in spent.mechanisms if m.name.startswith("discovery")]
+    assert discovery[0].rho == pytest.approx(discovery_proportion(2.0) * spent["rho"]) \
+        == pytest.approx(0.2 * spent["rho"])
+    assert dict(discovery[0].params)["contribution_bound"] == 3  # a, b, c (age is binned)
+    assert spent["epsilon"] == 2.0 and spent["strategy"] == "workload"
+
+
+def test_a_declared_universe_spends_nothing_on_discovery():
+    encoder = TableEncoder(bounds={"age": (0, 60)}, n_bins=6, categories={
+        "a": ["x", "y", "z"], "b": ["u", "v", "w"], "c": ["p", "q"]})
+    spent = _fit(encoder=encoder).privacy_spent_
+    assert not any(m.name.startswith("discovery") for m in spent.mechanisms)
+    assert spent["conversion_delta"] == spent["delta"]
+    assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"])
+
+
+def test_a_unique_value_is_not_released():
+    frame = _table()
+    frame.loc[0, "a"] = "UNIQUE-PERSON"
+    synth = _fit(frame)
+    assert "UNIQUE-PERSON" not in synth.aggregates_.schema[0].values
+    assert "UNIQUE-PERSON" not in set(synth.sample(2000)["a"])
+
+
+@pytest.mark.parametrize("suffix", ["json", "csv"])
+def test_save_load_and_sample_again(tmp_path, suffix):
+    synth = _fit(random_state=3)
+    path = tmp_path / f"agg.{suffix}"
+    synth.aggregates_.save(path)
+    loaded = DPAggregates.load(path)
+    assert loaded.privacy == synth.privacy_spent_ and loaded.schema == synth.aggregates_.schema
+    assert len(loaded.marginals) == len(synth.aggregates_.marginals)
+    for a, b in zip(loaded.marginals, synth.aggregates_.marginals):
+        assert a.columns == b.columns and a.variance == b.variance
+        np.testing.assert_array_equal(a.table, b.table)
+    again = DPMarginalSynthesizer.from_aggregates(loaded, random_state=9).sample(100)
+    pd.testing.assert_frame_equal(again, synth.set_params(random_state=9).sample(100))
+
+
+def test_auto_picks_the_workload_release_unless_the_sampler_needs_sparse_counts():
+    assert DPMarginalSynthesizer()._resolved_release() == "workload"
+    assert DPMarginalSynthesizer(synthesis="aggregate_seeded")._resolved_release() == "sds"
+    seeded = DPMarginalSynthesizer(synthesis=AggregateSeededSampler(), random_state=0)
+    assert seeded._resolved_release() == "sds"
+    with pytest.raises(ValueError, match="release='sds'"):
+        DPMarginalSynthesizer(release="workload", synthesis="aggregate_seeded").fit(_table())
+
+
+def test_missing_values_and_absent_mode():
+    frame = _table()
+    frame.loc[frame.index[:300], "b"] = None
+    for missing in ("category", "absent"):
+        synth = _fit(frame, encoder=TableEncoder(bounds={"age": (0, 60)}, missing=missing))
+        out = synth.sample(3000)
+        share = out["b"].isna().mean()
+        assert abs(share - 0.2) < 0.06, (missing, share)
+
+
+def test_reproducible_with_a_seed_and_fresh_without():
+    first, again = _fit(random_state=5), _fit(random_state=5)
+    assert json.dumps(first.aggregates_.privacy.to_dict()) == \
+        json.dumps(again.aggregates_.privacy.to_dict())
+    for a, b in zip(first.aggregates_.marginals, again.aggregates_.marginals):
+        np.testing.assert_array_equal(a.table, b.table)
+    fresh = [_fit(random_state=None).aggregates_.marginals[0].table for _ in range(2)]
+    assert not np.array_equal(*fresh)

@@ -1,0 +1,183 @@
+"""Adaptive workload release (AIM-style selection on a marginal-matching population)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpsynth.release import workload as workload_module
+from dpsynth.release.allocation import marginal_table
+from dpsynth.release.fitting import fit_population
+from dpsynth.release.workload import (
+    candidate_sets,
+    release_workload,
+    sample_release,
+)
+
+N_VALUES = np.array([3, 4, 2, 5, 3, 6])
+
+
+def _table(n=3000, seed=0):
+    """Correlated categorical codes: a chain 0 -> 1 -> 2 and 3 -> 4, column 5 noise."""
+    rng = np.random.default_rng(seed)
+    a = rng.choice(3, n, p=[0.6, 0.3, 0.1])
+    b = (a + (rng.random(n) < 0.2) * rng.integers(1, 4, n)) % 4
+    c = ((b >= 2) ^ (rng.random(n) < 0.1)).astype(int)
+    d = rng.integers(0, 5, n)
+    e = np.where(rng.random(n) < 0.8, d % 3, rng.integers(0, 3, n))
+    f = rng.integers(0, 6, n)
+    return np.column_stack([a, b, c, d, e, f]).astype(np.int32)
+
+
+def _tvd(codes, synthetic, cols):
+    p = marginal_table(codes, N_VALUES, cols).ravel() / len(codes)
+    q = marginal_table(synthetic, N_VALUES, cols).ravel() / len(synthetic)
+    return 0.5 * np.abs(p - q).sum()
+
+
+@pytest.fixture(scope="module")
+def release():
+    return release_workload(_table(), N_VALUES, rho=0.5, rng=np.random.default_rng(7),
+                            rounds_factor=4)
+
+
+# ------------------------------------------------------------------ accounting
+@pytest.mark.parametrize("rho", [0.01, 0.5, 3.0])
+def test_spends_sum_to_the_budget(rho):
+    rel = release_workload(_table(n=800), N_VALUES, rho=rho, rng=np.random.default_rng(1),
+                           rounds_factor=2)
+    assert math.isclose(rel.rho_spent, rho, rel_tol=1e-9)
+    # independent recomputation from each mechanism's public parameters
+    recomputed = []
+    for spend in rel.spends:
+        if spend.mechanism == "gaussian":
+            sigma, sens = spend.params["sigma"], spend.params["sensitivity"]
+            recomputed.append(sens**2 / (2 * sigma**2))
+        else:
+            assert spend.mechanism == "exponential"
+            recomputed.append(spend.params["epsilon"] ** 2 / 8)  # bounded range
+    assert math.isclose(math.fsum(recomputed), rho, rel_tol=1e-9)
+    for spend, value in zip(rel.spends, recomputed):
+        assert math.isclose(spend.rho, value, rel_tol=1e-9)
+    # every measurement is a Gaussian spend with the same columns and variance
+    gaussians = [s for s in rel.spends if s.mechanism == "gaussian"]
+    assert len(gaussians) == len(rel.measurements)
+    for spend, (cols, table, var) in zip(gaussians, rel.measurements):
+        assert spend.params["columns"] == cols
+        assert math.isclose(var, spend.params["sigma"] ** 2)
+        assert table.shape == tuple(N_VALUES[list(cols)])
+    # each selection is followed by the measurement of the selected set
+    for k, spend in enumerate(rel.spends):
+        if spend.mechanism == "exponential":
+            assert rel.spends[k + 1].params["columns"] == spend.params["selected"]
+
+
+def test_one_way_only_spends_everything():
+    rel = release_workload(_table(n=200)[:, :1], N_VALUES[:1], rho=0.3,
+                           rng=np.random.default_rng(0))
+    assert len(rel.measurements) == 1
+    assert math.isclose(rel.rho_spent, 0.3, rel_tol=1e-12)
+
+
+# ------------------------------------------------------------------ public facts only
+def test_selection_uses_public_facts_only(monkeypatch):
+    # candidates depend on n_values (and the options) only
+    assert candidate_sets(N_VALUES, 3, None) == candidate_sets(N_VALUES.copy(), 3, None)
+    assert all(math.prod(N_VALUES[list(c)]) <= 30 for c in candidate_sets(N_VALUES, 3, 30))
+    # two different tables: same candidates, same sensitivity, same first budgets
+    rels = [release_workload(_table(n=n, seed=s), N_VALUES, rho=0.2,
+                             rng=np.random.default_rng(3), rounds_factor=2)
+            for n, s in [(500, 1), (2000, 2)]]
+    first = [[s for s in r.spends if s.mechanism == "exponential"][0] for r in rels]
+    assert first[0].params["n_candidates"] == first[1].params["n_candidates"]
+    assert first[0].params["sensitivity"] == first[1].params["sensitivity"]
+    assert first[0].params["epsilon"] == first[1].params["epsilon"]
+    assert [s.rho for s in rels[0].spends[:6]] == [s.rho for s in rels[1].spends[:6]]
+    # the data are read only by the accounted mechanisms: marginal_table (Gaussian
+    # measurements) and the candidates' counts (exponential mechanism scores)
+    reads = []
+    real = workload_module.marginal_table
+
+    def spy(codes, n_values, columns):
+        reads.append(tuple(columns))
+        return real(codes, n_values, columns)
+
+    monkeypatch.setattr(workload_module, "marginal_table", spy)
+    rel = release_workload(_table(n=500), N_VALUES, rho=0.2, rng=np.random.default_rng(3),
+                           rounds_factor=2)
+    assert reads == [cols for cols, _, _ in rel.measurements]
+
+
+# ------------------------------------------------------------------ reproducibility
+def test_reproducible_with_a_seed():
+    codes = _table(n=1000)
+    runs = []
+    for _ in range(2):
+        rng = np.random.default_rng(11)
+        rel = release_workload(codes, N_VALUES, rho=0.3, rng=rng, rounds_factor=2)
+        runs.append((rel, sample_release(rel, 500, rng)))
+    (a, sa), (b, sb) = runs
+    assert [s.rho for s in a.spends] == [s.rho for s in b.spends]
+    assert [m[0] for m in a.measurements] == [m[0] for m in b.measurements]
+    for (_, ta, _), (_, tb, _) in zip(a.measurements, b.measurements):
+        np.testing.assert_array_equal(ta, tb)
+    np.testing.assert_array_equal(sa, sb)
+    other = release_workload(codes, N_VALUES, rho=0.3, rng=np.random.default_rng(12),
+                             rounds_factor=2)
+    assert not np.array_equal(other.measurements[0][1], a.measurements[0][1])
+
+
+# ------------------------------------------------------------------ outputs
+def test_consistent_targets_agree(release):
+    targets = release.targets("consistent")
+    tables = {tuple(cols): table for cols, table, _ in targets}
+    totals = {round(float(t.sum()), 6) for t in tables.values()}
+    assert len(totals) == 1
+    for cols, table in tables.items():  # every 1-way view of every target agrees
+        for p, c in enumerate(cols):
+            view = table.sum(axis=tuple(q for q in range(len(cols)) if q != p))
+            np.testing.assert_allclose(view, tables[(c,)], atol=1e-8)
+    for _, _, weight in targets:
+        assert weight > 0
+    assert release.total == pytest.approx(3000, rel=0.05)
+    assert {len(c) for c, _, _ in release.measurements} <= {1, 2, 3}
+
+
+def test_end_to_end_accuracy(release):
+    codes = _table()
+    synthetic = sample_release(release, len(codes), np.random.default_rng(5))
+    assert synthetic.shape == codes.shape and synthetic.dtype == np.int32
+    assert np.all(synthetic >= 0) and np.all(synthetic < N_VALUES)
+    pairs = [(0, 1), (1, 2), (3, 4), (0, 2)]
+    ours = np.mean([_tvd(codes, synthetic, p) for p in pairs])
+    rng = np.random.default_rng(0)
+    independent = np.column_stack([rng.permutation(codes[:, j]) for j in range(6)])
+    baseline = np.mean([_tvd(codes, independent, p) for p in pairs])
+    assert ours < 0.05
+    assert ours < 0.4 * baseline
+
+
+def test_fit_population_matches_exact_targets():
+    codes = _table(n=2000)
+    targets = [((j,), marginal_table(codes, N_VALUES, (j,)), 1.0) for j in range(6)]
+    targets += [((0, 1), marginal_table(codes, N_VALUES, (0, 1)), 1.0),
+                ((3, 4), marginal_table(codes, N_VALUES, (3, 4)), 1.0)]
+    # noisy, partly negative tables are accepted as they are
+    noisy = [(c, t - 3.0, w) for c, t, w in targets]
+    population = fit_population(N_VALUES, targets, 2000, np.random.default_rng(0), sweeps=4)
+    for cols in [(0, 1), (3, 4), (2,)]:
+        assert _tvd(codes, population, cols) < 0.01
+    population = fit_population(N_VALUES, noisy, 1000, np.random.default_rng(0),
+                                total=2000.0)
+    assert population.shape == (1000, 6)
+    assert _tvd(codes, population, (0, 1)) < 0.05
+
+
+def test_input_validation():
+    codes = _table(n=50)
+    with pytest.raises(ValueError, match="rho"):
+        release_workload(codes, N_VALUES, rho=0.0, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="codes"):
+        release_workload(codes + 10, N_VALUES, rho=1.0, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="alpha"):
+        release_workload(codes, N_VALUES, rho=1.0, rng=np.random.default_rng(0), alpha=1.5)
