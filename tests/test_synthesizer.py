@@ -171,17 +171,20 @@ def test_fit_with_a_target_returns_x_and_y():
     assert synth.aggregates_.target == "label"
 
 
-def test_progress_goes_to_the_dpsynth_logger(caplog):
+@pytest.mark.parametrize("release, steps", [("sds", [0, 1, 2, 3]), ("workload", [0, 1])])
+def test_progress_goes_to_the_dpsynth_logger(caplog, release, steps):
     with caplog.at_level(logging.INFO, logger="dpsynth"):
-        DPMarginalSynthesizer(encoder=_encoder(), random_state=0).fit(_table()).sample(10)
+        DPMarginalSynthesizer(release=release, encoder=_encoder(), random_state=0).fit(
+            _table()).sample(10)
     progress = [r.dpsynth_progress for r in caplog.records if hasattr(r, "dpsynth_progress")]
-    assert progress[0] == (0, 3, "marginals")
-    assert [p[0] for p in progress if p[2] == "marginals"] == [0, 1, 2, 3]
+    assert progress[0] == (0, steps[-1], "marginals")
+    assert [p[0] for p in progress if p[2] == "marginals"] == steps
     assert progress[-1] == (1, 1, "sampling")
 
 
 def test_verbose_prints_one_line_per_length(capsys):
-    DPMarginalSynthesizer(encoder=_encoder(), random_state=0, verbose=1).fit(_table())
+    DPMarginalSynthesizer(release="sds", encoder=_encoder(), random_state=0,
+                          verbose=1).fit(_table())
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines] == [
         "[DPMarginalSynthesizer] length 1", "[DPMarginalSynthesizer] length 2",
