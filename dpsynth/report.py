@@ -427,7 +427,9 @@ _BUDGET_ROWS = [
     ("epsilon_records", "epsilon of the DP record count (Laplace)"),
     ("epsilon_marginals", "epsilon of the marginals (before the zCDP conversion)"),
     ("percentile_epsilon", "epsilon of the DP contribution bounds (within the marginals)"),
-    ("epsilon_binning", "epsilon of DP bin edges (added to the total)"),
+    ("epsilon_binning", "epsilon of the encoder's DP steps: bin edges, frequent values, "
+                        "within-bin histograms (added to the total)"),
+    ("delta_binning", "delta of the DP frequent values (added to the total)"),
     ("conversion_delta", "delta of the zCDP conversion"),
     ("public_universe", "every column's values declared (no budget for the universe)"),
 ]
