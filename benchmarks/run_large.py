@@ -3,13 +3,19 @@
 The 21 prepared columns of :func:`benchmarks.datasets.load_nist_ma` plus the
 three it drops, made categorical with public codes or bins: ``INDP`` (industry
 codes), ``PWGTP`` and ``WGTP`` (sampling weights, binned at fixed edges).
-Prints fit time, sample time (optional) and peak memory.  Usage::
+Prints fit time, sample time and CSV writing time (optional) and peak memory.
+Usage::
 
-    python -m benchmarks.run_large [--rows 1000000] [--sample] [--n-jobs N]
+    python -m benchmarks.run_large [--rows 1000000] [--sample] [--n-jobs N] [--output PATH]
+
+With ``--sample`` the synthetic table is written as CSV to ``--output``
+(default: a temporary file, deleted afterwards).
 """
 
 import argparse
+import os
 import resource
+import tempfile
 import time
 
 import numpy as np
@@ -42,20 +48,38 @@ def main(argv=None):
     parser.add_argument("--sample", action="store_true", help="also sample n_records_ rows")
     parser.add_argument("--n-jobs", type=int, default=None,
                         help="sampling threads (-1: all processors; default 1)")
+    parser.add_argument("--output", default=None,
+                        help="CSV file for the synthetic table (default: a temporary file)")
     args = parser.parse_args(argv)
     table = load_wide_table(args.rows)
     print(f"table: {table.shape[0]} rows x {table.shape[1]} columns", flush=True)
     synth = DPMarginalSynthesizer(epsilon=4.0, reporting_length=3, n_jobs=args.n_jobs,
                                   random_state=0, verbose=1)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     synth.fit(table)
-    print(f"fit: {time.perf_counter() - start:.1f} s, {synth.aggregates_}", flush=True)
+    print(f"fit: {time.perf_counter() - start:.1f} s (cpu {time.process_time() - cpu:.1f} s), "
+          f"{synth.aggregates_}", flush=True)
     if args.sample:
-        start = time.perf_counter()
-        synth.sample()
-        print(f"sample: {time.perf_counter() - start:.1f} s", flush=True)
+        start, cpu = time.perf_counter(), time.process_time()
+        synthetic = synth.sample()
+        print(f"sample: {time.perf_counter() - start:.1f} s "
+              f"(cpu {time.process_time() - cpu:.1f} s)", flush=True)
+        output = args.output
+        if output is None:
+            handle, output = tempfile.mkstemp(suffix=".csv")
+            os.close(handle)
+        try:
+            start, cpu = time.perf_counter(), time.process_time()
+            synthetic.to_csv(output, index=False)
+            print(f"write: {time.perf_counter() - start:.1f} s "
+                  f"(cpu {time.process_time() - cpu:.1f} s, "
+                  f"{os.path.getsize(output) / 1e6:.0f} MB)", flush=True)
+        finally:
+            if args.output is None:
+                os.unlink(output)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak memory: {peak:.0f} MB")
+    print(f"peak memory: {peak:.0f} MB; load average {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} cores (wall times include waiting for other processes)")
 
 
 if __name__ == "__main__":

@@ -31,12 +31,14 @@ Everything here is post-processing of already private views: no privacy cost.
 """
 
 import math
+import numbers
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .utils._random import seed_sequence
 from .utils._validation import check_table
@@ -463,6 +465,21 @@ class _ViewEstimatorMixin:
     Requires the fitted attributes ``encoder_``, ``cardinalities_``,
     ``feature_names_in_``, ``view_set_`` and ``n_records_``.
     """
+
+    #: Parameter constraints of the public domain, post-processing and sampling,
+    #: shared by the view-based estimators.
+    _view_constraints = {
+        "categories": [StrOptions({"auto"}), dict, list],
+        "bounds": [dict, None],
+        "n_bins": [Interval(numbers.Integral, 2, None, closed="left")],
+        "binning": [StrOptions({"uniform", "log"}), dict],
+        "allow_missing": ["boolean"],
+        "negativity_tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "n_rounds": [Interval(numbers.Integral, 0, None, closed="left")],
+        "maxent_tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "maxent_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+    }
 
     def _make_encoder(self):
         from .preprocessing import TableEncoder

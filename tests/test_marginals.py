@@ -244,3 +244,57 @@ def test_public_universe_excludes_impossible_missing_values():
         assert ("n", None) not in released and ("b", None) not in released
         out = synth.sample(500)
         assert out["n"].dtype == np.int64 and out["b"].dtype == bool
+
+
+@pytest.mark.parametrize("shape, low, high", [((3000, 6), -1, 3), ((2000, 3), -5, 400),
+                                              ((50, 1), 0, 1), ((0, 4), 0, 1)])
+def test_distinct_rows_match_numpy_unique(shape, low, high):
+    """The hashing pass plus packed-word sort gives np.unique(axis=0)'s rows and counts."""
+    from dpsynth.release.sds import _distinct_rows
+    rng = np.random.default_rng(1)
+    ids = rng.integers(low, high, size=shape).astype(np.int32)
+    if shape[0]:
+        ids = np.concatenate([ids, ids[::3]])  # duplicates
+    rows, multiplicity = _distinct_rows(ids)
+    expected, counts = np.unique(ids, axis=0, return_counts=True)
+    np.testing.assert_array_equal(rows, expected)
+    np.testing.assert_array_equal(multiplicity, counts)
+    # weights add up over the duplicates of a row
+    again, total = _distinct_rows(np.concatenate([rows, rows]),
+                                  np.concatenate([multiplicity, multiplicity]))
+    np.testing.assert_array_equal(again, rows)
+    np.testing.assert_array_equal(total, 2 * multiplicity)
+
+
+@pytest.mark.parametrize("bound", [1, 3, 1000])
+def test_dense_counting_matches_the_walk(bound):
+    """Counting column group by column group gives the walk's sizes and bounded counts."""
+    from dpsynth.release.sds import _RELEASED, _table
+    rng = np.random.default_rng(2)
+    widths = [3, 1, 4, 2, 5]
+    column_of = np.repeat(np.arange(len(widths)), widths).astype(np.int32)
+    start = np.r_[0, np.cumsum(widths)]
+    ids = np.stack([start[c] + rng.integers(0, w, 400) for c, w in enumerate(widths)], axis=1)
+    ids[rng.random(ids.shape) < 0.1] = -1  # absent cells
+    ids = np.ascontiguousarray(ids, dtype=np.int32)
+    singles = np.arange(column_of.size, dtype=np.int32)[:, None]
+    pairs = np.array([(a, b) for a, b in combinations(range(column_of.size), 2)
+                      if column_of[a] != column_of[b] and rng.random() < 0.8], dtype=np.int32)
+    bits = _counting.key_bits(column_of.size)
+    candidates = _counting.candidate_tuples(pairs, column_of,
+                                            *_table([(pairs, np.zeros(len(pairs)))], bits), bits)
+    assert len(candidates) > 20
+    slots, values = _table([(singles, np.full(len(singles), _RELEASED)),
+                            (pairs, np.full(len(pairs), _RELEASED)),
+                            (candidates, np.arange(len(candidates)))], bits)
+    plan = _counting.dense_plan(candidates, column_of)
+    assert plan is not None
+    sizes = _counting.record_tuple_counts(ids, 3, bits, slots, values)
+    np.testing.assert_array_equal(
+        _counting.record_tuple_counts(ids, 3, bits, slots, values, plan), sizes)
+    multiplicity = rng.integers(1, 4, len(ids)).astype(np.int64)
+    walked = _counting.bounded_counts(ids, 3, bits, slots, values, len(candidates), sizes,
+                                      bound, 7, multiplicity)
+    dense = _counting.bounded_counts(ids, 3, bits, slots, values, len(candidates), sizes,
+                                     bound, 7, multiplicity, plan)
+    np.testing.assert_array_equal(dense, walked)

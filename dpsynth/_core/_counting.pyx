@@ -16,10 +16,11 @@ no record's tuple list is ever stored.
 
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, free
 
-from ._hashing cimport mix64, table_find, rng_uniform
+from ._hashing cimport (key_add, mix64, pack_key, raise_pending, rng_seed_stream,
+                       rng_uniform, signal_raised, table_find)
 
 def key_bits(Py_ssize_t n_ids):
     """Bits per id in a packed key for ids ``0..n_ids-1`` (id + 1 must fit)."""
@@ -31,16 +32,15 @@ def key_bits(Py_ssize_t n_ids):
 
 def pack_tuples(const int32_t[:, ::1] tuples, int bits):
     """Packed uint64 key of every row (rows must be sorted ascending)."""
-    cdef Py_ssize_t n = tuples.shape[0], k = tuples.shape[1], i, j
-    cdef uint64_t key
+    cdef Py_ssize_t n = tuples.shape[0], k = tuples.shape[1], i
     out = np.empty(n, dtype=np.uint64)
     cdef uint64_t[::1] keys = out
+    if k == 0:
+        keys[:] = 0
+        return out
     with nogil:
         for i in range(n):
-            key = 0
-            for j in range(k):
-                key |= (<uint64_t>(tuples[i, j] + 1)) << (bits * j)
-            keys[i] = key
+            keys[i] = pack_key(&tuples[i, 0], k, bits)
     return out
 
 
@@ -89,6 +89,97 @@ def build_table(const uint64_t[::1] keys, const int64_t[::1] values):
     return slots_arr, vals_arr
 
 
+def distinct_rows(const int32_t[:, ::1] ids, const int64_t[::1] weights):
+    """Distinct rows of ``ids`` by one hashing pass (no sort).
+
+    Parameters
+    ----------
+    ids : ndarray of int32, shape (n, d)
+    weights : ndarray of int64, shape (n,)
+        How many records each row stands for.
+
+    Returns
+    -------
+    first : ndarray of int64
+        Index of the first occurrence of every distinct row, in order of
+        first occurrence.
+    total : ndarray of int64
+        Sum of ``weights`` over the occurrences of every distinct row.
+    """
+    cdef Py_ssize_t n = ids.shape[0], d = ids.shape[1], u, j, found = 0, work = 0
+    cdef uint64_t capacity = 16, mask, pos, h
+    cdef int64_t r
+    cdef bint same, interrupted = False
+    if weights.shape[0] != n:
+        raise ValueError("weights must hold one weight per row")
+    while capacity < 2 * <uint64_t>n:
+        capacity <<= 1
+    mask = capacity - 1
+    slots_arr = np.full(capacity, -1, dtype=np.int64)  # distinct row number, -1: empty
+    hashes_arr = np.zeros(n, dtype=np.uint64)
+    first_arr = np.empty(n, dtype=np.int64)
+    total_arr = np.zeros(n, dtype=np.int64)
+    cdef int64_t[::1] slots = slots_arr, first = first_arr, total = total_arr
+    cdef uint64_t[::1] hashes = hashes_arr  # of the distinct rows
+    with nogil:
+        for u in range(n):
+            if signal_raised(&work, d + 1):
+                interrupted = True
+                break
+            h = <uint64_t>d
+            for j in range(d):
+                h = mix64(h ^ (<uint64_t><uint32_t>ids[u, j]))
+            pos = h & mask
+            while True:
+                r = slots[pos]
+                if r < 0:  # new distinct row
+                    slots[pos] = found
+                    hashes[found] = h
+                    first[found] = u
+                    total[found] = weights[u]
+                    found += 1
+                    break
+                if hashes[r] == h:
+                    same = True
+                    for j in range(d):
+                        if ids[first[r], j] != ids[u, j]:
+                            same = False
+                            break
+                    if same:
+                        total[r] += weights[u]
+                        break
+                pos = (pos + 1) & mask
+    raise_pending(interrupted)
+    return first_arr[:found].copy(), total_arr[:found].copy()
+
+
+def lex_order(rows):
+    """Permutation that sorts the rows of an int32 matrix lexicographically.
+
+    The order of ``np.unique(rows, axis=0)`` (signed comparisons, first
+    column first), found by packing each row, column after column, into as
+    few 64-bit words as the columns' ranges allow and sorting those words:
+    a few passes instead of one per column.  Stable.
+    """
+    arr = np.asarray(rows)
+    n, d = arr.shape
+    if n == 0 or d == 0:
+        return np.arange(n)
+    low = arr.min(axis=0).astype(np.int64)
+    bits = [int(span).bit_length() for span in arr.max(axis=0).astype(np.int64) - low]
+    words, word, used = [], np.zeros(n, dtype=np.uint64), 0
+    for j in range(d):
+        if bits[j] == 0:  # a constant column does not order anything
+            continue
+        if used + bits[j] > 64:
+            words.append(word)
+            word, used = np.zeros(n, dtype=np.uint64), 0
+        word = (word << np.uint64(bits[j])) | (arr[:, j] - low[j]).astype(np.uint64)
+        used += bits[j]
+    words.append(word)
+    return np.lexsort(words[::-1])  # np.lexsort's last key is the primary one
+
+
 def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_of,
                      const uint64_t[::1] slots, const int64_t[::1] slot_values, int bits):
     """V_k: every k-tuple whose (k-1)-sub-tuples are all in ``previous``.
@@ -101,11 +192,13 @@ def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_o
     sorted rows in lexicographic order.
     """
     cdef Py_ssize_t m = previous.shape[0], km1 = previous.shape[1], k = km1 + 1
-    cdef Py_ssize_t start, stop, i, i2, j, p, q, total = 0, written = 0
+    cdef Py_ssize_t start, stop, i, i2, j, p, q, total = 0, written = 0, work = 0
     cdef int pass_
     cdef int32_t a, b
-    cdef uint64_t key
-    cdef bint ok
+    cdef int32_t sub[64]  # a (k-1)-sub-tuple; packed keys hold at most 64 ids
+    cdef bint ok, interrupted = False
+    if k > 64:
+        raise ValueError("tuples of more than 64 ids do not fit a packed key")
     out_arr = np.empty((0, k), dtype=np.int32)
     cdef int32_t[:, ::1] out = out_arr
     for pass_ in range(2):
@@ -126,6 +219,9 @@ def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_o
                         break
                     stop += 1
                 for i in range(start, stop):
+                    if signal_raised(&work, (stop - i) * km1 + 1):
+                        interrupted = True
+                        break
                     a = previous[i, km1 - 1]
                     for j in range(i + 1, stop):
                         b = previous[j, km1 - 1]
@@ -134,15 +230,14 @@ def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_o
                         ok = True
                         # drop prefix element p; the sub-tuple stays sorted
                         for p in range(km1 - 1):
-                            key = 0
                             q = 0
                             for i2 in range(km1 - 1):
                                 if i2 != p:
-                                    key |= (<uint64_t>(previous[i, i2] + 1)) << (bits * q)
+                                    sub[q] = previous[i, i2]
                                     q += 1
-                            key |= (<uint64_t>(a + 1)) << (bits * q)
-                            key |= (<uint64_t>(b + 1)) << (bits * (q + 1))
-                            if table_find(slots, slot_values, key) == -1:
+                            sub[q] = a
+                            sub[q + 1] = b
+                            if table_find(slots, slot_values, pack_key(sub, km1, bits)) == -1:
                                 ok = False
                                 break
                         if not ok:
@@ -154,7 +249,10 @@ def candidate_tuples(const int32_t[:, ::1] previous, const int32_t[::1] column_o
                                 out[written, p] = previous[i, p]
                             out[written, km1] = b
                             written += 1
+                if interrupted:
+                    break
                 start = stop
+        raise_pending(interrupted)
     return out_arr
 
 
@@ -172,7 +270,8 @@ cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
                              const uint64_t[::1] slots, const int64_t[::1] slot_values,
                              Py_ssize_t* pos, uint64_t* keys,
                              int64_t[::1] counts, int64_t size, int64_t bound,
-                             uint64_t* rng_state, int64_t increment) noexcept nogil:
+                             uint64_t* rng_state, int64_t increment,
+                             Py_ssize_t* steps) noexcept nogil:
     """Depth-first walk over the record's k-subsets that are candidates.
 
     A prefix of length j < k is extended only if it is a released j-tuple
@@ -181,6 +280,7 @@ cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
     counts the candidates; otherwise it adds ``increment`` to each candidate
     kept by selection sampling (Knuth's Algorithm S): a uniform ``bound``-subset
     of the record's ``size`` candidates, or all of them when ``size <= bound``.
+    Adds the number of table look-ups to ``steps``.
     """
     cdef Py_ssize_t depth = 0, found = 0
     cdef int64_t value, chosen = 0
@@ -196,8 +296,9 @@ cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
             if depth >= 0:
                 pos[depth] += 1
             continue
-        key = keys[depth] | ((<uint64_t>(rec[pos[depth]] + 1)) << (bits * depth))
+        key = key_add(keys[depth], rec[pos[depth]], <int>depth, bits)
         value = table_find(slots, slot_values, key)
+        steps[0] += 1
         if depth == k - 1:
             if value >= 0:
                 if counting:
@@ -217,35 +318,72 @@ cdef Py_ssize_t _walk_record(int32_t* rec, Py_ssize_t m, int k, int bits,
     return found
 
 
+cdef struct WalkBuffers:
+    # scratch of one record walk: the record's ids, and per depth the
+    # position in the record and the packed key of the prefix
+    int32_t* rec
+    Py_ssize_t* pos
+    uint64_t* keys
+
+
+cdef int _walk_alloc(WalkBuffers* w, Py_ssize_t d, int k) except -1:
+    w.rec = <int32_t*> malloc((d + 1) * sizeof(int32_t))
+    w.pos = <Py_ssize_t*> malloc((k + 1) * sizeof(Py_ssize_t))
+    w.keys = <uint64_t*> malloc((k + 1) * sizeof(uint64_t))
+    if w.rec == NULL or w.pos == NULL or w.keys == NULL:
+        _walk_free(w)
+        raise MemoryError()
+    return 0
+
+
+cdef void _walk_free(WalkBuffers* w) noexcept nogil:
+    free(w.rec)
+    free(w.pos)
+    free(w.keys)
+    w.rec = NULL
+    w.pos = NULL
+    w.keys = NULL
+
+
 def record_tuple_counts(const int32_t[:, ::1] ids, int k, int bits,
-                        const uint64_t[::1] slots, const int64_t[::1] slot_values):
-    """``|W_u|`` for every record: how many of its k-subsets are candidates."""
-    cdef Py_ssize_t n = ids.shape[0], d = ids.shape[1], u, m
+                        const uint64_t[::1] slots, const int64_t[::1] slot_values,
+                        plan=None):
+    """``|W_u|`` for every record: how many of its k-subsets are candidates.
+
+    With a :func:`dense_plan` of the candidates, by :func:`dense_counts`
+    (same result); otherwise by a walk over each record's subsets.
+    """
+    cdef Py_ssize_t n = ids.shape[0], u, m, work = 0
+    cdef bint interrupted = False
     out = np.zeros(n, dtype=np.int64)
+    if plan is not None:
+        return dense_counts(np.ascontiguousarray(np.asarray(ids).T), *plan,
+                            np.ones(n, dtype=np.int64), np.zeros(0, dtype=np.int64), 0, out)
     cdef int64_t[::1] sizes = out
     cdef int64_t[::1] no_counts = np.zeros(0, dtype=np.int64)
-    cdef int32_t* rec = <int32_t*> malloc((d + 1) * sizeof(int32_t))
-    cdef Py_ssize_t* pos = <Py_ssize_t*> malloc((k + 1) * sizeof(Py_ssize_t))
-    cdef uint64_t* keys = <uint64_t*> malloc((k + 1) * sizeof(uint64_t))
+    cdef WalkBuffers w
     cdef uint64_t state = 0
-    if rec == NULL or pos == NULL or keys == NULL:
-        free(rec); free(pos); free(keys)
-        raise MemoryError()
+    _walk_alloc(&w, ids.shape[1], k)
     try:
         with nogil:
             for u in range(n):
-                m = _compact_record(ids, u, rec)
-                sizes[u] = _walk_record(rec, m, k, bits, slots, slot_values, pos, keys,
-                                        no_counts, 0, 0, &state, 0)
+                m = _compact_record(ids, u, w.rec)
+                sizes[u] = _walk_record(w.rec, m, k, bits, slots, slot_values, w.pos, w.keys,
+                                        no_counts, 0, 0, &state, 0, &work)
+                if signal_raised(&work, 1):
+                    interrupted = True
+                    break
+        raise_pending(interrupted)
     finally:
-        free(rec); free(pos); free(keys)
+        _walk_free(&w)
     return out
 
 
 def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
                    const uint64_t[::1] slots, const int64_t[::1] slot_values,
                    Py_ssize_t n_candidates, const int64_t[::1] sizes,
-                   int64_t bound, uint64_t seed, const int64_t[::1] multiplicity):
+                   int64_t bound, uint64_t seed, const int64_t[::1] multiplicity,
+                   plan=None):
     """Candidate counts where each record adds +1 to at most ``bound`` candidates.
 
     A record with more than ``bound`` candidates contributes to a uniformly
@@ -255,35 +393,189 @@ def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
     Row ``u`` stands for ``multiplicity[u]`` identical records: each copy adds
     +1 to all its candidates, or to its own random subset when truncated.
     ``sizes`` must be :func:`record_tuple_counts` of the same inputs.
+    With a :func:`dense_plan`, the untruncated records are counted by
+    :func:`dense_counts` and only the truncated ones walked (same result).
     """
-    cdef Py_ssize_t n = ids.shape[0], d = ids.shape[1], u, m
+    cdef Py_ssize_t n = ids.shape[0], u, m, work = 0
     cdef int64_t copy
+    cdef bint interrupted = False
     out = np.zeros(n_candidates, dtype=np.int64)
     cdef int64_t[::1] counts = out
-    cdef int32_t* rec = <int32_t*> malloc((d + 1) * sizeof(int32_t))
-    cdef Py_ssize_t* pos = <Py_ssize_t*> malloc((k + 1) * sizeof(Py_ssize_t))
-    cdef uint64_t* keys = <uint64_t*> malloc((k + 1) * sizeof(uint64_t))
+    cdef WalkBuffers w
     cdef uint64_t state
+    cdef bint truncated_only = plan is not None
     if n_candidates == 0:
-        free(rec); free(pos); free(keys)
         return out
-    if rec == NULL or pos == NULL or keys == NULL:
-        free(rec); free(pos); free(keys)
-        raise MemoryError()
+    if truncated_only:
+        dense_counts(np.ascontiguousarray(np.asarray(ids).T), *plan, multiplicity, sizes,
+                     bound, out)
+    _walk_alloc(&w, ids.shape[1], k)
     try:
         with nogil:
             for u in range(n):
-                if sizes[u] == 0:
+                if sizes[u] == 0 or (truncated_only and sizes[u] <= bound):
                     continue
-                m = _compact_record(ids, u, rec)
+                if signal_raised(&work, 1):
+                    interrupted = True
+                    break
+                m = _compact_record(ids, u, w.rec)
                 if sizes[u] <= bound:  # untruncated copies all add the same +1s
-                    _walk_record(rec, m, k, bits, slots, slot_values, pos, keys,
-                                 counts, sizes[u], bound, &state, multiplicity[u])
+                    _walk_record(w.rec, m, k, bits, slots, slot_values, w.pos, w.keys,
+                                 counts, sizes[u], bound, &state, multiplicity[u], &work)
                     continue
                 for copy in range(multiplicity[u]):  # an independent subset per copy
-                    state = mix64(seed ^ mix64(<uint64_t>u + 1) ^ mix64(~(<uint64_t>copy)))
-                    _walk_record(rec, m, k, bits, slots, slot_values, pos, keys,
-                                 counts, sizes[u], bound, &state, 1)
+                    if copy > 0 and signal_raised(&work, 1):
+                        interrupted = True
+                        break
+                    state = rng_seed_stream(seed, <uint64_t>u + 1, <uint64_t>copy)
+                    _walk_record(w.rec, m, k, bits, slots, slot_values, w.pos, w.keys,
+                                 counts, sizes[u], bound, &state, 1, &work)
+                if interrupted:
+                    break
+        raise_pending(interrupted)
     finally:
-        free(rec); free(pos); free(keys)
+        _walk_free(&w)
     return out
+
+
+def dense_counts(const int32_t[:, ::1] columns, const int32_t[::1] column_start,
+                 const int32_t[:, ::1] group_columns, const int64_t[::1] group_start,
+                 const int32_t[:, ::1] candidates, const int64_t[::1] order,
+                 const int64_t[::1] multiplicity, const int64_t[::1] sizes, int64_t bound,
+                 int64_t[::1] out):
+    """Candidate counts (or per-record candidate counts) one column group at a time.
+
+    The sort-free counting pass of a level: the candidates are grouped by the
+    columns of their ids, and for each group a dense table over the group's
+    cells maps a cell to its candidate; one pass over the records' codes of
+    those columns then finds every record's candidate of the group.  The table
+    and the columns read stay in cache, so the cost is about one table read
+    per (record, column group), whatever the number of candidates.
+
+    Parameters
+    ----------
+    columns : ndarray of int32, shape (n_columns, n_records)
+        Compact id of every record's value, column by column (-1: none).
+    column_start : ndarray of int32, shape (n_columns + 1,)
+        Compact ids of column ``c`` are ``column_start[c] ..
+        column_start[c + 1] - 1``.
+    group_columns : ndarray of int32, shape (n_groups, k)
+        Columns of every group (increasing).
+    group_start : ndarray of int64, shape (n_groups + 1,)
+        Candidates ``order[group_start[g] : group_start[g + 1]]`` belong to group ``g``.
+    candidates : ndarray of int32, shape (n_candidates, k)
+    order : ndarray of int64
+        Candidate indexes, grouped.
+    multiplicity : ndarray of int64
+        Records each row stands for.
+    sizes : ndarray of int64, shape (0,) or (n_records,)
+        Empty: add to ``out[u]`` the number of record ``u``'s candidates
+        (``record_tuple_counts``).  Otherwise: add ``multiplicity[u]`` to
+        ``out[candidate]`` for every candidate of every record with
+        ``sizes[u] <= bound`` (the untruncated records of ``bounded_counts``).
+    bound : int
+    out : ndarray of int64
+        Updated in place.
+    """
+    cdef Py_ssize_t n = columns.shape[1], k = group_columns.shape[1]
+    cdef Py_ssize_t n_groups = group_columns.shape[0], g, i, u, p, work = 0
+    cdef int64_t cell, largest = 1, cells, idx
+    cdef int64_t step[64]
+    cdef const int32_t* col[64]
+    cdef int32_t value
+    cdef bint per_record = sizes.shape[0] == 0, interrupted = False, skip
+    if k > 64:
+        raise ValueError("more than 64 columns in a group")
+    for g in range(n_groups):
+        cells = 1
+        for p in range(k):
+            c = group_columns[g, p]
+            cells *= column_start[c + 1] - column_start[c]
+        largest = max(largest, cells)
+    table_arr = np.full(largest, -1, dtype=np.int64)
+    cdef int64_t[::1] table = table_arr
+    with nogil:
+        for g in range(n_groups):
+            # strides of the group's dense table (last column innermost)
+            cells = 1
+            for p in range(k - 1, -1, -1):
+                step[p] = cells
+                cells *= column_start[group_columns[g, p] + 1] - column_start[group_columns[g, p]]
+                col[p] = &columns[group_columns[g, p], 0]
+            for i in range(group_start[g], group_start[g + 1]):
+                cell = 0
+                for p in range(k):
+                    cell += (candidates[order[i], p]
+                             - column_start[group_columns[g, p]]) * step[p]
+                table[cell] = order[i]
+            for u in range(n):
+                if not per_record and sizes[u] > bound:
+                    continue
+                cell = 0
+                skip = False
+                for p in range(k):
+                    value = col[p][u]
+                    if value < 0:
+                        skip = True
+                        break
+                    cell += (value - column_start[group_columns[g, p]]) * step[p]
+                if skip:
+                    continue
+                idx = table[cell]
+                if idx < 0:
+                    continue
+                if per_record:
+                    out[u] += 1
+                else:
+                    out[idx] += multiplicity[u]
+            for i in range(group_start[g], group_start[g + 1]):  # clear the table
+                cell = 0
+                for p in range(k):
+                    cell += (candidates[order[i], p]
+                             - column_start[group_columns[g, p]]) * step[p]
+                table[cell] = -1
+            if signal_raised(&work, n + 1):
+                interrupted = True
+                break
+    raise_pending(interrupted)
+    return out
+
+
+def dense_plan(const int32_t[:, ::1] candidates, column_of, Py_ssize_t max_cells=1 << 22):
+    """Grouping of a level's candidates by columns, for :func:`dense_counts`.
+
+    Parameters
+    ----------
+    candidates : ndarray of int32, shape (n_candidates, k)
+        Sorted compact-id rows.
+    column_of : ndarray of int
+        Column of every compact id, non-decreasing (a column's ids are contiguous).
+    max_cells : int, default=2**22
+        Largest dense table allowed (8 bytes a cell).
+
+    Returns
+    -------
+    tuple or None
+        ``(column_start, group_columns, group_start, candidates, order)``, the
+        arguments of :func:`dense_counts` after ``columns``; None when a
+        group's table would exceed ``max_cells`` (then the walk counts).
+    """
+    column_of = np.asarray(column_of, dtype=np.int64)
+    rows = np.asarray(candidates)
+    if rows.shape[0] == 0 or np.any(np.diff(column_of) < 0):
+        return None
+    n_columns = int(column_of.max()) + 1
+    column_start = np.searchsorted(column_of, np.arange(n_columns + 1)).astype(np.int32)
+    width = np.diff(column_start).astype(np.int64)
+    cols = column_of[rows]
+    key = np.zeros(rows.shape[0], dtype=np.int64)
+    for p in range(rows.shape[1]):
+        key = key * n_columns + cols[:, p]
+    order = np.argsort(key, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(key[order]) != 0])
+    group_columns = np.ascontiguousarray(cols[order[starts]], dtype=np.int32)
+    if np.prod(width[group_columns].astype(float), axis=1).max() > max_cells:
+        return None
+    group_start = np.r_[starts, rows.shape[0]].astype(np.int64)
+    return (column_start, group_columns, group_start,
+            np.ascontiguousarray(rows, dtype=np.int32), order.astype(np.int64))

@@ -49,6 +49,8 @@ import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
+from ._hashing cimport SIGNAL_CHECK_WORK, check_signals, raise_pending
+
 cdef extern from *:
     """
     #if defined(__GNUC__) || defined(__clang__)
@@ -56,6 +58,10 @@ cdef extern from *:
     #else
     #define DPSYNTH_PREFETCH(p) ((void)0)
     #endif
+    /* the caller's stop flag, written by another thread: read it afresh */
+    static inline int dpsynth_flag_set(const unsigned char *flag) {
+        return flag != NULL && *(const volatile unsigned char *)flag != 0;
+    }
     #if defined(_MSC_VER)
     #define DPSYNTH_RESTRICT __restrict
     #else
@@ -142,6 +148,7 @@ cdef extern from *:
     }
     """
     void DPSYNTH_PREFETCH(const void *p) nogil
+    bint dpsynth_flag_set(const uint8_t *flag) nogil
     void dpsynth_sum_runs(double *total, const float *cop, const int64_t *cell,
                           Py_ssize_t count, int nv, int block) nogil
 
@@ -149,6 +156,12 @@ cdef extern from *:
 cdef enum:
     BLOCK = 32  # rows summed in float32 before adding to the float64 total
     AHEAD = 8  # records prefetched ahead of the visit
+    STOPPED = -1  # _sweep: the caller's stop flag was set
+    SIGNALLED = -2  # _sweep: a signal handler raised (the exception is set)
+
+
+class Stopped(Exception):
+    """The caller's stop flag ended a descent (another thread was interrupted or failed)."""
 
 
 cdef inline int64_t _cell(const int32_t *row, int64_t start, const int32_t *column,
@@ -188,11 +201,19 @@ cdef struct Layout:
     const double *constant  # 2 * sum of the weights of the targets of a column
     double *delta  # scratch: loss terms of every value of the visited column
     int64_t *cell  # scratch: start of the run read, per entry
+    const uint8_t *stop  # set by the caller to stop the descent (NULL: none)
+    Py_ssize_t work  # values read since the last periodic check
 
 
-cdef int64_t _sweep(const Layout *L, const int64_t *record_order, Py_ssize_t n,
+cdef int64_t _sweep(Layout *L, const int64_t *record_order, Py_ssize_t n,
                     const int32_t *column_order, Py_ssize_t n_visited) noexcept nogil:
-    """One sweep of the descent; returns the number of moves."""
+    """One sweep of the descent; returns the number of moves.
+
+    Every ``SIGNAL_CHECK_WORK`` values read it checks the caller's stop flag
+    (returns ``STOPPED``) and, in the main thread, runs the signal handlers
+    (returns ``SIGNALLED`` when one raised).  A stopped sweep leaves a
+    consistent state: every move made is complete.
+    """
     cdef Py_ssize_t t, jj, e, i, k, m, p, first, last
     cdef Py_ssize_t d = L.n_columns, width = L.width, target_width = L.target_width
     cdef int j, u, v, best_v, dv, nv
@@ -214,6 +235,13 @@ cdef int64_t _sweep(const Layout *L, const int64_t *record_order, Py_ssize_t n,
         first = L.entry_start[j]
         last = L.entry_start[j + 1]
         for t in range(n):
+            L.work += (last - first) * nv + 1
+            if L.work >= SIGNAL_CHECK_WORK:
+                L.work = 0
+                if dpsynth_flag_set(L.stop):
+                    return STOPPED
+                if check_signals():
+                    return SIGNALLED
             if t + AHEAD < n:  # a record spans up to a few cache lines
                 rec = L.records + record_order[t + AHEAD] * d
                 for k in range(0, d, 16):
@@ -281,7 +309,7 @@ def descend(int32_t[:, ::1] records, double[::1] residual, float[::1] copies,
             const int32_t[:, ::1] other_column, const int64_t[:, ::1] other_step,
             const int32_t[::1] n_values, const uint8_t[::1] allowed,
             const int64_t[::1] value_base, const int64_t[:, ::1] record_orders,
-            const int32_t[:, ::1] column_orders):
+            const int32_t[:, ::1] column_orders, const uint8_t[::1] stop=None):
     """Run ``len(record_orders)`` sweeps; returns the number of moves per sweep.
 
     Sweep ``s`` visits the columns ``column_orders[s]`` in that order and,
@@ -290,6 +318,13 @@ def descend(int32_t[:, ::1] records, double[::1] residual, float[::1] copies,
     aggregates released).  ``records``, ``residual`` and ``copies`` are
     updated in place.  Raises ``ValueError`` unless every cell the descent
     may touch lies in the arrays.
+
+    The descent runs without the GIL.  Every few thousand visits it takes
+    the GIL briefly to run the signal handlers (in the main thread: Ctrl-C
+    raises ``KeyboardInterrupt`` within a fraction of a second) and reads
+    ``stop[0]``: a caller running descents in threads sets it to 1 to end
+    them all (they raise :class:`Stopped`).  Either way the arrays are left
+    with every completed move applied.
     """
     cdef Py_ssize_t n = records.shape[0], d = records.shape[1]
     cdef Py_ssize_t sweeps = record_orders.shape[0], n_entries = entry_base.shape[0]
@@ -319,22 +354,24 @@ def descend(int32_t[:, ::1] records, double[::1] residual, float[::1] copies,
             if not 0 <= records[r, j] < n_values[j]:
                 raise ValueError("records hold a code outside range(n_values)")
     for m in range(n_targets):
-        c = target_base[m]
-        for k in range(target_width):
-            if not 0 <= target_column[m, k] < d:
-                raise ValueError("target_column holds an unknown column")
-            c += (n_values[target_column[m, k]] - 1) * target_step[m, k]
-        if target_base[m] < 0 or c >= residual.shape[0]:
+        if target_base[m] < 0:
+            raise ValueError("residual is too small for the targets")
+        c = _last_cell(target_base[m], target_column, target_step, m, n_values)
+        if c < 0:
+            raise ValueError("target_column holds an unknown column")
+        if c >= residual.shape[0]:
             raise ValueError("residual is too small for the targets")
     for e in range(n_entries):
         if not 0 <= entry_column[e] < d or not 0 <= entry_target[e] < n_targets:
             raise ValueError("entry_column or entry_target out of range")
-        c = entry_base[e] + n_values[entry_column[e]] - 1 + 15  # runs are read 16 at a time
-        for k in range(width):
-            if not 0 <= other_column[e, k] < d:
-                raise ValueError("other_column holds an unknown column")
-            c += (n_values[other_column[e, k]] - 1) * other_step[e, k]
-        if entry_base[e] < 0 or c >= copies.shape[0]:
+        if entry_base[e] < 0:
+            raise ValueError("copies is too small (or not padded) for the entries")
+        # runs are read 16 values at a time
+        c = _last_cell(entry_base[e] + n_values[entry_column[e]] - 1 + 15,
+                       other_column, other_step, e, n_values)
+        if c < 0:
+            raise ValueError("other_column holds an unknown column")
+        if c >= copies.shape[0]:
             raise ValueError("copies is too small (or not padded) for the entries")
     for k in range(target_entry.shape[0]):
         if not 0 <= target_entry[k] < n_entries:
@@ -374,12 +411,36 @@ def descend(int32_t[:, ::1] records, double[::1] residual, float[::1] copies,
     L.constant = &constant[0]
     L.delta = &delta[0]
     L.cell = &cell[0]
+    L.stop = &stop[0] if stop is not None and stop.shape[0] > 0 else NULL
+    L.work = 0
     cdef int64_t[::1] moves = moves_arr
+    cdef int64_t status = 0
     with nogil:
         for sweep in range(sweeps):
-            moves[sweep] = _sweep(&L, &record_orders[sweep, 0], n,
-                                  &column_orders[sweep, 0], column_orders.shape[1])
+            status = _sweep(&L, &record_orders[sweep, 0], n,
+                            &column_orders[sweep, 0], column_orders.shape[1])
+            if status < 0:
+                break
+            moves[sweep] = status
+    raise_pending(status == SIGNALLED)
+    if status == STOPPED:
+        raise Stopped("descent stopped by the caller's stop flag")
     return moves_arr
+
+
+cdef int64_t _last_cell(int64_t start, const int32_t[:, ::1] column,
+                        const int64_t[:, ::1] step, Py_ssize_t row,
+                        const int32_t[::1] n_values) noexcept:
+    """Largest flat index ``start + sum_o (n_values[column[row, o]] - 1) * step[row, o]``.
+
+    Returns -1 when a column is out of range.
+    """
+    cdef Py_ssize_t o
+    for o in range(column.shape[1]):
+        if not 0 <= column[row, o] < n_values.shape[0]:
+            return -1
+        start += (n_values[column[row, o]] - 1) * step[row, o]
+    return start
 
 
 def count_cells(const int32_t[:, ::1] columns, double[::1] counts,

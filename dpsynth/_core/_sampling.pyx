@@ -41,7 +41,8 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t, INT64_MIN
 from libc.stdlib cimport malloc, free
 from libc.string cimport memmove, memset
 
-from ._hashing cimport mix64, table_find, rng_uniform
+from ._hashing cimport (pack_key, raise_pending, rng_seed, rng_uniform, signal_raised,
+                       table_find)
 
 cdef int64_t ABSENT = INT64_MIN  # count of a combination missing from the aggregates
 
@@ -79,12 +80,7 @@ cdef inline int64_t _combo_count(Sampler* s, const uint64_t[::1] slots,
                                  const int64_t[::1] slot_values,
                                  int32_t* ids, int k) noexcept nogil:
     """Adjusted count of the sorted combination ``ids[0..k)`` or INT64_MIN if absent."""
-    cdef uint64_t key = 0
-    cdef int i
-    cdef int64_t index
-    for i in range(k):
-        key |= (<uint64_t>(ids[i] + 1)) << (s.bits * i)
-    index = table_find(slots, slot_values, key)
+    cdef int64_t index = table_find(slots, slot_values, pack_key(ids, k, s.bits))
     if index < 0:
         return ABSENT
     if s.use_synth:
@@ -360,9 +356,10 @@ def sample_records(const int32_t[::1] column_of, const int64_t[::1] one_counts,
     cdef int j, column, remaining_columns
     cdef int32_t x
     cdef int64_t total_available = 0
-    cdef uint64_t state = mix64(seed)
+    cdef uint64_t state = rng_seed(seed)
     cdef int64_t fallback_records = 0, fallback_cells = 0, passes = 1
-    cdef bint used_fallback
+    cdef bint used_fallback, interrupted = False
+    cdef Py_ssize_t work = 0
     if n_attr == 0:
         raise ValueError("no released attributes to sample from")
     for i in range(n_attr):
@@ -398,6 +395,10 @@ def sample_records(const int32_t[::1] column_of, const int64_t[::1] one_counts,
     try:
         with nogil:
             while produced < target:
+                # a record costs about one look-up per candidate and record subset
+                if signal_raised(&work, <Py_ssize_t>s.n_attr * s.max_subsets + 1):
+                    interrupted = True
+                    break
                 if total_available <= 0:
                     if n_records < 0:
                         break
@@ -447,6 +448,7 @@ def sample_records(const int32_t[::1] column_of, const int64_t[::1] one_counts,
                 if s.use_synth:
                     _count_synthesized(&s, slots, slot_values, buffer)
                 produced += 1
+        raise_pending(interrupted)
     finally:
         _free(&s, buffer, scratch, fweights)
     return records_arr[:produced].copy(), (int(fallback_records), int(fallback_cells), int(passes))
@@ -455,9 +457,8 @@ def sample_records(const int32_t[::1] column_of, const int64_t[::1] one_counts,
 cdef void _count_synthesized(Sampler* s, const uint64_t[::1] slots,
                              const int64_t[::1] slot_values, int32_t* buffer) noexcept nogil:
     """Add the record's combinations of length 1..R to the synthesized counts."""
-    cdef int t, n, i, i2
+    cdef int t, n, i
     cdef int64_t index
-    cdef uint64_t key
     cdef int32_t x
     # every subset of size <= R - 1 (including empty) plus one more record attribute
     # enumerates each combination of size 1..R once when the extra one is the largest
@@ -467,10 +468,7 @@ cdef void _count_synthesized(Sampler* s, const uint64_t[::1] slots,
             if s.subset_size[t] > 0 and x <= s.subset_ids[<Py_ssize_t>t * s.R + s.subset_size[t] - 1]:
                 continue
             n = _merge(s.subset_ids + <Py_ssize_t>t * s.R, s.subset_size[t], x, -1, buffer)
-            key = 0
-            for i2 in range(n):
-                key |= (<uint64_t>(buffer[i2] + 1)) << (s.bits * i2)
-            index = table_find(slots, slot_values, key)
+            index = table_find(slots, slot_values, pack_key(buffer, n, s.bits))
             if index >= 0:
                 s.synth_counts[index] += 1
 

@@ -539,15 +539,14 @@ def aggregates_line(aggregates):
     -------
     str
     """
-    marginals = getattr(aggregates, "marginals", None)
-    if marginals and not len(aggregates):  # the workload release: dense noisy marginals
-        by_size = {}
-        for marginal in marginals:
-            by_size[len(marginal.columns)] = by_size.get(len(marginal.columns), 0) + 1
-        sizes = ", ".join(f"{k}-way: {n}" for k, n in sorted(by_size.items()))
-        return (f"DP aggregates: {len(marginals)} noisy marginals ({sizes}), "
+    lengths = range(1, aggregates.reporting_length + 1)
+    if aggregates.marginals:  # a workload release: dense noisy marginals
+        sets = {m.columns for m in aggregates.marginals}
+        by_length = ", ".join(f"{sum(len(c) == k for c in sets)} {k}-way" for k in lengths)
+        return (f"DP aggregates: {len(sets)} noisy marginals ({by_length}), "
                 f"DP record count {aggregates.n_records}")
-    by_length = ", ".join(f"{k}: {len(c)}" for k, c in enumerate(aggregates.counts, start=1))
+    counts = list(aggregates.counts) + [[]] * (len(lengths) - len(aggregates.counts))
+    by_length = ", ".join(f"{k}: {len(c)}" for k, c in zip(lengths, counts))
     return (f"DP aggregates: {len(aggregates)} combination counts (by length {by_length}), "
             f"DP record count {aggregates.n_records}")
 

@@ -326,17 +326,8 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         "theta": [Interval(numbers.Real, 0, 1, closed="neither")],
         "ell": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_marginals": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "categories": [StrOptions({"auto"}), dict, list],
-        "bounds": [dict, None],
-        "n_bins": [Interval(numbers.Integral, 2, None, closed="left")],
-        "binning": [StrOptions({"uniform", "log"}), dict],
-        "allow_missing": ["boolean"],
         "large_domain": [StrOptions({"oue", "olh"})],
-        "negativity_tol": [Interval(numbers.Real, 0, None, closed="left")],
-        "n_rounds": [Interval(numbers.Integral, 0, None, closed="left")],
-        "maxent_tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "maxent_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+        **_ViewEstimatorMixin._view_constraints,
     }
 
     def __init__(self, *, epsilon=1.0, k=3, theta=0.001, ell=None, n_marginals=None,

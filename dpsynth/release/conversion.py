@@ -43,18 +43,27 @@ def zcdp_delta(rho, epsilon):
     return best
 
 
+def _bisect(ok, good, bad):
+    """The end of ``[good, bad]`` (either order) where ``ok`` holds, after 200 halvings.
+
+    ``ok(good)`` holds and ``ok`` is monotone on the interval; the result
+    always satisfies ``ok`` (the bisection errs on the safe side).
+    """
+    for _ in range(200):
+        mid = 0.5 * (good + bad)
+        if ok(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
 def zcdp_epsilon(rho, delta):
     """Smallest ``epsilon`` (to 1e-12 relative) with ``zcdp_delta(rho, epsilon) <= delta``."""
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1); got {delta}.")
-    lo, hi = 0.0, rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)) + 1e-12
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if zcdp_delta(rho, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    bun_steinke = rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)) + 1e-12
+    return _bisect(lambda eps: zcdp_delta(rho, eps) <= delta, bun_steinke, 0.0)
 
 
 def zcdp_rho_tight(epsilon, delta):
@@ -69,13 +78,6 @@ def zcdp_rho_tight(epsilon, delta):
         raise ValueError(f"delta must be in (0, 1); got {delta}.")
     log_term = math.log(1.0 / delta)
     lo = (math.sqrt(epsilon + log_term) - math.sqrt(log_term)) ** 2
-    hi = epsilon + 1.0
     if zcdp_delta(lo, epsilon) > delta:  # cannot happen (the bound is tighter): be safe
         return lo * (1 - 1e-9)
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if zcdp_delta(mid, epsilon) <= delta:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return _bisect(lambda rho: zcdp_delta(rho, epsilon) <= delta, lo, epsilon + 1.0)

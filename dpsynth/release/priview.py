@@ -135,17 +135,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         "max_view_cells": [Interval(numbers.Integral, 2, None, closed="left")],
         "strength": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "count_epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
-        "categories": [StrOptions({"auto"}), dict, list],
-        "bounds": [dict, None],
-        "n_bins": [Interval(numbers.Integral, 2, None, closed="left")],
-        "binning": [StrOptions({"uniform", "log"}), dict],
-        "allow_missing": ["boolean"],
         "weights": [StrOptions({"cells", "equal"})],
-        "negativity_tol": [Interval(numbers.Real, 0, None, closed="left")],
-        "n_rounds": [Interval(numbers.Integral, 0, None, closed="left")],
-        "maxent_tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "maxent_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+        **_ViewEstimatorMixin._view_constraints,
     }
 
     def __init__(self, *, epsilon=1.0, view_size="auto", max_view_cells=256, strength="auto",

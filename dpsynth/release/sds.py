@@ -60,27 +60,39 @@ def _table(tuple_blocks, bits):
     return _counting.build_table(np.concatenate(keys), np.concatenate(values))
 
 
-def _distinct_rows(ids):
+def _distinct_rows(ids, weights=None):
     """Distinct rows of the id matrix and how many records each stands for.
 
     Identical records have identical candidate tuples, so the kernels walk
-    each distinct row once (common in categorical tables).
+    each distinct row once (common in categorical tables).  One hashing pass
+    finds them (linear in the rows); they are then sorted as by
+    ``np.unique(axis=0)``.  ``weights`` is how many records each row of
+    ``ids`` already stands for (default 1).
     """
-    rows, multiplicity = np.unique(ids, axis=0, return_counts=True)
-    return np.ascontiguousarray(rows, dtype=np.int32), multiplicity.astype(np.int64)
+    ids = np.ascontiguousarray(ids, dtype=np.int32)
+    if weights is None:
+        weights = np.ones(ids.shape[0], dtype=np.int64)
+    first, multiplicity = _counting.distinct_rows(ids, weights)
+    rows = ids[first]
+    order = _counting.lex_order(rows)
+    return np.ascontiguousarray(rows[order]), multiplicity[order]
 
 
-def _level_counts(ids, k, bits, walk_table, n_candidates, bound_fn, rng):
-    """Per-record candidate counts, the contribution bound, and the bounded counts."""
+def _level_counts(ids, k, bits, walk_table, n_candidates, bound_fn, rng, weights, plan=None):
+    """Per-record candidate counts, the contribution bound, and the bounded counts.
+
+    ``plan``: the candidates grouped by columns (``_counting.dense_plan``), to
+    count column group by column group instead of walking every record.
+    """
     slots, slot_values = walk_table
-    rows, multiplicity = _distinct_rows(ids)
-    sizes = _counting.record_tuple_counts(rows, k, bits, slots, slot_values)
+    rows, multiplicity = _distinct_rows(ids, weights)
+    sizes = _counting.record_tuple_counts(rows, k, bits, slots, slot_values, plan)
     bound = int(bound_fn(np.repeat(sizes, multiplicity)))
     if bound <= 0:
         return bound, np.zeros(n_candidates, dtype=np.int64)
     seed = int(rng.integers(0, 2**63)) if rng is not None else 0
     counts = _counting.bounded_counts(rows, k, bits, slots, slot_values,
-                                      n_candidates, sizes, bound, seed, multiplicity)
+                                      n_candidates, sizes, bound, seed, multiplicity, plan)
     return bound, counts
 
 
@@ -94,12 +106,13 @@ def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
     """
     n_attributes = column_of.shape[0]
     levels = []
+    ids, weights = _distinct_rows(ids)  # each level walks the distinct rows once
     # ---- level 1: attribute ids themselves are the keys
     bits = _counting.key_bits(n_attributes)
     singles = np.arange(n_attributes, dtype=np.int32)[:, None]
     walk_table = _table([(singles, np.arange(n_attributes))], bits)
     bound, counts = _level_counts(ids, 1, bits, walk_table, n_attributes,
-                                  lambda s: bound_fn(1, s), rng)
+                                  lambda s: bound_fn(1, s), rng, weights)
     if bound <= 0:
         return levels
     if public_universe:  # every attribute the public schema allows
@@ -138,7 +151,8 @@ def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
         walk_table = _table(blocks, bits)
         bound, counts = _level_counts(compact_ids, k, bits, walk_table,
                                       len(candidates), lambda s: bound_fn(k, s),
-                                      rng)
+                                      rng, weights,
+                                      _counting.dense_plan(candidates, compact_columns))
         if bound <= 0:
             break
         keep, released, threshold, scale = release_fn(k, counts, bound)

@@ -57,6 +57,8 @@ is derived up front, so results are reproducible and do not depend on
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 import math
+import signal
+from typing import NamedTuple
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -185,7 +187,14 @@ class MarginalMatchingSampler(Sampler):
     Parameters
     ----------
     sweeps : int, default=3
-        Passes of coordinate descent over all (record, column) pairs.
+        Passes of coordinate descent over all (record, column) pairs towards
+        the 1- and 2-way targets.
+    three_way_sweeps : int, default=2
+        Passes once the 3-way targets are added.  A pass then reads about
+        ten times more cells (24 columns), and few records still move after
+        the first one: a third pass left the NIST MA marginals' TVD at
+        epsilon 4 unchanged and lowered the 3-way TVD of the 1M-row table
+        from 0.0202 to 0.0198 for 1.35 times the sampling time.
     use_three_way : bool, default=True
         Also denoise the 3-way aggregates (prior: the population fitted to
         the 1- and 2-way targets) and fit to them.
@@ -215,13 +224,15 @@ class MarginalMatchingSampler(Sampler):
         "use_three_way": ["boolean"],
         "max_population": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
+        "three_way_sweeps": [Interval(Integral, 1, None, closed="left")],
         "dense_sweeps": [Interval(Integral, 1, None, closed="left")],
         "min_count": [Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(self, sweeps=3, use_three_way=True, max_population=50_000, n_jobs=None,
-                 dense_sweeps=15, min_count=2.0):
+                 three_way_sweeps=2, dense_sweeps=15, min_count=2.0):
         self.sweeps = sweeps
+        self.three_way_sweeps = three_way_sweeps
         self.use_three_way = use_three_way
         self.max_population = max_population
         self.n_jobs = n_jobs
@@ -447,15 +458,24 @@ class MarginalMatchingSampler(Sampler):
         if self.use_three_way:
             self._three_way_structure()
 
+        stop = np.zeros(1, dtype=np.uint8)  # set: every thread's descent stops
+
         def population(part):
-            return self._population(int(sizes[part]), one_way, targets, generators[part])
+            return self._population(int(sizes[part]), one_way, targets, generators[part],
+                                    stop)
 
         n_workers = min(effective_n_jobs(self.n_jobs), n_parts)
         if n_workers <= 1:
             parts = [population(part) for part in range(n_parts)]
         else:
-            with ThreadPoolExecutor(max_workers=n_workers) as executor:
-                parts = list(executor.map(population, range(n_parts)))
+            with ThreadPoolExecutor(max_workers=n_workers,
+                                    initializer=_leave_signals_to_main_thread) as executor:
+                try:
+                    parts = list(executor.map(population, range(n_parts)))
+                except BaseException:  # Ctrl-C or a failure: end the other threads now
+                    stop[0] = 1
+                    executor.shutdown(wait=True, cancel_futures=True)
+                    raise
         records = np.concatenate(parts)
         if self.absent:
             records = np.where(records == (self.sizes - 1)[None, :], -1, records)
@@ -518,26 +538,28 @@ class MarginalMatchingSampler(Sampler):
             records = np.where(records == (self.sizes - 1)[None, :], -1, records)
         return records.astype(np.int32)
 
-    def _population(self, n, one_way, targets, rng):
-        """One population of ``n`` records fitted to the targets (touches no shared state)."""
+    def _population(self, n, one_way, targets, rng, stop=None):
+        """One population of ``n`` records fitted to the targets (touches no shared state
+        but ``stop``, the flag that ends the descents early)."""
         records = np.empty((n, self.n_columns), dtype=np.int32)
         for j, target in enumerate(one_way):
             records[:, j] = rng.choice(self.sizes[j], size=n, p=target / target.sum())
-        self._descend(records, one_way, targets, rng)
+        self._descend(records, one_way, targets, rng, self.sweeps, stop)
         triples = self.three_way_targets(records, n) if self.use_three_way else {}
         if triples:
             weight = self._weight(3)
             self._descend(records, one_way,
-                          targets + [(c, t, weight) for c, t in triples.items()], rng)
+                          targets + [(c, t, weight) for c, t in triples.items()], rng,
+                          self.three_way_sweeps, stop)
         return records
 
-    def _descend(self, records, one_way, targets, rng):
+    def _descend(self, records, one_way, targets, rng, sweeps, stop=None):
         """Greedy coordinate descent (Cython) towards weighted target marginals.
 
         ``targets`` is a list of ``(columns, table, weight)``; tables are
         rescaled to the population size.  ``one_way`` gives the values that
         may be written.  ``records`` is updated in place; returns the number
-        of moves per sweep.
+        of moves per sweep (``sweeps`` of them).  ``stop``: see ``_matching.descend``.
         """
         d, n = self.n_columns, records.shape[0]
         # values that are never written nor held are left out of every table:
@@ -559,15 +581,51 @@ class MarginalMatchingSampler(Sampler):
             table = table[np.ix_(*[keep[c] for c in cols])]
             tables.append((cols, table, weight))
         layout = _layout(code, tables)
-        record_orders = np.array([rng.permutation(n) for _ in range(self.sweeps)],
-                                 dtype=np.int64).reshape(self.sweeps, n)
-        column_orders = np.array([rng.permutation(d) for _ in range(self.sweeps)],
-                                 dtype=np.int32).reshape(self.sweeps, d)
+        record_orders = np.array([rng.permutation(n) for _ in range(sweeps)],
+                                 dtype=np.int64).reshape(sweeps, n)
+        column_orders = np.array([rng.permutation(d) for _ in range(sweeps)],
+                                 dtype=np.int32).reshape(sweeps, d)
         moves = _matching.descend(code, *layout, sizes, allowed, value_base,
-                                  record_orders, column_orders)
+                                  record_orders, column_orders, stop)
         for j in range(d):
             records[:, j] = keep[j][code[:, j]]
         return moves
+
+
+def _leave_signals_to_main_thread():
+    """Block SIGINT in a worker thread, so that Ctrl-C wakes the waiting main thread."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+class DescentLayout(NamedTuple):
+    """The arrays :func:`_matching.descend` reads, in its argument order.
+
+    ``residual`` holds ``P - T`` of every target (float64, C order) and
+    ``copies`` the weighted ``w * (P - T)`` (float32) once per column ``j``
+    of each target, with ``j`` innermost.  The ``target_*`` arrays describe
+    each target table (first cell, columns, strides, weight, its entries);
+    the ``entry_*`` arrays each copy (by column), ``other_*`` the other
+    columns of an entry's target.  Unused column slots hold column 0 with
+    step 0.
+    """
+
+    residual: np.ndarray
+    copies: np.ndarray
+    target_base: np.ndarray
+    target_column: np.ndarray
+    target_step: np.ndarray
+    target_weight: np.ndarray
+    target_start: np.ndarray
+    target_entry: np.ndarray
+    copy_step: np.ndarray
+    entry_start: np.ndarray
+    entry_column: np.ndarray
+    entry_target: np.ndarray
+    entry_position: np.ndarray
+    entry_base: np.ndarray
+    other_column: np.ndarray
+    other_step: np.ndarray
 
 
 def _layout(records, targets):
@@ -582,13 +640,9 @@ def _layout(records, targets):
 
     Returns
     -------
-    tuple
+    DescentLayout
         The arguments of :func:`_matching.descend` from ``residual`` to
-        ``other_step``: ``residual`` holds ``P - T`` of every target (float64,
-        C order) and ``copies`` the weighted ``w * (P - T)`` (float32) once
-        per column ``j`` of each target, with ``j`` innermost: 8 + 4 k bytes
-        per cell of a k-way target.  The copies (entries) are listed by
-        column.  Unused column slots hold column 0 with step 0.
+        ``other_step`` (8 + 4 k bytes per cell of a k-way target).
     """
     d = records.shape[1]
     n_targets = len(targets)
@@ -640,6 +694,7 @@ def _layout(records, targets):
                                    np.arange(n_targets + 1)).astype(np.int64)
     entry_start = np.searchsorted(entry_column, np.arange(d + 1)).astype(np.int64)
     target_weight = np.array([weight for _, _, weight in targets], dtype=np.float64)
-    return (residual, copies, target_base[:-1], target_column, target_step, target_weight,
-            target_start, target_entry, copy_step, entry_start, entry_column, entry_target,
-            entry_position, entry_base, other_column, other_step)
+    return DescentLayout(residual, copies, target_base[:-1], target_column, target_step,
+                         target_weight, target_start, target_entry, copy_step, entry_start,
+                         entry_column, entry_target, entry_position, entry_base,
+                         other_column, other_step)
