@@ -203,4 +203,41 @@ def load_adult():
     return df.astype(object)
 
 
+#: Public declarations of Adult's numeric columns (from the UCI/CPS documentation:
+#: age 17-90 is the extraction filter and top code, capital-gain is top-coded at
+#: 99999, hours-per-week is 1-99), and the point masses a data owner knows of.
+ADULT_NUMERIC_BOUNDS = {
+    "age": (17, 90),
+    "fnlwgt": (0, 1_500_000),
+    "education-num": (1, 16),
+    "capital-gain": (0, 99_999),
+    "capital-loss": (0, 4_999),
+    "hours-per-week": (1, 99),
+}
+ADULT_SPECIAL_VALUES = {"capital-gain": [0], "capital-loss": [0], "hours-per-week": [40]}
+
+
+def load_adult_numeric():
+    """Load UCI Adult (training split) with its numeric columns as integers.
+
+    Reads ``data/adult-uci/adult.csv`` (32,561 rows): the six numeric columns
+    (``age``, ``fnlwgt``, ``education-num``, ``capital-gain``,
+    ``capital-loss``, ``hours-per-week``) as ``int64``, the others as
+    ``object`` strings (``"?"`` kept as a value).  Use with
+    :data:`ADULT_NUMERIC_BOUNDS` (public bounds) and
+    :data:`ADULT_SPECIAL_VALUES`.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    df = pd.read_csv(shared_dir() / _ADULT_DIR / "adult.csv", dtype=str, keep_default_na=False)
+    for column in ADULT_NUMERIC_BOUNDS:
+        df[column] = df[column].astype(np.int64)
+    for column in df.columns:
+        if column not in ADULT_NUMERIC_BOUNDS:
+            df[column] = df[column].astype(object)
+    return df
+
+
 DATASETS = {"nist_ma": load_nist_ma, "adult": load_adult}

@@ -1,10 +1,21 @@
 """Sphinx configuration of the dpsynth documentation.
 
-Build with ``python -m sphinx -b html doc doc/_build/html`` after
-``pip install -e ".[docs]"``.
+Build, from the repository root, without activating anything::
+
+    .venv/bin/pip install -e ".[docs]"
+    .venv/bin/python -m sphinx -b html doc doc/_build/html
+
+sphinx-gallery runs every script of ``examples/`` (in fast mode) and puts
+them, with their figures, in ``doc/auto_examples`` (generated, not committed).
 """
 
+import os
+
 import dpsynth
+
+# the examples run quickly and draw off-screen while the docs build
+os.environ.setdefault("DPSYNTH_EXAMPLE_FAST", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
 
 project = "dpsynth"
 author = "dpsynth developers"
@@ -16,7 +27,17 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "numpydoc",
+    "sphinx_gallery.gen_gallery",
 ]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sphinx_gallery_conf = {
+    "examples_dirs": os.path.join(_HERE, "..", "examples"),
+    "gallery_dirs": os.path.join(_HERE, "auto_examples"),
+    "filename_pattern": r"/plot_",  # run every plot_*.py and show its figures
+    "download_all_examples": False,
+    "remove_config_comments": True,
+}
 
 # API pages are written by hand in api.rst; no generated stub files
 autosummary_generate = False
@@ -24,6 +45,6 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 autodoc_default_options = {"members": False}
 
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_generated", "auto_examples/*.ipynb"]
 html_theme = "alabaster"
 html_title = f"dpsynth {release}"

@@ -15,12 +15,17 @@ The declaration file::
      "columns": [
        {"name": "age", "kind": "numeric", "dtype": "int64", "bounds": [0, 120],
         "n_bins": 12},
+       {"name": "gain", "kind": "numeric", "bounds": [0, 99999], "special_values": [0]},
+       {"name": "price", "kind": "numeric", "dtype": "float64", "bounds": [0, 1000],
+        "decimals": 2},
        {"name": "sex", "kind": "categorical", "categories": ["F", "M"]},
        {"name": "zip", "kind": "categorical"}]}
 
 ``kind`` is ``"numeric"`` (binned inside its public ``bounds``; ``dtype``
 ``"int64"`` or ``"float64"``, by default ``"int64"`` when both bounds are
-JSON integers) or ``"categorical"`` (``categories`` declares the public
+JSON integers; ``special_values`` lists public point masses or codes that
+get bins of their own, ``decimals`` the precision of a float column) or
+``"categorical"`` (``categories`` declares the public
 values, in code order; without it they are discovered by the DP release;
 ``dtype`` ``"str"`` (default, or the JSON type of the categories),
 ``"int64"``, ``"float64"`` or ``"bool"``).  ``missing_values`` lists the
@@ -48,7 +53,8 @@ _SAMPLE_LINES = 50
 _SAMPLE_BYTES = 1 << 16
 _NUMERIC_DTYPES = ("int64", "float64")
 _CATEGORICAL_DTYPES = ("str", "int64", "float64", "bool")
-_COLUMN_KEYS = {"name", "kind", "dtype", "bounds", "categories", "n_bins", "special_values"}
+_COLUMN_KEYS = {"name", "kind", "dtype", "bounds", "categories", "n_bins", "special_values",
+                "decimals"}
 _TOP_KEYS = {"columns", "missing_values"}
 
 
@@ -110,10 +116,13 @@ class ColumnDeclaration:
     n_bins : int or None
         Bins of a numeric column (None: the encoder's ``n_bins``).
     special_values : tuple or None
-        Numbers of a numeric column that are codes rather than quantities
-        (e.g. ``-9`` for "refused").  Recorded and validated; the encoder
-        cannot bin them separately yet, so :meth:`Declaration.encoder_params`
-        refuses them.
+        Numbers of a numeric column with a bin of their own: point masses
+        inside the bounds (``0``, ``40``, a top code) or codes outside them
+        (e.g. ``-9`` for "refused", never clipped).  Public; passed to
+        :class:`~dpsynth.preprocessing.TableEncoder` as ``special_values``.
+    decimals : int or None
+        Declared precision of a ``float64`` numeric column: synthetic values
+        are rounded to this many decimals (``TableEncoder(decimals=...)``).
     """
 
     name: str
@@ -123,6 +132,7 @@ class ColumnDeclaration:
     categories: tuple = None
     n_bins: int = None
     special_values: tuple = None
+    decimals: int = None
 
     @property
     def is_integer(self):
@@ -271,13 +281,15 @@ class Declaration:
         dict
             Only the declared things: no key for what is not declared.
         """
-        special = [c.name for c in self.columns if c.special_values]
-        if special:
-            raise ValueError(
-                f"column(s) {special} declare special_values, which the encoder cannot "
-                "keep apart from the bins yet; remove them from the declaration (and mark "
-                "them as missing values, or declare the column categorical)")
         params = {}
+        special = {c.name: list(c.special_values) for c in self.columns
+                   if c.kind == "numeric" and c.special_values}
+        if special:
+            params["special_values"] = special
+        decimals = {c.name: c.decimals for c in self.columns
+                    if c.kind == "numeric" and c.decimals is not None}
+        if decimals:
+            params["decimals"] = decimals
         categories = {c.name: list(c.categories) for c in self.columns if c.categories}
         bounds = {c.name: c.bounds for c in self.columns if c.kind == "numeric"}
         if categories:
@@ -304,6 +316,8 @@ class Declaration:
             for key in ("bounds", "categories", "special_values"):
                 if getattr(c, key) is not None:
                     entry[key] = list(getattr(c, key))
+            if c.decimals is not None:
+                entry["decimals"] = c.decimals
             if c.n_bins is not None:
                 entry["n_bins"] = c.n_bins
             columns.append(entry)
@@ -335,7 +349,7 @@ def _merge_column(a, b, names):
         return replace(numeric, kind="categorical", bounds=None, n_bins=None,
                        categories=tuple(categories))
     fields = {}
-    for key in ("bounds", "categories", "n_bins", "special_values", "dtype"):
+    for key in ("bounds", "categories", "n_bins", "special_values", "decimals", "dtype"):
         x, y = getattr(a, key), getattr(b, key)
         if x is not None and y is not None and x != y:
             raise ValueError(f"column {a.name!r} has different {key} in {names[0]} and "
@@ -391,12 +405,22 @@ def _parse_column(entry, position, source):
         if special is not None:
             if not isinstance(special, list) or not all(_is_number(v) for v in special):
                 raise ValueError(f"{where}: \"special_values\" must be a list of numbers")
-            if any(bounds[0] <= v <= bounds[1] for v in special):
-                raise ValueError(f"{where}: \"special_values\" must lie outside the bounds")
+            if len(set(special)) != len(special):
+                raise ValueError(f"{where}: \"special_values\" has duplicates")
+            if dtype == "int64" and not all(float(v).is_integer() for v in special):
+                raise ValueError(f"{where}: \"special_values\" of an integer column must "
+                                 "be integers")
             special = tuple(special)
+        decimals = entry.get("decimals")
+        if decimals is not None:
+            if not isinstance(decimals, int) or isinstance(decimals, bool):
+                raise ValueError(f"{where}: \"decimals\" must be an integer")
+            if dtype != "float64":
+                raise ValueError(f"{where}: \"decimals\" is for \"float64\" columns (integer "
+                                 "columns always give integers)")
         return ColumnDeclaration(name, kind, dtype, bounds=(bounds[0], bounds[1]),
-                                 n_bins=n_bins, special_values=special)
-    for key in ("bounds", "n_bins", "special_values"):
+                                 n_bins=n_bins, special_values=special, decimals=decimals)
+    for key in ("bounds", "n_bins", "special_values", "decimals"):
         if key in entry:
             raise ValueError(f"{where}: a categorical column has no \"{key}\"; declare "
                              "it \"numeric\" to bin it")
@@ -857,6 +881,8 @@ def check_values(frame, schema, *, path="the table", first_line=2, clip=False):
             values = series.to_numpy(dtype=np.float64, na_value=np.nan)
             low, high = column.bounds
             bad = present & ((values < low) | (values > high))
+            if column.special_values:  # declared codes have bins of their own
+                bad &= ~np.isin(values, np.asarray(column.special_values, dtype=np.float64))
             if bad.any() and clip:
                 clipped.append(column.name)
             elif bad.any():

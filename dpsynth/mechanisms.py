@@ -26,6 +26,9 @@ __all__ = [
     "percentile_utilities",
     "dp_percentile",
     "gaussian_noise",
+    "laplace_histogram",
+    "stability_threshold",
+    "stable_histogram",
 ]
 
 
@@ -233,3 +236,58 @@ def dp_quantiles(values, quantiles, bounds, epsilon, rng):
 
 
 __all__ += ["dp_quantile_probabilities", "dp_quantile", "dp_quantiles"]
+
+
+def stability_threshold(epsilon, delta):
+    """Threshold of the Laplace stability-based histogram: ``1 + ln(1 / (2 delta)) / epsilon``.
+
+    A value held by a single record gets the noisy count ``1 + Lap(1/epsilon)``,
+    which exceeds this threshold with probability exactly
+    ``exp(-(t - 1) epsilon) / 2 = delta``.
+    """
+    return 1.0 + np.log(1.0 / (2.0 * delta)) / epsilon
+
+
+def stable_histogram(values, epsilon, delta, rng):
+    """Frequent exact values by the Laplace stability-based histogram.
+
+    Every distinct value of ``values`` gets its count plus ``Lap(1/epsilon)``
+    noise; the values whose noisy count exceeds :func:`stability_threshold`
+    are released with their noisy counts.  With add/remove-one neighbours a
+    record changes one count by one: if its value is held by others too,
+    that is the Laplace mechanism (``epsilon``); if it is its own, the value
+    appears with probability at most ``delta``.  The whole release is
+    ``(epsilon, delta)``-DP (Korolova et al., WWW 2009; Bun, Nissim and
+    Stemmer, "Simultaneous private learning of multiple concepts", 2016; Li
+    et al., *Differential Privacy: From Theory to Practice*, 2016).  Each
+    record must contribute at most one value.
+
+    Parameters
+    ----------
+    values : array-like of float
+        One value per record (missing values removed).
+    epsilon, delta : float
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    released : ndarray of float64
+        Values above the threshold, sorted.
+    noisy_counts : ndarray of float64
+        Their noisy counts.
+    """
+    observed, counts = np.unique(np.asarray(values, dtype=np.float64), return_counts=True)
+    noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=counts.size)
+    keep = noisy > stability_threshold(epsilon, delta)
+    return observed[keep], noisy[keep]
+
+
+def laplace_histogram(bin_index, n_bins, epsilon, rng):
+    """Counts of ``bin_index`` over ``n_bins`` public bins with ``Lap(1/epsilon)`` noise.
+
+    One record falls in one bin (sensitivity 1): ``epsilon``-DP.  Negative
+    noisy counts are set to zero (post-processing).
+    """
+    counts = np.bincount(np.asarray(bin_index, dtype=np.int64), minlength=n_bins)
+    noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=n_bins)
+    return np.maximum(noisy, 0.0)

@@ -4,7 +4,7 @@
 the NIST k-marginal score, the Synthetic Data Showcase error report by
 combination length, per-column distances); :func:`write_report` writes them
 as one self-contained HTML page, with plots when matplotlib is installed
-(``pip install dpsynth[plots]``).  :func:`binned_view` puts binned numeric
+(from the source tree: ``pip install -e ".[plots]"``).  :func:`binned_view` puts binned numeric
 columns on the same footing in both tables first.
 
 Everything here is computed from the *real* data: these numbers are not a
@@ -16,13 +16,14 @@ import datetime
 import html
 import io
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ._version import __version__
-from .metrics import aggregate_error_report, combination_counts, k_marginal_score, marginal_tvd
+from .metrics import (aggregate_error_report, combination_counts, k_marginal_score,
+                      marginal_tvd, numeric_quantiles, value_shares, wasserstein_numeric)
 from .utils._files import atomic_write
 from .utils._progress import log_progress
 
@@ -92,6 +93,14 @@ class FidelitySummary:
         Combination counts of both tables up to the reporting length.
     n_real, n_synth : int
         Numbers of records.
+    numeric : DataFrame
+        Numeric columns on their original scale: ``column`` and ``W1 /
+        range`` (:func:`~dpsynth.metrics.wasserstein_numeric`), worst first.
+    quantiles : DataFrame
+        :func:`~dpsynth.metrics.numeric_quantiles` of those columns.
+    special_shares : DataFrame
+        :func:`~dpsynth.metrics.value_shares` of the special and frequent
+        values of binned columns (with ``encoder=``).
     """
 
     tvd: pd.Series
@@ -102,6 +111,11 @@ class FidelitySummary:
     synth_counts: dict
     n_real: int
     n_synth: int
+    numeric: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=["column", "W1 / range"]))
+    quantiles: pd.DataFrame = field(default_factory=pd.DataFrame)
+    special_shares: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=["column", "value", "real", "synthetic", "difference"]))
 
     def __repr__(self):
         tvd = ", ".join(f"{k}-way {v:.4f}" for k, v in self.tvd.items())
@@ -109,17 +123,51 @@ class FidelitySummary:
         return f"FidelitySummary(mean TVD: {tvd}; k-marginal score: {score})"
 
 
-def fidelity_summary(real, synth, *, reporting_length=3):
+def _numeric_facts(real, synth, encoder):
+    """W1 / range, quantiles and special-value shares on the original scale.
+
+    With an encoder: its binned columns, normalised by the range of their
+    public edges, with the shares of their point values.  Without: every
+    numeric column of both tables, normalised by the real range.
+    """
+    ranges, points, columns = {}, {}, None
+    if encoder is not None:
+        columns = []
+        for column in encoder.schema_:
+            binning = column.binning
+            if binning is None or column.name not in real.columns:
+                continue
+            edges = binning.edge_array
+            ranges[column.name] = (edges[0], edges[-1] - 1 if binning.integer else edges[-1])
+            if binning.points:
+                points[column.name] = list(binning.points)
+            columns.append(column.name)
+    w1 = wasserstein_numeric(real, synth, columns=columns, ranges=ranges)
+    numeric = pd.DataFrame({"column": list(w1.index), "W1 / range": w1.to_numpy()})
+    numeric = numeric.sort_values("W1 / range", ascending=False, kind="stable")
+    quantiles = numeric_quantiles(real, synth, columns=list(w1.index))
+    shares = value_shares(real, synth, points)
+    return numeric.reset_index(drop=True), quantiles, shares
+
+
+def fidelity_summary(real, synth, *, reporting_length=3, encoder=None):
     """Fidelity of a synthetic table to a real one, from several angles.
 
     Parameters
     ----------
     real, synth : DataFrame
         Tables with the same columns, compared value by value (bin numeric
-        columns first, e.g. with :func:`binned_view`).
+        columns first, e.g. with :func:`binned_view`, or pass ``encoder``).
     reporting_length : int, default=3
         Longest marginal / combination length compared (clamped to the
         number of columns).
+    encoder : TableEncoder, default=None
+        With a fitted encoder (e.g. ``aggregates.encoder``), ``real`` and
+        ``synth`` are on their original scale: their binned columns are
+        compared value by value (Wasserstein-1 / range, quantiles, shares of
+        special values) and then bin by bin with the other columns.
+        Without one, numeric columns of the tables get the value-level
+        comparison too.
 
     Returns
     -------
@@ -128,6 +176,9 @@ def fidelity_summary(real, synth, *, reporting_length=3):
     """
     if not isinstance(real, pd.DataFrame) or not isinstance(synth, pd.DataFrame):
         raise TypeError("real and synth must be DataFrames.")
+    numeric, quantiles, shares = _numeric_facts(real, synth, encoder)
+    if encoder is not None:
+        real, synth = binned_view(real, encoder), binned_view(synth, encoder)
     if int(reporting_length) < 1:
         raise ValueError(f"reporting_length must be >= 1; got {reporting_length!r}.")
     length = min(int(reporting_length), real.shape[1])
@@ -157,7 +208,8 @@ def fidelity_summary(real, synth, *, reporting_length=3):
     log_progress(total, total, "evaluation", "combination errors")
     return FidelitySummary(tvd=tvd, columns=columns, k_marginal=k_marginal,
                            by_length=by_length, real_counts=real_counts,
-                           synth_counts=synth_counts, n_real=len(real), n_synth=len(synth))
+                           synth_counts=synth_counts, n_real=len(real), n_synth=len(synth),
+                           numeric=numeric, quantiles=quantiles, special_shares=shares)
 
 
 # ------------------------------------------------------------------ plots
@@ -300,6 +352,52 @@ def _plot_columns(Figure, real, synth, names):
     return _png(figure)
 
 
+def _plot_numeric(Figure, real, synth, summary, encoder, bins=40):
+    """Histograms of numeric columns on their original scale, real vs synthetic.
+
+    Point values (special or frequent) are drawn as separate bars of their
+    share, so a lost spike shows; the rest as density histograms over the
+    column's range.
+    """
+    names = summary.numeric["column"].tolist()
+    if not names:
+        return ""
+    n_cols = min(3, len(names))
+    n_rows = -(-len(names) // n_cols)
+    figure = Figure(figsize=(4.4 * n_cols, 3.0 * n_rows))
+    shares = summary.special_shares
+    for i, name in enumerate(names):
+        ax = figure.add_subplot(n_rows, n_cols, i + 1)
+        x = real[name].to_numpy(dtype=np.float64, na_value=np.nan)
+        y = synth[name].to_numpy(dtype=np.float64, na_value=np.nan)
+        x, y = x[~np.isnan(x)], y[~np.isnan(y)]
+        points = shares.loc[shares["column"] == name, "value"].to_numpy(dtype=np.float64)
+        low = min(x.min(initial=np.inf), y.min(initial=np.inf))
+        high = max(x.max(initial=-np.inf), y.max(initial=-np.inf))
+        if not np.isfinite(low) or not np.isfinite(high):
+            continue
+        edges = np.linspace(low, high if high > low else low + 1, bins + 1)
+        for values, color, label in ((x, "#7f7f7f", "real"), (y, "#1f77b4", "synthetic")):
+            rest = values[~np.isin(values, points)]
+            weights = np.full(rest.size, 1.0 / max(values.size, 1))
+            ax.hist(rest, bins=edges, weights=weights, histtype="step", color=color,
+                    label=label, linewidth=1.4)
+        row = shares[shares["column"] == name]
+        for _, share in row.iterrows():
+            ax.plot([share["value"]] * 2, [0, share["real"]], color="#7f7f7f", linewidth=4,
+                    alpha=0.6)
+            ax.plot([share["value"]] * 2, [0, share["synthetic"]], color="#1f77b4",
+                    linewidth=1.5)
+        if len(row):
+            ax.set_yscale("symlog", linthresh=1e-3)
+        w1 = summary.numeric.set_index("column")["W1 / range"][name]
+        ax.set_title(f"{name} (W1/range {w1:.4f})", fontsize=9)
+        if i == 0:
+            ax.legend(fontsize=7)
+    figure.tight_layout()
+    return _png(figure)
+
+
 # ------------------------------------------------------------------- HTML
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
@@ -329,7 +427,9 @@ _BUDGET_ROWS = [
     ("epsilon_records", "epsilon of the DP record count (Laplace)"),
     ("epsilon_marginals", "epsilon of the marginals (before the zCDP conversion)"),
     ("percentile_epsilon", "epsilon of the DP contribution bounds (within the marginals)"),
-    ("epsilon_binning", "epsilon of DP bin edges (added to the total)"),
+    ("epsilon_binning", "epsilon of the encoder's DP steps: bin edges, frequent values, "
+                        "within-bin histograms (added to the total)"),
+    ("delta_binning", "delta of the DP frequent values (added to the total)"),
     ("conversion_delta", "delta of the zCDP conversion"),
     ("public_universe", "every column's values declared (no budget for the universe)"),
 ]
@@ -343,12 +443,38 @@ def _public_columns(release):
             edges = column.binning.edges
             kind = "numeric, binned"
             source = f"public bins over [{float(edges[0]):g}, {float(edges[-1]):g}]"
+            if column.binning.special:
+                source += "; declared special values " + ", ".join(
+                    f"{v:g}" for v in column.binning.special)
+            if column.binning.frequent:
+                source += "; frequent values released by DP " + ", ".join(
+                    f"{v:g}" for v in column.binning.frequent)
+            if column.binning.inverse == "dp_histogram":
+                source += "; DP within-bin histogram"
+            if column.leaked:
+                source = "LEAKED (not DP): " + source
         else:
             kind = "categorical"
             source = ("declared (public)" if column.declared
                       else "released by the DP mechanism")
         rows.append((column.name, kind, source, len(column.values)))
     return pd.DataFrame(rows, columns=["column", "kind", "values", "number of values"])
+
+
+def _privacy_warnings(privacy, release):
+    """The PrivacyLeakWarning messages a release carries (schema and privacy notes)."""
+    messages = []
+    if release is not None:
+        for name, notes in release.schema.leaks.items():
+            messages.extend(f"{name}: {note}" if name not in note else note
+                            for note in notes)
+    for key in ("warnings", "privacy_leak_warnings"):
+        value = privacy.get(key) if privacy is not None else None
+        if isinstance(value, str):
+            messages.append(value)
+        elif isinstance(value, (list, tuple)):
+            messages.extend(str(v) for v in value)
+    return list(dict.fromkeys(messages))
 
 
 def _privacy_section(privacy, release=None):
@@ -366,6 +492,12 @@ def _privacy_section(privacy, release=None):
     if per_length:
         frame = pd.DataFrame(per_length).rename_axis("length").reset_index()
         parts += ["<p>By combination length:</p>", _table(frame)]
+    warnings_shown = _privacy_warnings(privacy, release)
+    if warnings_shown:
+        items = "".join(f"<li>{html.escape(w)}</li>" for w in warnings_shown)
+        parts += ['<div class="note"><b>PrivacyLeakWarning</b>: facts of this release '
+                  "come from the data without an accounted DP mechanism, so the guarantee "
+                  f"above does not cover them.<ul>{items}</ul></div>"]
     if release is not None:
         parts += ["<p>What was public about each column: declared values and bins cost "
                   "no privacy; other values were published only if the DP mechanism "
@@ -375,7 +507,7 @@ def _privacy_section(privacy, release=None):
 
 def write_report(real, synth, path, *, reporting_length=3,
                  title="dpsynth evaluation report", privacy=None, release=None,
-                 max_columns=12):
+                 max_columns=12, encoder=None):
     """Write a self-contained HTML page comparing a synthetic table with a real one.
 
     The page holds the metrics tables (mean TVD of k-way marginals, the NIST
@@ -405,6 +537,11 @@ def write_report(real, synth, path, *, reporting_length=3,
         from its public schema only).
     max_columns : int, default=12
         Number of column distributions plotted (the largest 1-way TVD first).
+    encoder : TableEncoder, default=None
+        With a fitted encoder (e.g. ``release.encoder``), ``real`` and
+        ``synth`` are on their original scale: the page then compares the
+        binned columns value by value (histograms, quantiles, shares of
+        special values, Wasserstein-1 / range), then bin by bin.
 
     Returns
     -------
@@ -413,7 +550,11 @@ def write_report(real, synth, path, *, reporting_length=3,
     """
     if privacy is None and release is not None:
         privacy = release.privacy
-    summary = fidelity_summary(real, synth, reporting_length=reporting_length)
+    summary = fidelity_summary(real, synth, reporting_length=reporting_length,
+                               encoder=encoder)
+    raw_real, raw_synth = real, synth
+    if encoder is not None:
+        real, synth = binned_view(real, encoder), binned_view(synth, encoder)
     Figure = _figure_class()
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     tvd = summary.tvd.rename_axis("k").reset_index()
@@ -434,8 +575,8 @@ def write_report(real, synth, path, *, reporting_length=3,
     ]
     if Figure is None:
         body.append('<p class="note">matplotlib is not installed, so this page has '
-                    "tables only: <code>pip install dpsynth[plots]</code> adds the "
-                    "plots.</p>")
+                    "tables only: install matplotlib (from the dpsynth source tree: "
+                    "<code>pip install -e \".[plots]\"</code>) to add the plots.</p>")
     if privacy is not None:
         body.append(_privacy_section(privacy, release))
     body += [
@@ -456,6 +597,22 @@ def write_report(real, synth, path, *, reporting_length=3,
                  f'<p class="caption">Synthetic counts are scaled by n_real / n_synth; '
                  f"combinations absent from one table are drawn at {_ABSENT_FLOOR}.</p>",
                  _plot_errors(Figure, summary)]
+    if len(summary.numeric):
+        body += ["<h2>Numeric columns on their original scale</h2>",
+                 "<p>Wasserstein-1 distance between the real and synthetic values of "
+                 "each numeric column, divided by its range (0: identical; it shows "
+                 "values spread inside their bins and lost point masses, which the "
+                 "bin-level TVD cannot), worst first.</p>", _table(summary.numeric),
+                 "<p>Quantiles and means:</p>", _table(summary.quantiles)]
+        if len(summary.special_shares):
+            body += ["<p>Share of the records equal to each special or frequent value "
+                     "(a point mass):</p>", _table(summary.special_shares)]
+        if Figure is not None:
+            body += [_plot_numeric(Figure, raw_real, raw_synth, summary, encoder),
+                     '<p class="caption">Histograms over each column\'s range (share of '
+                     "records per bar); special and frequent values are drawn as "
+                     "vertical bars of their share (thick grey: real, blue: synthetic)."
+                     "</p>"]
     body += ["<h2>Columns</h2>", "<p>1-way TVD of each column, worst first.</p>",
              _table(summary.columns)]
     if Figure is not None:

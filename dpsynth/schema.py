@@ -177,9 +177,24 @@ def _format_edge(value):
     return str(int(value)) if value.is_integer() else f"{value:.12g}"
 
 
+_INVERSES = ("uniform", "midpoint", "dp_histogram")
+
+
+def point_label(value):
+    """Label of the bin of one exact value: ``"=0"``, ``"=40"``, ``"=2.5"``."""
+    return "=" + _format_edge(value)
+
+
 @dataclass(frozen=True)
 class Binning:
     """Public bins of a numeric column (declared edges, or DP quantiles paid for).
+
+    Codes ``0 .. len(edges) - 2`` are the intervals between the edges; the
+    next codes are *point bins*, one per exact value: first the declared
+    ``special`` values, then the ``frequent`` values released by DP.  A
+    value equal to a point value is encoded to its point bin (even outside
+    the edges) and decodes to exactly that value; the intervals never
+    decode to a point value of an integer column.
 
     Attributes
     ----------
@@ -187,16 +202,32 @@ class Binning:
         Increasing bin edges (integer columns: half-open integer bins).
     integer : bool
         Whether the column holds integers.
-    inverse : {"uniform", "midpoint"}
-        How a bin code is decoded: a uniform draw inside the bin or its midpoint.
+    inverse : {"uniform", "midpoint", "dp_histogram"}
+        How an interval code is decoded: a uniform draw inside the bin, its
+        midpoint, or a draw from the DP sub-bin histogram ``within``.
     clip : bool
         Whether values outside the edges go to the end bins.
+    special : tuple of float, default=()
+        Declared (public) special values, each with a bin of its own.
+    frequent : tuple of float, default=()
+        Frequent values released by a DP stability-based histogram, each
+        with a bin of its own.
+    within : tuple of tuple of float or None, default=None
+        With ``inverse="dp_histogram"``: for every interval, the DP
+        probabilities of its equal-width sub-bins (integer columns:
+        sub-bins of whole integers, see :func:`sub_bin_edges`).
+    decimals : int or None, default=None
+        Decoded float values are rounded to this many decimals.
     """
 
     edges: tuple
     integer: bool
     inverse: str = "uniform"
     clip: bool = False
+    special: tuple = ()
+    frequent: tuple = ()
+    within: tuple = None
+    decimals: int = None
 
     def __post_init__(self):
         edges = np.asarray(self.edges, dtype=np.float64)
@@ -205,37 +236,119 @@ class Binning:
             raise ValueError("bin edges must be at least two finite increasing numbers")
         if not isinstance(self.integer, bool) or not isinstance(self.clip, bool):
             raise ValueError("binning 'integer' and 'clip' must be true or false")
-        if self.inverse not in ("uniform", "midpoint"):
-            raise ValueError(f"binning 'inverse' must be 'uniform' or 'midpoint'; got "
+        if self.inverse not in _INVERSES:
+            raise ValueError(f"binning 'inverse' must be one of {list(_INVERSES)}; got "
                              f"{self.inverse!r}")
         object.__setattr__(self, "edges", tuple(float(e) for e in edges))
+        points = []
+        for name in ("special", "frequent"):
+            try:
+                values = tuple(sorted(float(v) for v in self.__dict__[name]))
+            except (TypeError, ValueError):
+                raise ValueError(f"binning {name!r} must be a list of numbers") from None
+            if not all(math.isfinite(v) for v in values):
+                raise ValueError(f"binning {name!r} values must be finite")
+            if self.integer and not all(v.is_integer() for v in values):
+                raise ValueError(f"binning {name!r} values of an integer column must be "
+                                 "integers")
+            object.__setattr__(self, name, values)
+            points.extend(values)
+        if len(set(points)) != len(points):
+            raise ValueError("binning special/frequent values must be distinct")
+        if self.decimals is not None and (isinstance(self.decimals, bool)
+                                          or not isinstance(self.decimals, int)):
+            raise ValueError("binning 'decimals' must be an integer or null")
+        n_intervals = edges.size - 1
+        if self.inverse == "dp_histogram":
+            within = self.within
+            if within is None or len(within) != n_intervals:
+                raise ValueError("binning 'within' must give one sub-bin histogram per "
+                                 "interval with inverse='dp_histogram'")
+            checked = []
+            for k, weights in enumerate(within):
+                weights = np.asarray(weights, dtype=np.float64)
+                n_sub = len(sub_bin_edges(edges[k], edges[k + 1], self.integer,
+                                          max(weights.size, 1))) - 1
+                if (weights.ndim != 1 or weights.size != n_sub
+                        or not np.isfinite(weights).all() or (weights < 0).any()):
+                    raise ValueError(f"binning 'within' of interval {k} must be "
+                                     f"{n_sub} non-negative numbers")
+                checked.append(tuple(float(w) for w in weights))
+            object.__setattr__(self, "within", tuple(checked))
+        elif self.within is not None:
+            raise ValueError("binning 'within' is only used with inverse='dp_histogram'")
 
     @property
     def edge_array(self):
         return np.asarray(self.edges, dtype=np.float64)
 
     @property
+    def n_intervals(self):
+        return len(self.edges) - 1
+
+    @property
+    def points(self):
+        """Values with a bin of their own, in code order (after the intervals)."""
+        return self.special + self.frequent
+
+    @property
     def labels(self):
-        return bin_labels(self.edge_array, self.integer)
+        return (bin_labels(self.edge_array, self.integer)
+                + [point_label(v) for v in self.points])
 
     def to_json(self):
         cast = int if self.integer else float
-        return {"edges": [cast(e) for e in self.edges], "integer": self.integer,
-                "inverse": self.inverse, "clip": self.clip}
+        out = {"edges": [cast(e) for e in self.edges], "integer": self.integer,
+               "inverse": self.inverse, "clip": self.clip}
+        # optional fields: absent means none (files of earlier versions read the same)
+        if self.special:
+            out["special"] = [cast(v) for v in self.special]
+        if self.frequent:
+            out["frequent"] = [cast(v) for v in self.frequent]
+        if self.within is not None:
+            out["within"] = [list(w) for w in self.within]
+        if self.decimals is not None:
+            out["decimals"] = self.decimals
+        return out
 
     @classmethod
     def from_json(cls, spec):
         if not isinstance(spec, dict):
             raise ValueError("binning must be an object")
-        unknown = set(spec) - {"edges", "integer", "inverse", "clip"}
+        unknown = set(spec) - {"edges", "integer", "inverse", "clip", "special", "frequent",
+                               "within", "decimals"}
         if unknown:
             raise ValueError(f"unknown binning field(s) {sorted(unknown)}")
         try:
-            return cls(tuple(spec["edges"]), spec["integer"], spec["inverse"], spec["clip"])
+            for name in ("special", "frequent", "within"):
+                if name in spec and not isinstance(spec[name], list):
+                    raise ValueError(f"binning {name!r} must be a list")
+            within = spec.get("within")
+            return cls(tuple(spec["edges"]), spec["integer"], spec["inverse"], spec["clip"],
+                       special=tuple(spec.get("special", ())),
+                       frequent=tuple(spec.get("frequent", ())),
+                       within=None if within is None else tuple(tuple(w) for w in within),
+                       decimals=spec.get("decimals"))
         except KeyError as exc:
             raise ValueError(f"binning lacks {exc}") from None
         except TypeError as exc:
             raise ValueError(f"bad binning: {exc}") from None
+
+
+def sub_bin_edges(low, high, integer, n_sub):
+    """Edges of ``n_sub`` equal-width sub-bins of the interval ``[low, high)``.
+
+    Integer intervals are split at integers (fewer sub-bins when the
+    interval holds fewer than ``n_sub`` integers).  Public: derived from the
+    public edges only.
+    """
+    if integer:
+        width = int(high - low)
+        n_sub = max(1, min(int(n_sub), width))
+        return np.unique(np.round(np.linspace(low, high, n_sub + 1)))
+    if high <= low:
+        return np.array([low, high], dtype=np.float64)
+    return np.linspace(low, high, int(n_sub) + 1)
 
 
 # ------------------------------------------------------------------ columns
@@ -264,6 +377,11 @@ class Column:
         (with ``missing="category"``: declared possible, or released).
     binning : Binning or None
         Bins of a numeric column.
+    leaked : tuple of str, default=()
+        Why facts of this column come from the data without an accounted
+        mechanism (the :class:`~dpsynth.exceptions.PrivacyLeakWarning` messages,
+        e.g. bins over the data's min and max).  Such a column is written to
+        a release file with ``"declared": false`` and these messages.
     """
 
     name: str
@@ -273,11 +391,13 @@ class Column:
     missing_marker: str = "nan"
     has_missing: bool = True
     binning: Binning = None
+    leaked: tuple = ()
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"a column name must be a non-empty string; got {self.name!r}")
         object.__setattr__(self, "values", tuple(self.values))
+        object.__setattr__(self, "leaked", tuple(str(m) for m in self.leaked))
         if self.missing_marker not in MISSING_MARKERS:
             raise ValueError(f"missing_marker of column {self.name!r} must be one of "
                              f"{sorted(MISSING_MARKERS)}; got {self.missing_marker!r}")
@@ -302,8 +422,11 @@ class Column:
     def to_json(self):
         entry = {"name": self.name, "kind": self.kind, "dtype": dtype_to_json(self.dtype),
                  "values": [value_to_json(v, self.name) for v in self.values],
-                 "declared": bool(self.declared), "missing_marker": self.missing_marker,
+                 "declared": bool(self.declared and not self.leaked),
+                 "missing_marker": self.missing_marker,
                  "has_missing": bool(self.has_missing)}
+        if self.leaked:  # not a public declaration: derived from the data, unaccounted
+            entry["leaked"] = list(self.leaked)
         if isinstance(self.dtype, pd.CategoricalDtype):
             sub = categories_dtype(self.dtype)
             entry["dtype"]["categories_dtype"] = "object" if sub is None else str(sub)
@@ -328,6 +451,11 @@ class Column:
                 raise ValueError("'values' must be a list")
             values = tuple(value_from_json(v) for v in raw_values)
             declared = entry.get("declared", entry.get("public", False))
+            leaked = entry.get("leaked", [])
+            if not isinstance(leaked, list) or not all(isinstance(m, str) for m in leaked):
+                raise ValueError("'leaked' must be a list of messages")
+            if leaked:  # published values, though not declared: the universe is theirs
+                declared = True
             has_missing = entry.get("has_missing", True)
             marker = entry.get("missing_marker", "nan")
             if not isinstance(declared, bool) or not isinstance(has_missing, bool):
@@ -345,7 +473,8 @@ class Column:
                 raise ValueError("duplicate values")
             if any(isinstance(v, float) and math.isnan(v) for v in values):
                 raise ValueError("a value is NaN: missing values are not categories")
-            return cls(name, dtype, values, declared, marker, has_missing, binning)
+            return cls(name, dtype, values, declared, marker, has_missing, binning,
+                       tuple(leaked))
         except KeyError as exc:
             raise ValueError(f"column {name!r:.60}: missing field {exc}") from None
         except (TypeError, ValueError) as exc:
@@ -428,6 +557,11 @@ class Schema:
     def public_universe(self):
         """Whether every column's values are declared (no data-derived universe)."""
         return all(c.declared for c in self.columns)
+
+    @property
+    def leaks(self):
+        """``{column: messages}`` of the columns with facts leaked from the data."""
+        return {c.name: list(c.leaked) for c in self.columns if c.leaked}
 
     def ids(self, codes):
         """Attribute ids of a code matrix (-1 stays -1)."""

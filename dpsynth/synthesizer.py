@@ -318,12 +318,17 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                       label="marginals")
             aggregates = release_adaptive(
                 codes, schema, epsilon=epsilon, delta=delta, reporting_length=R, rng=rng,
-                epsilon_binning=encoder.epsilon_spent_, target=target)
+                epsilon_binning=encoder.epsilon_spent_,
+                delta_binning=getattr(encoder, "delta_spent_", 0.0), target=target)
             self._log(f"{len(aggregates.marginals)} noisy marginals measured", done=1,
                       total=1, label="marginals")
         else:
             aggregates = self._release_sds(codes, schema, epsilon, delta, R, proportions,
-                                           rules, rng, encoder.epsilon_spent_, target)
+                                           rules, rng, encoder.epsilon_spent_, target,
+                                           getattr(encoder, "delta_spent_", 0.0))
+        if schema.leaks:  # PrivacyLeakWarnings of the encoder: not covered by the guarantee
+            aggregates.privacy = aggregates.privacy.with_details(privacy_leak_warnings=[
+                note for notes in schema.leaks.values() for note in notes])
         self.encoder_ = encoder
         self._set_release(aggregates, output_frame=was_frame)
         if delta >= 1.0 / self.n_records_:
@@ -334,7 +339,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         return self
 
     def _release_sds(self, codes, schema, epsilon, delta, R, proportions, rules, rng,
-                     epsilon_binning, target):
+                     epsilon_binning, target, delta_binning=0.0):
         """The SDS release (Gopi et al. Algorithm 1 with SDS's options)."""
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
         n_records = max(int(round(laplace_count(codes.shape[0], epsilon_records, rng))), 1)
@@ -351,7 +356,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             on_level=lambda *level: self._report_level(*level, total=R),
             possible=schema.possible_attributes)
         privacy = sds_privacy_spent(plan, levels, n_columns=len(schema),
-                                    epsilon_binning=epsilon_binning)
+                                    epsilon_binning=epsilon_binning,
+                                    delta_binning=delta_binning)
         return DPAggregates.from_release(schema, levels, R, n_records, privacy, target=target)
 
     def _set_release(self, aggregates, *, output_frame):

@@ -12,6 +12,7 @@ Set ``DPSYNTH_EXAMPLE_FAST=1`` for a quicker run (fewer synthetic records).
 """
 
 import os
+import sys
 import tempfile
 
 from dpsynth import DPAggregates, DPMarginalSynthesizer
@@ -63,6 +64,12 @@ print(f"{len(more)} more records from the released file; columns {list(more.colu
 # Plot the distribution of the digit and of one pixel (if matplotlib is installed)
 # --------------------------------------------------------------------------------
 try:
+    import matplotlib
+    # no display (a server, CI, a docs build): draw off-screen and save the figure
+    HEADLESS = not (hasattr(sys, "ps1") or os.environ.get("DISPLAY")
+                    or sys.platform in ("darwin", "win32"))
+    if HEADLESS and "MPLBACKEND" not in os.environ:
+        matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 except ImportError:
     plt = None
@@ -80,4 +87,10 @@ if plt is not None:
         ax.set_title(name)
     axes[0].legend()
     fig.tight_layout()
-    plt.show()
+    if matplotlib.get_backend().lower() == "agg":  # not interactive: save it
+        folder = os.environ.get("DPSYNTH_EXAMPLE_OUTPUT", tempfile.gettempdir())
+        path = os.path.join(folder, "plot_end_to_end.png")
+        fig.savefig(path)
+        print(f"saved the figure to {path}")
+    else:
+        plt.show()

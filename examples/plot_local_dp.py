@@ -23,6 +23,7 @@ Set ``DPSYNTH_EXAMPLE_FAST=1`` for a quicker run.
 import itertools
 import os
 import sys
+import tempfile
 import warnings
 
 import numpy as np
@@ -126,7 +127,10 @@ print(f"independent columns (exact 1-way marginals, no privacy): {baseline:.2e}"
 # ---------------------------------------------------------------------
 try:
     import matplotlib
-    if not hasattr(sys, "ps1") and "MPLBACKEND" not in os.environ:
+    # no display (a server, CI, a docs build): draw off-screen and save the figure
+    HEADLESS = not (hasattr(sys, "ps1") or os.environ.get("DISPLAY")
+                    or sys.platform in ("darwin", "win32"))
+    if HEADLESS and "MPLBACKEND" not in os.environ:
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 except ImportError:
@@ -144,5 +148,10 @@ if plt is not None:
     ax.set_title(f"Local vs central DP, {N_USERS:,} users")
     ax.legend()
     fig.tight_layout()
-    if matplotlib.get_backend().lower() != "agg":
+    if matplotlib.get_backend().lower() == "agg":  # not interactive: save it
+        folder = os.environ.get("DPSYNTH_EXAMPLE_OUTPUT", tempfile.gettempdir())
+        path = os.path.join(folder, "plot_local_dp.png")
+        fig.savefig(path)
+        print(f"saved the figure to {path}")
+    else:
         plt.show()

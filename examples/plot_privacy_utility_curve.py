@@ -14,6 +14,8 @@ Set ``DPSYNTH_EXAMPLE_FAST=1`` for a quicker run (fewer budgets and seeds).
 """
 
 import os
+import sys
+import tempfile
 
 import numpy as np
 import pandas as pd
@@ -63,6 +65,12 @@ print("independent columns:", baseline.round(3).to_dict())
 # Plot (if matplotlib is installed)
 # ---------------------------------
 try:
+    import matplotlib
+    # no display (a server, CI, a docs build): draw off-screen and save the figure
+    HEADLESS = not (hasattr(sys, "ps1") or os.environ.get("DISPLAY")
+                    or sys.platform in ("darwin", "win32"))
+    if HEADLESS and "MPLBACKEND" not in os.environ:
+        matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 except ImportError:
     plt = None
@@ -77,4 +85,10 @@ if plt is not None:
     ax.set_title("Privacy-utility curve (dashed: independent columns)")
     ax.legend()
     fig.tight_layout()
-    plt.show()
+    if matplotlib.get_backend().lower() == "agg":  # not interactive: save it
+        folder = os.environ.get("DPSYNTH_EXAMPLE_OUTPUT", tempfile.gettempdir())
+        path = os.path.join(folder, "plot_privacy_utility_curve.png")
+        fig.savefig(path)
+        print(f"saved the figure to {path}")
+    else:
+        plt.show()

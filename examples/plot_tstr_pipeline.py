@@ -18,6 +18,8 @@ Set ``DPSYNTH_EXAMPLE_FAST=1`` for a quicker run (fewer budgets and folds).
 """
 
 import os
+import sys
+import tempfile
 
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
@@ -89,6 +91,12 @@ print(f"privacy budget spent on the training data by the whole search: epsilon "
 # Plot (if matplotlib is installed)
 # ---------------------------------
 try:
+    import matplotlib
+    # no display (a server, CI, a docs build): draw off-screen and save the figure
+    HEADLESS = not (hasattr(sys, "ps1") or os.environ.get("DISPLAY")
+                    or sys.platform in ("darwin", "win32"))
+    if HEADLESS and "MPLBACKEND" not in os.environ:
+        matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 except ImportError:
     plt = None
@@ -101,4 +109,10 @@ if plt is not None:
     ax.set_ylabel("accuracy on real test data")
     ax.legend()
     fig.tight_layout()
-    plt.show()
+    if matplotlib.get_backend().lower() == "agg":  # not interactive: save it
+        folder = os.environ.get("DPSYNTH_EXAMPLE_OUTPUT", tempfile.gettempdir())
+        path = os.path.join(folder, "plot_tstr_pipeline.png")
+        fig.savefig(path)
+        print(f"saved the figure to {path}")
+    else:
+        plt.show()

@@ -953,3 +953,77 @@ def test_unsamplable_release_gets_command_line_hints(capsys, work):
     code, _, err = run(capsys, "sample", "agg.json", "-o", "out.csv")
     assert_one_line_error(code, err, "sample", "agg.json cannot be sampled", "--drop id")
     assert listing(work) == ["agg.json", "in.csv"]
+
+
+# ------------------------------------------------------ special values (#17)
+@pytest.fixture(scope="module")
+def spiky_csv(tmp_path_factory):
+    """2000 records: a gain column that is 0 for most, hours that are often 40."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    frame = pd.DataFrame({
+        "kind": rng.choice(["a", "b"], n),
+        "gain": np.where(rng.random(n) < 0.85, 0, rng.integers(1, 100_000, n)),
+        "hours": np.where(rng.random(n) < 0.5, 40, rng.integers(1, 100, n))})
+    path = tmp_path_factory.mktemp("spiky") / "spiky.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_special_values_option_keeps_point_masses(capsys, work, spiky_csv):
+    code, out, err = run(capsys, "synthesize", spiky_csv, "-o", "synth.csv",
+                         "--bounds", "gain=0:99999", "hours=1:99",
+                         "--special-values", "gain=0", "hours=40",
+                         "--aggregates-out", "agg.json", "--seed", 0)
+    assert code == 0, err
+    aggregates = DPAggregates.load("agg.json")
+    assert aggregates.schema[1].binning.special == (0.0,)
+    assert aggregates.schema[2].values[-1] == "=40"
+    real, fake = pd.read_csv(spiky_csv), pd.read_csv("synth.csv")
+    assert abs((fake["gain"] == 0).mean() - (real["gain"] == 0).mean()) < 0.1
+    code, out, err = run(capsys, "evaluate", spiky_csv, "synth.csv",
+                         "--aggregates", "agg.json")
+    assert code == 0, err
+    assert "gain: Wasserstein-1 / range" in out
+    assert "hours = 40: real share" in out
+
+
+def test_special_values_from_the_schema_file(capsys, work, spiky_csv):
+    Path("schema.json").write_text(json.dumps({"columns": [
+        {"name": "gain", "kind": "numeric", "bounds": [0, 99999], "special_values": [0]},
+        {"name": "hours", "kind": "numeric", "bounds": [1, 99]}]}))
+    code, out, err = run(capsys, "synthesize", spiky_csv, "-o", "synth.csv", "--schema",
+                         "schema.json", "--aggregates-out", "agg.json", "--seed", 0)
+    assert code == 0, err
+    assert DPAggregates.load("agg.json").schema[1].values[-1] == "=0"
+
+
+@pytest.mark.parametrize("spec, fragment", [
+    ("gain", "expected COL=V1,V2"),
+    ("gain=x", "finite numbers"),
+    ("kind=1", "not declared numeric"),
+    ("gain=0.5", "holds integers"),
+])
+def test_special_values_option_errors(capsys, work, spiky_csv, spec, fragment):
+    code, out, err = run(capsys, "synthesize", spiky_csv, "-o", "synth.csv",
+                         "--bounds", "gain=0:99999", "hours=1:99", "--special-values", spec)
+    assert_one_line_error(code, err, "synthesize", fragment)
+
+
+def test_evaluate_through_a_release_with_special_values_outside_the_bounds(capsys, work):
+    rng = np.random.default_rng(4)
+    n = 1500
+    frame = pd.DataFrame({"kind": rng.choice(["a", "b"], n),
+                          "income": np.where(rng.random(n) < 0.3, -9,
+                                             rng.integers(0, 1000, n))})
+    frame.to_csv("real.csv", index=False)
+    code, out, err = run(capsys, "synthesize", "real.csv", "-o", "synth.csv",
+                         "--bounds", "income=0:999", "--special-values", "income=-9",
+                         "--aggregates-out", "agg.json", "--seed", 0)
+    assert code == 0, err
+    assert "has values outside" not in out + err
+    assert (pd.read_csv("synth.csv")["income"] == -9).mean() > 0.2
+    code, out, err = run(capsys, "evaluate", "real.csv", "synth.csv", "--aggregates",
+                         "agg.json")
+    assert code == 0, err
+    assert "income = -9: real share" in out

@@ -56,3 +56,27 @@ def test_example_runs_without_matplotlib():
     result = _run(["-c", _WITHOUT_MATPLOTLIB, str(EXAMPLES / name)])
     assert result.returncode == 0, result.stderr
     assert EXPECTED[name][0] in result.stdout
+
+
+def test_headless_example_saves_its_figure(tmp_path):
+    """Without a display an example draws with Agg and saves the figure (issue #17, 8)."""
+    if importlib.util.find_spec("matplotlib") is None:
+        pytest.skip("matplotlib is not installed")
+    env = dict(os.environ, DPSYNTH_EXAMPLE_FAST="1", DPSYNTH_EXAMPLE_OUTPUT=str(tmp_path))
+    env.pop("DISPLAY", None)
+    env.pop("MPLBACKEND", None)
+    name = "plot_end_to_end.py"
+    result = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True,
+                            text=True, env=env, timeout=120, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "plot_end_to_end.png").is_file()
+    assert "saved the figure to" in result.stdout
+
+
+def test_gallery_is_configured():
+    """The docs build the examples with sphinx-gallery (figures shown in the docs)."""
+    root = EXAMPLES.parent
+    conf = (root / "doc" / "conf.py").read_text()
+    assert "sphinx_gallery.gen_gallery" in conf and "auto_examples" in conf
+    assert (EXAMPLES / "README.txt").is_file()
+    assert "sphinx-gallery" in (root / "pyproject.toml").read_text()

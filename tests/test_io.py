@@ -295,7 +295,9 @@ def test_default_dtypes():
     ({"columns": [{"name": "a", "kind": "categorical"}], "missing_values": "NA"},
      "\"missing_values\" must be a list of strings"),
     ({"columns": [{"name": "a", "kind": "numeric", "bounds": [0, 9],
-                   "special_values": [5]}]}, "outside the bounds"),
+                   "special_values": [5, 5]}]}, "duplicates"),
+    ({"columns": [{"name": "a", "kind": "numeric", "bounds": [0, 9],
+                   "special_values": [0.5]}]}, "must be integers"),
 ])
 def test_invalid_declarations(tmp_path, document, fragment):
     path = tmp_path / "schema.json"
@@ -329,8 +331,15 @@ def test_per_column_bins_and_special_values():
     special = Declaration.from_dict({"columns": [
         {"name": "a", "kind": "numeric", "bounds": [0, 100], "special_values": [-9]}]})
     assert special["a"].special_values == (-9,)
-    with pytest.raises(ValueError, match="special_values"):
-        special.encoder_params()
+    params = special.encoder_params()
+    assert params["special_values"] == {"a": [-9]}
+    X = pd.DataFrame({"a": [-9, 0, 50, 100, -9]})
+    encoder = TableEncoder(**params).fit(X)
+    assert encoder.schema_[0].values[-1] == "=-9"
+    assert encoder.inverse_transform(encoder.transform(X))["a"].tolist()[0] == -9
+    inside = Declaration.from_dict({"columns": [
+        {"name": "a", "kind": "numeric", "bounds": [0, 100], "special_values": [0, 40]}]})
+    assert inside.encoder_params()["special_values"] == {"a": [0, 40]}
 
 
 def test_merge():
@@ -378,3 +387,19 @@ def test_paths_with_braces_in_messages(tmp_path):
     with pytest.raises(InputFileError) as info:
         read_csv(path)
     assert "{run}" in str(info.value) and "{run}" in info.value.for_cli()
+
+
+def test_declared_decimals_round_synthetic_floats():
+    declaration = Declaration.from_dict({"columns": [
+        {"name": "price", "kind": "numeric", "dtype": "float64", "bounds": [0, 100],
+         "decimals": 1}]})
+    params = declaration.encoder_params()
+    assert params["decimals"] == {"price": 1}
+    assert Declaration.from_dict(declaration.to_dict()) == declaration
+    X = pd.DataFrame({"price": np.linspace(0, 100, 50)})
+    encoder = TableEncoder(**params, random_state=0).fit(X)
+    values = encoder.inverse_transform(encoder.transform(X))["price"].to_numpy()
+    np.testing.assert_array_equal(values, np.round(values, 1))
+    with pytest.raises(ValueError, match="decimals"):
+        Declaration.from_dict({"columns": [{"name": "a", "kind": "numeric",
+                                            "bounds": [0, 9], "decimals": 1}]})

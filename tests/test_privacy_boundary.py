@@ -96,6 +96,13 @@ def _encoder(kind):
     if kind == "quantile":
         return TableEncoder(bounds=bounds, binning={"income": "quantile"},
                             binning_epsilon=0.5)
+    if kind == "special":  # declared point masses (issue #17): public, data-free bins
+        return TableEncoder(bounds=bounds, special_values={"income": [0, -5], "age": [40]},
+                            decimals={"income": 2})
+    if kind == "dp_values":  # DP frequent values and DP within-bin histograms
+        return TableEncoder(bounds=bounds, special_values={"income": [0]},
+                            frequent_values="dp", frequent_epsilon=0.5,
+                            inverse="dp_histogram", inverse_epsilon=0.5)
     return TableEncoder(bounds=bounds)
 
 
@@ -177,7 +184,10 @@ _CASES = [(name, kind) for name, _, _ in _neighbours()
           for kind in ("default", "declared")] + [
     (name, kind) for name in ("add a unique category", "missing city (None)",
                               "remove a record", "missing income")
-    for kind in ("absent", "quantile")]
+    for kind in ("absent", "quantile")] + [
+    (name, kind) for name in ("record at the lower numeric bound", "missing income",
+                              "record outside the numeric bounds", "add a duplicate record")
+    for kind in ("special", "dp_values")]
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +202,7 @@ def test_battery_has_at_least_thirty_pairs():
 @pytest.mark.parametrize("name,kind", _CASES)
 def test_neighbours_differ_only_in_dp_outputs(name, kind, neighbour_tables, tmp_path):
     table, other = neighbour_tables[name]
-    dp_binned = ("income",) if kind == "quantile" else ()
+    dp_binned = {"quantile": ("income",), "dp_values": ("income", "age")}.get(kind, ())
     first, sample_1, messages_1 = _release(table, kind, tmp_path, "a")
     second, sample_2, messages_2 = _release(other, kind, tmp_path, "b")
     assert _public_part(first, dp_binned) == _public_part(second, dp_binned)
@@ -341,7 +351,7 @@ def test_privacy_spent_is_immutable_and_accounts_every_mechanism():
     assert sum(m.delta for m in spent.mechanisms) + spent["conversion_delta"] == \
         pytest.approx(spent["delta"])
     names = [m.name for m in spent.mechanisms]
-    assert names[:2] == ["record count", "bin edges (DP quantiles)"]
+    assert names[:2] == ["record count", "binning (DP quantiles, frequent values, within-bin)"]
     assert isinstance(DPKBinsDiscretizer, type)
 
 

@@ -261,3 +261,68 @@ def test_fidelity_summary_reports_progress(tables, caplog):
     steps = [r.dpsynth_progress for r in caplog.records]
     assert steps[0] == (0, 5, "evaluation") and steps[-1] == (5, 5, "evaluation")
     assert [done for done, _, _ in steps] == sorted(done for done, _, _ in steps)
+
+
+# ------------------------------------------- numeric columns, leaks (#17)
+def _spiky_release():
+    import warnings
+
+    from dpsynth import DPMarginalSynthesizer
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    real = pd.DataFrame({
+        "gain": np.where(rng.random(n) < 0.9, 0, rng.integers(1, 100_000, n)),
+        "hours": np.where(rng.random(n) < 0.5, 40, rng.integers(1, 100, n)),
+        "kind": rng.choice(["a", "b", "c"], n)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        encoder = TableEncoder(bounds={"gain": (0, 99_999), "hours": "data"},
+                               special_values={"gain": [0]})
+        synth = DPMarginalSynthesizer(encoder=encoder, random_state=0).fit(real)
+    return real, synth
+
+
+def test_wasserstein_numeric_sees_a_lost_spike():
+    from dpsynth.metrics import value_shares, wasserstein_numeric
+
+    real = pd.DataFrame({"v": np.r_[np.zeros(900), np.linspace(0, 100, 100)]})
+    spread = pd.DataFrame({"v": np.linspace(0, 100, 1000)})
+    assert wasserstein_numeric(real, real)["v"] == 0.0
+    w1 = wasserstein_numeric(real, spread, ranges={"v": (0, 100)})["v"]
+    assert 0.3 < w1 < 0.5  # mass at 0 moved on average ~40% of the range
+    shares = value_shares(real, spread, {"v": [0]})
+    assert shares.loc[0, "real"] == pytest.approx(0.901)
+    assert shares.loc[0, "synthetic"] == pytest.approx(0.001)
+    with pytest.raises(TypeError, match="not numeric"):
+        wasserstein_numeric(pd.DataFrame({"v": ["a"]}), pd.DataFrame({"v": ["b"]}),
+                            columns=["v"])
+
+
+def test_summary_compares_numeric_columns_on_the_original_scale():
+    real, synth = _spiky_release()
+    fake = synth.sample()
+    summary = fidelity_summary(real, fake, reporting_length=2,
+                               encoder=synth.aggregates_.encoder)
+    assert set(summary.numeric["column"]) == {"gain", "hours"}
+    assert summary.numeric["W1 / range"].between(0, 0.2).all()
+    assert list(summary.quantiles.columns[2:]) == ["5%", "25%", "50%", "75%", "95%", "mean"]
+    shares = summary.special_shares.set_index("column")
+    assert shares.loc["gain", "real"] == pytest.approx((real["gain"] == 0).mean())
+    assert abs(shares.loc["gain", "difference"]) < 0.05
+    # the marginals are still compared bin by bin
+    assert summary.tvd[1] < 0.1
+
+
+def test_report_shows_numeric_histograms_quantiles_and_leak_warning(tmp_path):
+    real, synth = _spiky_release()
+    path = tmp_path / "report.html"
+    write_report(real, synth.sample(), path, reporting_length=2, release=synth.aggregates_,
+                 encoder=synth.aggregates_.encoder)
+    page = path.read_text()
+    assert "Numeric columns on their original scale" in page
+    assert "W1 / range" in page and "95%" in page
+    assert "special or frequent value" in page
+    assert "PrivacyLeakWarning" in page and "bounds=&#x27;data&#x27;" in page
+    assert "LEAKED (not DP)" in page
+    assert "pip install dpsynth[plots]" not in page

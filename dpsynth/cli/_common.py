@@ -12,6 +12,7 @@ the private data (only DP outputs and public parameters).
 import json
 import math
 import os
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -228,6 +229,51 @@ def parse_bounds(specs):
     return io.Declaration(tuple(columns))
 
 
+def apply_special_values(specs, declaration):
+    """``["capital-gain=0", "x=-9,99"]`` added to the numeric columns of ``declaration``.
+
+    Parameters
+    ----------
+    specs : list of str or None
+    declaration : dpsynth.io.Declaration
+
+    Returns
+    -------
+    dpsynth.io.Declaration
+    """
+    if not specs:
+        return declaration
+    columns = list(declaration.columns)
+    seen = set()
+    for spec in specs:
+        name, equals, values = spec.rpartition("=")
+        if not equals or not name or not values:
+            raise CommandError(f"malformed --special-values {spec!r}: expected COL=V1,V2, "
+                               "e.g. --special-values capital-gain=0")
+        if name in seen:
+            raise CommandError(f"--special-values gives column {name!r} twice")
+        seen.add(name)
+        try:
+            numbers = tuple(_number(v) for v in values.split(","))
+        except ValueError:
+            raise CommandError(f"malformed --special-values {spec!r}: the values must be "
+                               "finite numbers") from None
+        if len(set(numbers)) != len(numbers):
+            raise CommandError(f"--special-values {spec!r} lists a value twice")
+        if name not in declaration or declaration[name].kind != "numeric":
+            raise CommandError(f"--special-values {spec!r}: column {name!r} is not declared "
+                               f"numeric; give its range with --bounds {name}=LO:HI (or in "
+                               "--schema)")
+        column = declaration[name]
+        if column.is_integer and not all(float(v).is_integer() for v in numbers):
+            raise CommandError(f"--special-values {spec!r}: {name!r} holds integers")
+        if column.special_values is not None and set(column.special_values) != set(numbers):
+            raise CommandError(f"column {name!r} has different special values in --schema "
+                               "and --special-values; declare them in one place")
+        columns[columns.index(column)] = replace(column, special_values=numbers)
+    return io.Declaration(tuple(columns), declaration.missing_values)
+
+
 def load_categories(path):
     """``{"column": [values, ...]}`` (JSON) -> a Declaration of categorical columns.
 
@@ -297,6 +343,7 @@ def build_declaration(args):
     markers = getattr(args, "na_values", None) or []
     base = merged.missing_values if merged.missing_values is not None else ("",)
     declaration = io.Declaration(merged.columns, tuple(dict.fromkeys((*base, *markers))))
+    declaration = apply_special_values(getattr(args, "special_values", None), declaration)
     return declaration, origins
 
 

@@ -59,6 +59,13 @@ def _add_declarations(group, *, categories=True):
                             "(e.g. --bounds age=0:120 income=0.0:1e6); integer LO and HI "
                             "declare integers, a decimal point declares decimal numbers; "
                             "values outside the range go to the end bins")
+    group.add_argument("--special-values", action="extend", nargs="+",
+                       metavar="COL=V1,V2",
+                       help="public special values of a numeric column, each with a bin of "
+                            "its own and reproduced exactly (e.g. --special-values "
+                            "capital-gain=0 hours-per-week=40): point masses such as 0, "
+                            "round numbers and top codes, or codes outside the bounds "
+                            "such as -9")
     group.add_argument("--n-bins", type=int, default=10, metavar="N",
                        help="bins per numeric column (default: 10)")
     if categories:

@@ -44,9 +44,13 @@ def release_declaration(encoder):
             integer = column.binning.integer
             high = edges[-1] - 1 if integer else edges[-1]
             low, high = (int(edges[0]), int(high)) if integer else (edges[0], high)
+            points = column.binning.points  # special values may lie outside the edges
+            if integer:
+                points = tuple(int(v) for v in points)
             columns.append(io.ColumnDeclaration(column.name, "numeric",
                                                 "int64" if integer else "float64",
-                                                bounds=(low, high)))
+                                                bounds=(low, high),
+                                                special_values=points or None))
         else:
             columns.append(io.ColumnDeclaration(column.name, "categorical",
                                                 _dtype_name(column.dtype)))
@@ -74,6 +78,11 @@ def _print_fidelity(summary):
         print(name.ljust(label) + "".join(cell.rjust(9) for cell in cells))
     if summary.k_marginal is not None:
         print(f"k-marginal score (NIST CRC, 2-way): {summary.k_marginal:.1f} / 1000")
+    for row in summary.numeric.itertuples(index=False):
+        print(f"{row[0]}: Wasserstein-1 / range {row[1]:.4f} (original scale)")
+    for row in summary.special_shares.itertuples(index=False):
+        print(f"{row.column} = {row.value:g}: real share {row.real:.4f}, synthetic "
+              f"{row.synthetic:.4f}")
 
 
 def _tables_through_release(args):
@@ -86,9 +95,9 @@ def _tables_through_release(args):
     synth = _common.read_table(args, args.synthetic, declaration)
     real = _check_columns(real, names, args.real, None)
     synth = _check_columns(synth, names, args.synthetic, args.aggregates)
-    try:
-        real = binned_view(real, aggregates.encoder)
-        synth = binned_view(synth, aggregates.encoder)
+    try:  # both tables must bin under the release's schema
+        binned_view(real, aggregates.encoder)
+        binned_view(synth, aggregates.encoder)
     except (ValueError, TypeError) as exc:
         raise _common.CommandError(_common.one_line(exc)) from None
     return real, synth, aggregates
@@ -104,14 +113,15 @@ def _tables_with_bounds(args):
     _common.check_undeclared(real, declaration, args.command)
     used = io.Declaration(tuple(c for c in declaration.columns
                                 if c.name in real.columns and c.kind == "numeric"))
+    encoder = None
     if used.columns:
         try:
             params = used.encoder_params()
             encoder = TableEncoder(n_bins=args.n_bins, **params).fit(real[used.names])
+            binned_view(synth, encoder)
         except ValueError as exc:
             raise _common.CommandError(_common.one_line(exc)) from None
-        real, synth = binned_view(real, encoder), binned_view(synth, encoder)
-    return real, synth
+    return real, synth, encoder
 
 
 def run(args):
@@ -137,14 +147,14 @@ def run(args):
     if args.reporting_length < 1:
         raise _common.CommandError("--reporting-length must be at least 1")
     if args.aggregates:
-        if args.bounds or args.schema:
+        if args.bounds or args.schema or args.special_values:
             raise _common.CommandError(
                 "--aggregates bins the tables with the release's public schema; leave "
                 "out --bounds and --schema")
         real, synth, aggregates = _tables_through_release(args)
-        privacy = aggregates.privacy
+        privacy, encoder = aggregates.privacy, aggregates.encoder
     else:
-        real, synth = _tables_with_bounds(args)
+        real, synth, encoder = _tables_with_bounds(args)
         aggregates = privacy = None
     print(f"fidelity of {args.synthetic} ({len(synth)} records) to {args.real} "
           f"({len(real)} records), {real.shape[1]} columns")
@@ -153,9 +163,10 @@ def run(args):
     if args.report:
         summary = write_report(real, synth, args.report, title=args.title,
                                reporting_length=args.reporting_length,
-                               privacy=privacy, release=aggregates)
+                               privacy=privacy, release=aggregates, encoder=encoder)
     else:
-        summary = fidelity_summary(real, synth, reporting_length=args.reporting_length)
+        summary = fidelity_summary(real, synth, reporting_length=args.reporting_length,
+                                   encoder=encoder)
     _print_fidelity(summary)
     print("(lower TVD is better; computed from the real data: not a DP release)")
     if args.report:

@@ -8,6 +8,8 @@ privacy that no budget accounts for.
 - :func:`k_marginal_score`: the NIST CRC / SDNist k-marginal score (0-1000).
 - :func:`combination_counts`, :func:`aggregate_error_report`: the Synthetic
   Data Showcase evaluation of attribute-combination counts.
+- :func:`wasserstein_numeric`, :func:`numeric_quantiles`, :func:`value_shares`:
+  numeric columns on their original scale (W1 / range, quantiles, point masses).
 - :func:`tstr_score`: train on synthetic, test on real.
 - :func:`make_fidelity_scorer`: a scorer for ``GridSearchCV`` over synthesizers.
 """
@@ -16,6 +18,7 @@ from ._tvd import k_marginal_score, marginal_tvd
 from ._scorers import make_fidelity_scorer
 from ._sds import AggregateErrorReport, aggregate_error_report, combination_counts
 from ._tstr import tstr_score
+from ._numeric import numeric_quantiles, value_shares, wasserstein_numeric
 
 __all__ = [
     "AggregateErrorReport",
@@ -24,5 +27,8 @@ __all__ = [
     "k_marginal_score",
     "make_fidelity_scorer",
     "marginal_tvd",
+    "numeric_quantiles",
     "tstr_score",
+    "value_shares",
+    "wasserstein_numeric",
 ]

@@ -10,7 +10,7 @@ import numbers
 
 from sklearn.base import clone
 
-from ..schema import Binning, Column, default_missing_marker
+from ..schema import Column, default_missing_marker
 from ..utils._random import seed_sequence
 from ._discretizer import _STRATEGIES, DPKBinsDiscretizer
 
@@ -25,12 +25,16 @@ def _check_columns(param, spec, names):
 
 
 def make_binners(*, bounds, binning, binning_epsilon, n_bins, names, declared,
-                 random_state):
+                 random_state, special_values=None, frequent_values=None,
+                 frequent_epsilon=None, frequent_delta=None, inverse="uniform",
+                 inverse_epsilon=None, decimals=None):
     """One unfitted :class:`DPKBinsDiscretizer` per binned column, by name.
 
     Parameters are those of :class:`TableEncoder`; ``declared`` holds the
     columns with declared categories (never binned).  Each binner gets its
     own child of ``random_state``'s :class:`numpy.random.SeedSequence`.
+    ``frequent_epsilon``/``frequent_delta`` and ``inverse_epsilon`` are
+    split evenly over the binned columns.
     """
     bounds = {} if bounds is None else bounds
     if not isinstance(bounds, dict):
@@ -50,7 +54,38 @@ def make_binners(*, bounds, binning, binning_epsilon, n_bins, names, declared,
                 or (isinstance(spec, str) and spec in _STRATEGIES)):
             raise ValueError(f"binning[{name!r}] must be one of {_STRATEGIES} or a "
                              f"DPKBinsDiscretizer; got {spec!r}.")
+    special_values = {} if special_values is None else special_values
+    if not isinstance(special_values, dict):
+        raise TypeError(f"special_values must be a dict {{column: [values]}}; got "
+                        f"{type(special_values).__name__}.")
+    _check_columns("special_values", special_values, names)
+    if isinstance(decimals, dict):
+        _check_columns("decimals", decimals, names)
     binned = [c for c in names if (c in bounds or c in per_column) and c not in declared]
+    unbinned = [c for c in special_values if c not in binned]
+    if unbinned:
+        raise ValueError(f"special_values names column(s) {unbinned} that are not binned; "
+                         "give them public bounds (special values are bins of a numeric "
+                         "column).")
+    if frequent_values is not None and frequent_values != "dp":
+        raise ValueError(f"frequent_values must be None or 'dp'; got {frequent_values!r}.")
+    if (frequent_values == "dp") != (frequent_epsilon is not None):
+        raise ValueError("frequent_values='dp' needs frequent_epsilon=<positive float> (and "
+                         "frequent_epsilon is only used with frequent_values='dp').")
+    if (inverse == "dp_histogram") != (inverse_epsilon is not None):
+        raise ValueError("inverse='dp_histogram' needs inverse_epsilon=<positive float> (and "
+                         "inverse_epsilon is only used with inverse='dp_histogram').")
+    n_binned = max(len(binned), 1)
+    extra = {"inverse": inverse}
+    if frequent_values == "dp":
+        extra.update(frequent_values="dp", frequent_epsilon=frequent_epsilon / n_binned,
+                     frequent_delta=None if frequent_delta is None
+                     else frequent_delta / n_binned)
+        if frequent_delta is None:  # the default total, split
+            from ._discretizer import DEFAULT_FREQUENT_DELTA
+            extra["frequent_delta"] = DEFAULT_FREQUENT_DELTA / n_binned
+    if inverse == "dp_histogram":
+        extra["inverse_epsilon"] = inverse_epsilon / n_binned
     by_quantile = [c for c in binned if per_column.get(c, default) == "quantile"]
     if by_quantile and binning_epsilon is None:
         raise ValueError(
@@ -82,6 +117,13 @@ def make_binners(*, bounds, binning, binning_epsilon, n_bins, names, declared,
             epsilon = binning_epsilon / len(by_quantile) if spec == "quantile" else None
             binner = DPKBinsDiscretizer(n_bins, bounds=bounds[name], strategy=spec,
                                         epsilon=epsilon, random_state=child)
+        params = dict(extra) if not isinstance(spec, DPKBinsDiscretizer) else {}
+        if name in special_values and binner.special_values is None:
+            params["special_values"] = list(special_values[name])
+        column_decimals = decimals.get(name) if isinstance(decimals, dict) else decimals
+        if column_decimals is not None and binner.decimals is None:
+            params["decimals"] = column_decimals
+        binner.set_params(**params)
         binners[name] = binner
     return binners
 
@@ -89,7 +131,7 @@ def make_binners(*, bounds, binning, binning_epsilon, n_bins, names, declared,
 def binned_column(name, series, binner):
     """Fit ``binner`` on ``series`` and describe the binned column (public facts only)."""
     binner.fit(series.to_frame())
-    binning = Binning(tuple(binner.bin_edges_[0]), bool(binner._integer[0]), binner.inverse,
-                      bool(binner.clip))
+    binning = binner.binnings_[0]
     return Column(name, series.dtype, tuple(binning.labels), declared=True,
-                  missing_marker=default_missing_marker(series.dtype), binning=binning)
+                  missing_marker=default_missing_marker(series.dtype), binning=binning,
+                  leaked=tuple(binner.leaks_[0]))

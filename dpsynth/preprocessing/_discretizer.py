@@ -23,12 +23,18 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import PrivacyLeakWarning
-from ..mechanisms import dp_quantiles
+from ..mechanisms import dp_quantiles, laplace_histogram, stable_histogram
+from ..schema import Binning, sub_bin_edges
 from ..utils._random import seed_sequence
 
 __all__ = ["DPKBinsDiscretizer"]
 
 _STRATEGIES = ("uniform", "log", "quantile")
+_INVERSES = ("uniform", "midpoint", "dp_histogram")
+
+#: Default total ``delta`` of the DP frequent-value discovery: a constant fixed
+#: before seeing any data, a tenth of :data:`dpsynth.accounting.DEFAULT_DELTA`.
+DEFAULT_FREQUENT_DELTA = 1e-6
 
 
 def _generator(random_state):
@@ -121,6 +127,165 @@ def _decode(codes, edges, integer, inverse, rng):
     return np.where(last | (drawn < upper), drawn, np.nextafter(upper, -np.inf))
 
 
+def encode_binning(values, binning, name):
+    """Codes of float ``values`` under a :class:`~dpsynth.schema.Binning` (NaN -> -1).
+
+    A value equal to a point value (declared special or DP-frequent; at the
+    declared ``decimals``, if any) gets that point's bin, wherever it lies; the others get their interval
+    (clipped into the end bins or refused, per ``binning.clip``).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    points = np.asarray(binning.points, dtype=np.float64)
+    codes = np.full(values.shape, -1, dtype=np.int64)
+    is_point = np.zeros(values.shape, dtype=bool)
+    if points.size:
+        # at the declared precision: 40.0001 is the point 40 of a 2-decimal column
+        matched = (values if binning.decimals is None or binning.integer
+                   else np.round(values, binning.decimals))
+        order = np.argsort(points, kind="stable")
+        position = np.clip(np.searchsorted(points[order], matched), 0, points.size - 1)
+        is_point = points[order][position] == matched
+        codes[is_point] = binning.n_intervals + order[position[is_point]]
+    rest = ~is_point
+    codes[rest] = _encode(values[rest], binning.edge_array, binning.integer, binning.clip,
+                          name)
+    return codes
+
+
+def _draw(lower, upper, integer, closed, rng, points, middle=False):
+    """Uniform draws in ``[lower, upper)`` (``closed``: ``[lower, upper]`` for floats).
+
+    Integer draws skip the ``points`` (sorted int64) inside the range, which
+    have bins of their own; a range holding nothing else gives ``lower``.
+    ``middle=True`` (integers) takes the middle one instead of a draw.
+    """
+    if integer:
+        lower, upper = lower.astype(np.int64), upper.astype(np.int64)
+        n_points = (np.searchsorted(points, upper, side="left")
+                    - np.searchsorted(points, lower, side="left")) if points.size else 0
+        room = upper - lower - n_points
+        if not lower.size:
+            return lower
+        if middle:
+            drawn = lower + (np.maximum(room, 1) - 1) // 2
+        else:
+            drawn = lower + rng.integers(0, np.maximum(room, 1))
+        for point in points:  # ascending: the u-th integer of the range that is no point
+            drawn += (point >= lower) & (point <= drawn) & (room > 0)
+        return drawn
+    if not lower.size:
+        return lower.astype(np.float64)
+    drawn = rng.uniform(lower, upper)
+    # uniform() may round up to the open upper edge; keep values in their bin
+    return np.where(closed | (drawn < upper), drawn, np.nextafter(upper, -np.inf))
+
+
+def decode_binning(codes, binning, rng):
+    """One value per (valid, non-missing) code under a :class:`~dpsynth.schema.Binning`.
+
+    Point bins decode to their value exactly; intervals to a uniform draw
+    (integer columns: among the integers that are no point value), the
+    midpoint, or a draw from the DP sub-bin histogram (``inverse=
+    "dp_histogram"``: a sub-bin by its DP probability, then uniformly inside
+    it).  Float values are rounded to ``binning.decimals`` if set.
+
+    Returns
+    -------
+    ndarray of int64 (integer columns) or float64
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    edges = binning.edge_array
+    n_int = binning.n_intervals
+    integer = binning.integer
+    points = np.asarray(binning.points, dtype=np.float64)
+    out = np.empty(codes.shape, dtype=np.int64 if integer else np.float64)
+    is_point = codes >= n_int
+    if is_point.any():
+        out[is_point] = points[codes[is_point] - n_int]
+    where = np.flatnonzero(~is_point)
+    interval = codes[where]
+    skip = np.sort(points).astype(np.int64) if integer else np.empty(0)
+    if binning.inverse == "midpoint":
+        lower, upper = edges[interval], edges[interval + 1]
+        if integer:  # the middle integer that is no point value
+            values = _draw(lower, upper, True, None, rng, skip, middle=True)
+        else:
+            values = (lower + upper) / 2.0
+    elif binning.inverse == "dp_histogram":
+        lower = np.empty(interval.size)
+        upper = np.empty(interval.size)
+        closed = np.zeros(interval.size, dtype=bool)
+        for k in np.unique(interval):
+            rows = np.flatnonzero(interval == k)
+            weights = np.asarray(binning.within[k], dtype=np.float64)
+            sub = sub_bin_edges(edges[k], edges[k + 1], integer, weights.size)
+            total = weights.sum()
+            chosen = (rng.choice(weights.size, size=rows.size, p=weights / total)
+                      if total > 0 else rng.integers(0, weights.size, size=rows.size))
+            lower[rows], upper[rows] = sub[chosen], sub[chosen + 1]
+            closed[rows] = (k == n_int - 1) & (chosen == weights.size - 1)
+        values = _draw(lower, upper, integer, closed, rng, skip)
+    else:
+        values = _draw(edges[interval], edges[interval + 1], integer,
+                       interval == n_int - 1, rng, skip)
+    if not integer and binning.decimals is not None and values.size:
+        values = np.clip(np.round(values, binning.decimals), edges[interval],
+                         edges[interval + 1])
+    out[where] = values
+    return out
+
+
+def within_histogram(values, binning, n_sub, epsilon, rng, name="column"):
+    """DP sub-bin probabilities of every interval (Laplace, ``epsilon``-DP).
+
+    Every record not in a point bin falls in one sub-bin of one interval:
+    one Laplace histogram over all the (public) sub-bins, sensitivity 1.
+    Sub-bins that can hold no value (integer sub-bins made only of point
+    values) get probability 0; the probabilities of each interval sum to 1
+    (an interval whose noisy counts are all 0 gets equal ones).
+
+    Returns
+    -------
+    tuple of tuple of float
+        Rounded to 6 decimals (post-processing).
+    """
+    edges = binning.edge_array
+    n_int = binning.n_intervals
+    subs = [sub_bin_edges(edges[k], edges[k + 1], binning.integer, n_sub)
+            for k in range(n_int)]
+    offsets = np.concatenate([[0], np.cumsum([len(e) - 1 for e in subs])])
+    codes = encode_binning(values, binning, name)
+    inside = (codes >= 0) & (codes < n_int)
+    index = np.empty(int(inside.sum()), dtype=np.int64)
+    kept_codes, kept_values = codes[inside], np.asarray(values, dtype=np.float64)[inside]
+    if binning.clip:
+        kept_values = np.clip(kept_values, edges[0], edges[-1])
+    for k in range(n_int):
+        rows = kept_codes == k
+        position = np.searchsorted(subs[k][1:-1], kept_values[rows], side="right")
+        index[rows] = offsets[k] + position
+    noisy = laplace_histogram(index, int(offsets[-1]), epsilon, rng)
+    points = np.sort(np.asarray(binning.points, dtype=np.float64))
+    within = []
+    for k in range(n_int):
+        weights = noisy[offsets[k]:offsets[k + 1]].copy()
+        sub = subs[k]
+        if binning.integer:
+            n_points = (np.searchsorted(points, sub[1:], side="left")
+                        - np.searchsorted(points, sub[:-1], side="left"))
+            capacity = (sub[1:] - sub[:-1]) - n_points
+            weights[capacity <= 0] = 0.0
+        else:
+            capacity = np.ones(weights.size)
+        if weights.sum() <= 0:
+            weights = (capacity > 0).astype(np.float64)
+            if weights.sum() <= 0:
+                weights = np.ones(weights.size)
+        weights = weights / weights.sum()
+        within.append(tuple(round(float(w), 6) for w in weights))
+    return tuple(within)
+
+
 def _restore_numeric(values, mask, dtype):
     """An array of ``dtype`` from decoded values, ``mask`` marking missing cells.
 
@@ -165,6 +330,30 @@ def _check_pair(pair, name):
             f"bounds for column {name!r} must be finite with low <= high; got {pair!r}."
         )
     return lo, hi
+
+
+def _check_positive(value, param):
+    if not _is_scalar_number(value) or not value > 0 or not np.isfinite(value):
+        raise ValueError(f"{param} must be a positive finite number; got {value!r}.")
+
+
+def _check_special(values, name):
+    """Validate the declared special values of column ``name``: finite numbers."""
+    if (isinstance(values, (str, bytes)) or not hasattr(values, "__len__")
+            or not all(_is_scalar_number(v) for v in values)):
+        raise ValueError(f"special_values for column {name!r} must be a list of numbers; "
+                         f"got {values!r:.80}.")
+    values = [float(v) for v in values]
+    if not all(np.isfinite(values)):
+        raise ValueError(f"special_values for column {name!r} must be finite; got {values}.")
+    if len(set(values)) != len(values):
+        raise ValueError(f"special_values for column {name!r} has duplicates: {values}.")
+    return tuple(sorted(values))
+
+
+def _is_number_list(spec):
+    return (hasattr(spec, "__len__") and not isinstance(spec, (str, bytes, dict))
+            and all(_is_scalar_number(v) for v in spec))
 
 
 def _check_edges(edges, name):
@@ -297,10 +486,45 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     handle_missing : {"bin", "error"}, default="bin"
         ``"bin"``: missing values (NaN, None, pd.NA) get their own code
         ``n_bins_[j]`` and decode back to missing.  ``"error"``: raise.
-    inverse : {"uniform", "midpoint"}, default="uniform"
+    inverse : {"uniform", "midpoint", "dp_histogram"}, default="uniform"
         What :meth:`inverse_transform` returns for a bin: a uniform draw
-        inside it (integers uniformly among the bin's integers), which avoids
-        spikes in the synthetic data, or its midpoint.
+        inside it (integers uniformly among the bin's integers that are not
+        special or frequent values), its midpoint, or (``"dp_histogram"``) a
+        draw from a finer DP histogram: each bin is cut into ``n_sub_bins``
+        equal-width sub-bins whose counts are released with Laplace noise in
+        ``fit`` (``inverse_epsilon``), a sub-bin is drawn by its noisy share
+        and the value uniformly inside it.
+    special_values : list of numbers, list of lists, or dict, default=None
+        Public values with a bin of their own (point masses such as 0, a
+        round number or a top code; also codes outside the bounds such as
+        ``-9``): ``[0]`` for every column, one list per column or a dict
+        ``{column: [values]}``.  A value equal to one of them is encoded to
+        its bin and decodes to exactly that value.  Declared, so free.
+    frequent_values : {None, "dp"}, default=None
+        ``"dp"``: find the column's frequent exact values by DP (a Laplace
+        stability-based histogram over the exact values within the bounds,
+        see :func:`dpsynth.mechanisms.stable_histogram`) and give each
+        released value a bin of its own, like ``special_values``.
+    frequent_epsilon : float, default=None
+        Budget of ``frequent_values="dp"`` (required there), split evenly
+        over the columns.
+    frequent_delta : float, default=None
+        ``delta`` of ``frequent_values="dp"``, split evenly over the
+        columns; ``None`` is the fixed ``1e-6``.  Reported in
+        ``delta_spent_``.
+    max_frequent : int, default=5
+        At most this many frequent values per column (the largest noisy
+        counts above the threshold; post-processing).
+    inverse_epsilon : float, default=None
+        Budget of ``inverse="dp_histogram"`` (required there), split evenly
+        over the columns.
+    n_sub_bins : int, default=8
+        Sub-bins per bin of ``inverse="dp_histogram"`` (integer bins: at
+        most one per integer).
+    decimals : int or dict, default=None
+        Decoded float values are rounded to this many decimals (the
+        column's declared precision); a dict sets it per column.  Integer
+        columns always decode to integers.
     random_state : int, RandomState, Generator, SeedSequence or None, default=None
         Seeds the DP quantiles (in ``fit``) and the draws of
         :meth:`inverse_transform`.  ``None``: OS entropy.
@@ -313,13 +537,27 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         integer columns edges are integers and the last edge is the largest
         value + 1.
     n_bins_ : ndarray of shape (n_features,)
-        Number of bins of each column; ``n_bins_[j]`` is the missing code.
+        Number of bins of each column (intervals, then one per special or
+        frequent value); ``n_bins_[j]`` is the missing code.
     bounds_ : ndarray of shape (n_features, 2)
         Closed range of values covered by each column's bins.
     epsilon_spent_ : float
-        Privacy budget spent by ``fit`` (0.0 unless DP quantiles were
-        computed); add it to the budget of anything else released from the
-        same data (basic composition).
+        Privacy budget spent by ``fit`` (DP quantiles, DP frequent values
+        and the DP within-bin histograms; 0.0 without them); add it to the
+        budget of anything else released from the same data (basic
+        composition).
+    delta_spent_ : float
+        ``delta`` spent by ``fit`` (the DP frequent values; else 0.0); add it
+        to the ``delta`` of anything else released from the same data.
+    binnings_ : list of dpsynth.schema.Binning
+        The public binning of each column (edges, special and frequent
+        values, within-bin histograms, decimals).
+    special_values_ : ndarray of shape (n_features,), dtype=object
+        The point values of each column (declared special, then DP-frequent)
+        in code order: their codes follow the intervals.
+    leaks_ : list of list of str
+        Per column, the :class:`~dpsynth.exceptions.PrivacyLeakWarning`
+        messages of its fit (facts taken from the data without DP).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -355,7 +593,9 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def __init__(self, n_bins=10, *, bounds=None, bin_edges=None, strategy="uniform",
                  epsilon=None, clip=True, handle_missing="bin", inverse="uniform",
-                 random_state=None):
+                 special_values=None, frequent_values=None, frequent_epsilon=None,
+                 frequent_delta=None, max_frequent=5, inverse_epsilon=None, n_sub_bins=8,
+                 decimals=None, random_state=None):
         self.n_bins = n_bins
         self.bounds = bounds
         self.bin_edges = bin_edges
@@ -364,6 +604,14 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.clip = clip
         self.handle_missing = handle_missing
         self.inverse = inverse
+        self.special_values = special_values
+        self.frequent_values = frequent_values
+        self.frequent_epsilon = frequent_epsilon
+        self.frequent_delta = frequent_delta
+        self.max_frequent = max_frequent
+        self.inverse_epsilon = inverse_epsilon
+        self.n_sub_bins = n_sub_bins
+        self.decimals = decimals
         self.random_state = random_state
 
     # ----------------------------------------------------------- validation
@@ -379,10 +627,44 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"handle_missing must be 'bin' or 'error'; got {self.handle_missing!r}."
             )
-        if self.inverse not in ("uniform", "midpoint"):
+        if self.inverse not in _INVERSES:
             raise ValueError(
-                f"inverse must be 'uniform' or 'midpoint'; got {self.inverse!r}."
+                f"inverse must be one of {_INVERSES}; got {self.inverse!r}."
             )
+        if self.inverse == "dp_histogram":
+            if self.inverse_epsilon is None:
+                raise ValueError(
+                    "inverse='dp_histogram' releases a DP within-bin histogram and needs "
+                    "a privacy budget: pass inverse_epsilon=<positive float>."
+                )
+            _check_positive(self.inverse_epsilon, "inverse_epsilon")
+        elif self.inverse_epsilon is not None:
+            raise ValueError("inverse_epsilon is only used with inverse='dp_histogram'.")
+        if (not isinstance(self.n_sub_bins, numbers.Integral)
+                or isinstance(self.n_sub_bins, bool) or self.n_sub_bins < 1):
+            raise ValueError(f"n_sub_bins must be a positive integer; got {self.n_sub_bins!r}.")
+        if self.frequent_values not in (None, "dp"):
+            raise ValueError(f"frequent_values must be None or 'dp'; got "
+                             f"{self.frequent_values!r}.")
+        if self.frequent_values == "dp":
+            if self.frequent_epsilon is None:
+                raise ValueError(
+                    "frequent_values='dp' releases frequent values by DP and needs a "
+                    "privacy budget: pass frequent_epsilon=<positive float>."
+                )
+            _check_positive(self.frequent_epsilon, "frequent_epsilon")
+            if self.frequent_delta is not None:
+                _check_positive(self.frequent_delta, "frequent_delta")
+                if not self.frequent_delta < 1:
+                    raise ValueError(f"frequent_delta must be below 1; got "
+                                     f"{self.frequent_delta!r}.")
+            if (not isinstance(self.max_frequent, numbers.Integral)
+                    or isinstance(self.max_frequent, bool) or self.max_frequent < 1):
+                raise ValueError(f"max_frequent must be a positive integer; got "
+                                 f"{self.max_frequent!r}.")
+        elif self.frequent_epsilon is not None or self.frequent_delta is not None:
+            raise ValueError("frequent_epsilon and frequent_delta are only used with "
+                             "frequent_values='dp'.")
         if not isinstance(self.clip, (bool, np.bool_)):
             raise TypeError(f"clip must be True or False; got {self.clip!r}.")
         if self.strategy == "quantile":
@@ -478,18 +760,27 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                     f"bin_edges={{{name!r}: [...]}}. bounds='data' uses the data's "
                     "min/max, which leaks them (PrivacyLeakWarning)."
                 )
+        special_spec = _per_column(self.special_values, "special_values", names,
+                                   _is_number_list)
+        decimals_spec = _per_column(self.decimals, "decimals", names,
+                                    lambda v: isinstance(v, numbers.Integral))
+        for j, value in decimals_spec.items():
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+                raise ValueError(f"decimals for column {names[j]!r} must be an integer; "
+                                 f"got {value!r}.")
         quantile_columns = [j for j in range(len(names)) if j not in edges_spec
                             and self.strategy == "quantile"]
         column_epsilon = (self.epsilon / len(quantile_columns)) if quantile_columns else 0.0
         rng = _generator(self.random_state)
         edges_list, spent = [], 0.0
+        self.leaks_ = [[] for _ in names]
         for j, name in enumerate(names):
             if j in edges_spec:
                 edges = _check_edges(edges_spec[j], name)
             else:
-                lo, hi = self._column_bounds(bounds_spec[j], columns[j], name)
+                lo, hi = self._column_bounds(bounds_spec[j], columns[j], name, j)
                 if j in quantile_columns and lo < hi and self.n_bins > 1:
-                    interior = self._quantile_edges(columns[j], lo, hi, column_epsilon, rng)
+                    interior = self._quantile_edges(columns[j], lo, hi, column_epsilon, rng, j)
                     spent += column_epsilon
                     edges = np.concatenate([[lo], interior, [hi]])
                 else:
@@ -508,17 +799,83 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                     f"{self.n_bins}: bins that cannot hold any value of its dtype "
                     f"({dtypes[j]}) were removed.", UserWarning, stacklevel=2)
             edges_list.append(edges)
+        integer = [_is_integer_dtype(d) for d in dtypes]
+        n_columns = len(names)
+        binnings = []
+        delta_spent = 0.0
+        frequent_delta = (DEFAULT_FREQUENT_DELTA if self.frequent_delta is None
+                          else float(self.frequent_delta))
+        for j, name in enumerate(names):
+            special = _check_special(special_spec.get(j, ()), name)
+            if integer[j] and not all(float(v).is_integer() for v in special):
+                raise ValueError(f"special_values for the integer column {name!r} must be "
+                                 f"integers; got {list(special)}.")
+            decimals = decimals_spec.get(j)
+            binning = Binning(tuple(edges_list[j]), integer[j], "uniform", bool(self.clip),
+                              special=special,
+                              decimals=None if integer[j] or decimals is None
+                              else int(decimals))
+            if self.frequent_values == "dp":
+                epsilon_j = float(self.frequent_epsilon) / n_columns
+                delta_j = frequent_delta / n_columns
+                frequent = self._frequent_values(columns[j], binning, epsilon_j, delta_j, rng)
+                spent += epsilon_j
+                delta_spent += delta_j
+                binning = Binning(binning.edges, binning.integer, "uniform", binning.clip,
+                                  special=special, frequent=frequent,
+                                  decimals=binning.decimals)
+            if self.inverse == "dp_histogram":
+                epsilon_j = float(self.inverse_epsilon) / n_columns
+                observed = columns[j][~np.isnan(columns[j])]
+                within = within_histogram(observed, binning, self.n_sub_bins, epsilon_j, rng,
+                                          name)
+                spent += epsilon_j
+                binning = Binning(binning.edges, binning.integer, "dp_histogram",
+                                  binning.clip, special=binning.special,
+                                  frequent=binning.frequent, within=within,
+                                  decimals=binning.decimals)
+            elif self.inverse == "midpoint":
+                binning = Binning(binning.edges, binning.integer, "midpoint", binning.clip,
+                                  special=binning.special, frequent=binning.frequent,
+                                  decimals=binning.decimals)
+            binnings.append(binning)
+        self.binnings_ = binnings
         self.bin_edges_ = np.empty(len(names), dtype=object)
         self.bin_edges_[:] = edges_list
-        self.n_bins_ = np.array([len(e) - 1 for e in edges_list], dtype=np.int64)
-        self._integer = [_is_integer_dtype(d) for d in dtypes]
+        self.special_values_ = np.empty(len(names), dtype=object)
+        self.special_values_[:] = [np.asarray(b.points, dtype=np.float64) for b in binnings]
+        self.n_bins_ = np.array([len(b.labels) for b in binnings], dtype=np.int64)
+        self._integer = integer
         self.bounds_ = np.array([_value_range(e, i) for e, i in zip(edges_list, self._integer)])
         self._dtypes = dtypes
         self._output_frame = isinstance(X, pd.DataFrame)
         self.epsilon_spent_ = float(spent)
+        self.delta_spent_ = float(delta_spent)
         return self
 
-    def _column_bounds(self, spec, values, name):
+    def _frequent_values(self, values, binning, epsilon, delta, rng):
+        """DP frequent exact values of one column (stability-based histogram).
+
+        Candidates are the column's values as they are binned: inside the
+        public range (clipped into it with ``clip=True``), rounded to the
+        declared ``decimals``, declared special values excluded (they have
+        their bins already).  Each record contributes one value.
+        """
+        observed = values[~np.isnan(values)]
+        lo, hi = _value_range(binning.edge_array, binning.integer)
+        if binning.clip:
+            observed = np.clip(observed, lo, hi)
+        else:
+            observed = observed[(observed >= lo) & (observed <= hi)]
+        if binning.decimals is not None:
+            observed = np.round(observed, binning.decimals)
+        if binning.special:
+            observed = observed[~np.isin(observed, np.asarray(binning.special))]
+        released, noisy = stable_histogram(observed, epsilon, delta, rng)
+        top = np.argsort(-noisy, kind="stable")[: int(self.max_frequent)]
+        return tuple(float(v) for v in np.sort(released[top]))
+
+    def _column_bounds(self, spec, values, name, j):
         if isinstance(spec, str) and spec == "data":
             observed = values[~np.isnan(values)]
             if observed.size == 0:
@@ -526,20 +883,21 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                     f"Column {name!r} has only missing values, so bounds='data' has "
                     "nothing to use; give public bounds."
                 )
-            warnings.warn(
-                f"Column {name!r}: bounds='data' uses the data's min and max, which "
-                "discloses them; give public bounds to avoid this leak.",
-                PrivacyLeakWarning, stacklevel=3)
+            message = (f"Column {name!r}: bounds='data' uses the data's min and max, which "
+                       "discloses them; give public bounds to avoid this leak.")
+            self.leaks_[j].append(message)
+            warnings.warn(message, PrivacyLeakWarning, stacklevel=3)
             return float(observed.min()), float(observed.max())
         return _check_pair(spec, name)
 
-    def _quantile_edges(self, values, lo, hi, epsilon, rng):
+    def _quantile_edges(self, values, lo, hi, epsilon, rng, j):
         observed = np.clip(values[~np.isnan(values)], lo, hi)
         quantiles = np.arange(1, self.n_bins) / self.n_bins
         if np.isinf(epsilon):
-            warnings.warn(
-                "epsilon=inf computes exact quantiles: no privacy. Use it for "
-                "debugging only.", PrivacyLeakWarning, stacklevel=3)
+            message = ("epsilon=inf computes exact quantiles: no privacy. Use it for "
+                       "debugging only.")
+            self.leaks_[j].append(message)
+            warnings.warn(message, PrivacyLeakWarning, stacklevel=3)
             if observed.size == 0:
                 return np.linspace(lo, hi, self.n_bins + 1)[1:-1]
             return np.quantile(observed, quantiles)
@@ -567,7 +925,7 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self._check_missing(columns, names)
         codes = np.empty((columns[0].size, len(columns)), dtype=np.int64)
         for j, values in enumerate(columns):
-            col = _encode(values, self.bin_edges_[j], self._integer[j], self.clip, names[j])
+            col = encode_binning(values, self.binnings_[j], names[j])
             col[col < 0] = self.n_bins_[j]
             codes[:, j] = col
         return codes
@@ -627,8 +985,7 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 f"(valid: 0..{top})."
             )
         mask = col == n_bins
-        values = _decode(np.where(mask, 0, col), self.bin_edges_[j], self._integer[j],
-                         self.inverse, rng)
+        values = decode_binning(np.where(mask, 0, col), self.binnings_[j], rng)
         return values, mask
 
     def __sklearn_tags__(self):

@@ -29,7 +29,8 @@ from ..utils._random import seed_sequence
 from ..utils._validation import check_table
 from ._binning import binned_column, make_binners
 from ._categories import check_categories, discover_values
-from ._discretizer import _STRATEGIES, _decode, _encode, _restore_numeric
+from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binning,
+                           encode_binning)
 from ._dtypes import nullable_dtype, restore_dtype
 
 __all__ = ["TableEncoder"]
@@ -88,6 +89,34 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     binning_epsilon : float, default=None
         Privacy budget of the DP quantiles of the columns binned with
         ``"quantile"`` by name; required with them, split evenly over them.
+    special_values : dict, default=None
+        ``{column: [values]}``: public point masses of binned columns (zeros,
+        round numbers, top codes, or codes outside the bounds such as
+        ``-9``), each with a bin of its own, labelled ``"=0"``; a value equal
+        to one of them decodes to exactly that value.  Declared, so free.
+        E.g. ``special_values={"capital-gain": [0]}``.
+    frequent_values : {None, "dp"}, default=None
+        ``"dp"``: also give a bin of its own to every frequent exact value of
+        a binned column that a DP stability-based histogram releases (see
+        :class:`~dpsynth.preprocessing.DPKBinsDiscretizer`).
+    frequent_epsilon : float, default=None
+        Budget of ``frequent_values="dp"``, split evenly over the binned
+        columns (in ``epsilon_spent_``).
+    frequent_delta : float, default=None
+        ``delta`` of ``frequent_values="dp"`` (``None``: the fixed
+        ``1e-6``), split evenly over the binned columns (in
+        ``delta_spent_``).
+    inverse : {"uniform", "midpoint", "dp_histogram"}, default="uniform"
+        How binned columns decode (see ``DPKBinsDiscretizer``):
+        ``"dp_histogram"`` draws from a DP histogram of sub-bins released in
+        ``fit`` with ``inverse_epsilon`` (split evenly over the binned
+        columns, in ``epsilon_spent_``).
+    inverse_epsilon : float, default=None
+        Budget of ``inverse="dp_histogram"``.
+    decimals : int or dict, default=None
+        Decoded values of binned float columns are rounded to this many
+        decimals (their declared precision); a dict sets it per column.
+        Integer columns always decode to integers.
     random_state : int, RandomState, Generator, SeedSequence or None, default=None
         Seeds the DP quantiles and the within-bin draws of
         :meth:`inverse_transform`.  ``None``: OS entropy.
@@ -98,8 +127,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Every column's facts, with the observed values of undeclared columns
         (private: publish ``schema_.restrict(...)`` only).
     epsilon_spent_ : float
-        Privacy budget spent on DP quantiles while fitting (0.0 without
-        them).  A synthesizer adds it to its own spending (basic composition).
+        Privacy budget spent while fitting on DP quantiles, DP frequent
+        values and DP within-bin histograms (0.0 without them).  A
+        synthesizer adds it to its own spending (basic composition).
+    delta_spent_ : float
+        ``delta`` spent while fitting (DP frequent values; else 0.0).  A
+        synthesizer adds it to its own ``delta``.
     n_values_ : ndarray of shape (n_features,)
         Number of codes of each column (including the missing code).
     offsets_ : ndarray of shape (n_features + 1,)
@@ -137,12 +170,21 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         "n_bins": [Interval(Integral, 1, None, closed="left")],
         "binning": [StrOptions(set(_STRATEGIES)), dict],
         "binning_epsilon": [Interval(Real, 0, None, closed="neither"), None],
+        "special_values": [dict, None],
+        "frequent_values": [StrOptions({"dp"}), None],
+        "frequent_epsilon": [Interval(Real, 0, None, closed="neither"), None],
+        "frequent_delta": [Interval(Real, 0, 1, closed="neither"), None],
+        "inverse": [StrOptions(set(_INVERSES))],
+        "inverse_epsilon": [Interval(Real, 0, None, closed="neither"), None],
+        "decimals": [Interval(Integral, None, None, closed="neither"), dict, None],
         "random_state": _RANDOM_STATE,
     }
 
     def __init__(self, *, categories="auto", missing="category",
                  handle_unknown="error", max_float_values=32, bounds=None, n_bins=10,
-                 binning="uniform", binning_epsilon=None, random_state=None):
+                 binning="uniform", binning_epsilon=None, special_values=None,
+                 frequent_values=None, frequent_epsilon=None, frequent_delta=None,
+                 inverse="uniform", inverse_epsilon=None, decimals=None, random_state=None):
         self.categories = categories
         self.missing = missing
         self.handle_unknown = handle_unknown
@@ -151,6 +193,13 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self.n_bins = n_bins
         self.binning = binning
         self.binning_epsilon = binning_epsilon
+        self.special_values = special_values
+        self.frequent_values = frequent_values
+        self.frequent_epsilon = frequent_epsilon
+        self.frequent_delta = frequent_delta
+        self.inverse = inverse
+        self.inverse_epsilon = inverse_epsilon
+        self.decimals = decimals
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fit
@@ -162,7 +211,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         binners = make_binners(bounds=self.bounds, binning=self.binning,
                                binning_epsilon=self.binning_epsilon, n_bins=self.n_bins,
                                names=names, declared=declared,
-                               random_state=self.random_state)
+                               random_state=self.random_state,
+                               special_values=self.special_values,
+                               frequent_values=self.frequent_values,
+                               frequent_epsilon=self.frequent_epsilon,
+                               frequent_delta=self.frequent_delta, inverse=self.inverse,
+                               inverse_epsilon=self.inverse_epsilon, decimals=self.decimals)
         columns = []
         for name in names:
             series = frame[name]
@@ -176,6 +230,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                                   declared=name in declared,
                                   missing_marker=default_missing_marker(series.dtype)))
         self.epsilon_spent_ = float(sum(b.epsilon_spent_ for b in binners.values()))
+        self.delta_spent_ = float(sum(b.delta_spent_ for b in binners.values()))
         self._set_schema(Schema(tuple(columns), self.missing), was_frame)
         self._columns_dtype = frame.columns.dtype  # declared with the names
         return frame
@@ -324,9 +379,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                              f"(valid: 0..{n_values - 1}).")
         mask = (col < 0) | (col >= n_real)
         if column.binning is not None:
-            binning = column.binning
-            values = _decode(np.where(mask, 0, col), binning.edge_array, binning.integer,
-                             binning.inverse, rng)
+            values = decode_binning(np.where(mask, 0, col), column.binning, rng)
             return pd.Series(_restore_numeric(values, mask, column.dtype))
         lookup = np.empty(n_real + 1, dtype=object)
         lookup[:n_real] = column.values
@@ -363,6 +416,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             schema = Schema.from_json(schema)
         encoder = cls(**params).set_params(missing=schema.missing)
         encoder.epsilon_spent_ = 0.0
+        encoder.delta_spent_ = 0.0
         encoder._set_schema(schema, True)
         return encoder
 
@@ -380,8 +434,7 @@ def _bin_column(column, series, missing_code):
     if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
         raise TypeError(f"Column {column.name!r} is binned but has dtype {dtype}; give it as "
                         "numbers.")
-    binning = column.binning
-    col = _encode(series.to_numpy(dtype=np.float64, na_value=np.nan), binning.edge_array,
-                  binning.integer, binning.clip, column.name)
+    col = encode_binning(series.to_numpy(dtype=np.float64, na_value=np.nan), column.binning,
+                         column.name)
     col[col < 0] = missing_code
     return col

@@ -90,7 +90,8 @@ def _public_codes(codes, schema, new_ids, public):
 
 
 def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
-                     epsilon_binning=0.0, target=None, **workload_params):
+                     epsilon_binning=0.0, target=None, delta_binning=0.0,
+                     **workload_params):
     """Run the workload-aware release; return :class:`~dpsynth.DPAggregates`.
 
     Parameters
@@ -107,6 +108,9 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
     rng : numpy.random.Generator
     epsilon_binning : float, default=0.0
         DP bin edges already spent by the encoder (reported, added to the total).
+    delta_binning : float, default=0.0
+        ``delta`` already spent by the encoder (DP frequent values; added to
+        the total).
     target : str or None
         Name of the target column.
     **workload_params
@@ -122,9 +126,10 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
     conversion_delta = delta if public_universe else delta / 2.0
     rho = zcdp_rho_tight(epsilon, conversion_delta)
     spends = []
-    if epsilon_binning:
-        spends.append(Spend("bin edges (DP quantiles)", "exponential",
-                            epsilon=float(epsilon_binning)))
+    if epsilon_binning or delta_binning:  # the encoder's DP steps
+        spends.append(Spend("binning (DP quantiles, frequent values, within-bin)",
+                            "encoder", epsilon=float(epsilon_binning),
+                            delta=float(delta_binning)))
     if public_universe:
         keep = np.ones(schema.n_attributes, dtype=bool)
         rho_discovery = 0.0
@@ -148,9 +153,10 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
                "conversion_delta": conversion_delta, "public_universe": public_universe,
                "epsilon_marginals": float(epsilon), "epsilon_records": 0.0,
                "epsilon_binning": float(epsilon_binning),
+               "delta_binning": float(delta_binning),
                "rho_discovery": rho_discovery, "n_measurements": len(marginals)}
-    privacy = PrivacySpent(float(epsilon) + float(epsilon_binning), float(delta), rho,
-                           spends, details)
+    privacy = PrivacySpent(float(epsilon) + float(epsilon_binning),
+                           float(delta) + float(delta_binning), rho, spends, details)
     n_records = max(int(round(release.total)), 1)
     return DPAggregates(public, reporting_length, [], [], n_records, privacy, target,
                         marginals)

@@ -283,7 +283,7 @@ def normalise_counts(levels):
     return levels
 
 
-def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0):
+def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0, delta_binning=0.0):
     """The :class:`~dpsynth.accounting.PrivacySpent` of one SDS release.
 
     Every mechanism of the release is listed: the Laplace record count, the
@@ -298,9 +298,10 @@ def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0):
     lengths = range(1, plan.reporting_length + 1)
     spends = [Spend("record count", "laplace", epsilon=plan.epsilon_records,
                     params=(("scale", 1.0 / plan.epsilon_records), ("sensitivity", 1)))]
-    if epsilon_binning:
-        spends.append(Spend("bin edges (DP quantiles)", "exponential",
-                            epsilon=float(epsilon_binning)))
+    if epsilon_binning or delta_binning:  # the encoder's DP steps (quantiles, values)
+        spends.append(Spend("binning (DP quantiles, frequent values, within-bin)",
+                            "encoder", epsilon=float(epsilon_binning),
+                            delta=float(delta_binning)))
     for k in lengths:
         spends.append(Spend(f"percentile k={k}", "exponential",
                             rho=plan.percentile_epsilon ** 2 / 2.0,
@@ -323,6 +324,7 @@ def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0):
         "epsilon_marginals": plan.epsilon_marginals,
         "epsilon_records": plan.epsilon_records,
         "epsilon_binning": float(epsilon_binning),
+        "delta_binning": float(delta_binning),
         "conversion_delta": plan.conversion_delta,
         "public_universe": plan.public_universe,
         "percentile_epsilon": plan.percentile_epsilon,
@@ -334,5 +336,5 @@ def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0):
         "n_candidates": {k: int(by_length[k].n_candidates) for k in lengths
                          if k in by_length and (k > 1 or plan.public_universe)},
     }
-    return PrivacySpent(plan.epsilon + float(epsilon_binning), plan.delta, plan.rho,
-                        spends, details)
+    return PrivacySpent(plan.epsilon + float(epsilon_binning),
+                        plan.delta + float(delta_binning), plan.rho, spends, details)
