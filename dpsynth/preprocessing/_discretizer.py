@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import PrivacyLeakWarning
@@ -615,22 +616,29 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     # ----------------------------------------------------------- validation
+    _parameter_constraints = {
+        "n_bins": [Interval(numbers.Integral, 1, None, closed="left")],
+        "bounds": [tuple, list, dict, StrOptions({"data"}), None],
+        "bin_edges": ["array-like", dict, None],
+        "strategy": [StrOptions(set(_STRATEGIES))],
+        "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right"), None],  # inf: debug
+        "clip": ["boolean"],
+        "handle_missing": [StrOptions({"bin", "error"})],
+        "inverse": [StrOptions(set(_INVERSES))],
+        "special_values": ["array-like", dict, None],
+        "frequent_values": [StrOptions({"dp"}), None],
+        "frequent_epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "frequent_delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "max_frequent": [Interval(numbers.Integral, 1, None, closed="left")],
+        "inverse_epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "n_sub_bins": [Interval(numbers.Integral, 1, None, closed="left")],
+        "decimals": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+    }
+
     def _check_params(self):
-        if (not isinstance(self.n_bins, numbers.Integral) or isinstance(self.n_bins, bool)
-                or self.n_bins < 1):
-            raise ValueError(f"n_bins must be a positive integer; got {self.n_bins!r}.")
-        if self.strategy not in _STRATEGIES:
-            raise ValueError(
-                f"strategy must be one of {_STRATEGIES}; got {self.strategy!r}."
-            )
-        if self.handle_missing not in ("bin", "error"):
-            raise ValueError(
-                f"handle_missing must be 'bin' or 'error'; got {self.handle_missing!r}."
-            )
-        if self.inverse not in _INVERSES:
-            raise ValueError(
-                f"inverse must be one of {_INVERSES}; got {self.inverse!r}."
-            )
+        """Declarative checks of every parameter, then the ones between parameters."""
+        self._validate_params()
         if self.inverse == "dp_histogram":
             if self.inverse_epsilon is None:
                 raise ValueError(
