@@ -46,6 +46,20 @@ def _json_default(value):
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
+def _has_duplicate_rows(rows):
+    """Whether a 2-D int array has two equal rows (linear when rows are sorted)."""
+    if rows.shape[0] < 2:
+        return False
+    step = np.diff(rows, axis=0)
+    if np.any(step < 0):  # not in lexicographic order: sort first
+        nonzero = step != 0
+        first = np.argmax(nonzero, axis=1)
+        if np.any(step[np.arange(len(step)), first] < 0):
+            rows = rows[np.lexsort(rows.T[::-1])]
+            step = np.diff(rows, axis=0)
+    return bool(np.any(np.all(step == 0, axis=1)))
+
+
 @dataclass(frozen=True, eq=False)
 class NoisyMarginal:
     """A dense noisy marginal over a set of columns (post-processing may follow).
@@ -177,7 +191,7 @@ class DPAggregates:
                 raise ValueError(f"aggregates of length {k} reference unknown attributes.")
             if np.any(counts < 1):
                 raise ValueError(f"aggregates of length {k} have counts < 1.")
-            if np.unique(tuples, axis=0).shape[0] != tuples.shape[0]:
+            if _has_duplicate_rows(tuples):
                 raise ValueError(f"aggregates of length {k} have duplicate combinations.")
             if k == 1 or not tuples.size:
                 continue
