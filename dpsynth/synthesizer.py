@@ -30,6 +30,11 @@ from .utils._validation import check_table
 __all__ = ["DPMarginalSynthesizer"]
 
 
+#: Peak bytes of one sampled cell: codes and work arrays of the samplers, the
+#: decoded column (an object column holds a pointer and its value) and a copy.
+_BYTES_PER_SAMPLED_CELL = 64
+
+
 def _public_domains(encoder, table):
     """Number of codes of each column that the encoder's parameters make public
     (declared categories, bins, booleans; plus the missing code), else None.
@@ -325,6 +330,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             encoder.set_params(random_state=binning_stream)
         codes = encoder.fit_transform(table)
         schema = encoder.schema_
+        schema.to_json()  # every value can be written to a release file, before DP
 
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
         n_records = max(int(round(laplace_count(codes.shape[0], epsilon_records, rng))), 1)
@@ -378,6 +384,19 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 f"{format_bytes(max_bytes)}. Declare fewer categories (bin or drop "
                 "high-cardinality columns) or raise max_memory.")
         return max_bytes
+
+    def _check_sample_size(self, n_samples):
+        """Refuse, before sampling, ``n_samples`` records that cannot fit ``max_memory``."""
+        n_columns = len(self.aggregates_.schema)
+        need = float(n_samples) * max(n_columns, 1) * _BYTES_PER_SAMPLED_CELL
+        max_bytes = self._max_bytes()
+        if need > max_bytes:
+            raise ResourceLimitError(
+                f"n_samples={n_samples} records of {n_columns} columns need about "
+                f"{format_bytes(need)}, over max_memory={format_bytes(max_bytes)}; call "
+                f"sample in chunks of at most {int(max_bytes // (max(n_columns, 1) * _BYTES_PER_SAMPLED_CELL))} "
+                "records (the command line writes large outputs in chunks) or raise "
+                "max_memory.")
 
     def _warn_stopped(self, k, n_candidates, need, *, R, max_bytes):
         """Warn that lengths >= k were not released; return the effective R."""
@@ -478,6 +497,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                     or n_samples < 0):
                 raise ValueError(f"n_samples must be a non-negative integer; got {n_samples!r}.")
             target = int(n_samples)
+            self._check_sample_size(target)
         sampling_stream, decoding_stream = stream(
             self.random_state if random_state is None else random_state, SAMPLE).spawn(2)
         codes = sampler.fit(self.aggregates_).sample(target, np.random.default_rng(sampling_stream))
