@@ -46,6 +46,7 @@ def _checksum(metadata, body=""):
     canonical = json.dumps({k: v for k, v in metadata.items() if k != "checksum"},
                            sort_keys=True, separators=(",", ":"), default=_json_default,
                            allow_nan=False)
+    body = body.rstrip("\r\n")  # trailing blank lines change no content
     return hashlib.sha256((canonical + "\n" + body).encode("utf-8")).hexdigest()
 
 
@@ -396,7 +397,8 @@ class DPAggregates:
         offsets = self.schema.offsets
         column_of = self.schema.attribute_columns
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
+        # every field quoted: a carriage return in a name or value stays inside its field
+        writer = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL)
         writer.writerow(["length", "count"] + self.column_names)
         for k, (tuples, counts) in enumerate(zip(self.tuples, self.counts), start=1):
             for row, count in zip(tuples.tolist(), counts.tolist()):
