@@ -24,7 +24,7 @@ from .sampling import SAMPLERS, Sampler, get_sampler
 from .utils._progress import log_progress
 from .utils._random import FIT, SAMPLE, stream
 from .utils._resources import (default_max_memory, format_bytes, level_bytes,
-                               public_worst_case)
+                               public_worst_case, time_class)
 from .utils._validation import check_table
 
 __all__ = ["DPMarginalSynthesizer"]
@@ -403,7 +403,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         warnings.warn(
             f"reporting_length reduced from {R} to {k - 1}: length {k} would have up to "
             f"{n_candidates:.4g} candidate combinations (bounded from the released "
-            f"length-{k - 1} combinations), about {format_bytes(need)}, over max_memory="
+            f"length-{k - 1} combinations; {time_class(n_candidates)} of work), about "
+            f"{format_bytes(need)}, over max_memory="
             f"{format_bytes(max_bytes)}. Lower reporting_length, declare, bin or drop "
             "high-cardinality columns, raise epsilon (fewer fabricated combinations) or "
             "raise max_memory.", ResourceLimitWarning, stacklevel=3)

@@ -182,6 +182,22 @@ def test_a_category_equal_to_the_missing_marker_round_trips(tmp_path):
         assert DPAggregates.load(tmp_path / name).to_dict() == synth.aggregates_.to_dict()
 
 
+@pytest.mark.parametrize("argv", [
+    ["synthesize", "in.csv", "-o", "missing/out.csv"],
+    ["aggregate", "in.csv", "-o", "missing/agg.json"],
+    ["synthesize", "in.csv", "-o", "out.csv", "--aggregates", "missing/agg.json"],
+])
+def test_cli_refuses_a_missing_output_directory_before_fitting(tmp_path, monkeypatch,
+                                                               small, capsys, argv):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(synthesizer_module, "laplace_count",
+                        lambda *a, **k: pytest.fail("fitted before checking the output"))
+    small.to_csv("in.csv", index=False)
+    assert main(argv) == 1
+    assert "does not exist" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == ["in.csv"]
+
+
 # ------------------------------------------------------------------ item 7
 def test_cli_sample_without_privacy_keys_writes_nothing(tmp_path, small, capsys):
     synth = DPMarginalSynthesizer(random_state=0).fit(small)
