@@ -154,8 +154,11 @@ def fabrication_thresholds(fabrication_mode, reporting_length):
             raise ValueError(f"adaptive fabrication eta must be in (0, 1]; got {value!r} for length {k}.")
         if kind == "fixed" and value < 0:
             raise ValueError(f"fixed fabrication thresholds must be >= 0; got {value!r} for length {k}.")
-        if k <= R:  # lengths beyond the (clamped) reporting length cannot exist
-            rules[int(k)] = (kind, float(value))
+        if k > R:  # would be silently ignored
+            raise ValueError(
+                f"fabrication_mode names length {k}, but reporting_length is {R}; "
+                f"give lengths 2..{R} only.")
+        rules[int(k)] = (kind, float(value))
     return rules
 
 

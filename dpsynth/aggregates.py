@@ -18,9 +18,11 @@ CSV (never pickle) and are validated on load.
 
 import csv
 from dataclasses import dataclass
+import hashlib
 import io
 import json
 import os
+import sys
 
 import numpy as np
 import pandas as pd
@@ -33,9 +35,39 @@ from .utils._files import atomic_write
 __all__ = ["DPAggregates", "NoisyMarginal"]
 
 _FORMAT = "dpsynth-aggregates"
-_VERSION = 2
-_READABLE_VERSIONS = (1, 2)
+_VERSION = 3  # 3: checksum; CSV labels escaped
+_READABLE_VERSIONS = (1, 2, 3)
 _MISSING_TOKEN = "<missing>"
+_ESCAPE = "\\"
+
+
+def _checksum(metadata, body=""):
+    """SHA-256 of the canonical metadata (without its checksum) and the CSV body."""
+    canonical = json.dumps({k: v for k, v in metadata.items() if k != "checksum"},
+                           sort_keys=True, separators=(",", ":"), default=_json_default,
+                           allow_nan=False)
+    body = body.rstrip("\r\n")  # trailing blank lines change no content
+    return hashlib.sha256((canonical + "\n" + body).encode("utf-8")).hexdigest()
+
+
+def _verify_checksum(metadata, body=""):
+    """Refuse a version-3 file whose content does not match its checksum."""
+    version = metadata.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 3:
+        return  # older versions carry none; unknown ones are refused by the parser
+    stored = metadata.get("checksum")
+    if not isinstance(stored, str):
+        raise ValueError("the checksum field is missing (version 3 files carry one)")
+    if stored != _checksum(metadata, body):
+        raise ValueError("checksum mismatch: the file was damaged or edited after it was "
+                         "written (a release must be re-saved by dpsynth, not edited)")
+
+
+def _escape_label(text):
+    """CSV label of a value's text: the empty cell and the missing token stay free."""
+    if text == "" or text == _MISSING_TOKEN or text.startswith(_ESCAPE):
+        return _ESCAPE + text
+    return text
 
 
 def _json_default(value):
@@ -44,6 +76,20 @@ def _json_default(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _has_duplicate_rows(rows):
+    """Whether a 2-D int array has two equal rows (linear when rows are sorted)."""
+    if rows.shape[0] < 2:
+        return False
+    step = np.diff(rows, axis=0)
+    if np.any(step < 0):  # not in lexicographic order: sort first
+        nonzero = step != 0
+        first = np.argmax(nonzero, axis=1)
+        if np.any(step[np.arange(len(step)), first] < 0):
+            rows = rows[np.lexsort(rows.T[::-1])]
+            step = np.diff(rows, axis=0)
+    return bool(np.any(np.all(step == 0, axis=1)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,7 +223,7 @@ class DPAggregates:
                 raise ValueError(f"aggregates of length {k} reference unknown attributes.")
             if np.any(counts < 1):
                 raise ValueError(f"aggregates of length {k} have counts < 1.")
-            if np.unique(tuples, axis=0).shape[0] != tuples.shape[0]:
+            if _has_duplicate_rows(tuples):
                 raise ValueError(f"aggregates of length {k} have duplicate combinations.")
             if k == 1 or not tuples.size:
                 continue
@@ -331,6 +377,7 @@ class DPAggregates:
                 {"length": k, "tuples": t.tolist(), "counts": c.tolist()}
                 for k, (t, c) in enumerate(zip(self.tuples, self.counts), start=1)
             ]
+            document["checksum"] = _checksum(document)
             text = json.dumps(document, default=_json_default, indent=1, allow_nan=False)
         elif format == "csv":
             text = self._to_csv()
@@ -340,12 +387,19 @@ class DPAggregates:
             with open(tmp, "w", encoding="utf-8", newline="") as handle:
                 handle.write(text)
 
-    def _value_labels(self):
-        """Per column, the CSV label of each public value (must be unique)."""
+    def _value_labels(self, version=_VERSION):
+        """Per column, the CSV label of each public value (must be unique).
+
+        From version 3 a text that is empty, the missing token, or starts with
+        a backslash is escaped by a leading backslash, so every value has a
+        label distinct from the empty cell and from ``<missing>``.
+        """
         labels = []
         for column in self.schema:
             names = [str(v.isoformat() if hasattr(v, "isoformat") else v)
                      for v in column.values]
+            if version >= 3:
+                names = [_escape_label(n) for n in names]
             if len(set(names)) != len(names) or "" in names or _MISSING_TOKEN in names:
                 raise ValueError(
                     f"Column {column.name!r} has values whose text forms collide; "
@@ -358,9 +412,8 @@ class DPAggregates:
         offsets = self.schema.offsets
         column_of = self.schema.attribute_columns
         buffer = io.StringIO()
-        buffer.write("# " + json.dumps(self._metadata(), default=_json_default,
-                                       allow_nan=False) + "\n")
-        writer = csv.writer(buffer, lineterminator="\n")
+        # every field quoted: a carriage return in a name or value stays inside its field
+        writer = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL)
         writer.writerow(["length", "count"] + self.column_names)
         for k, (tuples, counts) in enumerate(zip(self.tuples, self.counts), start=1):
             for row, count in zip(tuples.tolist(), counts.tolist()):
@@ -369,7 +422,10 @@ class DPAggregates:
                     j = column_of[a]
                     cells[j] = labels[j][a - offsets[j]]
                 writer.writerow([k, count] + cells)
-        return buffer.getvalue()
+        body = buffer.getvalue()
+        metadata = self._metadata()
+        metadata["checksum"] = _checksum(metadata, body)
+        return "# " + json.dumps(metadata, default=_json_default, allow_nan=False) + "\n" + body
 
     @classmethod
     def load(cls, path):
@@ -383,10 +439,17 @@ class DPAggregates:
         try:
             if text.startswith("# "):
                 return cls._from_csv(text)
-            return cls._from_document(json.loads(text))
-        except ValueError as exc:
+            document = json.loads(text)
+            if isinstance(document, dict):
+                _verify_checksum(document)
+            return cls._from_document(document)
+        except ValueError as exc:  # includes json.JSONDecodeError (line and column)
             raise ValueError(f"Invalid aggregates file {path!r}: {exc}") from None
-        except (KeyError, TypeError, IndexError, AttributeError) as exc:
+        except KeyError as exc:
+            raise ValueError(f"Invalid aggregates file {path!r}: malformed content "
+                             f"(the field {exc} is missing)") from None
+        except (TypeError, IndexError, AttributeError, StopIteration, OverflowError,
+                RecursionError, csv.Error, UnicodeError) as exc:
             raise ValueError(f"Invalid aggregates file {path!r}: malformed content "
                              f"({type(exc).__name__}: {exc})") from None
 
@@ -400,7 +463,11 @@ class DPAggregates:
         for key in ("reporting_length", "n_records"):
             value = meta[key]
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{key} must be an integer")
+                raise ValueError(f"{key} must be an integer; got {value!r:.40}")
+            if not 0 <= value < 2**63 or (key == "reporting_length" and value < 1):
+                raise ValueError(f"{key} is out of range: {value!r:.40}")
+        if meta.get("target") is not None and not isinstance(meta["target"], str):
+            raise ValueError("target must be a column name or null")
         try:
             schema = Schema.from_json(meta["schema"])
         except ValueError as exc:
@@ -449,20 +516,37 @@ class DPAggregates:
     @classmethod
     def _from_csv(cls, text):
         header, _, body = text.partition("\n")
-        meta = json.loads(header[2:])
+        try:
+            meta = json.loads(header[2:])
+        except ValueError as exc:
+            raise ValueError(f"line 1 (metadata): {exc}") from None
+        if not isinstance(meta, dict):
+            raise ValueError("line 1 (metadata) is not a JSON object")
+        _verify_checksum(meta, body)
         schema, privacy = cls._parse_metadata(meta)
         shell = cls(schema, meta["reporting_length"], [], [], meta["n_records"], privacy)
-        labels = shell._value_labels()
+        labels = shell._value_labels(meta["version"])
         index = [{label: i for i, label in enumerate(col)} for col in labels]
-        reader = csv.reader(io.StringIO(body))
+        csv.field_size_limit(max(csv.field_size_limit(), min(len(body) + 1, sys.maxsize)))
+        reader = csv.reader(io.StringIO(body, newline=""), strict=True)
         columns = next(reader, None)
         if columns != ["length", "count"] + shell.column_names:
-            raise ValueError("CSV columns do not match the schema")
+            raise ValueError("line 2: CSV columns do not match the schema")
         by_length = {}
-        for line_no, row in enumerate(reader, start=3):
+        for row in reader:
+            line_no = reader.line_num + 1
+            if not row:  # a blank line (e.g. a trailing one)
+                continue
             if len(row) != len(columns):
-                raise ValueError(f"line {line_no}: expected {len(columns)} cells")
-            k, count = int(row[0]), int(row[1])
+                raise ValueError(f"line {line_no}: expected {len(columns)} cells, got "
+                                 f"{len(row)}")
+            try:
+                k, count = int(row[0]), int(row[1])
+            except ValueError:
+                raise ValueError(f"line {line_no}: length and count must be integers; "
+                                 f"got {row[0]!r:.40}, {row[1]!r:.40}") from None
+            if not 1 <= k <= meta["reporting_length"] or not 1 <= count < 2**63:
+                raise ValueError(f"line {line_no}: length {k} or count {count} out of range")
             ids = []
             for j, cell in enumerate(row[2:]):
                 if cell == "":

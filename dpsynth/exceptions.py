@@ -1,6 +1,6 @@
 """Warnings and errors specific to dpsynth."""
 
-__all__ = ["PrivacyLeakWarning"]
+__all__ = ["PrivacyLeakWarning", "ResourceLimitError", "ResourceLimitWarning"]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -9,4 +9,19 @@ class PrivacyLeakWarning(UserWarning):
     Raised only when the user explicitly opts in to such a choice (for example
     ``bounds="data"``).  Turn it into an error for a strict mode with
     ``warnings.simplefilter("error", PrivacyLeakWarning)``.
+    """
+
+
+class ResourceLimitError(ValueError):
+    """A computation would exceed its resource limit (e.g. ``max_memory``).
+
+    Raised before the work starts, with the estimate, the limit and what to
+    change in the message.  The estimate uses public facts only.
+    """
+
+
+class ResourceLimitWarning(UserWarning):
+    """A release was reduced to fit its resource limit (e.g. fewer lengths).
+
+    The message states the estimate, the limit and what to change.
     """

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from . import accounting
 from .aggregates import DPAggregates
+from .exceptions import ResourceLimitError, ResourceLimitWarning
 from .mechanisms import laplace_count
 from .preprocessing import TableEncoder
 from .release.adaptive import release_adaptive
@@ -23,9 +24,50 @@ from .release.sds import release_marginals, sds_privacy_spent
 from .sampling import SAMPLERS, Sampler, get_sampler
 from .utils._progress import log_progress
 from .utils._random import FIT, SAMPLE, stream
+from .utils._resources import (default_max_memory, format_bytes, level_bytes,
+                               public_worst_case, time_class)
 from .utils._validation import check_table
 
 __all__ = ["DPMarginalSynthesizer"]
+
+
+#: Peak bytes of one sampled cell: codes and work arrays of the samplers, the
+#: decoded column (an object column holds a pointer and its value) and a copy.
+_BYTES_PER_SAMPLED_CELL = 64
+
+
+def _public_domains(encoder, table):
+    """Number of codes of each column that the encoder's parameters make public
+    (declared categories, bins, booleans; plus the missing code), else None.
+
+    Reads parameters and dtypes only, never values.
+    """
+    from .preprocessing._binning import make_binners
+    from .preprocessing._categories import check_categories
+
+    encoder = encoder if encoder is not None else TableEncoder()
+    names = list(table.columns)
+    try:
+        declared = check_categories(encoder.categories, table)
+        binners = make_binners(bounds=encoder.bounds, binning=encoder.binning,
+                               binning_epsilon=encoder.binning_epsilon,
+                               n_bins=encoder.n_bins, names=names, declared=declared,
+                               random_state=0)
+    except (ValueError, TypeError, KeyError):  # the encoder's fit will say what is wrong
+        return [None] * len(names)
+    sizes = []
+    for name in names:
+        if name in binners:
+            edges = getattr(binners[name], "bin_edges", None)
+            n = len(edges) - 1 if edges is not None else getattr(binners[name], "n_bins", None)
+        elif name in declared:
+            n = len(declared[name])
+        elif pd.api.types.is_bool_dtype(table[name].dtype):
+            n = 2
+        else:
+            n = None
+        sizes.append(None if n is None else int(n) + 1)
+    return sizes
 
 
 class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
@@ -120,6 +162,15 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         the noise reproducible by anyone, so it is for experiments and tests
         only: **publish releases made with ``random_state=None``** (and never
         compare releases that share a seed).
+    max_memory : float or None, default=None
+        Memory limit in bytes of one step of ``fit`` (one combination length)
+        and of ``sample``; ``None`` means half the RAM available when the
+        step starts, ``numpy.inf`` no limit.  Work is estimated from public
+        facts before it starts (see Notes): ``fit`` refuses a table whose
+        declared domains alone exceed it, and stops at the longest length
+        that fits (with a :class:`~dpsynth.exceptions.ResourceLimitWarning`
+        stating the estimate; ``reporting_length_`` is then smaller);
+        ``sample`` refuses an ``n_samples`` that cannot fit.
     verbose : int, default=0
         Print one line per released combination length and per sampling run
         (the same lines go to the ``logging`` logger ``"dpsynth"`` at INFO,
@@ -167,6 +218,13 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     If every column's categories are declared, the universe is public:
     ``delta' = delta`` and level 1 uses the fabrication rule of length 2.
 
+    Resources are estimated from public facts only: before any DP step from
+    the number of columns, R and the declared domains (categories, bin
+    counts); before length ``k >= 2`` from the combinations released at
+    length ``k - 1`` (a DP output), whose apriori joins bound the length's
+    candidates (about ``4 k + 130`` bytes each at the kernels' peak).  The
+    number of values of an undeclared column is private and is never used.
+
     References
     ----------
     .. [1] S. Gopi, S. Mahabadi, S. Yekhanin. "Differentially Private
@@ -203,6 +261,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         "encoder": [HasMethods(["fit_transform", "inverse_transform"]), None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+        "max_memory": [Interval(Real, 0, None, closed="neither"), None],
         "verbose": ["verbose"],
     }
 
@@ -211,7 +270,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                  fabrication_mode="uncontrolled",
                  number_of_records_epsilon_proportion=0.005, release="auto",
                  synthesis="marginal_matching", encoder=None, n_jobs=None,
-                 random_state=None, verbose=0):
+                 random_state=None, max_memory=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.reporting_length = reporting_length
@@ -225,6 +284,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self.encoder = encoder
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.max_memory = max_memory
         self.verbose = verbose
 
     # ----------------------------------------------------------- params
@@ -306,6 +366,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         table, target = self._join_target(frame, y)
         epsilon, R, proportions, rules = self._check_params(table.shape[1])
         delta = accounting.check_delta(self.delta)
+        max_bytes = self._check_resources(table, R)  # public facts, before any DP step
         noise_stream, binning_stream = stream(self.random_state, FIT).spawn(2)
         rng = np.random.default_rng(noise_stream)
         encoder = clone(self.encoder) if self.encoder is not None else TableEncoder()
@@ -313,6 +374,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             encoder.set_params(random_state=binning_stream)
         codes = encoder.fit_transform(table)
         schema = encoder.schema_
+        schema.to_json()  # every value can be written to a release file, before DP
         if self._resolved_release() == "workload":
             self._log("releasing the DP aggregates (workload-aware)", done=0, total=1,
                       label="marginals")
@@ -325,7 +387,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         else:
             aggregates = self._release_sds(codes, schema, epsilon, delta, R, proportions,
                                            rules, rng, encoder.epsilon_spent_, target,
-                                           getattr(encoder, "delta_spent_", 0.0))
+                                           getattr(encoder, "delta_spent_", 0.0), max_bytes)
         if schema.leaks:  # PrivacyLeakWarnings of the encoder: not covered by the guarantee
             aggregates.privacy = aggregates.privacy.with_details(privacy_leak_warnings=[
                 note for notes in schema.leaks.values() for note in notes])
@@ -339,7 +401,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         return self
 
     def _release_sds(self, codes, schema, epsilon, delta, R, proportions, rules, rng,
-                     epsilon_binning, target, delta_binning=0.0):
+                     epsilon_binning, target, delta_binning=0.0, max_bytes=None):
         """The SDS release (Gopi et al. Algorithm 1 with SDS's options)."""
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
         n_records = max(int(round(laplace_count(codes.shape[0], epsilon_records, rng))), 1)
@@ -349,16 +411,69 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             proportions=proportions, epsilon_records=epsilon_records,
             public_universe=schema.public_universe)
         self._log("releasing the DP aggregates", done=0, total=R, label="marginals")
+        stopped = []
         levels = release_marginals(
             schema.ids(codes), schema.attribute_columns, len(schema), plan,
             percentile=self.percentile, fabrication_rules=rules,
             public_universe=schema.public_universe, rng=rng,
             on_level=lambda *level: self._report_level(*level, total=R),
-            possible=schema.possible_attributes)
+            possible=schema.possible_attributes, max_bytes=max_bytes,
+            on_limit=lambda *limit: stopped.append(limit))
         privacy = sds_privacy_spent(plan, levels, n_columns=len(schema),
                                     epsilon_binning=epsilon_binning,
                                     delta_binning=delta_binning)
+        if stopped:
+            R = self._warn_stopped(*stopped[0], R=R, max_bytes=max_bytes)
         return DPAggregates.from_release(schema, levels, R, n_records, privacy, target=target)
+
+    def _max_bytes(self):
+        return default_max_memory() if self.max_memory is None else float(self.max_memory)
+
+    def _check_resources(self, table, R):
+        """Refuse, before any DP step, a table whose public domains exceed ``max_memory``.
+
+        Uses public facts only: the number of columns, R, and the domains the
+        encoder's parameters declare (categories, bin counts, booleans).
+        Returns the limit in bytes.
+        """
+        max_bytes = self._max_bytes()
+        domains = _public_domains(self.encoder, table)
+        worst = public_worst_case(domains, R)
+        need = level_bytes(worst[0], 1)
+        if need > max_bytes:
+            raise ResourceLimitError(
+                f"The declared domains have {worst[0]:.4g} values in all; counting them "
+                f"needs about {format_bytes(need)}, over max_memory="
+                f"{format_bytes(max_bytes)}. Declare fewer categories (bin or drop "
+                "high-cardinality columns) or raise max_memory.")
+        return max_bytes
+
+    def _check_sample_size(self, n_samples):
+        """Refuse, before sampling, ``n_samples`` records that cannot fit ``max_memory``."""
+        n_columns = len(self.aggregates_.schema)
+        need = float(n_samples) * max(n_columns, 1) * _BYTES_PER_SAMPLED_CELL
+        max_bytes = self._max_bytes()
+        if need > max_bytes:
+            raise ResourceLimitError(
+                f"n_samples={n_samples} records of {n_columns} columns need about "
+                f"{format_bytes(need)}, over max_memory={format_bytes(max_bytes)}; call "
+                f"sample in chunks of at most {int(max_bytes // (max(n_columns, 1) * _BYTES_PER_SAMPLED_CELL))} "
+                "records (the command line writes large outputs in chunks) or raise "
+                "max_memory.")
+
+    def _warn_stopped(self, k, n_candidates, need, *, R, max_bytes):
+        """Warn that lengths >= k were not released; return the effective R."""
+        warnings.warn(
+            f"reporting_length reduced from {R} to {k - 1}: length {k} would have up to "
+            f"{n_candidates:.4g} candidate combinations (bounded from the released "
+            f"length-{k - 1} combinations; {time_class(n_candidates)} of work), about "
+            f"{format_bytes(need)}, over max_memory="
+            f"{format_bytes(max_bytes)}. Lower reporting_length, declare, bin or drop "
+            "high-cardinality columns, raise epsilon (fewer fabricated combinations) or "
+            "raise max_memory.", ResourceLimitWarning, stacklevel=3)
+        self._log(f"length {k} skipped: about {format_bytes(need)} needed, over "
+                  f"max_memory", done=R, total=R, label="marginals")
+        return k - 1
 
     def _set_release(self, aggregates, *, output_frame):
         """Fitted state, all derived from the (public) aggregates."""
@@ -446,6 +561,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                     or n_samples < 0):
                 raise ValueError(f"n_samples must be a non-negative integer; got {n_samples!r}.")
             target = int(n_samples)
+            self._check_sample_size(target)
         sampling_stream, decoding_stream = stream(
             self.random_state if random_state is None else random_state, SAMPLE).spawn(2)
         codes = sampler.fit(self.aggregates_).sample(target, np.random.default_rng(sampling_stream))

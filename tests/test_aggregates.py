@@ -74,6 +74,15 @@ def test_released_schema_holds_only_released_values(tmp_path):
     assert "common" in text
 
 
+def _reseal(document):
+    """An edit made by someone who also recomputes the checksum (it is not a
+    signature): the content checks must still catch it."""
+    from dpsynth.aggregates import _checksum
+
+    document["checksum"] = _checksum(document)
+    return document
+
+
 def _document(fitted, tmp_path):
     _, synth = fitted
     path = tmp_path / "aggregates.json"
@@ -97,7 +106,7 @@ def _document(fitted, tmp_path):
 def test_tampered_json_is_rejected(fitted, tmp_path, tamper, match):
     path, document = _document(fitted, tmp_path)
     tamper(document)
-    path.write_text(json.dumps(document))
+    path.write_text(json.dumps(_reseal(document)))
     with pytest.raises(ValueError, match=match):
         DPAggregates.load(path)
 
@@ -110,7 +119,7 @@ def test_unreleased_sub_combination_is_rejected(fitted, tmp_path):
     index = [t[0] for t in level["tuples"]].index(used)
     level["tuples"].pop(index)
     level["counts"].pop(index)
-    path.write_text(json.dumps(document))
+    path.write_text(json.dumps(_reseal(document)))
     with pytest.raises(ValueError, match="not closed"):
         DPAggregates.load(path)
 
@@ -130,10 +139,10 @@ def test_tampered_csv_is_rejected(fitted, tmp_path):
     path = tmp_path / "aggregates.csv"
     synth.aggregates_.save(path)
     lines = path.read_text().splitlines()
-    row = next(i for i, line in enumerate(lines) if i > 1 and ",north," in line)
-    lines[row] = lines[row].replace(",north,", ",atlantis,")
+    row = next(i for i, line in enumerate(lines) if i > 1 and '"north"' in line)
+    lines[row] = lines[row].replace('"north"', '"atlantis"')
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ValueError, match="unknown value|not closed"):
+    with pytest.raises(ValueError, match="checksum mismatch"):
         DPAggregates.load(path)
 
 
@@ -148,3 +157,128 @@ def test_binned_columns_are_labelled(tmp_path):
     path = tmp_path / "binned.csv"
     synth.aggregates_.save(path)
     assert DPAggregates.load(path).to_dict() == synth.aggregates_.to_dict()
+
+
+# ------------------------------------------ issue #14 items 5 and 6: files
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from dpsynth.accounting import PrivacySpent  # noqa: E402
+from dpsynth.schema import Column, Schema  # noqa: E402
+
+_TEXT = st.one_of(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=8),
+                  st.sampled_from(["", "<missing>", "null", "None", "NaN", "\\", "\\n",
+                                   "a,b", '"q"', "x" * 140_000]))
+_VALUES = {
+    "object": st.lists(_TEXT, min_size=1, max_size=5, unique=True),
+    "int64": st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=5, unique=True),
+    "float64": st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1,
+                        max_size=5, unique_by=lambda v: v + 0.0),
+    "bool": st.lists(st.booleans(), min_size=1, max_size=2, unique=True),
+}
+
+
+@st.composite
+def releases(draw):
+    """A random public schema and random closed, normalised aggregates over it."""
+    names = draw(st.lists(st.text(min_size=1, max_size=4), min_size=1, max_size=4,
+                          unique=True))
+    missing = draw(st.sampled_from(["category", "absent"]))
+    columns = []
+    for name in names:
+        dtype = draw(st.sampled_from(sorted(_VALUES)))
+        values = draw(_VALUES[dtype])
+        marker = {"object": "nan", "float64": "nan"}.get(dtype, "none")
+        columns.append(Column(name, np.dtype(dtype) if dtype != "object" else np.dtype(object),
+                              tuple(values), declared=draw(st.booleans()),
+                              missing_marker=marker,
+                              has_missing=dtype in ("object", "float64")))
+    schema = Schema(tuple(columns), missing)
+    n_attributes = schema.n_attributes
+    column_of = schema.attribute_columns
+    singles = sorted(draw(st.sets(st.integers(0, n_attributes - 1), min_size=1)))
+    one = {a: draw(st.integers(1, 10**6)) for a in singles}
+    pairs = [(a, b) for a in singles for b in singles if a < b and column_of[a] != column_of[b]]
+    chosen = sorted(draw(st.sets(st.sampled_from(pairs), max_size=8))) if pairs else []
+    tuples = [np.array([[a] for a in singles])]
+    counts = [np.array([one[a] for a in singles])]
+    if chosen:
+        tuples.append(np.array(chosen))
+        counts.append(np.array([draw(st.integers(1, min(one[a], one[b]))) for a, b in chosen]))
+    privacy = PrivacySpent(draw(st.floats(0.01, 100)), draw(st.floats(1e-12, 1e-2)),
+                           draw(st.floats(0, 10)))
+    target = draw(st.sampled_from([None] + names))
+    return DPAggregates(schema, draw(st.integers(len(tuples), 4)), tuples, counts,
+                        draw(st.integers(0, 2**62)), privacy, target)
+
+
+@settings(max_examples=max(10, settings.default.max_examples // 2))
+@given(release=releases(), fmt=st.sampled_from(["json", "csv"]))
+def test_random_release_round_trips(tmp_path_factory, release, fmt):
+    """Item 5: random schema + random aggregates -> save -> load -> identical."""
+    path = tmp_path_factory.mktemp("rt") / f"release.{fmt}"
+    release.save(path)
+    loaded = DPAggregates.load(path)
+    assert loaded.schema.to_json() == release.schema.to_json()
+    assert loaded.to_dict() == release.to_dict()
+    assert (loaded.n_records, loaded.reporting_length, loaded.target) == (
+        release.n_records, release.reporting_length, release.target)
+    assert loaded.privacy.to_dict() == release.privacy.to_dict()
+
+
+def test_trailing_blank_lines_and_long_fields_read_back(fitted, tmp_path):
+    _, synth = fitted
+    path = tmp_path / "release.csv"
+    synth.aggregates_.save(path)
+    # blank lines added at the end (an editor, a concatenation) change no content
+    path.write_text(path.read_text() + "\n\n")
+    assert DPAggregates.load(path).to_dict() == synth.aggregates_.to_dict()
+
+
+@pytest.mark.parametrize("edit,fragment", [
+    (lambda d: d.update(n_records=-3), "n_records is out of range"),
+    (lambda d: d.update(n_records=2.5), "n_records must be an integer"),
+    (lambda d: d.update(n_records="7"), "n_records must be an integer"),
+    (lambda d: d.update(reporting_length=0), "reporting_length is out of range"),
+    (lambda d: d["schema"]["columns"][0].update(dtype="int64"), "schema"),
+    (lambda d: d["aggregates"][0]["tuples"].__setitem__(0, [10**30]), "integers"),
+    (lambda d: d["aggregates"][0]["tuples"].__setitem__(0, [99]), "unknown attributes"),
+    (lambda d: d.update(target=5), "target"),
+])
+def test_contradicting_fields_are_refused(fitted, tmp_path, edit, fragment):
+    """Item 6: edited files whose fields contradict each other (even with a
+    recomputed checksum) raise one ValueError naming the field."""
+    path, document = _document(fitted, tmp_path)
+    edit(document)
+    path.write_text(json.dumps(_reseal(document)))
+    with pytest.raises(ValueError, match=f"Invalid aggregates file .*{fragment}"):
+        DPAggregates.load(path)
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_any_edit_is_detected_by_the_checksum(fitted, tmp_path, fmt):
+    _, synth = fitted
+    path = tmp_path / f"release.{fmt}"
+    synth.aggregates_.save(path)
+    text = path.read_text()
+    digit = next(i for i in range(len(text) - 1, 0, -1) if text[i] in "23456789")
+    path.write_text(text[:digit] + str(int(text[digit]) - 1) + text[digit + 1:])
+    with pytest.raises(ValueError, match="checksum mismatch"):
+        DPAggregates.load(path)
+
+
+@pytest.mark.parametrize("damage", [
+    lambda b: b[: len(b) // 2],                       # truncated
+    lambda b: b.replace(b"1", b"\x01", 1),           # a control character
+    lambda b: b"\xff\xfe" + b,                        # not UTF-8
+    lambda b: b.replace(b",", b'"', 1),               # an open quote
+    lambda b: b + b"\x00",                            # a NUL byte
+    lambda b: b"# " + b"[" * 100_000,                 # deep nesting
+])
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_byte_damage_raises_one_clear_error(fitted, tmp_path, fmt, damage):
+    _, synth = fitted
+    path = tmp_path / f"release.{fmt}"
+    synth.aggregates_.save(path)
+    path.write_bytes(damage(path.read_bytes()))
+    with pytest.raises(ValueError, match="Invalid aggregates file|Cannot read"):
+        DPAggregates.load(path)

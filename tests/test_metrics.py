@@ -60,7 +60,9 @@ def test_marginal_tvd_compares_values_not_dtypes():
     real = pd.DataFrame({"a": np.array([1, 2, 2], dtype="int64")})
     assert marginal_tvd(real, real.astype("Int64"), k=1) == 0.0
     assert marginal_tvd(real, real.astype("float64"), k=1) == 0.0
-    assert marginal_tvd(real, real.astype(str), k=1) == 1.0
+    # numbers against their text forms: refused (issue #14 item 9), not TVD 1
+    with pytest.raises(ValueError, match="'a' holds numeric values in real but text"):
+        marginal_tvd(real, real.astype(str), k=1)
 
 
 def test_marginal_tvd_column_order_and_mismatch(tiny):

@@ -72,7 +72,31 @@ def align_columns(reference, other, columns=None, names=("real", "synth")):
             raise ValueError(f"columns {unknown} are not columns of {names[0]}.")
         if not columns:
             raise ValueError("columns must name at least one column.")
-    return reference[columns], other[columns]
+    reference, other = reference[columns], other[columns]
+    for j, column in enumerate(columns):
+        kinds = [_value_kind(t.iloc[:, j]) for t in (reference, other)]
+        if None not in kinds and kinds[0] != kinds[1]:
+            raise ValueError(
+                f"Column {column!r} holds {kinds[0]} values in {names[0]} but {kinds[1]} "
+                f"values in {names[1]}; equal values would never match.  Convert one "
+                "of them (e.g. .astype(str) or pd.to_numeric) before comparing.")
+    return reference, other
+
+
+_KINDS = {"integer": "numeric", "floating": "numeric", "mixed-integer-float": "numeric",
+          "decimal": "numeric", "complex": "numeric", "string": "text", "bytes": "bytes",
+          "boolean": "boolean", "datetime64": "datetime", "datetime": "datetime",
+          "date": "date", "timedelta64": "timedelta", "timedelta": "timedelta"}
+
+
+def _value_kind(series):
+    """What the non-missing values of a column are ("numeric", "text", ...), or None
+    when unclear (all missing, mixed, categorical codes of mixed values)."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        values = pd.Series(series.cat.categories)
+    else:
+        values = series
+    return _KINDS.get(pd.api.types.infer_dtype(values, skipna=True))
 
 
 def encode_jointly(frames):

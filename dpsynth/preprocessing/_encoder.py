@@ -38,6 +38,29 @@ __all__ = ["TableEncoder"]
 _RANDOM_STATE = ["random_state", np.random.Generator, np.random.SeedSequence]
 
 
+def _check_integer_bounds(bounds, frame):
+    """Bounds of an integer column must lie in its dtype's range (e.g. below 2**63)."""
+    if not isinstance(bounds, dict):
+        return
+    for name, pair in bounds.items():
+        if name not in frame.columns or isinstance(pair, str):
+            continue
+        dtype = frame[name].dtype
+        if not (pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)):
+            continue
+        info = np.iinfo(getattr(dtype, "numpy_dtype", dtype))
+        try:
+            low, high = pair
+            ok = info.min <= low <= info.max and info.min <= high <= info.max
+        except (TypeError, ValueError):
+            continue  # the binner reports malformed bounds
+        if not ok:
+            raise ValueError(
+                f"bounds[{name!r}] = {tuple(pair)!r:.80} is outside the range of the "
+                f"column's dtype {dtype} ([{info.min}, {info.max}]); give bounds within "
+                "it, or convert the column to float.")
+
+
 class TableEncoder(TransformerMixin, BaseEstimator):
     """Encode a table's columns as integer category codes (or bins), and back.
 
@@ -208,6 +231,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         frame, was_frame = check_table(X)
         names = list(frame.columns)
         declared = check_categories(self.categories, frame)
+        _check_integer_bounds(self.bounds, frame)
         binners = make_binners(bounds=self.bounds, binning=self.binning,
                                binning_epsilon=self.binning_epsilon, n_bins=self.n_bins,
                                names=names, declared=declared,

@@ -31,6 +31,7 @@ import numpy as np
 from .. import accounting
 from ..accounting import PrivacySpent, Spend
 from ..mechanisms import dp_percentile, gaussian_noise
+from ..utils._resources import join_bound, level_bytes
 from .._core import _counting
 
 __all__ = ["LevelResult", "release_marginals", "normalise_counts", "sub_tuple_counts",
@@ -97,12 +98,16 @@ def _level_counts(ids, k, bits, walk_table, n_candidates, bound_fn, rng, weights
 
 
 def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
-                release_fn, public_universe, rng, possible=None):
+                release_fn, public_universe, rng, possible=None, max_bytes=None,
+                on_limit=None):
     """The level loop of the release (also driven by the tests' exact counter).
 
     ``bound_fn(k, sizes)`` returns ``Delta_k``; ``release_fn(k, counts,
     bound, candidate_is_observed)`` returns ``(keep_mask, released_counts,
-    threshold, noise_scale)``.
+    threshold, noise_scale)``.  Before length ``k >= 2`` the candidates are
+    bounded from the released ``(k-1)``-combinations (public); if their
+    estimated memory exceeds ``max_bytes`` the loop stops there and calls
+    ``on_limit(k, n_candidates_bound, estimated_bytes)``.
     """
     n_attributes = column_of.shape[0]
     levels = []
@@ -141,6 +146,13 @@ def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
     released_compact = [compact[released_attrs][:, None].astype(np.int32)]
     for k in range(2, reporting_length + 1):
         previous = released_compact[-1]
+        if max_bytes is not None:
+            bound_k = join_bound(previous, compact_columns)
+            need = level_bytes(bound_k, k)
+            if need > max_bytes:
+                if on_limit is not None:
+                    on_limit(k, bound_k, need)
+                break
         prev_table = _table([(previous, np.zeros(len(previous)))], bits)
         candidates = _counting.candidate_tuples(previous, compact_columns,
                                                 *prev_table, bits)
@@ -198,7 +210,7 @@ class _NoisyRelease:
 
 def release_marginals(ids, column_of, n_columns, plan, *, percentile,
                       fabrication_rules, public_universe, rng, on_level=None,
-                      possible=None):
+                      possible=None, max_bytes=None, on_limit=None):
     """Run the DP-marginals release on an attribute-id matrix.
 
     Parameters
@@ -221,6 +233,13 @@ def release_marginals(ids, column_of, n_columns, plan, *, percentile,
         each level (progress reporting; receives only public numbers).
     possible : ndarray of bool, default=None
         With a public universe, the attributes it contains (by default all).
+    max_bytes : float, default=None
+        Memory limit of one length: a length whose candidates (bounded from
+        the released shorter combinations, public) would need more is not
+        computed, nor any longer one.
+    on_limit : callable, default=None
+        ``on_limit(k, n_candidates_bound, estimated_bytes)`` when length ``k``
+        is skipped for ``max_bytes``.
 
     Returns
     -------
@@ -235,7 +254,8 @@ def release_marginals(ids, column_of, n_columns, plan, *, percentile,
 
     levels = _run_levels(ids, column_of, n_columns, plan.reporting_length,
                          bound_fn=bound_fn, release_fn=release,
-                         public_universe=public_universe, rng=rng, possible=possible)
+                         public_universe=public_universe, rng=rng, possible=possible,
+                         max_bytes=max_bytes, on_limit=on_limit)
     return normalise_counts(levels)
 
 

@@ -86,6 +86,9 @@ def atomic_write(path):
     """
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"Cannot write {path!r}: the directory {directory!r} "
+                                "does not exist.")
     descriptor, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.",
                                              suffix=".tmp", dir=directory)
     try:
