@@ -11,8 +11,6 @@ Cases per test: a quarter of the active hypothesis profile's
 
 import contextlib
 import io
-import json
-import math
 import os
 import string
 import tempfile

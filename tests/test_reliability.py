@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -60,8 +59,8 @@ def test_a_length_over_max_memory_is_skipped_with_the_estimate(small):
     X = pd.concat([small, small.rename(columns=lambda c: c + "2")], axis=1)
     with pytest.warns(ResourceLimitWarning, match=r"reduced from 3 to 2: length 3 would "
                       r"have up to .* over max_memory=.*Lower reporting_length"):
-        synth = DPMarginalSynthesizer(epsilon=100, reporting_length=3, max_memory=3e4,
-                                      random_state=0).fit(X)
+        synth = DPMarginalSynthesizer(release="sds", epsilon=100, reporting_length=3,
+                                      max_memory=3e4, random_state=0).fit(X)
     assert synth.reporting_length_ == 2
     assert synth.aggregates_.reporting_length == 2
     assert len(synth.aggregates_.counts) == 2
@@ -76,7 +75,7 @@ def test_large_domains_are_handled_in_seconds():
     start = time.perf_counter()
     with pytest.warns(ResourceLimitWarning, match=r"length \d would have up to .* "
                       r"candidate combinations .* GiB, over max_memory=954 MiB"):
-        synth = DPMarginalSynthesizer(reporting_length=3, max_memory=1e9,
+        synth = DPMarginalSynthesizer(release="sds", reporting_length=3, max_memory=1e9,
                                       random_state=0).fit(X)
     assert time.perf_counter() - start < 20  # 159 s and a MemoryError before
     assert synth.reporting_length_ < 3
@@ -172,7 +171,7 @@ def test_integer_bounds_outside_int64_are_refused_before_dp(small, no_dp, bounds
 
 def test_a_category_equal_to_the_missing_marker_round_trips(tmp_path):
     X = pd.DataFrame({"a": ["<missing>", "", "\\x", None] * 100, "b": ["u", "v"] * 200})
-    synth = DPMarginalSynthesizer(epsilon=1e3, random_state=0).fit(X)
+    synth = DPMarginalSynthesizer(release="sds", epsilon=1e3, random_state=0).fit(X)
     released = {value for combination in synth.aggregates_.to_dict()
                 for name, value in combination if name == "a"}
     assert {"<missing>", "", "\\x", None} <= released
