@@ -1,10 +1,11 @@
-"""Reference synthesizers that dpsynth is compared with: pac-synth and MST.
+"""Reference synthesizers that dpsynth is compared with: pac-synth, MST and AIM.
 
 ``run_pacsynth`` runs pac-synth's ``DpAggregateSeededSynthesizer`` (the SDS DP
-aggregate-seeded synthesizer) and ``run_mst`` runs smartnoise-synth's MST. Both
+aggregate-seeded synthesizer); ``run_mst`` and ``run_aim`` run smartnoise-synth's
+MST and AIM and sample i.i.d. records from the fitted model. All three
 take an all-categorical :class:`pandas.DataFrame` (strings, ``NaN`` for
 missing, as returned by :mod:`benchmarks.datasets`) and return timings and the
-synthetic table. ``measure_in_subprocess`` runs either of them in a child
+synthetic table. ``measure_in_subprocess`` runs any of them in a child
 Python process so that its peak memory can be measured.
 
 The module also holds temporary metric helpers (``marginal_tvd``,
@@ -159,10 +160,19 @@ def _parse_aggregates(aggregates, columns):
 class _IIDSampling:
     """Wrap an mbi model so that ``synthetic_data`` draws i.i.d. records.
 
-    mbi 1.1.0's default randomized rounding (``method="round"``) ranks rows by
-    position within each parent group, which couples sibling columns and
-    corrupts every marginal not in the model's tree (fixed upstream in mbi's
-    pull request 145, after 1.1.0; smartnoise-synth 1.0.8 requires mbi < 2).
+    smartnoise-synth 1.0.8's ``MSTSynthesizer.sample`` and
+    ``AIMSynthesizer.sample`` call ``synthetic_data(rows=n)`` on the fitted
+    :class:`mbi.MarkovRandomField`, whose default in mbi 1.1.0 is
+    ``method="round"``: randomized rounding that, inside each group of rows
+    sharing the values already drawn, assigns a column's values by the rows'
+    *rank* in the group (``u = (rank + U(0, 1)) / group size``) rather than in
+    random order. Two columns drawn in the same groups therefore come out
+    comonotone even where the model holds them independent, which corrupts
+    every marginal that is not inside one of the model's cliques (fixed
+    upstream in mbi's pull request 145, after 1.1.0; smartnoise-synth 1.0.8
+    requires mbi < 2). ``method="sample"`` draws each column from the model's
+    conditional distribution given the columns already drawn, one
+    independent uniform per row, i.e. i.i.d. records from the fitted model.
     """
 
     def __init__(self, model):
@@ -171,6 +181,43 @@ class _IIDSampling:
     def synthetic_data(self, rows=None):
         """Sample ``rows`` records with ``method="sample"``."""
         return self._model.synthetic_data(rows=rows, method="sample")
+
+
+def _run_smartnoise(name, df, epsilon, delta, seed, sampling, **params):
+    """Fit a smartnoise-synth graphical-model synthesizer and sample ``len(df)`` rows.
+
+    Shared by :func:`run_mst` and :func:`run_aim` (see there for the
+    parameters); ``params`` go to the synthesizer's constructor.
+    """
+    from snsynth import Synthesizer
+
+    if sampling not in ("sample", "round"):
+        raise ValueError(f"sampling must be 'sample' or 'round', got {sampling!r}")
+    n_rows = len(df)
+    if delta is None:
+        delta = 1.0 / (math.log(n_rows) * n_rows)
+    np.random.seed(seed)
+    synth = Synthesizer.create(name, epsilon=float(epsilon), delta=delta, **params)
+
+    start = time.perf_counter()
+    synth.fit(_fill_missing(df), categorical_columns=list(df.columns), preprocessor_eps=0.0)
+    fit_seconds = time.perf_counter() - start
+    model = synth.synthesizer
+    # smartnoise names the encoded columns col0, col1, ... in input order
+    names = {f"col{i}": column for i, column in enumerate(df.columns)}
+    if sampling == "sample":
+        synth.synthesizer = _IIDSampling(model)
+    start = time.perf_counter()
+    synthetic = synth.sample(n_rows)
+    sample_seconds = time.perf_counter() - start
+
+    return {
+        "fit_seconds": fit_seconds,
+        "sample_seconds": sample_seconds,
+        "synthetic": _restore_missing(synthetic[list(df.columns)]),
+        "delta": delta,
+        "model_cliques": [[names[attr] for attr in clique] for clique in model.cliques],
+    }
 
 
 def run_mst(df, epsilon=4.0, delta=None, seed=0, sampling="sample"):
@@ -195,45 +242,71 @@ def run_mst(df, epsilon=4.0, delta=None, seed=0, sampling="sample"):
         sampling; its Gaussian measurement noise comes from OpenDP and cannot
         be seeded.
     sampling : {"sample", "round"}, default="sample"
-        How the fitted model generates records: i.i.d. sampling, or
-        smartnoise's default path, mbi 1.1.0's randomized rounding, whose
-        output is about as far from the data as independent columns on
-        marginals outside the tree (see ``_IIDSampling``).
+        How the fitted model generates records: i.i.d. sampling,
+        ``synthetic_data(method="sample")``, or smartnoise's default path,
+        mbi 1.1.0's randomized rounding, whose output is about as far from the
+        data as independent columns on marginals outside the tree (see
+        ``_IIDSampling``).
 
     Returns
     -------
     dict
         ``fit_seconds``, ``sample_seconds``, ``synthetic`` (``len(df)`` rows,
-        ``NaN`` for missing) and ``delta``.
+        ``NaN`` for missing), ``delta`` and ``model_cliques`` (the column
+        sets of the fitted model's cliques).
+
+    References
+    ----------
+    McKenna, Miklau and Sheldon, "Winning the NIST Contest: A scalable and
+    general approach to differentially private synthetic data", Journal of
+    Privacy and Confidentiality 11(3), 2021.
     """
-    from snsynth import Synthesizer
-
-    n_rows = len(df)
-    if delta is None:
-        delta = 1.0 / (math.log(n_rows) * n_rows)
-    np.random.seed(seed)
-    synth = Synthesizer.create("mst", epsilon=float(epsilon), delta=delta)
-
-    start = time.perf_counter()
-    synth.fit(_fill_missing(df), categorical_columns=list(df.columns), preprocessor_eps=0.0)
-    fit_seconds = time.perf_counter() - start
-    if sampling == "sample":
-        synth.synthesizer = _IIDSampling(synth.synthesizer)
-    elif sampling != "round":
-        raise ValueError(f"sampling must be 'sample' or 'round', got {sampling!r}")
-    start = time.perf_counter()
-    synthetic = synth.sample(n_rows)
-    sample_seconds = time.perf_counter() - start
-
-    return {
-        "fit_seconds": fit_seconds,
-        "sample_seconds": sample_seconds,
-        "synthetic": _restore_missing(synthetic[list(df.columns)]),
-        "delta": delta,
-    }
+    return _run_smartnoise("mst", df, epsilon, delta, seed, sampling)
 
 
-RUNNERS = {"run_pacsynth": run_pacsynth, "run_mst": run_mst}
+def run_aim(df, epsilon=4.0, delta=None, seed=0, rounds=None, sampling="sample"):
+    """Fit smartnoise-synth's AIM on all columns as categorical and sample.
+
+    smartnoise-synth 1.0.8's ``AIMSynthesizer`` with its defaults (workload
+    all 2-way marginals of at most 10,000 cells, ``max_model_size=80`` MB)
+    except ``rounds``. Missing values, categories, ``delta``, seeding and
+    sampling are as in :func:`run_mst`; the seed also drives AIM's
+    exponential-mechanism selections (NumPy's global generator).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        All-categorical table, strings or ``NaN``.
+    epsilon : float, default=4.0
+        Privacy budget.
+    delta : float, optional
+        Defaults to ``1 / (ln(n) * n)`` with ``n = len(df)``.
+    seed : int, default=0
+        Seeds NumPy's global generator.
+    rounds : int, optional
+        Upper bound on AIM's selection rounds (the budget per round is
+        ``rho / rounds``; AIM stops early once the budget is spent).
+        smartnoise's default, ``16 * n_columns``, did not finish within 20
+        minutes on NIST MA (21 columns, 336 rounds), hence the benchmark's
+        ``rounds=42``.
+    sampling : {"sample", "round"}, default="sample"
+        As in :func:`run_mst`.
+
+    Returns
+    -------
+    dict
+        As :func:`run_mst`.
+
+    References
+    ----------
+    McKenna, Mullins, Sheldon and Miklau, "AIM: An Adaptive and Iterative
+    Mechanism for Differentially Private Synthetic Data", PVLDB 15(11), 2022.
+    """
+    params = {} if rounds is None else {"rounds": int(rounds)}
+    return _run_smartnoise("aim", df, epsilon, delta, seed, sampling, **params)
+
+
+RUNNERS = {"run_pacsynth": run_pacsynth, "run_mst": run_mst, "run_aim": run_aim}
 
 
 def _max_rss_mb():
@@ -257,7 +330,7 @@ def measure_in_subprocess(func_name, dataset_name, python=None, **kwargs):
 
     Parameters
     ----------
-    func_name : {"run_pacsynth", "run_mst"}
+    func_name : {"run_pacsynth", "run_mst", "run_aim"}
         Runner to call.
     dataset_name : str
         Key of :data:`benchmarks.datasets.DATASETS`; the child loads it.
