@@ -2,7 +2,7 @@
 
 ``run_pacsynth`` runs pac-synth's ``DpAggregateSeededSynthesizer`` (the SDS DP
 aggregate-seeded synthesizer); ``run_mst`` and ``run_aim`` run smartnoise-synth's
-MST and AIM and sample i.i.d. records from the fitted model. All three
+MST and AIM and sample i.i.d. records from the fitted model (``sample_model``). All three
 take an all-categorical :class:`pandas.DataFrame` (strings, ``NaN`` for
 missing, as returned by :mod:`benchmarks.datasets`) and return timings and the
 synthetic table. ``measure_in_subprocess`` runs any of them in a child
@@ -157,33 +157,91 @@ def _parse_aggregates(aggregates, columns):
     return parsed
 
 
-class _IIDSampling:
-    """Wrap an mbi model so that ``synthetic_data`` draws i.i.d. records.
+def sample_model(model, rows):
+    """Draw ``rows`` i.i.d. records from a fitted mbi ``MarkovRandomField``.
 
-    smartnoise-synth 1.0.8's ``MSTSynthesizer.sample`` and
-    ``AIMSynthesizer.sample`` call ``synthetic_data(rows=n)`` on the fitted
-    :class:`mbi.MarkovRandomField`, whose default in mbi 1.1.0 is
-    ``method="round"``: randomized rounding that, inside each group of rows
-    sharing the values already drawn, assigns a column's values by the rows'
-    *rank* in the group (``u = (rank + U(0, 1)) / group size``) rather than in
-    random order. Two columns drawn in the same groups therefore come out
-    comonotone even where the model holds them independent, which corrupts
-    every marginal that is not inside one of the model's cliques (fixed
-    upstream in mbi's pull request 145, after 1.1.0; smartnoise-synth 1.0.8
-    requires mbi < 2). ``method="sample"`` draws each column from the model's
-    conditional distribution given the columns already drawn, one
-    independent uniform per row, i.e. i.i.d. records from the fitted model.
+    The model's graph is triangulated into a junction tree
+    (``mbi.junction_tree.make_junction_tree``), whose elimination order,
+    reversed, is a perfect elimination order: when a column is drawn, the
+    columns already drawn that share a junction-tree clique with it separate
+    it from all other columns already drawn. Each column is therefore drawn
+    from the model's conditional distribution given those columns (read off
+    the clique marginals computed by ``message_passing_stable``), with one
+    independent uniform per record. NumPy's global generator supplies the
+    uniforms, as in mbi.
+
+    This is what ``synthetic_data(method="sample")`` does in mbi 1.1.0, with
+    two differences, both fixed upstream in mbi's pull request 145: mbi 1.1.0
+    conditions on the columns sharing one of the model's *measured* cliques,
+    which on a graph that is not chordal (AIM's, generally) misses the
+    dependencies carried by the triangulation's fill-in edges; and its
+    default ``method="round"`` assigns values by rank within each group (see
+    :func:`run_mst`). On a tree (MST's graph) the two conditioning sets are
+    the same.
+
+    Parameters
+    ----------
+    model : mbi.MarkovRandomField
+        Fitted model (``MSTSynthesizer.synthesizer``, ``AIMSynthesizer.synthesizer``).
+    rows : int
+        Number of records.
+
+    Returns
+    -------
+    mbi.Dataset
+        ``rows`` records over ``model.domain``.
+    """
+    from mbi import Dataset, junction_tree, marginal_oracles
+
+    domain = model.domain
+    jtree, order = junction_tree.make_junction_tree(domain, model.cliques)
+    nodes = [set(node) for node in jtree.nodes]
+    marginals = marginal_oracles.message_passing_stable(model.potentials.expand(list(jtree.nodes)))
+    data = {}
+    for column in reversed(order):
+        parents = tuple(a for a in data if any(column in n and a in n for n in nodes))
+        table = np.asarray(
+            marginals.project(parents + (column,)).datavector(flatten=False), dtype=float
+        )
+        table = np.clip(table, 0.0, None).reshape(-1, domain[column])
+        cdf = np.cumsum(table, axis=1)
+        if parents:
+            group = np.ravel_multi_index(tuple(data[a] for a in parents),
+                                         tuple(domain[a] for a in parents))
+        else:
+            group = np.zeros(rows, dtype=np.intp)
+        cdf = cdf[group]
+        u = np.random.random_sample(rows) * cdf[:, -1]
+        values = (cdf <= u[:, None]).sum(axis=1)
+        data[column] = np.minimum(values, domain[column] - 1)
+    return Dataset({a: data[a] for a in domain.attrs}, domain)
+
+
+class _Sampling:
+    """Wrap an mbi model so that smartnoise's ``sample()`` uses another record generator.
+
+    ``method`` is ``"sample"`` (:func:`sample_model`) or ``"mbi_sample"``
+    (mbi 1.1.0's ``synthetic_data(method="sample")``).
     """
 
-    def __init__(self, model):
+    def __init__(self, model, method):
         self._model = model
+        self._method = method
 
     def synthetic_data(self, rows=None):
-        """Sample ``rows`` records with ``method="sample"``."""
+        """Generate ``rows`` records."""
+        if self._method == "sample":
+            return sample_model(self._model, rows)
         return self._model.synthetic_data(rows=rows, method="sample")
 
 
-def _run_smartnoise(name, df, epsilon, delta, seed, sampling, **params):
+SAMPLINGS = ("sample", "mbi_sample", "round")
+"""Record generators for MST and AIM: :func:`sample_model` (the benchmark's);
+mbi 1.1.0's ``synthetic_data(method="sample")``; and its default
+``method="round"``, which smartnoise-synth 1.0.8's ``sample()`` uses."""
+
+
+def _run_smartnoise(name, df, epsilon, delta, seed, sampling, also_sample=(), **params):
     """Fit a smartnoise-synth graphical-model synthesizer and sample ``len(df)`` rows.
 
     Shared by :func:`run_mst` and :func:`run_aim` (see there for the
@@ -191,8 +249,9 @@ def _run_smartnoise(name, df, epsilon, delta, seed, sampling, **params):
     """
     from snsynth import Synthesizer
 
-    if sampling not in ("sample", "round"):
-        raise ValueError(f"sampling must be 'sample' or 'round', got {sampling!r}")
+    for method in (sampling, *also_sample):
+        if method not in SAMPLINGS:
+            raise ValueError(f"sampling must be one of {SAMPLINGS}, got {method!r}")
     n_rows = len(df)
     if delta is None:
         delta = 1.0 / (math.log(n_rows) * n_rows)
@@ -205,22 +264,27 @@ def _run_smartnoise(name, df, epsilon, delta, seed, sampling, **params):
     model = synth.synthesizer
     # smartnoise names the encoded columns col0, col1, ... in input order
     names = {f"col{i}": column for i, column in enumerate(df.columns)}
-    if sampling == "sample":
-        synth.synthesizer = _IIDSampling(model)
-    start = time.perf_counter()
-    synthetic = synth.sample(n_rows)
-    sample_seconds = time.perf_counter() - start
 
+    def generate(method):
+        synth.synthesizer = model if method == "round" else _Sampling(model, method)
+        start = time.perf_counter()
+        synthetic = synth.sample(n_rows)
+        seconds = time.perf_counter() - start
+        synth.synthesizer = model
+        return _restore_missing(synthetic[list(df.columns)]), seconds
+
+    synthetic, sample_seconds = generate(sampling)
     return {
         "fit_seconds": fit_seconds,
         "sample_seconds": sample_seconds,
-        "synthetic": _restore_missing(synthetic[list(df.columns)]),
+        "synthetic": synthetic,
         "delta": delta,
         "model_cliques": [[names[attr] for attr in clique] for clique in model.cliques],
+        "alternatives": {method: generate(method)[0] for method in also_sample},
     }
 
 
-def run_mst(df, epsilon=4.0, delta=None, seed=0, sampling="sample"):
+def run_mst(df, epsilon=4.0, delta=None, seed=0, sampling="sample", also_sample=()):
     """Fit smartnoise-synth's MST on all columns as categorical and sample.
 
     Missing cells are passed as :data:`MISSING` (a category of their own) and
@@ -241,19 +305,28 @@ def run_mst(df, epsilon=4.0, delta=None, seed=0, sampling="sample"):
         Seeds NumPy's global generator, which drives MST's edge selection and
         sampling; its Gaussian measurement noise comes from OpenDP and cannot
         be seeded.
-    sampling : {"sample", "round"}, default="sample"
-        How the fitted model generates records: i.i.d. sampling,
-        ``synthetic_data(method="sample")``, or smartnoise's default path,
-        mbi 1.1.0's randomized rounding, whose output is about as far from the
-        data as independent columns on marginals outside the tree (see
-        ``_IIDSampling``).
+    sampling : {"sample", "mbi_sample", "round"}, default="sample"
+        How the fitted model generates records: i.i.d. sampling by
+        :func:`sample_model`; mbi 1.1.0's ``synthetic_data(method="sample")``
+        (the same on MST's tree); or smartnoise's default path, mbi 1.1.0's
+        randomized rounding (``method="round"``), which within each group of
+        records sharing the values already drawn assigns a column's values by
+        the records' rank in the group rather than in random order, so that
+        columns drawn in the same groups come out comonotone even where the
+        model holds them independent (``python -m
+        benchmarks.check_mbi_sampling``). On NIST MA at epsilon 4 this doubles
+        MST's 2-way TVD.
+    also_sample : sequence of str, default=()
+        Other ``sampling`` methods to generate ``len(df)`` records with from
+        the same fitted model, for comparison.
 
     Returns
     -------
     dict
         ``fit_seconds``, ``sample_seconds``, ``synthetic`` (``len(df)`` rows,
-        ``NaN`` for missing), ``delta`` and ``model_cliques`` (the column
-        sets of the fitted model's cliques).
+        ``NaN`` for missing), ``delta``, ``model_cliques`` (the column
+        sets of the fitted model's cliques) and ``alternatives`` (method to
+        synthetic table, one per ``also_sample``).
 
     References
     ----------
@@ -261,10 +334,11 @@ def run_mst(df, epsilon=4.0, delta=None, seed=0, sampling="sample"):
     general approach to differentially private synthetic data", Journal of
     Privacy and Confidentiality 11(3), 2021.
     """
-    return _run_smartnoise("mst", df, epsilon, delta, seed, sampling)
+    return _run_smartnoise("mst", df, epsilon, delta, seed, sampling, also_sample)
 
 
-def run_aim(df, epsilon=4.0, delta=None, seed=0, rounds=None, sampling="sample"):
+def run_aim(df, epsilon=4.0, delta=None, seed=0, rounds=None, sampling="sample",
+            also_sample=()):
     """Fit smartnoise-synth's AIM on all columns as categorical and sample.
 
     smartnoise-synth 1.0.8's ``AIMSynthesizer`` with its defaults (workload
@@ -289,7 +363,10 @@ def run_aim(df, epsilon=4.0, delta=None, seed=0, rounds=None, sampling="sample")
         smartnoise's default, ``16 * n_columns``, did not finish within 20
         minutes on NIST MA (21 columns, 336 rounds), hence the benchmark's
         ``rounds=42``.
-    sampling : {"sample", "round"}, default="sample"
+    sampling : {"sample", "mbi_sample", "round"}, default="sample"
+        As in :func:`run_mst`; ``"mbi_sample"`` differs from ``"sample"``
+        where AIM's graph is not chordal.
+    also_sample : sequence of str, default=()
         As in :func:`run_mst`.
 
     Returns
@@ -303,7 +380,7 @@ def run_aim(df, epsilon=4.0, delta=None, seed=0, rounds=None, sampling="sample")
     Mechanism for Differentially Private Synthetic Data", PVLDB 15(11), 2022.
     """
     params = {} if rounds is None else {"rounds": int(rounds)}
-    return _run_smartnoise("aim", df, epsilon, delta, seed, sampling, **params)
+    return _run_smartnoise("aim", df, epsilon, delta, seed, sampling, also_sample, **params)
 
 
 RUNNERS = {"run_pacsynth": run_pacsynth, "run_mst": run_mst, "run_aim": run_aim}
