@@ -151,6 +151,9 @@ def run_one(func_name, dataset_name, kwargs, real, exact):
     }
     if "PUMA" in real.columns:
         record["k_marginal"] = k_marginal_score(real, synthetic)
+    for name in ("fit_cpu_seconds", "sample_cpu_seconds"):
+        if name in result:
+            record[name] = result[name]
     if func_name in _SEEDED:
         record["sampler"] = kwargs.get("sampling", "sample")
         record["model_cliques"] = result["model_cliques"]
@@ -187,7 +190,8 @@ def summarize(records):
         One entry per (runner, dataset, parameters other than the seed), in
         first-seen order: ``seeds``, and ``mean``/``std`` (``ddof=1``, None
         for one seed) of ``tvd_1``, ``tvd_2``, ``tvd_3``, ``k_marginal``
-        (NIST MA), ``fit_seconds``, ``sample_seconds`` and ``peak_rss_mb``.
+        (NIST MA), ``fit_seconds``, ``sample_seconds``, ``fit_cpu_seconds`` and
+        ``sample_cpu_seconds`` (where every run has them) and ``peak_rss_mb``.
     """
     groups = {}
     for r in records:
@@ -201,7 +205,7 @@ def summarize(records):
         values = {f"tvd_{k}": [r["mean_tvd"][k] for r in runs] for k in "123"}
         values.update({name: [r[name] for r in runs]
                        for name in ("k_marginal", "fit_seconds", "sample_seconds",
-                                    "peak_rss_mb")
+                                    "fit_cpu_seconds", "sample_cpu_seconds", "peak_rss_mb")
                        if all(name in r for r in runs)})
         group["seeds"] = [r["params"].get("seed", 0 if r["runner"] in _SEEDED else None)
                           for r in runs]
@@ -226,8 +230,8 @@ def markdown(summary):
         return f"{mean:.{digits}f}" + (f" ± {std:.{digits}f}" if std is not None else "")
 
     lines = ["| data | eps | method | seeds | TVD 1-way | TVD 2-way | TVD 3-way | "
-             "k-marginal | fit s | sample s | peak MB |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "k-marginal | fit s | sample s | fit CPU s | peak MB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for entry in sorted(summary, key=lambda e: (e["dataset"], e["params"]["epsilon"],
                                                 _LABELS[e["runner"]])):
         params = entry["params"]
@@ -241,7 +245,8 @@ def markdown(summary):
             f"| {entry['dataset']} | {params['epsilon']:g} | {label} | {seeds} | "
             + " | ".join(cell(entry, f"tvd_{k}", 3) for k in "123") + " | "
             + f"{cell(entry, 'k_marginal', 0)} | {cell(entry, 'fit_seconds', 0)} | "
-            + f"{cell(entry, 'sample_seconds', 1)} | {cell(entry, 'peak_rss_mb', 0)} |")
+            + f"{cell(entry, 'sample_seconds', 1)} | {cell(entry, 'fit_cpu_seconds', 0)} | "
+            + f"{cell(entry, 'peak_rss_mb', 0)} |")
     return "\n".join(lines) + "\n"
 
 
