@@ -1,10 +1,11 @@
-"""Reference synthesizers that dpsynth is compared with: pac-synth and MST.
+"""Reference synthesizers that dpsynth is compared with: pac-synth, MST and AIM.
 
 ``run_pacsynth`` runs pac-synth's ``DpAggregateSeededSynthesizer`` (the SDS DP
-aggregate-seeded synthesizer) and ``run_mst`` runs smartnoise-synth's MST. Both
+aggregate-seeded synthesizer); ``run_mst`` and ``run_aim`` run smartnoise-synth's
+MST and AIM and sample i.i.d. records from the fitted model (``sample_model``). All three
 take an all-categorical :class:`pandas.DataFrame` (strings, ``NaN`` for
 missing, as returned by :mod:`benchmarks.datasets`) and return timings and the
-synthetic table. ``measure_in_subprocess`` runs either of them in a child
+synthetic table. ``measure_in_subprocess`` runs any of them in a child
 Python process so that its peak memory can be measured.
 
 The module also holds temporary metric helpers (``marginal_tvd``,
@@ -156,24 +157,137 @@ def _parse_aggregates(aggregates, columns):
     return parsed
 
 
-class _IIDSampling:
-    """Wrap an mbi model so that ``synthetic_data`` draws i.i.d. records.
+def sample_model(model, rows):
+    """Draw ``rows`` i.i.d. records from a fitted mbi ``MarkovRandomField``.
 
-    mbi 1.1.0's default randomized rounding (``method="round"``) ranks rows by
-    position within each parent group, which couples sibling columns and
-    corrupts every marginal not in the model's tree (fixed upstream in mbi's
-    pull request 145, after 1.1.0; smartnoise-synth 1.0.8 requires mbi < 2).
+    The model's graph is triangulated into a junction tree
+    (``mbi.junction_tree.make_junction_tree``), whose elimination order,
+    reversed, is a perfect elimination order: when a column is drawn, the
+    columns already drawn that share a junction-tree clique with it separate
+    it from all other columns already drawn. Each column is therefore drawn
+    from the model's conditional distribution given those columns (read off
+    the clique marginals computed by ``message_passing_stable``), with one
+    independent uniform per record. NumPy's global generator supplies the
+    uniforms, as in mbi.
+
+    This is what ``synthetic_data(method="sample")`` does in mbi 1.1.0, with
+    two differences, both fixed upstream in mbi's pull request 145: mbi 1.1.0
+    conditions on the columns sharing one of the model's *measured* cliques,
+    which on a graph that is not chordal (AIM's, generally) misses the
+    dependencies carried by the triangulation's fill-in edges; and its
+    default ``method="round"`` assigns values by rank within each group (see
+    :func:`run_mst`). On a tree (MST's graph) the two conditioning sets are
+    the same.
+
+    Parameters
+    ----------
+    model : mbi.MarkovRandomField
+        Fitted model (``MSTSynthesizer.synthesizer``, ``AIMSynthesizer.synthesizer``).
+    rows : int
+        Number of records.
+
+    Returns
+    -------
+    mbi.Dataset
+        ``rows`` records over ``model.domain``.
+    """
+    from mbi import Dataset, junction_tree, marginal_oracles
+
+    domain = model.domain
+    jtree, order = junction_tree.make_junction_tree(domain, model.cliques)
+    nodes = [set(node) for node in jtree.nodes]
+    marginals = marginal_oracles.message_passing_stable(model.potentials.expand(list(jtree.nodes)))
+    data = {}
+    for column in reversed(order):
+        parents = tuple(a for a in data if any(column in n and a in n for n in nodes))
+        table = np.asarray(
+            marginals.project(parents + (column,)).datavector(flatten=False), dtype=float
+        )
+        table = np.clip(table, 0.0, None).reshape(-1, domain[column])
+        cdf = np.cumsum(table, axis=1)
+        if parents:
+            group = np.ravel_multi_index(tuple(data[a] for a in parents),
+                                         tuple(domain[a] for a in parents))
+        else:
+            group = np.zeros(rows, dtype=np.intp)
+        cdf = cdf[group]
+        u = np.random.random_sample(rows) * cdf[:, -1]
+        values = (cdf <= u[:, None]).sum(axis=1)
+        data[column] = np.minimum(values, domain[column] - 1)
+    return Dataset({a: data[a] for a in domain.attrs}, domain)
+
+
+class _Sampling:
+    """Wrap an mbi model so that smartnoise's ``sample()`` uses another record generator.
+
+    ``method`` is ``"sample"`` (:func:`sample_model`) or ``"mbi_sample"``
+    (mbi 1.1.0's ``synthetic_data(method="sample")``).
     """
 
-    def __init__(self, model):
+    def __init__(self, model, method):
         self._model = model
+        self._method = method
 
     def synthetic_data(self, rows=None):
-        """Sample ``rows`` records with ``method="sample"``."""
+        """Generate ``rows`` records."""
+        if self._method == "sample":
+            return sample_model(self._model, rows)
         return self._model.synthetic_data(rows=rows, method="sample")
 
 
-def run_mst(df, epsilon=4.0, delta=None, seed=0, sampling="sample"):
+SAMPLINGS = ("sample", "mbi_sample", "round")
+"""Record generators for MST and AIM: :func:`sample_model` (the benchmark's);
+mbi 1.1.0's ``synthetic_data(method="sample")``; and its default
+``method="round"``, which smartnoise-synth 1.0.8's ``sample()`` uses."""
+
+
+def _run_smartnoise(name, df, epsilon, delta, seed, sampling, also_sample=(), **params):
+    """Fit a smartnoise-synth graphical-model synthesizer and sample ``len(df)`` rows.
+
+    Shared by :func:`run_mst` and :func:`run_aim` (see there for the
+    parameters); ``params`` go to the synthesizer's constructor.
+    """
+    from snsynth import Synthesizer
+
+    for method in (sampling, *also_sample):
+        if method not in SAMPLINGS:
+            raise ValueError(f"sampling must be one of {SAMPLINGS}, got {method!r}")
+    n_rows = len(df)
+    if delta is None:
+        delta = 1.0 / (math.log(n_rows) * n_rows)
+    np.random.seed(seed)
+    synth = Synthesizer.create(name, epsilon=float(epsilon), delta=delta, **params)
+
+    start, start_cpu = time.perf_counter(), time.process_time()
+    synth.fit(_fill_missing(df), categorical_columns=list(df.columns), preprocessor_eps=0.0)
+    fit_seconds = time.perf_counter() - start
+    fit_cpu_seconds = time.process_time() - start_cpu
+    model = synth.synthesizer
+    # smartnoise names the encoded columns col0, col1, ... in input order
+    names = {f"col{i}": column for i, column in enumerate(df.columns)}
+
+    def generate(method):
+        synth.synthesizer = model if method == "round" else _Sampling(model, method)
+        start, start_cpu = time.perf_counter(), time.process_time()
+        synthetic = synth.sample(n_rows)
+        seconds = time.perf_counter() - start, time.process_time() - start_cpu
+        synth.synthesizer = model
+        return _restore_missing(synthetic[list(df.columns)]), seconds
+
+    synthetic, (sample_seconds, sample_cpu_seconds) = generate(sampling)
+    return {
+        "fit_seconds": fit_seconds,
+        "sample_seconds": sample_seconds,
+        "fit_cpu_seconds": fit_cpu_seconds,
+        "sample_cpu_seconds": sample_cpu_seconds,
+        "synthetic": synthetic,
+        "delta": delta,
+        "model_cliques": [[names[attr] for attr in clique] for clique in model.cliques],
+        "alternatives": {method: generate(method)[0] for method in also_sample},
+    }
+
+
+def run_mst(df, epsilon=4.0, delta=None, seed=0, sampling="sample", also_sample=()):
     """Fit smartnoise-synth's MST on all columns as categorical and sample.
 
     Missing cells are passed as :data:`MISSING` (a category of their own) and
@@ -194,46 +308,87 @@ def run_mst(df, epsilon=4.0, delta=None, seed=0, sampling="sample"):
         Seeds NumPy's global generator, which drives MST's edge selection and
         sampling; its Gaussian measurement noise comes from OpenDP and cannot
         be seeded.
-    sampling : {"sample", "round"}, default="sample"
-        How the fitted model generates records: i.i.d. sampling, or
-        smartnoise's default path, mbi 1.1.0's randomized rounding, whose
-        output is about as far from the data as independent columns on
-        marginals outside the tree (see ``_IIDSampling``).
+    sampling : {"sample", "mbi_sample", "round"}, default="sample"
+        How the fitted model generates records: i.i.d. sampling by
+        :func:`sample_model`; mbi 1.1.0's ``synthetic_data(method="sample")``
+        (the same on MST's tree); or smartnoise's default path, mbi 1.1.0's
+        randomized rounding (``method="round"``), which within each group of
+        records sharing the values already drawn assigns a column's values by
+        the records' rank in the group rather than in random order, so that
+        columns drawn in the same groups come out comonotone even where the
+        model holds them independent (``python -m
+        benchmarks.check_mbi_sampling``). On NIST MA at epsilon 4 this doubles
+        MST's 2-way TVD.
+    also_sample : sequence of str, default=()
+        Other ``sampling`` methods to generate ``len(df)`` records with from
+        the same fitted model, for comparison.
 
     Returns
     -------
     dict
-        ``fit_seconds``, ``sample_seconds``, ``synthetic`` (``len(df)`` rows,
-        ``NaN`` for missing) and ``delta``.
+        ``fit_seconds``, ``sample_seconds`` (wall clock), ``fit_cpu_seconds``,
+        ``sample_cpu_seconds`` (CPU time of the process, all threads, less
+        sensitive to other load on the machine), ``synthetic`` (``len(df)`` rows,
+        ``NaN`` for missing), ``delta``, ``model_cliques`` (the column
+        sets of the fitted model's cliques) and ``alternatives`` (method to
+        synthetic table, one per ``also_sample``).
+
+    References
+    ----------
+    McKenna, Miklau and Sheldon, "Winning the NIST Contest: A scalable and
+    general approach to differentially private synthetic data", Journal of
+    Privacy and Confidentiality 11(3), 2021.
     """
-    from snsynth import Synthesizer
-
-    n_rows = len(df)
-    if delta is None:
-        delta = 1.0 / (math.log(n_rows) * n_rows)
-    np.random.seed(seed)
-    synth = Synthesizer.create("mst", epsilon=float(epsilon), delta=delta)
-
-    start = time.perf_counter()
-    synth.fit(_fill_missing(df), categorical_columns=list(df.columns), preprocessor_eps=0.0)
-    fit_seconds = time.perf_counter() - start
-    if sampling == "sample":
-        synth.synthesizer = _IIDSampling(synth.synthesizer)
-    elif sampling != "round":
-        raise ValueError(f"sampling must be 'sample' or 'round', got {sampling!r}")
-    start = time.perf_counter()
-    synthetic = synth.sample(n_rows)
-    sample_seconds = time.perf_counter() - start
-
-    return {
-        "fit_seconds": fit_seconds,
-        "sample_seconds": sample_seconds,
-        "synthetic": _restore_missing(synthetic[list(df.columns)]),
-        "delta": delta,
-    }
+    return _run_smartnoise("mst", df, epsilon, delta, seed, sampling, also_sample)
 
 
-RUNNERS = {"run_pacsynth": run_pacsynth, "run_mst": run_mst}
+def run_aim(df, epsilon=4.0, delta=None, seed=0, rounds=None, sampling="sample",
+            also_sample=()):
+    """Fit smartnoise-synth's AIM on all columns as categorical and sample.
+
+    smartnoise-synth 1.0.8's ``AIMSynthesizer`` with its defaults (workload
+    all 2-way marginals of at most 10,000 cells, ``max_model_size=80`` MB)
+    except ``rounds``. Missing values, categories, ``delta``, seeding and
+    sampling are as in :func:`run_mst`; the seed also drives AIM's
+    exponential-mechanism selections (NumPy's global generator).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        All-categorical table, strings or ``NaN``.
+    epsilon : float, default=4.0
+        Privacy budget.
+    delta : float, optional
+        Defaults to ``1 / (ln(n) * n)`` with ``n = len(df)``.
+    seed : int, default=0
+        Seeds NumPy's global generator.
+    rounds : int, optional
+        Upper bound on AIM's selection rounds (the budget per round is
+        ``rho / rounds``; AIM stops early once the budget is spent).
+        smartnoise's default, ``16 * n_columns``, did not finish within 20
+        minutes on NIST MA (21 columns, 336 rounds), hence the benchmark's
+        ``rounds=42``.
+    sampling : {"sample", "mbi_sample", "round"}, default="sample"
+        As in :func:`run_mst`; ``"mbi_sample"`` differs from ``"sample"``
+        where AIM's graph is not chordal.
+    also_sample : sequence of str, default=()
+        As in :func:`run_mst`.
+
+    Returns
+    -------
+    dict
+        As :func:`run_mst`.
+
+    References
+    ----------
+    McKenna, Mullins, Sheldon and Miklau, "AIM: An Adaptive and Iterative
+    Mechanism for Differentially Private Synthetic Data", PVLDB 15(11), 2022.
+    """
+    params = {} if rounds is None else {"rounds": int(rounds)}
+    return _run_smartnoise("aim", df, epsilon, delta, seed, sampling, also_sample, **params)
+
+
+RUNNERS = {"run_pacsynth": run_pacsynth, "run_mst": run_mst, "run_aim": run_aim}
 
 
 def _max_rss_mb():
@@ -257,7 +412,7 @@ def measure_in_subprocess(func_name, dataset_name, python=None, **kwargs):
 
     Parameters
     ----------
-    func_name : {"run_pacsynth", "run_mst"}
+    func_name : {"run_pacsynth", "run_mst", "run_aim"}
         Runner to call.
     dataset_name : str
         Key of :data:`benchmarks.datasets.DATASETS`; the child loads it.

@@ -20,8 +20,10 @@ process so that peak memory is measured per run:
 - ``independent``: exact 1-way marginals, columns independent (a non-private
   reference point).
 
-MST results are read from ``results/reference.json`` (``run_reference``), as
-MST takes minutes and GBs per run.
+MST and AIM results are read from ``results/reference.json`` (``run_reference``),
+averaged over the seeds run there, as they take minutes and GBs per run; both
+are sampled i.i.d. from the fitted model (``synthetic_data(method="sample")``,
+see :mod:`benchmarks.reference_runners`).
 
 Metrics, against the exact counts of the real table (missing values are a
 value of their own): for DP aggregates and for synthetic data, by combination
@@ -216,16 +218,33 @@ def run(datasets, epsilons, seed=0):
     return records
 
 
-def _mst_records():
+def _reference_records():
+    """MST and AIM (sampled i.i.d.) from ``results/reference.json``, averaged over seeds.
+
+    Each record carries the means of the seeds run so far (``seeds`` lists
+    them) and the standard deviations under ``std``.
+    """
+    from .run_reference import summarize
+
     path = _RESULTS / "reference.json"
     if not path.exists():
         return []
-    runs = json.loads(path.read_text())["runs"]
-    return [{"dataset": r["dataset"], "epsilon": r["params"]["epsilon"], "method": "MST",
-             "fit_seconds": r["fit_seconds"], "sample_seconds": r["sample_seconds"],
-             "peak_rss_mb": r["peak_rss_mb"], "tvd": r["mean_tvd"]}
-            for r in runs if r["runner"] == "run_mst"
+    runs = [r for r in json.loads(path.read_text())["runs"]
+            if r["runner"] in ("run_mst", "run_aim")
             and r["params"].get("sampling", "sample") == "sample"]
+    labels = {"run_mst": "MST", "run_aim": "AIM"}
+    records = []
+    for entry in summarize(runs):
+        mean = entry["mean"]
+        record = {"dataset": entry["dataset"], "epsilon": entry["params"]["epsilon"],
+                  "method": labels[entry["runner"]], "seeds": entry["seeds"],
+                  "fit_seconds": mean["fit_seconds"], "sample_seconds": mean["sample_seconds"],
+                  "peak_rss_mb": mean["peak_rss_mb"],
+                  "tvd": {k: mean[f"tvd_{k}"] for k in "123"}, "std": entry["std"]}
+        if "k_marginal" in mean:
+            record["k_marginal"] = mean["k_marginal"]
+        records.append(record)
+    return records
 
 
 def _fmt(value, digits=1):
@@ -321,7 +340,7 @@ def main(argv=None):
         records = json.loads(args.output.read_text())
     else:
         records = run(args.datasets, args.epsilons)
-        records += [r for r in _mst_records() if r["dataset"] in args.datasets]
+        records += [r for r in _reference_records() if r["dataset"] in args.datasets]
         records.sort(key=lambda r: (r["dataset"], r["epsilon"] or 0, r["method"]))
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(records, indent=1, default=float))
