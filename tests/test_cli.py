@@ -724,7 +724,8 @@ def test_categorical_float_column_with_too_many_values(capsys, work):
 @pytest.mark.parametrize("option, fragment", [
     (["--epsilon", "0"], "--epsilon must be a positive number"),
     (["--epsilon", "nan"], "--epsilon must be a positive number"),
-    (["--delta", "1"], "--delta must be between 0 and 1"),
+    (["--delta", "1"], "--delta must be in (0, 0.01]"),
+    (["--delta", "0.5"], "--delta must be in (0, 0.01]"),
     (["--reporting-length", "0"], "--reporting-length must be at least 1"),
     (["--n-bins", "0"], "--n-bins must be a positive integer"),
 ])
@@ -1027,3 +1028,16 @@ def test_evaluate_through_a_release_with_special_values_outside_the_bounds(capsy
                          "agg.json")
     assert code == 0, err
     assert "income = -9: real share" in out
+
+
+def test_max_memory_option(capsys, work, table_csv):
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS,
+                       "--release", "sds", "--max-memory", "1k")
+    assert_one_line_error(code, err, "aggregate", "max_memory")
+    assert listing(work) == []
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS,
+                       "--max-memory", "2G")
+    assert code == 0, err
+    with pytest.raises(SystemExit):
+        run(capsys, "aggregate", table_csv, "-o", "agg.json", "--max-memory", "lots")
+

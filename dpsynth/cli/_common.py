@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from .. import io
+from .. import accounting, io
 from ..preprocessing import TableEncoder
 from ..synthesizer import DPMarginalSynthesizer
 from ..utils._files import atomic_write
@@ -503,6 +503,7 @@ def fit(args, frame, declaration):
     synthesizer = DPMarginalSynthesizer(
         epsilon=args.epsilon, delta=args.delta, reporting_length=args.reporting_length,
         release=getattr(args, "release", "auto"),
+        max_memory=getattr(args, "max_memory", None),
         encoder=encoder(args, frame, declaration), n_jobs=getattr(args, "n_jobs", None),
         random_state=args.seed)
     return synthesizer.fit(frame)
@@ -597,8 +598,9 @@ def check_privacy_options(args):
     """
     if not (math.isfinite(args.epsilon) and args.epsilon > 0):
         raise CommandError("--epsilon must be a positive number")
-    if args.delta is not None and not 0 < args.delta < 1:
-        raise CommandError("--delta must be between 0 and 1 (exclusive)")
+    if args.delta is not None and not 0 < args.delta <= accounting.MAX_DELTA:
+        raise CommandError(f"--delta must be in (0, {accounting.MAX_DELTA:g}] (and far below "
+                           "1 / the number of records); leave it out for the fixed 1e-5")
     if args.reporting_length < 1:
         raise CommandError("--reporting-length must be at least 1")
     if args.n_bins < 1:

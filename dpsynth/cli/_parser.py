@@ -1,6 +1,7 @@
 """The argument parser of the ``dpsynth`` command."""
 
 import argparse
+import math
 
 from .._version import __version__
 from . import aggregate, demo, evaluate, sample, synthesize
@@ -75,6 +76,20 @@ def _add_declarations(group, *, categories=True):
                                 "suppressed (numbers declare a numeric column)")
 
 
+def _size(text):
+    """``"4G"``, ``"500M"``, ``"64k"`` or a number of bytes -> bytes (float)."""
+    units = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+    number, unit = (text[:-1], text[-1].lower()) if text[-1:].lower() in units else (text, "")
+    try:
+        value = float(number) * units.get(unit, 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a size such as 4G, 500M or a number of bytes; got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"the size must be positive; got {text!r}")
+    return value
+
+
 def _add_privacy(group):
     group.add_argument("--epsilon", type=float, default=4.0,
                        help="total privacy budget (default: 4)")
@@ -89,6 +104,9 @@ def _add_privacy(group):
                        help="'workload' (what 'auto' picks): all 1-way and adaptively chosen "
                             "2- and 3-way marginals, the most accurate; 'sds': every "
                             "combination up to R with thresholds, as SDS/pac-synth")
+    group.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
+                       help="memory the release may use, e.g. 4G or 500M (default: half the "
+                            "available RAM); checked from public facts before the work starts")
     group.add_argument("--seed", type=int, default=None,
                        help="random seed, for tests only: publish releases made without it")
 
