@@ -134,6 +134,22 @@ def _true(codes, attrs, cards):
     return np.bincount(idx, minlength=int(np.prod(shape))).reshape(shape) / len(codes)
 
 
+
+def _workload(dataset, n, d, k, n_queries, as_text=False):
+    """The table, its public category lists, codes, and the queried k-way marginals
+    (the same 50 for every method: a fixed query seed) with their true values."""
+    X = make_table(dataset, n, d, seed=0)
+    if as_text:
+        X = X.astype(str)
+    cats = {c: sorted(X[c].unique().tolist()) for c in X}  # public lists (fixed rules)
+    d_eff = X.shape[1]
+    cards = [len(cats[c]) for c in X]
+    codes = np.column_stack([pd.Index(cats[c]).get_indexer(X[c]) for c in X])
+    qrng = np.random.default_rng(42)
+    all_sets = list(itertools.combinations(range(d_eff), k))
+    queries = [all_sets[i] for i in qrng.choice(len(all_sets), n_queries, replace=False)]
+    return X, cats, d_eff, cards, codes, queries, [_true(codes, q, cards) for q in queries]
+
 def fc_answers(codes, cards, queries, epsilon, rng):
     """FC, simulated exactly per queried marginal (see the module docstring)."""
     n = len(codes)
@@ -215,15 +231,7 @@ def sse(estimates, truths):
 def run_local_grid(datasets, ns, ds, epsilons, repeats, n_queries=50, k=3):
     rows = []
     for dataset, n, d in itertools.product(datasets, ns, ds):
-        X = make_table(dataset, n, d, seed=0)
-        cats = {c: sorted(X[c].unique().tolist()) for c in X}  # public lists (fixed rules)
-        d_eff = X.shape[1]
-        cards = [len(cats[c]) for c in X]
-        codes = np.column_stack([pd.Index(cats[c]).get_indexer(X[c]) for c in X])
-        qrng = np.random.default_rng(42)
-        all_sets = list(itertools.combinations(range(d_eff), k))
-        queries = [all_sets[i] for i in qrng.choice(len(all_sets), n_queries, replace=False)]
-        truths = [_true(codes, q, cards) for q in queries]
+        X, cats, d_eff, cards, codes, queries, truths = _workload(dataset, n, d, k, n_queries)
         binary = all(c == 2 for c in cards)
         for eps in epsilons:
             res = {m: [] for m in ("CALM", "FC", "AM", "FT", "Uni")}
@@ -259,15 +267,8 @@ def run_central(datasets, n, ds, epsilons, n_queries=50, k=3):
     from dpsynth.preprocessing import TableEncoder
     rows = []
     for dataset, d in itertools.product(datasets, ds):
-        X = make_table(dataset, n, d, seed=0).astype(str)
-        cats = {c: sorted(X[c].unique().tolist()) for c in X}
-        d_eff = X.shape[1]
-        cards = [len(cats[c]) for c in X]
-        codes = np.column_stack([pd.Index(cats[c]).get_indexer(X[c]) for c in X])
-        qrng = np.random.default_rng(42)
-        all_sets = list(itertools.combinations(range(d_eff), k))
-        queries = [all_sets[i] for i in qrng.choice(len(all_sets), n_queries, replace=False)]
-        truths = [_true(codes, q, cards) for q in queries]
+        X, cats, d_eff, cards, codes, queries, truths = _workload(dataset, n, d, k, n_queries,
+                                                                  as_text=True)
         for eps in epsilons:
             row = {"dataset": dataset, "n": n, "d": d_eff, "epsilon": eps}
             with warnings.catch_warnings():
