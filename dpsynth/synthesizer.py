@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from . import accounting
 from .aggregates import DPAggregates
+from .engines import is_dask_collection
 from .exceptions import ResourceLimitError, ResourceLimitWarning
 from .mechanisms import laplace_count
 from .preprocessing import TableEncoder
@@ -29,6 +30,13 @@ from .utils._resources import (default_max_memory, format_bytes, level_bytes,
 from .utils._validation import check_table
 
 __all__ = ["DPMarginalSynthesizer"]
+
+
+def dask_engine():
+    """:mod:`dpsynth.engines.dask`, imported on first use (dask is optional)."""
+    from .engines import dask as engine
+
+    return engine
 
 
 #: Peak bytes of one sampled cell: codes and work arrays of the samplers, the
@@ -353,8 +361,12 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : DataFrame or array-like of shape (n_samples, n_features)
-            Its column names and dtypes are the declared (public) schema.
+        X : DataFrame, dask DataFrame or array-like of shape (n_samples, n_features)
+            Its column names and dtypes are the declared (public) schema.  A
+            dask DataFrame (``pip install "dpsynth[dask]"``) is encoded and
+            counted partition by partition on its cluster, with the
+            workload release; the aggregates equal those of the same table
+            in memory for the same ``random_state``.
         y : array-like of shape (n_samples,), default=None
             Modelled jointly with X; ``sample`` then returns ``(X, y)``.
 
@@ -362,8 +374,15 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         -------
         self : DPMarginalSynthesizer
         """
-        frame, was_frame = check_table(X)
-        table, target = self._join_target(frame, y)
+        distributed = is_dask_collection(X)
+        if distributed:  # the declaration only; partitions are read by the release
+            if y is not None:
+                raise ValueError("y is not supported with a dask DataFrame X; add the "
+                                 "target to X as a column.")
+            table, was_frame, target = dask_engine().check_frame(X), True, None
+        else:
+            frame, was_frame = check_table(X)
+            table, target = self._join_target(frame, y)
         epsilon, R, proportions, rules = self._check_params(table.shape[1])
         delta = accounting.check_delta(self.delta)
         max_bytes = self._check_resources(table, R)  # public facts, before any DP step
@@ -372,7 +391,16 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         encoder = clone(self.encoder) if self.encoder is not None else TableEncoder()
         if encoder.random_state is None:  # DP quantile binning: a child stream of ours
             encoder.set_params(random_state=binning_stream)
-        codes = encoder.fit_transform(table)
+        if distributed:
+            if self._resolved_release() != "workload":
+                raise ValueError(
+                    "A dask DataFrame needs release='workload' (or 'auto' with the "
+                    "marginal-matching sampler): the SDS release counts the table in "
+                    "memory. Pass release='workload', or fit on a pandas DataFrame.")
+            encoder = dask_engine().fit_encoder(encoder, X)
+            codes = dask_engine().DaskCodes(X, encoder)
+        else:
+            codes = encoder.fit_transform(table)
         schema = encoder.schema_
         schema.to_json()  # every value can be written to a release file, before DP
         if self._resolved_release() == "workload":

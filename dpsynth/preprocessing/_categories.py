@@ -12,7 +12,7 @@ import pandas as pd
 from ..schema import python_scalar
 from ..utils._validation import is_missing_scalar
 
-__all__ = ["check_categories", "discover_values", "DTYPE"]
+__all__ = ["check_categories", "discover_values", "observed_values", "value_list", "DTYPE"]
 
 #: ``categories`` value that declares a categorical dtype's category list public.
 DTYPE = "dtype"
@@ -90,17 +90,22 @@ def _sorted(values):
         return list(values)
 
 
-def discover_values(name, series, max_float_values):
-    """The private value list of an undeclared column, in code order.
+def observed_values(series):
+    """The distinct non-missing values of ``series`` (private), as Python scalars."""
+    return [python_scalar(v) for v in pd.unique(series[~series.isna()])]
 
-    A categorical dtype's categories (in their order), else the observed
-    values, sorted.  A float column with more than ``max_float_values``
-    distinct values is refused: it needs public bounds to be binned.
+
+def value_list(name, dtype, observed, max_float_values):
+    """The private value list of an undeclared column of ``dtype``, in code order.
+
+    A categorical dtype's categories (in their order), else the ``observed``
+    values (e.g. the union of :func:`observed_values` over partitions),
+    sorted.  A float column with more than ``max_float_values`` distinct
+    values is refused: it needs public bounds to be binned.
     """
-    dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         return [python_scalar(v) for v in dtype.categories]
-    observed = pd.unique(series[~series.isna()])
+    observed = list(dict.fromkeys(observed))
     if pd.api.types.is_float_dtype(dtype) and len(observed) > max_float_values:
         raise ValueError(
             f"Column {name!r} is a float column with more than max_float_values="
@@ -108,4 +113,11 @@ def discover_values(name, series, max_float_values):
             "categorical, so bin it first with public bounds, e.g. "
             f"TableEncoder(bounds={{{name!r}: (low, high)}}) or "
             "dpsynth.preprocessing.DPKBinsDiscretizer, or declare its categories.")
-    return _sorted(python_scalar(v) for v in observed)
+    return _sorted(observed)
+
+
+def discover_values(name, series, max_float_values):
+    """The private value list of an undeclared column (see :func:`value_list`)."""
+    dtype = series.dtype
+    observed = [] if isinstance(dtype, pd.CategoricalDtype) else observed_values(series)
+    return value_list(name, dtype, observed, max_float_values)

@@ -229,6 +229,20 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     def _fit_schema(self, X):
         self._validate_params()
         frame, was_frame = check_table(X)
+        self._build_schema(
+            frame, was_frame,
+            discover=lambda name: discover_values(name, frame[name], self.max_float_values),
+            fit_binner=lambda name, binner: binned_column(name, frame[name], binner))
+        return frame
+
+    def _build_schema(self, frame, was_frame, *, discover, fit_binner):
+        """Set ``schema_`` from the declaration (``frame``'s names and dtypes, parameters).
+
+        ``discover(name)`` gives an undeclared column's private value list and
+        ``fit_binner(name, binner)`` a binned column's :class:`Column`, so that
+        the values can come from a frame in memory or from partitions
+        (:mod:`dpsynth.engines.dask`).
+        """
         names = list(frame.columns)
         declared = check_categories(self.categories, frame)
         _check_integer_bounds(self.bounds, frame)
@@ -243,21 +257,19 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                                inverse_epsilon=self.inverse_epsilon, decimals=self.decimals)
         columns = []
         for name in names:
-            series = frame[name]
+            dtype = frame[name].dtype
             if name in binners:
-                columns.append(binned_column(name, series, binners[name]))
+                columns.append(fit_binner(name, binners[name]))
                 continue
             values = declared.get(name)
             if values is None:
-                values = discover_values(name, series, self.max_float_values)
-            columns.append(Column(name, series.dtype, tuple(values),
-                                  declared=name in declared,
-                                  missing_marker=default_missing_marker(series.dtype)))
+                values = discover(name)
+            columns.append(Column(name, dtype, tuple(values), declared=name in declared,
+                                  missing_marker=default_missing_marker(dtype)))
         self.epsilon_spent_ = float(sum(b.epsilon_spent_ for b in binners.values()))
         self.delta_spent_ = float(sum(b.delta_spent_ for b in binners.values()))
         self._set_schema(Schema(tuple(columns), self.missing), was_frame)
         self._columns_dtype = frame.columns.dtype  # declared with the names
-        return frame
 
     def fit(self, X, y=None):
         """Learn each column's categories (or take the declared ones).

@@ -34,6 +34,7 @@ import numpy as np
 from .. import accounting
 from ..accounting import PrivacySpent, Spend
 from ..aggregates import DPAggregates, NoisyMarginal
+from ..engines.blocks import as_blocks
 from .conversion import zcdp_rho_tight
 from .workload import release_workload
 
@@ -63,10 +64,10 @@ def _discover(codes, schema, rho, delta, rng):
     sigma = math.sqrt(1.0 / (2.0 * rho))  # noise std sigma * sqrt(bound): sensitivity sqrt(bound)
     scale = sigma * math.sqrt(bound)
     threshold = accounting.first_level_threshold(sigma, bound, delta)
-    for j in undeclared:
-        column_codes = codes[:, j]
-        counts = np.bincount(column_codes[column_codes >= 0],
-                             minlength=int(schema.n_values[j])).astype(float)
+    all_counts = codes.map_sum(lambda block: tuple(
+        np.bincount(block[:, j][block[:, j] >= 0], minlength=int(schema.n_values[j]))
+        .astype(float) for j in undeclared))
+    for j, counts in zip(undeclared, all_counts):
         observed = np.flatnonzero(counts > 0)  # the private universe: observed values only
         noisy = counts[observed] + rng.normal(0.0, scale, observed.size)
         keep[schema.offsets[j] + observed[noisy > threshold]] = True
@@ -96,8 +97,9 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
 
     Parameters
     ----------
-    codes : ndarray of int32, shape (n, d)
-        The table's codes under the encoder's (private) ``schema``.
+    codes : ndarray of int32, shape (n, d), or dpsynth.engines.CodeBlocks
+        The table's codes under the encoder's (private) ``schema``, in
+        memory or in blocks (e.g. dask partitions, encoded on the workers).
     schema : dpsynth.schema.Schema
         The fitted encoder's schema; only its declared facts and the
         discovered values are published.
@@ -122,6 +124,7 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         Dense :class:`~dpsynth.aggregates.NoisyMarginal` measurements, no
         sparse counts.
     """
+    codes = as_blocks(codes)
     public_universe = schema.public_universe
     conversion_delta = delta if public_universe else delta / 2.0
     rho = zcdp_rho_tight(epsilon, conversion_delta)
@@ -138,10 +141,13 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         keep, found = _discover(codes, schema, rho_discovery, delta, rng)
         spends += found
     public, new_ids = schema.restrict(keep)
-    public_codes = _public_codes(codes, schema, new_ids, public)
     sizes = public.n_values + (1 if public.missing == "absent" else 0)
-    table_codes = np.where(public_codes < 0, sizes[None, :] - 1, public_codes)
-    release = release_workload(table_codes, sizes, rho=rho - rho_discovery, rng=rng,
+
+    def table_codes(block):  # per record: public codes, "absent" as a code of its own
+        public_codes = _public_codes(block, schema, new_ids, public)
+        return np.where(public_codes < 0, sizes[None, :] - 1, public_codes).astype(np.int32)
+
+    release = release_workload(codes.map(table_codes), sizes, rho=rho - rho_discovery, rng=rng,
                                reporting_length=reporting_length, **workload_params)
     spends += [Spend(s.name, s.mechanism, rho=float(s.rho),
                      params=tuple(sorted((k, v) for k, v in s.params.items()

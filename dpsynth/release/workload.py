@@ -44,7 +44,8 @@ import math
 import numpy as np
 
 from ..mechanisms import exponential_mechanism
-from .allocation import make_consistent, marginal_table
+from ..engines.blocks import as_blocks
+from .allocation import make_consistent
 from .fitting import count_tables, descend, fit_population, one_way_estimates, table_layout
 
 __all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release"]
@@ -162,11 +163,12 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
 
     Parameters
     ----------
-    codes : ndarray of int, shape (n, d)
+    codes : ndarray of int, shape (n, d), or dpsynth.engines.CodeBlocks
         Code ``j`` of column ``c`` in ``0..n_values[c] - 1`` (the missing
-        value is a code of its own).  Read only through
-        :func:`~dpsynth.release.allocation.marginal_table` inside the
-        accounted mechanisms.
+        value is a code of its own), in memory or in blocks (e.g. dask
+        partitions).  Read once: the counts of every 1-way and candidate
+        table, summed over the blocks; only the accounted mechanisms use
+        them.
     n_values : array-like of int
         Public number of codes per column.
     rho : float
@@ -202,14 +204,12 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     WorkloadRelease
     """
     rng = np.random.default_rng(rng)
-    codes = np.asarray(codes)
+    blocks = as_blocks(codes)
     n_values = np.asarray(n_values, dtype=np.int64)
-    if codes.ndim != 2 or codes.shape[1] != n_values.size:
+    if blocks.n_columns != n_values.size:
         raise ValueError("codes must be a 2-D array with one column per entry of n_values.")
     if np.any(n_values < 1):
         raise ValueError("n_values must be positive.")
-    if codes.size and (codes.min() < 0 or np.any(codes.max(axis=0) >= n_values)):
-        raise ValueError("codes must lie in 0..n_values[c] - 1 for every column c.")
     if not (isinstance(rho, (int, float, np.floating)) and math.isfinite(rho) and rho > 0):
         raise ValueError(f"rho must be a finite number > 0; got {rho!r}.")
     if not 0 < alpha < 1:
@@ -227,8 +227,20 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     if not candidates:  # nothing to select: all of rho on the 1-way marginals
         sigma = math.sqrt(d / (2.0 * rho))
 
+    one_way = [((c,), (int(n_values[c]),)) for c in range(d)]
+    tables = one_way + [(r, tuple(int(n_values[c]) for c in r)) for r in candidates]
+    data_layout = table_layout(tables)
+    index = {cols: t for t, (cols, _) in enumerate(tables)}
+    # the only read of the data: every 1-way and candidate table, counted in one pass
+    all_counts = blocks.map_sum(lambda block: count_tables(_checked(block, n_values),
+                                                           data_layout))
+
+    def data_table(cols):
+        t = index[tuple(cols)]
+        return all_counts[data_layout[0][t]:data_layout[0][t + 1]].reshape(tables[t][1])
+
     def gaussian(cols, s, name):
-        table = marginal_table(codes, n_values, cols)
+        table = data_table(cols)
         noisy = table + rng.normal(0.0, s, size=table.shape)
         measurements.append((tuple(cols), noisy, s * s))
         spends.append(Spend(name, "gaussian", 1.0 / (2.0 * s * s),
@@ -248,7 +260,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     layout = table_layout(list(zip(candidates, shapes)))
     base = layout[0]
     starts = base[:-1]
-    data_counts = count_tables(codes.astype(np.int32), layout)
+    data_counts = all_counts[data_layout[0][d]:]
     touches = np.zeros((d, len(candidates)), dtype=bool)  # column c is in candidate t
     for t, cols in enumerate(candidates):
         touches[list(cols), t] = True
@@ -316,6 +328,16 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
             sigma /= 2.0
             epsilon *= 2.0
     return WorkloadRelease(n_values, measurements, spends, float(rho), float(total), population)
+
+
+def _checked(block, n_values):
+    """``block`` as int32 codes, refused unless every code lies in ``0..n_values[c] - 1``."""
+    block = np.asarray(block)
+    if block.ndim != 2 or block.shape[1] != n_values.size:
+        raise ValueError("codes must be a 2-D array with one column per entry of n_values.")
+    if block.size and (block.min() < 0 or np.any(block.max(axis=0) >= n_values)):
+        raise ValueError("codes must lie in 0..n_values[c] - 1 for every column c.")
+    return block.astype(np.int32, copy=False)
 
 
 def _exact_last(spends, rho):

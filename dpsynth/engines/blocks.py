@@ -1,0 +1,66 @@
+"""The encoded private table as blocks of codes, read by sums of per-block statistics."""
+
+import numpy as np
+
+__all__ = ["CodeBlocks", "InMemoryCodes", "as_blocks", "is_dask_collection"]
+
+
+def is_dask_collection(X):
+    """Whether ``X`` is a dask collection (checked without importing dask)."""
+    return type(X).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(
+        X, "__dask_graph__")
+
+
+class CodeBlocks:
+    """An encoded table split into blocks of rows (each an int32 array ``(n_b, d)``).
+
+    The only way to read it is :meth:`map_sum`: a function of one block whose
+    results are added over the blocks.  Release mechanisms count through it,
+    so they run unchanged on a table in memory or on a cluster.
+    :meth:`map` composes a per-record transformation (e.g. recoding to the
+    public schema) that is applied lazily to every block.
+    """
+
+    n_columns: int
+
+    def map_sum(self, func):
+        """``sum(func(block) for block in blocks)``; ``func`` returns an array or a tuple of arrays."""
+        raise NotImplementedError
+
+    def map(self, func):
+        """Blocks ``func(block)`` for every block (lazy; ``func`` maps rows to rows)."""
+        raise NotImplementedError
+
+
+class InMemoryCodes(CodeBlocks):
+    """One block: a code matrix in memory.
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n, d)
+    """
+
+    def __init__(self, codes):
+        self.codes = np.asarray(codes)
+        if self.codes.ndim != 2:
+            raise ValueError(f"codes must be 2-D; got shape {self.codes.shape}.")
+        self.n_columns = self.codes.shape[1]
+
+    def map_sum(self, func):
+        return func(self.codes)
+
+    def map(self, func):
+        out = func(self.codes)
+        return InMemoryCodes(out)
+
+
+def as_blocks(codes):
+    """``codes`` as :class:`CodeBlocks` (an array becomes :class:`InMemoryCodes`)."""
+    return codes if isinstance(codes, CodeBlocks) else InMemoryCodes(codes)
+
+
+def add_results(a, b):
+    """Sum of two :meth:`CodeBlocks.map_sum` results (arrays, or tuples of arrays)."""
+    if isinstance(a, tuple):
+        return tuple(add_results(x, y) for x, y in zip(a, b))
+    return a + b

@@ -1,0 +1,279 @@
+"""Dask backend: fit on a ``dask.dataframe.DataFrame``, write samples as Parquet partitions.
+
+Optional dependency: ``pip install "dpsynth[dask]"`` (dask, distributed, pyarrow).
+
+Nothing here collects the private table on one machine.  Each partition is
+encoded on its worker with the declared schema, and only per-partition
+statistics travel to the client: the distinct values of undeclared columns
+(value discovery, private, used only through the DP threshold of the
+release), and the counts of the release's tables, summed in a tree.  The
+noise is added once, on the client.  Counts are integers, so their sum, and
+hence the noisy aggregates for a given seed, are the same as for the table
+in memory, whatever the partitioning.
+
+:func:`sample_to_parquet` samples a large synthetic table in parallel: one
+task per partition, each with its own child of one
+:class:`numpy.random.SeedSequence`, each shipping only the public
+aggregates to its worker.
+"""
+
+from dataclasses import replace
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..schema import default_missing_marker
+from ..utils._random import seed_sequence
+from .blocks import CodeBlocks, add_results
+
+__all__ = ["check_frame", "fit_encoder", "DaskCodes", "sample_to_parquet", "tree_sum"]
+
+_INSTALL = 'pip install "dpsynth[dask]"'
+
+
+def _dask():
+    try:
+        import dask
+        import dask.dataframe  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - exercised without the extra
+        raise ImportError(f"A dask DataFrame needs dask: {_INSTALL}.") from exc
+    return dask
+
+
+def check_frame(X, name="X"):
+    """Validate a dask DataFrame's declaration; return its (empty) pandas ``meta``.
+
+    Only the column names and dtypes are read (public); the values are
+    checked partition by partition when they are encoded.
+    """
+    dd = _dask().dataframe
+    if not isinstance(X, dd.DataFrame):
+        raise TypeError(f"{name} must be a dask DataFrame (not a {type(X).__name__}); "
+                        "convert a dask Series with .to_frame().")
+    meta = X._meta
+    names = list(meta.columns)
+    if not names:
+        raise ValueError(f"{name} has 0 feature(s) while a minimum of 1 is required.")
+    bad = [c for c in names if not isinstance(c, str)]
+    if bad:
+        raise TypeError(f"Column names of {name} must all be strings; got {bad[:5]!r}.")
+    if len(set(names)) != len(names):
+        dup = sorted({c for c in names if names.count(c) > 1})
+        raise ValueError(f"{name} has duplicate column names {dup}; rename them.")
+    for column in names:
+        dtype = meta[column].dtype
+        if isinstance(dtype, pd.CategoricalDtype) and "__UNKNOWN_CATEGORIES__" in \
+                list(dtype.categories):
+            raise ValueError(
+                f"Column {column!r} is categorical with unknown categories; declare its "
+                "categories (TableEncoder(categories={...})), or make it a plain column "
+                "(.astype(str)) so that its values are discovered under DP.")
+    return meta
+
+
+def tree_sum(parts):
+    """Add delayed results pairwise (a tree: no single task holds every partial)."""
+    dask = _dask()
+    add = dask.delayed(add_results, pure=True)
+    while len(parts) > 1:
+        parts = [add(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+def _observed(partition, names):
+    from ..preprocessing._categories import observed_values
+
+    return {name: observed_values(partition[name]) for name in names}
+
+
+def _merge_observed(a, b):
+    return {name: list(dict.fromkeys(a[name] + b[name])) for name in a}
+
+
+def _public_binner_column(name, binner, dtype):
+    """A binned column's :class:`Column` from its declaration alone.
+
+    Binning that reads the values (DP quantiles, DP frequent values, the
+    ``"dp_histogram"`` inverse, ``bounds="data"``) needs the column's values
+    in one place; it is refused with a way out.
+    """
+    from ..preprocessing._binning import binned_column
+
+    if (binner.strategy == "quantile" or binner.frequent_values is not None
+            or binner.inverse == "dp_histogram" or isinstance(binner.bounds, str)):
+        raise ValueError(
+            f"Column {name!r}: binning that reads the values (DP quantiles, DP frequent "
+            "values, inverse='dp_histogram', bounds='data') is not supported on a dask "
+            "DataFrame; declare public bounds with binning='uniform' or 'log', or "
+            "bin_edges, or fit on a pandas DataFrame.")
+    probe_dtype = dtype
+    if not pd.api.types.is_float_dtype(dtype):  # a missing probe value needs a nullable dtype
+        from ..preprocessing._dtypes import nullable_dtype
+        probe_dtype = nullable_dtype(dtype)
+    probe = pd.Series([None], dtype=probe_dtype, name=name)  # no value: the edges are public
+    column = binned_column(name, probe, binner)
+    return replace(column, dtype=dtype, missing_marker=default_missing_marker(dtype))
+
+
+def fit_encoder(encoder, X):
+    """Fit a :class:`~dpsynth.preprocessing.TableEncoder` on a dask DataFrame's partitions.
+
+    Declared categories and bins come from the declaration; the values of
+    undeclared columns are the union of every partition's distinct values
+    (private, like the in-memory encoder's), merged in a tree.
+
+    Returns
+    -------
+    TableEncoder
+        ``encoder``, fitted; its ``schema_`` equals the one of
+        ``encoder.fit(X.compute())``.
+    """
+    from ..preprocessing._categories import check_categories, value_list
+
+    dask = _dask()
+    meta = check_frame(X)
+    encoder._validate_params()
+    declared = check_categories(encoder.categories, meta)
+    binned = set(encoder.bounds or {}) | set(
+        encoder.binning if isinstance(encoder.binning, dict) else {})
+    discover = [name for name in meta.columns if name not in declared and name not in binned
+                and not isinstance(meta[name].dtype, pd.CategoricalDtype)]
+    observed = {}
+    if discover:
+        parts = [dask.delayed(_observed, pure=True)(p, discover) for p in X.to_delayed()]
+        merge = dask.delayed(_merge_observed, pure=True)
+        while len(parts) > 1:
+            parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                     for i in range(0, len(parts), 2)]
+        observed = dask.compute(parts[0])[0]
+    encoder._build_schema(
+        meta, True,
+        discover=lambda name: value_list(name, meta[name].dtype, observed.get(name, []),
+                                         encoder.max_float_values),
+        fit_binner=lambda name, binner: _public_binner_column(name, binner,
+                                                              meta[name].dtype))
+    return encoder
+
+
+def _encode(partition, encoder, funcs):
+    if len(partition) == 0:  # an empty partition has no rows to check or encode
+        codes = np.empty((0, len(encoder.schema_)), dtype=np.int32)
+    else:
+        codes = encoder.transform(partition)
+    for func in funcs:
+        codes = func(codes)
+    return codes
+
+
+def _block_statistic(partition, encoder, funcs, statistic):
+    return statistic(_encode(partition, encoder, funcs))
+
+
+class DaskCodes(CodeBlocks):
+    """A dask DataFrame's codes, one block per partition, encoded on the workers.
+
+    Parameters
+    ----------
+    X : dask.dataframe.DataFrame
+    encoder : TableEncoder
+        Fitted (e.g. by :func:`fit_encoder`); shipped to the workers.
+    funcs : tuple of callables, default=()
+        Per-record transformations applied after encoding (see :meth:`map`).
+    """
+
+    def __init__(self, X, encoder, funcs=()):
+        self.X = X
+        self.encoder = encoder
+        self.funcs = tuple(funcs)
+        self.n_columns = len(encoder.schema_)
+
+    def map(self, func):
+        return DaskCodes(self.X, self.encoder, self.funcs + (func,))
+
+    def map_sum(self, func):
+        dask = _dask()
+        encoder = dask.delayed(self.encoder)  # shipped once, not once per partition
+        parts = [dask.delayed(_block_statistic, pure=True)(p, encoder, self.funcs, func)
+                 for p in self.X.to_delayed()]
+        return dask.compute(tree_sum(parts))[0]
+
+
+def _write_part(synthesizer, path, n, seed, index):
+    frame = synthesizer.sample(n, random_state=seed)
+    frame.index = pd.RangeIndex(index, index + len(frame))
+    frame.to_parquet(path, index=False)
+    return str(path)
+
+
+def sample_to_parquet(synthesizer, path, n_samples=None, *, n_partitions=None,
+                      partition_size=500_000, random_state=None):
+    """Sample a synthetic table as Parquet partitions, in parallel on dask.
+
+    Each partition is sampled by its own task from the public aggregates
+    (:meth:`DPMarginalSynthesizer.from_aggregates`: no private state is
+    shipped) with its own child of one :class:`numpy.random.SeedSequence`,
+    so the partitions are independent draws and the result is reproducible
+    for an integer ``random_state`` whatever the scheduler.  Each partition
+    matches the released marginals on its own; their union does too.
+
+    Parameters
+    ----------
+    synthesizer : DPMarginalSynthesizer
+        Fitted.
+    path : str or path-like
+        A directory, created if needed; files ``part.<i>.parquet``.  Existing
+        ``part.*.parquet`` files are refused rather than mixed in.
+    n_samples : int, default=None
+        Records in all; ``None`` gives ``n_records_``.
+    n_partitions : int, default=None
+        Number of files; default ``ceil(n_samples / partition_size)``.
+    partition_size : int, default=500_000
+        Records per partition when ``n_partitions`` is not given.
+    random_state : int, SeedSequence, Generator or None, default=None
+        Root of the partitions' streams; ``None`` uses the synthesizer's
+        ``random_state`` (OS entropy if that is None too).
+
+    Returns
+    -------
+    list of str
+        The files written, in order.
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    dask = _dask()
+    check_is_fitted(synthesizer, "aggregates_")
+    n = synthesizer.n_records_ if n_samples is None else n_samples
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n_samples must be a non-negative integer; got {n_samples!r}.")
+    if isinstance(partition_size, bool) or not isinstance(partition_size, (int, np.integer)) \
+            or partition_size < 1:
+        raise ValueError(f"partition_size must be a positive integer; got {partition_size!r}.")
+    if n_partitions is None:
+        n_partitions = max(-(-int(n) // int(partition_size)), 1)
+    if isinstance(n_partitions, bool) or not isinstance(n_partitions, (int, np.integer)) \
+            or n_partitions < 1:
+        raise ValueError(f"n_partitions must be a positive integer; got {n_partitions!r}.")
+    directory = Path(os.fspath(path))
+    if directory.exists() and not directory.is_dir():
+        raise ValueError(f"path {str(directory)!r} exists and is not a directory.")
+    directory.mkdir(parents=True, exist_ok=True)
+    if any(directory.glob("part.*.parquet")):
+        raise ValueError(f"path {str(directory)!r} already holds part.*.parquet files; "
+                         "give an empty or new directory.")
+    public = type(synthesizer).from_aggregates(
+        synthesizer.aggregates_, synthesis=synthesizer.synthesis, n_jobs=1,
+        max_memory=synthesizer.max_memory)
+    root = seed_sequence(synthesizer.random_state if random_state is None else random_state)
+    seeds = root.spawn(int(n_partitions))
+    sizes = np.full(int(n_partitions), int(n) // int(n_partitions))
+    sizes[: int(n) % int(n_partitions)] += 1
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    shipped = dask.delayed(public)
+    width = len(str(int(n_partitions) - 1))
+    tasks = [dask.delayed(_write_part, pure=False)(
+        shipped, directory / f"part.{i:0{width}d}.parquet", int(size), seed, int(start))
+        for i, (size, seed, start) in enumerate(zip(sizes, seeds, starts))]
+    return list(dask.compute(*tasks))

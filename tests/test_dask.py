@@ -1,0 +1,209 @@
+"""Fitting on a dask DataFrame and sampling to Parquet partitions (dpsynth[dask])."""
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dask = pytest.importorskip("dask")
+dd = pytest.importorskip("dask.dataframe")
+pytest.importorskip("pyarrow")
+
+from dpsynth import DPAggregates, DPMarginalSynthesizer  # noqa: E402
+from dpsynth.engines import dask as dask_engine  # noqa: E402
+from dpsynth.engines import is_dask_collection  # noqa: E402
+from dpsynth.preprocessing import TableEncoder  # noqa: E402
+
+
+def _table(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "city": rng.choice(["Boston", "Lowell", "Salem", "Worcester"], n, p=[.4, .3, .2, .1]),
+        "age": rng.integers(18, 90, n),
+        "income": rng.gamma(2.0, 20_000.0, n),
+        "owner": rng.choice([True, False], n),
+        "kids": pd.array(rng.integers(0, 4, n), dtype="Int64"),
+    })
+    frame.loc[frame.index % 9 == 0, "city"] = None
+    frame.loc[frame.index % 11 == 0, "kids"] = pd.NA
+    frame["city"] = frame["city"].astype("string")
+    return frame
+
+
+def _encoder():
+    return TableEncoder(bounds={"age": (18, 90), "income": (0, 200_000)}, n_bins=6)
+
+
+def _release_bytes(synth, tmp_path, name):
+    path = tmp_path / name
+    synth.aggregates_.save(path)
+    return path.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def frame():
+    return _table()
+
+
+@pytest.mark.parametrize("n_partitions", [1, 3, 8])
+def test_identical_aggregates_whatever_the_partitioning(frame, tmp_path, n_partitions):
+    expected = DPMarginalSynthesizer(epsilon=1.0, encoder=_encoder(), random_state=5).fit(frame)
+    X = dd.from_pandas(frame, npartitions=n_partitions)
+    with dask.config.set(scheduler="synchronous"):
+        got = DPMarginalSynthesizer(epsilon=1.0, encoder=_encoder(), random_state=5).fit(X)
+    assert _release_bytes(got, tmp_path, "dask.json") == _release_bytes(expected, tmp_path,
+                                                                        "memory.json")
+    assert got.privacy_spent_ == expected.privacy_spent_
+    assert got.aggregates_.schema == expected.aggregates_.schema
+    assert got.n_records_ == expected.n_records_
+
+
+def test_unequal_and_empty_partitions(frame, tmp_path):
+    expected = DPMarginalSynthesizer(epsilon=2.0, encoder=_encoder(), random_state=1).fit(frame)
+    X = dd.from_pandas(frame, npartitions=4)
+    X = X.repartition(divisions=[0, 10, 10 + 1, 1500, len(frame) - 1])
+    parts = X.to_delayed()
+    empty = dask.delayed(lambda p: p.iloc[:0])(parts[0])
+    X = dd.from_delayed([empty, *parts], meta=X._meta)
+    with dask.config.set(scheduler="synchronous"):
+        got = DPMarginalSynthesizer(epsilon=2.0, encoder=_encoder(), random_state=1).fit(X)
+    assert _release_bytes(got, tmp_path, "a.json") == _release_bytes(expected, tmp_path, "b.json")
+
+
+def test_on_a_local_cluster(frame, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    expected = DPMarginalSynthesizer(epsilon=1.0, encoder=_encoder(), random_state=2).fit(frame)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        X = dd.from_pandas(frame, npartitions=5)
+        got = DPMarginalSynthesizer(epsilon=1.0, encoder=_encoder(), random_state=2).fit(X)
+        files = dask_engine.sample_to_parquet(got, tmp_path / "out", 3000, n_partitions=3,
+                                              random_state=9)
+    assert _release_bytes(got, tmp_path, "a.json") == _release_bytes(expected, tmp_path, "b.json")
+    assert [os.path.basename(f) for f in files] == ["part.0.parquet", "part.1.parquet",
+                                                     "part.2.parquet"]
+    assert len(pd.read_parquet(tmp_path / "out")) == 3000
+
+
+def test_discovered_values_and_declared_categories(frame):
+    X = dd.from_pandas(frame, npartitions=3)
+    encoder = TableEncoder(categories={"kids": [0, 1, 2, 3, 4]}, bounds={"age": (18, 90),
+                                                                          "income": (0, 1e6)})
+    with dask.config.set(scheduler="synchronous"):
+        fitted = dask_engine.fit_encoder(encoder, X)
+    schema = fitted.schema_
+    assert schema == TableEncoder(**encoder.get_params()).fit(frame).schema_
+    city, kids = schema[schema.names.index("city")], schema[schema.names.index("kids")]
+    assert list(city.values) == ["Boston", "Lowell", "Salem", "Worcester"]
+    assert not city.declared and kids.declared
+
+
+def test_release_on_dask_is_the_workload_release(frame):
+    X = dd.from_pandas(frame, npartitions=2)
+    with dask.config.set(scheduler="synchronous"):
+        synth = DPMarginalSynthesizer(epsilon=1.0, encoder=_encoder(), random_state=0).fit(X)
+    assert synth.aggregates_.marginals and synth.privacy_spent_["strategy"] == "workload"
+    sample = synth.sample(500)
+    assert list(sample.columns) == list(frame.columns)
+    assert (sample.dtypes == frame.dtypes).all()
+
+
+@pytest.mark.parametrize("kwargs, y, message", [
+    ({"release": "sds"}, None, "release='workload'"),
+    ({"synthesis": "aggregate_seeded"}, None, "release='workload'"),
+    ({}, "y", "add the target to X"),
+    ({"encoder": TableEncoder(bounds={"age": (18, 90), "income": (0, 2e5)},
+                              binning="quantile", binning_epsilon=0.5)}, None, "DP quantiles"),
+])
+def test_clear_errors(frame, kwargs, y, message):
+    X = dd.from_pandas(frame, npartitions=2)
+    params = {"encoder": _encoder(), **kwargs}
+    target = frame["owner"] if y else None
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match=message):
+        DPMarginalSynthesizer(epsilon=1.0, **params).fit(X, target)
+
+
+def test_unknown_categories_refused(frame):
+    X = dd.from_pandas(frame.assign(city=frame["city"].astype("category")), npartitions=2)
+    X = X.assign(city=X["city"].cat.as_unknown())
+    with pytest.raises(ValueError, match="unknown categories"):
+        DPMarginalSynthesizer(encoder=_encoder()).fit(X)
+
+
+def test_not_a_frame():
+    series = dd.from_pandas(pd.Series([1, 2, 3], name="a"), npartitions=1)
+    assert is_dask_collection(series) and not is_dask_collection(pd.Series([1]))
+    with pytest.raises(TypeError, match="dask DataFrame"):
+        DPMarginalSynthesizer().fit(series)
+
+
+def test_bad_values_are_reported_from_the_partition(frame):
+    X = dd.from_pandas(frame, npartitions=2)
+    encoder = TableEncoder(categories={"city": ["Boston"]}, bounds={"age": (18, 90),
+                                                                    "income": (0, 2e5)})
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError,
+                                                                 match="not among its"):
+        DPMarginalSynthesizer(encoder=encoder).fit(X)
+
+
+# ------------------------------------------------------------------ Parquet sampling
+@pytest.fixture(scope="module")
+def fitted(frame):
+    return DPMarginalSynthesizer(epsilon=2.0, encoder=_encoder(), random_state=0).fit(frame)
+
+
+def test_sample_to_parquet_reproducible_and_independent(fitted, tmp_path):
+    with dask.config.set(scheduler="synchronous"):
+        first = dask_engine.sample_to_parquet(fitted, tmp_path / "a", 2500, partition_size=1000,
+                                              random_state=4)
+        again = dask_engine.sample_to_parquet(fitted, tmp_path / "b", 2500, partition_size=1000,
+                                              random_state=4)
+    assert len(first) == 3
+    parts = [pd.read_parquet(f) for f in first]
+    assert [len(p) for p in parts] == [834, 833, 833]
+    for f, g in zip(first, again):
+        pd.testing.assert_frame_equal(pd.read_parquet(f), pd.read_parquet(g))
+    assert not parts[0].iloc[:833].reset_index(drop=True).equals(parts[1])  # own streams
+    whole = pd.read_parquet(tmp_path / "a")  # the directory reads as one table
+    assert len(whole) == 2500 and list(whole.columns) == list(fitted.feature_names_in_)
+    assert whole["kids"].dtype == "Int64" and whole["owner"].dtype == bool
+
+
+def test_sample_to_parquet_matches_the_marginals(fitted, tmp_path, frame):
+    with dask.config.set(scheduler="synchronous"):
+        files = dask_engine.sample_to_parquet(fitted, tmp_path / "m", 6000, n_partitions=4,
+                                              random_state=1)
+    sample = pd.concat([pd.read_parquet(f) for f in files])
+    real = frame["city"].value_counts(normalize=True, dropna=False)
+    fake = sample["city"].value_counts(normalize=True, dropna=False)
+    assert (real - fake.reindex(real.index).fillna(0)).abs().sum() / 2 < 0.08
+
+
+def test_sample_to_parquet_errors(fitted, tmp_path):
+    with pytest.raises(ValueError, match="n_samples"):
+        dask_engine.sample_to_parquet(fitted, tmp_path / "x", -1)
+    with pytest.raises(ValueError, match="n_partitions"):
+        dask_engine.sample_to_parquet(fitted, tmp_path / "x", 10, n_partitions=0)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="not a directory"):
+        dask_engine.sample_to_parquet(fitted, tmp_path / "file", 10)
+    with dask.config.set(scheduler="synchronous"):
+        dask_engine.sample_to_parquet(fitted, tmp_path / "y", 10, random_state=0)
+        with pytest.raises(ValueError, match="already holds"):
+            dask_engine.sample_to_parquet(fitted, tmp_path / "y", 10, random_state=0)
+
+
+def test_dask_fit_is_not_modified_in_place(frame):
+    X = dd.from_pandas(frame, npartitions=2)
+    before = X.compute()
+    with dask.config.set(scheduler="synchronous"):
+        DPMarginalSynthesizer(encoder=_encoder(), random_state=0).fit(X)
+    pd.testing.assert_frame_equal(X.compute(), before)
+
+
+def test_aggregates_round_trip(fitted, tmp_path):
+    path = tmp_path / "agg.json"
+    fitted.aggregates_.save(path)
+    assert DPAggregates.load(path).n_records == fitted.n_records_
