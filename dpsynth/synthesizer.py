@@ -363,7 +363,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ----------
         X : DataFrame, dask DataFrame or array-like of shape (n_samples, n_features)
             Its column names and dtypes are the declared (public) schema.  A
-            dask DataFrame (``pip install "dpsynth[dask]"``) is encoded and
+            dask DataFrame (the ``dask`` extra: dask, distributed, pyarrow) is encoded and
             counted partition by partition on its cluster, with the
             workload release; the aggregates equal those of the same table
             in memory for the same ``random_state``.

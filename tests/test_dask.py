@@ -207,3 +207,52 @@ def test_aggregates_round_trip(fitted, tmp_path):
     path = tmp_path / "agg.json"
     fitted.aggregates_.save(path)
     assert DPAggregates.load(path).n_records == fitted.n_records_
+
+
+# ------------------------------------------------------------------ command line
+def _write_parts(tmp_path, frame, n_files):
+    paths = []
+    for i, part in enumerate(np.array_split(np.arange(len(frame)), n_files)):
+        path = tmp_path / f"in-{i}.csv"
+        frame.iloc[part].to_csv(path, index=False)
+        paths.append(path)
+    frame.to_csv(tmp_path / "whole.csv", index=False)
+    return paths
+
+
+def test_cli_glob_gives_the_release_of_the_whole_file(frame, tmp_path, capsys):
+    from dpsynth.cli import main
+
+    _write_parts(tmp_path, frame, 3)
+    common = ["--bounds", "age=18:90", "income=0.0:200000", "--seed", "3", "--epsilon", "2"]
+    assert main(["aggregate", str(tmp_path / "whole.csv"), "-o", str(tmp_path / "a.json"),
+                 *common]) == 0
+    assert main(["synthesize", str(tmp_path / "in-*.csv"), "--engine", "dask", "-n", "1200",
+                 "--partition-size", "500", "-o", str(tmp_path / "out"),
+                 "--aggregates-out", str(tmp_path / "b.json"), "-j", "1", *common]) == 0
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    files = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert files == ["part.0.parquet", "part.1.parquet", "part.2.parquet"]
+    assert len(pd.read_parquet(tmp_path / "out")) == 1200
+    out = capsys.readouterr()
+    assert "wrote 1200 synthetic records" in out.out
+
+
+def test_cli_engine_errors(frame, tmp_path, capsys):
+    from dpsynth.cli import main
+
+    _write_parts(tmp_path, frame, 2)
+    frame.iloc[:10].to_parquet(tmp_path / "in-9.parquet")
+    cases = [
+        (["aggregate", str(tmp_path / "none-*.csv"), "--engine", "dask"], "no input file"),
+        (["aggregate", str(tmp_path / "in-*"), "--engine", "dask"], "both CSV and Parquet"),
+        (["aggregate", str(tmp_path / "whole.csv"), "--scheduler", "tcp://h:1"],
+         "--engine dask"),
+        (["aggregate", str(tmp_path / "whole.csv"), "--engine", "dask", "--release", "sds"],
+         "--release workload"),
+        (["sample", str(tmp_path / "missing.json"), "--engine", "dask",
+          "--partition-size", "0"], "--partition-size"),
+    ]
+    for argv, message in cases:
+        assert main([*argv, "-o", str(tmp_path / "o.json")]) == 1
+        assert message in capsys.readouterr().err

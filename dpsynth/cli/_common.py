@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import accounting, io
+from ..engines import is_dask_collection
 from ..preprocessing import TableEncoder
 from ..synthesizer import DPMarginalSynthesizer
 from ..utils._files import atomic_write
@@ -492,7 +493,7 @@ def fit(args, frame, declaration):
     Parameters
     ----------
     args : argparse.Namespace
-    frame : DataFrame
+    frame : DataFrame or dask DataFrame
     declaration : dpsynth.io.Declaration
 
     Returns
@@ -500,11 +501,13 @@ def fit(args, frame, declaration):
     DPMarginalSynthesizer
         Fitted; ``aggregates_`` is the release.
     """
+    # a dask DataFrame: its declaration (empty meta) for the checks, its partitions to fit
+    declared = frame._meta if is_dask_collection(frame) else frame
     synthesizer = DPMarginalSynthesizer(
         epsilon=args.epsilon, delta=args.delta, reporting_length=args.reporting_length,
         release=getattr(args, "release", "auto"),
         max_memory=getattr(args, "max_memory", None),
-        encoder=encoder(args, frame, declaration), n_jobs=getattr(args, "n_jobs", None),
+        encoder=encoder(args, declared, declaration), n_jobs=getattr(args, "n_jobs", None),
         random_state=args.seed)
     return synthesizer.fit(frame)
 

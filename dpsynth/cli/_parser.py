@@ -5,6 +5,7 @@ import math
 
 from .._version import __version__
 from . import aggregate, demo, evaluate, sample, synthesize
+from ._distributed import add_engine_options
 
 __all__ = ["build_parser"]
 
@@ -150,13 +151,16 @@ def _add_reporting(parser, verbose_help):
 def _add_fitting_command(commands, name, output, summary, description, progress):
     """A subcommand that fits on IN.csv: input, output and the fitting options."""
     command = commands.add_parser(name, help=summary, description=description)
-    command.add_argument("input", metavar="IN.csv")
+    command.add_argument("input", metavar="IN.csv",
+                         help="the CSV file; with --engine dask, a glob of CSV or Parquet "
+                              "files (quoted, e.g. 'data/*.parquet') or their directory")
     command.add_argument("-o", "--output", required=True, metavar=output)
     _add_force(command)
     _add_reading(command.add_argument_group("reading IN.csv"))
     _add_privacy(command.add_argument_group("privacy"))
     _add_encoding(command.add_argument_group("encoding"))
     _add_reporting(command, progress)
+    add_engine_options(command)
     return command
 
 
@@ -205,6 +209,7 @@ def build_parser():
     _add_jobs(command)
     _add_force(command)
     _add_reporting(command, "print a line per sampled chunk")
+    add_engine_options(command)
     command.set_defaults(func=sample.run)
 
     command = commands.add_parser(

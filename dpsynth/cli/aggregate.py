@@ -1,6 +1,6 @@
 """``dpsynth aggregate``: release only the DP aggregates of a CSV file."""
 
-from . import _common
+from . import _common, _distributed, synthesize
 
 __all__ = ["run"]
 
@@ -19,13 +19,14 @@ def run(args):
         Exit status 0; errors raise :class:`~dpsynth.cli._common.CommandError`
         (or ``ValueError``/``OSError``), reported by :func:`dpsynth.cli.main`.
     """
-    _common.check_inputs(args.input)
+    _distributed.check_engine_options(args)
+    inputs = synthesize._check_input(args)
     _common.check_privacy_options(args)
-    _common.check_outputs([("--output", args.output)], inputs=[args.input],
-                          force=args.force)
+    _common.check_outputs([("--output", args.output)], inputs=inputs, force=args.force)
     declaration, origins = _common.build_declaration(args)
-    frame = _common.read_table(args, args.input, declaration, origins)
-    synthesizer = _common.fit(args, frame, declaration)
+    with _distributed.engine_client(args):
+        frame = synthesize.read_input(args, declaration, origins)
+        synthesizer = _common.fit(args, frame, declaration)
     _common.save_aggregates(synthesizer.aggregates_, args.output)
     print(_common.aggregates_line(synthesizer.aggregates_))
     print(f"privacy spent: {_common.privacy_terms(synthesizer.privacy_spent_)}")

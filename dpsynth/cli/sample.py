@@ -2,7 +2,7 @@
 
 from ..aggregates import DPAggregates
 from ..synthesizer import DPMarginalSynthesizer
-from . import _common
+from . import _common, _distributed
 
 __all__ = ["run"]
 
@@ -30,16 +30,27 @@ def run(args):
         Exit status 0; errors raise :class:`~dpsynth.cli._common.CommandError`
         (or ``ValueError``/``OSError``), reported by :func:`dpsynth.cli.main`.
     """
+    _distributed.check_engine_options(args)
+    parquet = _distributed.parquet_output(args, args.output)
     _common.check_inputs(args.aggregates, what="aggregates file")
-    _common.check_outputs([("--output", args.output)], inputs=[args.aggregates],
-                          force=args.force)
+    if parquet:
+        _distributed.check_partition_output(args.output, args.force)
+    else:
+        _common.check_outputs([("--output", args.output)], inputs=[args.aggregates],
+                              force=args.force)
     _common.check_n_samples(args.n_samples)
     _common.check_n_jobs(args.n_jobs)
     aggregates = load_aggregates(args.aggregates)
     synthesizer = DPMarginalSynthesizer.from_aggregates(
         aggregates, random_state=args.seed, n_jobs=args.n_jobs)
     _common.check_samplable(aggregates, args.aggregates)
-    written = _common.write_records(synthesizer, args.n_samples, args.output, args.seed)
+    if parquet:
+        with _distributed.engine_client(args):
+            written = _distributed.write_partitions(synthesizer, args.n_samples, args.output,
+                                                    args.seed, args.partition_size,
+                                                    args.force)
+    else:
+        written = _common.write_records(synthesizer, args.n_samples, args.output, args.seed)
     print(_common.aggregates_line(aggregates))
     print(f"released with {_common.privacy_terms(aggregates.privacy)}; "
           "sampling spends no more")

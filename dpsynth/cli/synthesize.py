@@ -1,6 +1,7 @@
-"""``dpsynth synthesize``: release DP aggregates of a CSV file and write synthetic records."""
+"""``dpsynth synthesize``: release DP aggregates of a CSV file (or, with ``--engine dask``,
+CSV/Parquet files) and write synthetic records."""
 
-from . import _common
+from . import _common, _distributed
 
 __all__ = ["run"]
 
@@ -23,16 +24,40 @@ def run(args):
         Exit status 0; errors raise :class:`~dpsynth.cli._common.CommandError`
         (or ``ValueError``/``OSError``), reported by :func:`dpsynth.cli.main`.
     """
-    outputs = [("--output", args.output)]
+    _distributed.check_engine_options(args)
+    parquet = _distributed.parquet_output(args, args.output)
+    outputs = [] if parquet else [("--output", args.output)]
     if args.aggregates_out:
         outputs.append(("--aggregates-out", args.aggregates_out))
-    _common.check_inputs(args.input)
+    inputs = _check_input(args)
     _common.check_privacy_options(args)
-    _common.check_outputs(outputs, inputs=[args.input], force=args.force)
+    _common.check_outputs(outputs, inputs=inputs, force=args.force)
+    if parquet:
+        _distributed.check_partition_output(args.output, args.force)
     _common.check_n_samples(args.n_samples)
     _common.check_n_jobs(args.n_jobs)
     declaration, origins = _common.build_declaration(args)
-    frame = _common.read_table(args, args.input, declaration, origins)
+    with _distributed.engine_client(args):
+        return _release_and_write(args, declaration, origins, parquet)
+
+
+def _check_input(args):
+    """The input files (one, or a glob's with ``--engine dask``), checked."""
+    if args.engine == "dask":
+        return _distributed.input_files(args.input)[0]
+    _common.check_inputs(args.input)
+    return [args.input]
+
+
+def read_input(args, declaration, origins):
+    """The table of ``args.input``: a DataFrame, or a dask DataFrame with ``--engine dask``."""
+    if args.engine == "dask":
+        return _distributed.read_distributed(args, args.input, declaration)
+    return _common.read_table(args, args.input, declaration, origins)
+
+
+def _release_and_write(args, declaration, origins, parquet):
+    frame = read_input(args, declaration, origins)
     synthesizer = _common.fit(args, frame, declaration)
     aggregates = synthesizer.aggregates_
     if args.aggregates_out:
@@ -43,7 +68,13 @@ def run(args):
         print(f"wrote the DP aggregates to {args.aggregates_out}")
     try:
         _common.check_samplable(aggregates)
-        written = _common.write_records(synthesizer, args.n_samples, args.output, args.seed)
+        if parquet:
+            written = _distributed.write_partitions(synthesizer, args.n_samples, args.output,
+                                                    args.seed, args.partition_size,
+                                                    args.force)
+        else:
+            written = _common.write_records(synthesizer, args.n_samples, args.output,
+                                            args.seed)
     except (_common.CommandError, ValueError, OSError) as exc:
         if not args.aggregates_out:
             raise

@@ -8,8 +8,8 @@ mechanism serves a table in memory and a table spread over a cluster:
   of integer codes; :meth:`~CodeBlocks.map_sum` applies a function to every
   block and adds the results.  :class:`~dpsynth.engines.blocks.InMemoryCodes`
   holds one block (a numpy array).
-- :mod:`dpsynth.engines.dask` (optional dependency, ``pip install
-  dpsynth[dask]``): a ``dask.dataframe.DataFrame`` encoded partition by
+- :mod:`dpsynth.engines.dask` (optional: the ``dask`` extra, ``pip install -e
+  ".[dask]"``): a ``dask.dataframe.DataFrame`` encoded partition by
   partition on the workers (:class:`~dpsynth.engines.dask.DaskCodes`), value
   discovery on partitions, and :func:`~dpsynth.engines.dask.sample_to_parquet`
   writing a synthetic table as Parquet partitions in parallel.

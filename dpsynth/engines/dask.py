@@ -1,6 +1,7 @@
 """Dask backend: fit on a ``dask.dataframe.DataFrame``, write samples as Parquet partitions.
 
-Optional dependency: ``pip install "dpsynth[dask]"`` (dask, distributed, pyarrow).
+Optional dependencies: dask, distributed, pyarrow (the repository's ``dask``
+extra: ``pip install -e ".[dask]"``).
 
 Nothing here collects the private table on one machine.  Each partition is
 encoded on its worker with the declared schema, and only per-partition
@@ -30,7 +31,7 @@ from .blocks import CodeBlocks, add_results
 
 __all__ = ["check_frame", "fit_encoder", "DaskCodes", "sample_to_parquet", "tree_sum"]
 
-_INSTALL = 'pip install "dpsynth[dask]"'
+_INSTALL = 'pip install "dask[dataframe]" distributed pyarrow (the "dask" extra)'
 
 
 def _dask():
@@ -201,10 +202,18 @@ class DaskCodes(CodeBlocks):
         return dask.compute(tree_sum(parts))[0]
 
 
-def _write_part(synthesizer, path, n, seed, index):
+def _write_part(synthesizer, path, n, seed):
+    """Sample ``n`` records into ``path``; the file appears only once complete."""
     frame = synthesizer.sample(n, random_state=seed)
-    frame.index = pd.RangeIndex(index, index + len(frame))
-    frame.to_parquet(path, index=False)
+    if isinstance(frame, tuple):  # fitted with y: the target as its last column
+        frame = pd.concat(frame, axis=1)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        frame.to_parquet(temporary, index=False)
+        os.replace(temporary, path)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
     return str(path)
 
 
@@ -270,10 +279,9 @@ def sample_to_parquet(synthesizer, path, n_samples=None, *, n_partitions=None,
     seeds = root.spawn(int(n_partitions))
     sizes = np.full(int(n_partitions), int(n) // int(n_partitions))
     sizes[: int(n) % int(n_partitions)] += 1
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     shipped = dask.delayed(public)
     width = len(str(int(n_partitions) - 1))
     tasks = [dask.delayed(_write_part, pure=False)(
-        shipped, directory / f"part.{i:0{width}d}.parquet", int(size), seed, int(start))
-        for i, (size, seed, start) in enumerate(zip(sizes, seeds, starts))]
+        shipped, directory / f"part.{i:0{width}d}.parquet", int(size), seed)
+        for i, (size, seed) in enumerate(zip(sizes, seeds))]
     return list(dask.compute(*tasks))
