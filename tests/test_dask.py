@@ -87,6 +87,26 @@ def test_on_a_local_cluster(frame, tmp_path):
     assert len(pd.read_parquet(tmp_path / "out")) == 3000
 
 
+@pytest.mark.parametrize("params", [
+    {"binning": "quantile", "binning_epsilon": 0.5},
+    {"frequent_values": "dp", "frequent_epsilon": 0.5, "inverse": "dp_histogram",
+     "inverse_epsilon": 0.3, "special_values": {"kids_f": [0.0]}},
+])
+def test_dp_binning_on_partitions_equals_binning_in_memory(frame, tmp_path, params):
+    # binners that read values are fitted on the value counts merged over partitions
+    frame = frame.assign(income=frame["income"].round(-2),
+                         kids_f=frame["kids"].astype("Float64"))
+    frame.loc[frame.index % 13 == 0, "income"] = np.nan
+    encoder = TableEncoder(bounds={"age": (18, 90), "income": (0, 2e5), "kids_f": (0, 5)},
+                           n_bins=5, **params)
+    expected = DPMarginalSynthesizer(epsilon=1.0, encoder=encoder, random_state=4).fit(frame)
+    assert expected.privacy_spent_.epsilon > 1.0  # the binning is accounted on top
+    with dask.config.set(scheduler="synchronous"):
+        got = DPMarginalSynthesizer(epsilon=1.0, encoder=encoder, random_state=4).fit(
+            dd.from_pandas(frame, npartitions=4))
+    assert _release_bytes(got, tmp_path, "a.json") == _release_bytes(expected, tmp_path, "b.json")
+
+
 def test_discovered_values_and_declared_categories(frame):
     X = dd.from_pandas(frame, npartitions=3)
     encoder = TableEncoder(categories={"kids": [0, 1, 2, 3, 4]}, bounds={"age": (18, 90),
@@ -114,8 +134,6 @@ def test_release_on_dask_is_the_workload_release(frame):
     ({"release": "sds"}, None, "release='workload'"),
     ({"synthesis": "aggregate_seeded"}, None, "release='workload'"),
     ({}, "y", "add the target to X"),
-    ({"encoder": TableEncoder(bounds={"age": (18, 90), "income": (0, 2e5)},
-                              binning="quantile", binning_epsilon=0.5)}, None, "DP quantiles"),
 ])
 def test_clear_errors(frame, kwargs, y, message):
     X = dd.from_pandas(frame, npartitions=2)

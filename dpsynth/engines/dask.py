@@ -7,7 +7,8 @@ Nothing here collects the private table on one machine.  Each partition is
 encoded on its worker with the declared schema, and only per-partition
 statistics travel to the client: the distinct values of undeclared columns
 (value discovery, private, used only through the DP threshold of the
-release), and the counts of the release's tables, summed in a tree.  The
+release), the value counts of columns binned by DP quantiles or DP
+frequent values, and the counts of the release's tables, summed in a tree.  The
 noise is added once, on the client.  Counts are integers, so their sum, and
 hence the noisy aggregates for a given seed, are the same as for the table
 in memory, whatever the partitioning.
@@ -94,22 +95,58 @@ def _merge_observed(a, b):
     return {name: list(dict.fromkeys(a[name] + b[name])) for name in a}
 
 
-def _public_binner_column(name, binner, dtype):
-    """A binned column's :class:`Column` from its declaration alone.
+def _reads_values(binner):
+    """Whether a binner's fit reads the values (else its bins are declared)."""
+    return (binner.strategy == "quantile" or binner.frequent_values is not None
+            or binner.inverse == "dp_histogram" or isinstance(binner.bounds, str))
 
-    Binning that reads the values (DP quantiles, DP frequent values, the
-    ``"dp_histogram"`` inverse, ``bounds="data"``) needs the column's values
-    in one place; it is refused with a way out.
+
+def _may_read_values(encoder):
+    """Whether any binner of ``encoder`` may read values (from its parameters alone)."""
+    from ..preprocessing import DPKBinsDiscretizer
+
+    specs = encoder.binning.values() if isinstance(encoder.binning, dict) else [encoder.binning]
+    bounds = (encoder.bounds or {}).values()
+    return (any(isinstance(s, DPKBinsDiscretizer) or s == "quantile" for s in specs)
+            or encoder.frequent_values is not None or encoder.inverse == "dp_histogram"
+            or any(isinstance(b, str) for b in bounds))
+
+
+def _value_counts(partition, names):
+    return {name: (partition[name].value_counts(dropna=True), int(partition[name].isna().sum()))
+            for name in names}
+
+
+def _merge_value_counts(a, b):
+    return {name: (a[name][0].add(b[name][0], fill_value=0), a[name][1] + b[name][1])
+            for name in a}
+
+
+def _multiset(name, dtype, counts):
+    """The column's values as a sorted multiset (its missing values last), in ``dtype``.
+
+    Every value-reading step of a binner (DP quantiles, DP frequent values,
+    within-bin histograms, ``bounds="data"``) depends on the multiset of the
+    values only, not on their order: fitting on it gives the binning of the
+    column in memory, with the same random draws.
     """
+    values, n_missing = counts
+    values = values.sort_index()
+    repeated = np.repeat(values.index.to_numpy(), values.to_numpy().astype(np.int64))
+    series = pd.Series(repeated, name=name)
+    if n_missing:
+        series = pd.concat([series.astype(object), pd.Series([None] * n_missing, name=name,
+                                                             dtype=object)],
+                           ignore_index=True)
+    return series.astype(dtype)
+
+
+def _binner_column(name, binner, dtype, counts):
+    """A binned column's :class:`Column`: declared bins, or fitted on the merged values."""
     from ..preprocessing._binning import binned_column
 
-    if (binner.strategy == "quantile" or binner.frequent_values is not None
-            or binner.inverse == "dp_histogram" or isinstance(binner.bounds, str)):
-        raise ValueError(
-            f"Column {name!r}: binning that reads the values (DP quantiles, DP frequent "
-            "values, inverse='dp_histogram', bounds='data') is not supported on a dask "
-            "DataFrame; declare public bounds with binning='uniform' or 'log', or "
-            "bin_edges, or fit on a pandas DataFrame.")
+    if _reads_values(binner):
+        return binned_column(name, _multiset(name, dtype, counts[name]), binner)
     probe_dtype = dtype
     if not pd.api.types.is_float_dtype(dtype):  # a missing probe value needs a nullable dtype
         from ..preprocessing._dtypes import nullable_dtype
@@ -119,18 +156,30 @@ def _public_binner_column(name, binner, dtype):
     return replace(column, dtype=dtype, missing_marker=default_missing_marker(dtype))
 
 
+def _tree_merge(parts, merge):
+    dask = _dask()
+    merge = dask.delayed(merge, pure=True)
+    while len(parts) > 1:
+        parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    return dask.compute(parts[0])[0]
+
+
 def fit_encoder(encoder, X):
     """Fit a :class:`~dpsynth.preprocessing.TableEncoder` on a dask DataFrame's partitions.
 
-    Declared categories and bins come from the declaration; the values of
+    Declared categories and bins come from the declaration.  The values of
     undeclared columns are the union of every partition's distinct values
-    (private, like the in-memory encoder's), merged in a tree.
+    (private, like the in-memory encoder's); a binner that reads values (DP
+    quantiles, DP frequent values, ``inverse="dp_histogram"``) is fitted on
+    the column's value counts summed over the partitions (one row per
+    distinct value, on the client).  Both are merged in a tree.
 
     Returns
     -------
     TableEncoder
-        ``encoder``, fitted; its ``schema_`` equals the one of
-        ``encoder.fit(X.compute())``.
+        ``encoder``, fitted; its ``schema_`` (and its DP bin edges, for the
+        same ``random_state``) equal those of ``encoder.fit(X.compute())``.
     """
     from ..preprocessing._categories import check_categories, value_list
 
@@ -138,24 +187,23 @@ def fit_encoder(encoder, X):
     meta = check_frame(X)
     encoder._validate_params()
     declared = check_categories(encoder.categories, meta)
-    binned = set(encoder.bounds or {}) | set(
-        encoder.binning if isinstance(encoder.binning, dict) else {})
+    binned = [name for name in meta.columns if name not in declared and (
+        name in (encoder.bounds or {})
+        or (isinstance(encoder.binning, dict) and name in encoder.binning))]
     discover = [name for name in meta.columns if name not in declared and name not in binned
                 and not isinstance(meta[name].dtype, pd.CategoricalDtype)]
-    observed = {}
-    if discover:
-        parts = [dask.delayed(_observed, pure=True)(p, discover) for p in X.to_delayed()]
-        merge = dask.delayed(_merge_observed, pure=True)
-        while len(parts) > 1:
-            parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
-                     for i in range(0, len(parts), 2)]
-        observed = dask.compute(parts[0])[0]
+    parts = X.to_delayed()
+    observed = (_tree_merge([dask.delayed(_observed, pure=True)(p, discover) for p in parts],
+                            _merge_observed) if discover else {})
+    counts = (_tree_merge([dask.delayed(_value_counts, pure=True)(p, binned) for p in parts],
+                          _merge_value_counts)
+              if binned and _may_read_values(encoder) else {})
     encoder._build_schema(
         meta, True,
         discover=lambda name: value_list(name, meta[name].dtype, observed.get(name, []),
                                          encoder.max_float_values),
-        fit_binner=lambda name, binner: _public_binner_column(name, binner,
-                                                              meta[name].dtype))
+        fit_binner=lambda name, binner: _binner_column(name, binner, meta[name].dtype,
+                                                       counts))
     return encoder
 
 
