@@ -61,7 +61,7 @@ def exponential_mechanism(utilities, epsilon, rng, sensitivity=1.0):
     return int(rng.choice(probabilities.size, p=probabilities))
 
 
-def percentile_utilities(values, percentile, upper):
+def percentile_utilities(values, percentile, upper, weights=None):
     """Utility of each candidate ``c = 0..upper`` for the Q-th percentile.
 
     ``u(c) = -| #{v <= c} - Q/100 * n |``.  Adding or removing one record moves
@@ -69,23 +69,33 @@ def percentile_utilities(values, percentile, upper):
     direction, so the sensitivity is ``max(Q, 100 - Q)/100 <= 1``; the
     mechanism uses 1 (seeds digest, section 0 item 7).  Values above ``upper``
     are counted as ``upper`` (clipping changes no record's contribution by
-    more than one).
+    more than one).  ``weights`` (non-negative integers) makes value ``i``
+    stand for ``weights[i]`` records, e.g. a histogram summed over partitions.
     """
     values = np.asarray(values, dtype=np.int64)
     if values.ndim != 1:
         raise ValueError("values must be 1-D.")
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != values.shape or np.any(weights < 0):
+            raise ValueError("weights must be non-negative, one per value.")
     if not 0 <= percentile <= 100:
         raise ValueError(f"percentile must be in [0, 100]; got {percentile}.")
     upper = int(upper)
     if upper < 0:
         raise ValueError(f"upper must be >= 0; got {upper}.")
     clipped = np.clip(values, 0, upper)
-    at_most = np.cumsum(np.bincount(clipped, minlength=upper + 1))
-    target = percentile / 100.0 * values.size
+    if weights is None:
+        at_most = np.cumsum(np.bincount(clipped, minlength=upper + 1))
+        n = values.size
+    else:  # integer counts in float64: exact, so the same utilities as repeated values
+        at_most = np.cumsum(np.bincount(clipped, weights=weights, minlength=upper + 1))
+        n = float(weights.sum())
+    target = percentile / 100.0 * n
     return -np.abs(at_most - target)
 
 
-def dp_percentile(values, percentile, upper, epsilon, rng):
+def dp_percentile(values, percentile, upper, epsilon, rng, weights=None):
     """epsilon-DP Q-th percentile of non-negative integers, candidates ``0..upper``.
 
     Parameters
@@ -99,12 +109,14 @@ def dp_percentile(values, percentile, upper, epsilon, rng):
     epsilon : float
         Privacy budget of this call (pure epsilon-DP).
     rng : numpy.random.Generator
+    weights : array-like of int, default=None
+        Records each value stands for (see :func:`percentile_utilities`).
 
     Returns
     -------
     int
     """
-    utilities = percentile_utilities(values, percentile, upper)
+    utilities = percentile_utilities(values, percentile, upper, weights)
     return exponential_mechanism(utilities, epsilon, rng, sensitivity=1.0)
 
 

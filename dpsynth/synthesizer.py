@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from . import accounting
 from .aggregates import DPAggregates
-from .engines import is_dask_collection
+from .engines import as_blocks, is_dask_collection
 from .exceptions import ResourceLimitError, ResourceLimitWarning
 from .mechanisms import laplace_count
 from .preprocessing import TableEncoder
@@ -364,9 +364,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         X : DataFrame, dask DataFrame or array-like of shape (n_samples, n_features)
             Its column names and dtypes are the declared (public) schema.  A
             dask DataFrame (the ``dask`` extra: dask, distributed, pyarrow) is encoded and
-            counted partition by partition on its cluster, with the
-            workload release; the aggregates equal those of the same table
-            in memory for the same ``random_state``.
+            counted partition by partition on its cluster (either
+            release); the aggregates equal those of the same table in
+            memory for the same ``random_state``.
         y : array-like of shape (n_samples,), default=None
             Modelled jointly with X; ``sample`` then returns ``(X, y)``.
 
@@ -392,11 +392,6 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         if encoder.random_state is None:  # DP quantile binning: a child stream of ours
             encoder.set_params(random_state=binning_stream)
         if distributed:
-            if self._resolved_release() != "workload":
-                raise ValueError(
-                    "A dask DataFrame needs release='workload' (or 'auto' with the "
-                    "marginal-matching sampler): the SDS release counts the table in "
-                    "memory. Pass release='workload', or fit on a pandas DataFrame.")
             encoder = dask_engine().fit_encoder(encoder, X)
             codes = dask_engine().DaskCodes(X, encoder)
         else:
@@ -431,8 +426,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     def _release_sds(self, codes, schema, epsilon, delta, R, proportions, rules, rng,
                      epsilon_binning, target, delta_binning=0.0, max_bytes=None):
         """The SDS release (Gopi et al. Algorithm 1 with SDS's options)."""
+        blocks = as_blocks(codes)
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
-        n_records = max(int(round(laplace_count(codes.shape[0], epsilon_records, rng))), 1)
+        n_records = max(int(round(laplace_count(blocks.n_rows(), epsilon_records, rng))), 1)
         plan = accounting.plan_budget(
             epsilon=epsilon, delta=delta, reporting_length=R,
             percentile_epsilon_proportion=self.percentile_epsilon_proportion,
@@ -441,7 +437,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self._log("releasing the DP aggregates", done=0, total=R, label="marginals")
         stopped = []
         levels = release_marginals(
-            schema.ids(codes), schema.attribute_columns, len(schema), plan,
+            blocks.map(lambda block: schema.ids(block).astype(np.int32)),
+            schema.attribute_columns, len(schema), plan,
             percentile=self.percentile, fabrication_rules=rules,
             public_universe=schema.public_universe, rng=rng,
             on_level=lambda *level: self._report_level(*level, total=R),

@@ -14,5 +14,5 @@ class _ExactRelease:
 def exact_marginals(ids, column_of, n_columns, reporting_length):
     """Exact counts of every non-empty k-tuple, k = 1..R (no privacy), by the release's loop."""
     return _run_levels(ids, column_of, n_columns, reporting_length,
-                       bound_fn=lambda k, sizes: max(int(sizes.max(initial=0)), 0),
+                       bound_fn=lambda k, histogram: int(np.flatnonzero(histogram).max(initial=0)),
                        release_fn=_ExactRelease(), public_universe=False, rng=None)

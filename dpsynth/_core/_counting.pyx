@@ -89,7 +89,8 @@ def build_table(const uint64_t[::1] keys, const int64_t[::1] values):
     return slots_arr, vals_arr
 
 
-def distinct_rows(const int32_t[:, ::1] ids, const int64_t[::1] weights):
+def distinct_rows(const int32_t[:, ::1] ids, const int64_t[::1] weights,
+                  bint return_inverse=False):
     """Distinct rows of ``ids`` by one hashing pass (no sort).
 
     Parameters
@@ -97,6 +98,8 @@ def distinct_rows(const int32_t[:, ::1] ids, const int64_t[::1] weights):
     ids : ndarray of int32, shape (n, d)
     weights : ndarray of int64, shape (n,)
         How many records each row stands for.
+    return_inverse : bool, default=False
+        Also return the distinct row of every row.
 
     Returns
     -------
@@ -105,6 +108,8 @@ def distinct_rows(const int32_t[:, ::1] ids, const int64_t[::1] weights):
         first occurrence.
     total : ndarray of int64
         Sum of ``weights`` over the occurrences of every distinct row.
+    inverse : ndarray of int64, shape (n,)
+        Only with ``return_inverse``: row ``u`` is distinct row ``inverse[u]``.
     """
     cdef Py_ssize_t n = ids.shape[0], d = ids.shape[1], u, j, found = 0, work = 0
     cdef uint64_t capacity = 16, mask, pos, h
@@ -119,7 +124,9 @@ def distinct_rows(const int32_t[:, ::1] ids, const int64_t[::1] weights):
     hashes_arr = np.zeros(n, dtype=np.uint64)
     first_arr = np.empty(n, dtype=np.int64)
     total_arr = np.zeros(n, dtype=np.int64)
+    inverse_arr = np.empty(n if return_inverse else 0, dtype=np.int64)
     cdef int64_t[::1] slots = slots_arr, first = first_arr, total = total_arr
+    cdef int64_t[::1] inverse = inverse_arr
     cdef uint64_t[::1] hashes = hashes_arr  # of the distinct rows
     with nogil:
         for u in range(n):
@@ -137,6 +144,8 @@ def distinct_rows(const int32_t[:, ::1] ids, const int64_t[::1] weights):
                     hashes[found] = h
                     first[found] = u
                     total[found] = weights[u]
+                    if return_inverse:
+                        inverse[u] = found
                     found += 1
                     break
                 if hashes[r] == h:
@@ -147,9 +156,13 @@ def distinct_rows(const int32_t[:, ::1] ids, const int64_t[::1] weights):
                             break
                     if same:
                         total[r] += weights[u]
+                        if return_inverse:
+                            inverse[u] = r
                         break
                 pos = (pos + 1) & mask
     raise_pending(interrupted)
+    if return_inverse:
+        return first_arr[:found].copy(), total_arr[:found].copy(), inverse_arr
     return first_arr[:found].copy(), total_arr[:found].copy()
 
 
@@ -383,15 +396,19 @@ def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
                    const uint64_t[::1] slots, const int64_t[::1] slot_values,
                    Py_ssize_t n_candidates, const int64_t[::1] sizes,
                    int64_t bound, uint64_t seed, const int64_t[::1] multiplicity,
-                   plan=None):
+                   plan=None, record_keys=None, key_start=None):
     """Candidate counts where each record adds +1 to at most ``bound`` candidates.
 
     A record with more than ``bound`` candidates contributes to a uniformly
     random ``bound``-subset of them (NoisyThresholding step 2, Gopi et al.),
-    drawn with a per-record generator seeded from ``seed``, the row index and
-    the copy index, so the result does not depend on anything but the inputs.
-    Row ``u`` stands for ``multiplicity[u]`` identical records: each copy adds
-    +1 to all its candidates, or to its own random subset when truncated.
+    drawn with a per-record generator seeded from ``seed`` and the record's
+    key, so the result does not depend on anything but the inputs.  Row ``u``
+    stands for ``multiplicity[u]`` identical records: each copy adds +1 to all
+    its candidates, or to its own random subset when truncated.  The key of
+    copy ``c`` of a truncated row ``u`` is ``record_keys[key_start[u] + c]``
+    (e.g. the record's position in the whole table, which makes the result
+    independent of how the table is split into blocks); without
+    ``record_keys`` it is the pair ``(u, c)``.
     ``sizes`` must be :func:`record_tuple_counts` of the same inputs.
     With a :func:`dense_plan`, the untruncated records are counted by
     :func:`dense_counts` and only the truncated ones walked (same result).
@@ -399,6 +416,19 @@ def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
     cdef Py_ssize_t n = ids.shape[0], u, m, work = 0
     cdef int64_t copy
     cdef bint interrupted = False
+    cdef bint keyed = record_keys is not None
+    cdef const uint64_t[::1] keys_of = (np.ascontiguousarray(record_keys, dtype=np.uint64)
+                                        if keyed else np.zeros(0, dtype=np.uint64))
+    cdef const int64_t[::1] start_of = (np.ascontiguousarray(key_start, dtype=np.int64)
+                                        if keyed else np.zeros(0, dtype=np.int64))
+    if keyed:  # the walk indexes keys_of without bounds checks: check the ranges here
+        truncated = np.asarray(sizes) > bound
+        first_key = np.asarray(start_of)[truncated] if start_of.shape[0] == n else None
+        if first_key is None or (first_key.size and (
+                first_key.min() < 0 or (first_key + np.asarray(multiplicity)[truncated]).max()
+                > keys_of.shape[0])):
+            raise ValueError("key_start must give every truncated row's copies a range of "
+                             "record_keys")
     out = np.zeros(n_candidates, dtype=np.int64)
     cdef int64_t[::1] counts = out
     cdef WalkBuffers w
@@ -427,7 +457,10 @@ def bounded_counts(const int32_t[:, ::1] ids, int k, int bits,
                     if copy > 0 and signal_raised(&work, 1):
                         interrupted = True
                         break
-                    state = rng_seed_stream(seed, <uint64_t>u + 1, <uint64_t>copy)
+                    if keyed:
+                        state = rng_seed_stream(seed, keys_of[start_of[u] + copy] + 1, 0)
+                    else:
+                        state = rng_seed_stream(seed, <uint64_t>u + 1, <uint64_t>copy)
                     _walk_record(w.rec, m, k, bits, slots, slot_values, w.pos, w.keys,
                                  counts, sizes[u], bound, &state, 1, &work)
                 if interrupted:

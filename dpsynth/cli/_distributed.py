@@ -52,9 +52,6 @@ def check_engine_options(args):
         except ImportError:
             raise CommandError('--engine dask needs dask: pip install "dask[dataframe]" '
                                'distributed pyarrow') from None
-        if getattr(args, "release", "auto") == "sds":
-            raise CommandError("--engine dask releases with --release workload (or auto); "
-                               "the SDS release counts the table in memory")
 
 
 @contextmanager

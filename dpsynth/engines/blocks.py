@@ -23,12 +23,20 @@ class CodeBlocks:
 
     n_columns: int
 
-    def map_sum(self, func):
-        """``sum(func(block) for block in blocks)``; ``func`` returns an array or a tuple of arrays."""
+    def map_sum(self, func, indexed=False):
+        """``sum(func(block) for block in blocks)``; ``func`` returns an array or a tuple of arrays.
+
+        With ``indexed=True`` it is called as ``func(block, start)``, where
+        ``start`` is the position in the whole table of the block's first row.
+        """
         raise NotImplementedError
 
     def map(self, func):
         """Blocks ``func(block)`` for every block (lazy; ``func`` maps rows to rows)."""
+        raise NotImplementedError
+
+    def n_rows(self):
+        """Number of rows (private: only for accounted mechanisms, e.g. a noisy count)."""
         raise NotImplementedError
 
 
@@ -46,12 +54,15 @@ class InMemoryCodes(CodeBlocks):
             raise ValueError(f"codes must be 2-D; got shape {self.codes.shape}.")
         self.n_columns = self.codes.shape[1]
 
-    def map_sum(self, func):
-        return func(self.codes)
+    def map_sum(self, func, indexed=False):
+        return func(self.codes, 0) if indexed else func(self.codes)
 
     def map(self, func):
         out = func(self.codes)
         return InMemoryCodes(out)
+
+    def n_rows(self):
+        return self.codes.shape[0]
 
 
 def as_blocks(codes):

@@ -217,8 +217,9 @@ def _encode(partition, encoder, funcs):
     return codes
 
 
-def _block_statistic(partition, encoder, funcs, statistic):
-    return statistic(_encode(partition, encoder, funcs))
+def _block_statistic(partition, encoder, funcs, statistic, start=None):
+    codes = _encode(partition, encoder, funcs)
+    return statistic(codes) if start is None else statistic(codes, start)
 
 
 class DaskCodes(CodeBlocks):
@@ -238,15 +239,38 @@ class DaskCodes(CodeBlocks):
         self.encoder = encoder
         self.funcs = tuple(funcs)
         self.n_columns = len(encoder.schema_)
+        self._starts = self._n_rows = None
 
     def map(self, func):
-        return DaskCodes(self.X, self.encoder, self.funcs + (func,))
+        blocks = DaskCodes(self.X, self.encoder, self.funcs + (func,))
+        blocks._starts, blocks._n_rows = self._starts, self._n_rows  # rows are kept
+        return blocks
 
-    def map_sum(self, func):
+    def starts(self):
+        """Position in the table of every partition's first row (one pass, then cached).
+
+        Private (the partition sizes), used only to key per-record randomness.
+        """
+        if self._starts is None:
+            dask = _dask()
+            lengths = dask.compute(*[dask.delayed(len)(p) for p in self.X.to_delayed()])
+            ends = np.cumsum(lengths, dtype=np.int64)
+            self._starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+            self._n_rows = int(ends[-1]) if len(ends) else 0
+        return self._starts
+
+    def n_rows(self):
+        if self._starts is None:
+            self.starts()
+        return int(self._n_rows)
+
+    def map_sum(self, func, indexed=False):
         dask = _dask()
         encoder = dask.delayed(self.encoder)  # shipped once, not once per partition
-        parts = [dask.delayed(_block_statistic, pure=True)(p, encoder, self.funcs, func)
-                 for p in self.X.to_delayed()]
+        starts = self.starts() if indexed else [None] * self.X.npartitions
+        parts = [dask.delayed(_block_statistic, pure=True)(
+            p, encoder, self.funcs, func, None if start is None else int(start))
+            for p, start in zip(self.X.to_delayed(), starts)]
         return dask.compute(tree_sum(parts))[0]
 
 

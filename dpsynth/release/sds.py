@@ -31,6 +31,7 @@ import numpy as np
 from .. import accounting
 from ..accounting import PrivacySpent, Spend
 from ..mechanisms import dp_percentile, gaussian_noise
+from ..engines.blocks import as_blocks
 from ..utils._resources import join_bound, level_bytes
 from .._core import _counting
 
@@ -61,40 +62,92 @@ def _table(tuple_blocks, bits):
     return _counting.build_table(np.concatenate(keys), np.concatenate(values))
 
 
-def _distinct_rows(ids, weights=None):
+def _distinct_rows(ids, weights=None, return_inverse=False):
     """Distinct rows of the id matrix and how many records each stands for.
 
     Identical records have identical candidate tuples, so the kernels walk
     each distinct row once (common in categorical tables).  One hashing pass
     finds them (linear in the rows); they are then sorted as by
     ``np.unique(axis=0)``.  ``weights`` is how many records each row of
-    ``ids`` already stands for (default 1).
+    ``ids`` already stands for (default 1).  With ``return_inverse``, also
+    the distinct row of every row of ``ids``.
     """
     ids = np.ascontiguousarray(ids, dtype=np.int32)
     if weights is None:
         weights = np.ones(ids.shape[0], dtype=np.int64)
-    first, multiplicity = _counting.distinct_rows(ids, weights)
+    first, multiplicity, *inverse = _counting.distinct_rows(ids, weights, return_inverse)
     rows = ids[first]
     order = _counting.lex_order(rows)
-    return np.ascontiguousarray(rows[order]), multiplicity[order]
+    if not return_inverse:
+        return np.ascontiguousarray(rows[order]), multiplicity[order]
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return np.ascontiguousarray(rows[order]), multiplicity[order], rank[inverse[0]]
 
 
-def _level_counts(ids, k, bits, walk_table, n_candidates, bound_fn, rng, weights, plan=None):
-    """Per-record candidate counts, the contribution bound, and the bounded counts.
+@dataclass
+class _Level:
+    """What the workers need to count one length: public facts and released tuples."""
 
-    ``plan``: the candidates grouped by columns (``_counting.dense_plan``), to
-    count column group by column group instead of walking every record.
+    k: int
+    bits: int
+    walk_table: tuple  # (slots, slot_values) of the candidates and released prefixes
+    n_candidates: int
+    compact: np.ndarray = None  # attribute id -> compact id (k >= 2), or None
+    plan: tuple = None  # _counting.dense_plan of the candidates, or None
+
+    def rows(self, ids, return_inverse=False):
+        """The distinct rows of a block's ids (compact ids from length 2 on)."""
+        ids = np.asarray(ids)
+        if self.compact is not None:
+            ids = np.where(ids >= 0, self.compact[np.maximum(ids, 0)], -1)
+        return _distinct_rows(ids, return_inverse=return_inverse)
+
+    def sizes(self, rows):
+        slots, slot_values = self.walk_table
+        return np.asarray(_counting.record_tuple_counts(rows, self.k, self.bits, slots,
+                                                        slot_values, self.plan))
+
+    def size_histogram(self, ids, upper):
+        """How many records of the block have ``0..upper`` candidates (``|W_u|``)."""
+        rows, multiplicity = self.rows(ids)
+        sizes = np.minimum(self.sizes(rows), upper)
+        return np.bincount(sizes, weights=multiplicity, minlength=upper + 1)
+
+    def bounded_counts(self, ids, start, bound, seed):
+        """The block's bounded candidate counts; record ``i`` of the block is
+        record ``start + i`` of the table, the key of its random subset."""
+        rows, multiplicity, inverse = self.rows(ids, return_inverse=True)
+        sizes = self.sizes(rows)
+        truncated = np.flatnonzero(sizes[inverse] > bound)  # records, in table order
+        owner = inverse[truncated]
+        order = np.argsort(owner, kind="stable")
+        keys = (np.uint64(start) + truncated[order].astype(np.uint64))
+        key_start = np.zeros(rows.shape[0], dtype=np.int64)
+        key_start[1:] = np.cumsum(np.bincount(owner, minlength=rows.shape[0]))[:-1]
+        slots, slot_values = self.walk_table
+        counts = _counting.bounded_counts(rows, self.k, self.bits, slots, slot_values,
+                                          self.n_candidates, sizes, bound, seed, multiplicity,
+                                          self.plan, keys, key_start)
+        return counts.astype(np.float64)
+
+
+def _level_counts(blocks, level, bound_fn, rng, upper):
+    """The contribution bound ``Delta_k`` and the bounded counts of one length.
+
+    Two sums over the blocks: the histogram of the per-record candidate
+    counts (what the DP percentile reads), then the bounded counts.  Each
+    truncated record's random subset is keyed by its position in the table,
+    so the counts do not depend on how the table is split into blocks.
     """
-    slots, slot_values = walk_table
-    rows, multiplicity = _distinct_rows(ids, weights)
-    sizes = _counting.record_tuple_counts(rows, k, bits, slots, slot_values, plan)
-    bound = int(bound_fn(np.repeat(sizes, multiplicity)))
+    histogram = blocks.map_sum(lambda ids: level.size_histogram(ids, upper))
+    bound = int(bound_fn(histogram))
     if bound <= 0:
-        return bound, np.zeros(n_candidates, dtype=np.int64)
+        return bound, np.zeros(level.n_candidates, dtype=np.int64)
     seed = int(rng.integers(0, 2**63)) if rng is not None else 0
-    counts = _counting.bounded_counts(rows, k, bits, slots, slot_values,
-                                      n_candidates, sizes, bound, seed, multiplicity, plan)
-    return bound, counts
+    counts = blocks.map_sum(lambda ids, start: level.bounded_counts(ids, start, bound, seed),
+                            indexed=True)
+    return bound, np.rint(counts).astype(np.int64)
 
 
 def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
@@ -102,22 +155,25 @@ def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
                 on_limit=None):
     """The level loop of the release (also driven by the tests' exact counter).
 
-    ``bound_fn(k, sizes)`` returns ``Delta_k``; ``release_fn(k, counts,
-    bound, candidate_is_observed)`` returns ``(keep_mask, released_counts,
+    ``ids`` is the attribute-id matrix, in memory or as
+    :class:`~dpsynth.engines.CodeBlocks` (e.g. dask partitions).
+    ``bound_fn(k, histogram)`` returns ``Delta_k`` from the histogram of the
+    per-record candidate counts; ``release_fn(k, counts, bound,
+    candidate_is_observed)`` returns ``(keep_mask, released_counts,
     threshold, noise_scale)``.  Before length ``k >= 2`` the candidates are
     bounded from the released ``(k-1)``-combinations (public); if their
     estimated memory exceeds ``max_bytes`` the loop stops there and calls
     ``on_limit(k, n_candidates_bound, estimated_bytes)``.
     """
+    blocks = as_blocks(ids)
     n_attributes = column_of.shape[0]
     levels = []
-    ids, weights = _distinct_rows(ids)  # each level walks the distinct rows once
     # ---- level 1: attribute ids themselves are the keys
     bits = _counting.key_bits(n_attributes)
     singles = np.arange(n_attributes, dtype=np.int32)[:, None]
-    walk_table = _table([(singles, np.arange(n_attributes))], bits)
-    bound, counts = _level_counts(ids, 1, bits, walk_table, n_attributes,
-                                  lambda s: bound_fn(1, s), rng, weights)
+    level = _Level(1, bits, _table([(singles, np.arange(n_attributes))], bits), n_attributes)
+    bound, counts = _level_counts(blocks, level, lambda h: bound_fn(1, h), rng,
+                                  math.comb(n_columns, 1))
     if bound <= 0:
         return levels
     if public_universe:  # every attribute the public schema allows
@@ -141,7 +197,6 @@ def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
             f"at reporting_length={reporting_length}; lower reporting_length or "
             "bin high-cardinality columns."
         )
-    compact_ids = np.where(ids >= 0, compact[np.maximum(ids, 0)], -1).astype(np.int32)
     compact_columns = np.ascontiguousarray(column_of[released_attrs], dtype=np.int32)
     released_compact = [compact[released_attrs][:, None].astype(np.int32)]
     for k in range(2, reporting_length + 1):
@@ -158,13 +213,12 @@ def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
                                                 *prev_table, bits)
         if candidates.shape[0] == 0:
             break
-        blocks = [(t, np.full(len(t), _RELEASED)) for t in released_compact]
-        blocks.append((candidates, np.arange(len(candidates))))
-        walk_table = _table(blocks, bits)
-        bound, counts = _level_counts(compact_ids, k, bits, walk_table,
-                                      len(candidates), lambda s: bound_fn(k, s),
-                                      rng, weights,
-                                      _counting.dense_plan(candidates, compact_columns))
+        walk = [(t, np.full(len(t), _RELEASED)) for t in released_compact]
+        walk.append((candidates, np.arange(len(candidates))))
+        level = _Level(k, bits, _table(walk, bits), len(candidates), compact,
+                       _counting.dense_plan(candidates, compact_columns))
+        bound, counts = _level_counts(blocks, level, lambda h: bound_fn(k, h), rng,
+                                      math.comb(n_columns, k))
         if bound <= 0:
             break
         keep, released, threshold, scale = release_fn(k, counts, bound)
@@ -215,8 +269,9 @@ def release_marginals(ids, column_of, n_columns, plan, *, percentile,
 
     Parameters
     ----------
-    ids : ndarray of int32, shape (n_records, n_columns)
-        Attribute id of each cell, -1 for an absent cell.
+    ids : ndarray of int32, shape (n_records, n_columns), or dpsynth.engines.CodeBlocks
+        Attribute id of each cell, -1 for an absent cell; in memory or in
+        blocks (e.g. dask partitions).
     column_of : ndarray of int32, shape (n_attributes,)
         Column of each attribute id.
     n_columns : int
@@ -248,9 +303,9 @@ def release_marginals(ids, column_of, n_columns, plan, *, percentile,
     """
     release = _NoisyRelease(plan, fabrication_rules, public_universe, rng, on_level)
 
-    def bound_fn(k, sizes):
-        return dp_percentile(sizes, percentile, math.comb(n_columns, k),
-                             plan.percentile_epsilon, rng)
+    def bound_fn(k, histogram):
+        return dp_percentile(np.arange(histogram.size), percentile, math.comb(n_columns, k),
+                             plan.percentile_epsilon, rng, weights=histogram)
 
     levels = _run_levels(ids, column_of, n_columns, plan.reporting_length,
                          bound_fn=bound_fn, release_fn=release,
