@@ -156,7 +156,8 @@ def read_distributed(args, pattern, declaration):
     meta = first.iloc[:0]  # the declaration's dtypes (read_csv never infers them)
     names = list(meta.columns)
     parts = [dask.delayed(_read_csv_part)(f, declaration, options, names) for f in files]
-    return dd.from_delayed(parts, meta=meta, verify_meta=True)
+    with dask.config.set({"dataframe.convert-string": False}):  # keep read_csv's dtypes
+        return dd.from_delayed(parts, meta=meta, verify_meta=True)
 
 
 def parquet_output(args, path):
