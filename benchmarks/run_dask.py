@@ -74,7 +74,7 @@ def run_dask(files, args):
     result = {}
     with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
                                   memory_limit=args.memory_limit, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         sampler = MemorySampler()
         table = dd.read_parquet(files)

@@ -76,7 +76,7 @@ def test_on_a_local_cluster(frame, tmp_path):
     distributed = pytest.importorskip("distributed")
     expected = DPMarginalSynthesizer(epsilon=1.0, encoder=_encoder(), random_state=2).fit(frame)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster):
         X = dd.from_pandas(frame, npartitions=5)
         got = DPMarginalSynthesizer(epsilon=1.0, encoder=_encoder(), random_state=2).fit(X)

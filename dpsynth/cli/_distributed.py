@@ -77,7 +77,7 @@ def engine_client(args):
     if workers is None or workers < 1:
         workers = os.cpu_count() or 1
     with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         yield client
 

@@ -289,6 +289,17 @@ def _write_part(synthesizer, path, n, seed):
     return str(path)
 
 
+def _shipped(obj):
+    """``obj`` for the tasks: sent to every worker once when a distributed client runs."""
+    dask = _dask()
+    try:
+        from distributed import get_client
+        client = get_client()
+    except (ImportError, ValueError):  # no distributed client: the local scheduler
+        return dask.delayed(obj)
+    return client.scatter(obj, broadcast=True)
+
+
 def sample_to_parquet(synthesizer, path, n_samples=None, *, n_partitions=None,
                       partition_size=500_000, random_state=None):
     """Sample a synthetic table as Parquet partitions, in parallel on dask.
@@ -351,7 +362,7 @@ def sample_to_parquet(synthesizer, path, n_samples=None, *, n_partitions=None,
     seeds = root.spawn(int(n_partitions))
     sizes = np.full(int(n_partitions), int(n) // int(n_partitions))
     sizes[: int(n) % int(n_partitions)] += 1
-    shipped = dask.delayed(public)
+    shipped = _shipped(public)
     width = len(str(int(n_partitions) - 1))
     tasks = [dask.delayed(_write_part, pure=False)(
         shipped, directory / f"part.{i:0{width}d}.parquet", int(size), seed)
