@@ -392,8 +392,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         if encoder.random_state is None:  # DP quantile binning: a child stream of ours
             encoder.set_params(random_state=binning_stream)
         if distributed:
-            encoder = dask_engine().fit_encoder(encoder, X)
-            codes = dask_engine().DaskCodes(X, encoder)
+            encoder, value_counts = dask_engine().fit_encoder(encoder, X)
+            codes = dask_engine().DaskCodes(X, encoder, value_counts=value_counts)
         else:
             codes = encoder.fit_transform(table)
         schema = encoder.schema_

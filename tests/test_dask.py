@@ -46,13 +46,15 @@ def frame():
     return _table()
 
 
-@pytest.mark.parametrize("n_partitions", [1, 3, 8])
-def test_identical_aggregates_whatever_the_partitioning(frame, tmp_path, n_partitions):
+@pytest.mark.parametrize("n_partitions, missing", [(1, "category"), (3, "category"),
+                                                   (8, "category"), (3, "absent")])
+def test_identical_aggregates_whatever_the_partitioning(frame, tmp_path, n_partitions, missing):
     X = dd.from_pandas(frame, npartitions=n_partitions)
     frame = X.compute()  # dask may convert text to string[pyarrow]: the same declaration
-    expected = DPMarginalSynthesizer(epsilon=1.0, encoder=_encoder(), random_state=5).fit(frame)
+    encoder = _encoder().set_params(missing=missing)
+    expected = DPMarginalSynthesizer(epsilon=1.0, encoder=encoder, random_state=5).fit(frame)
     with dask.config.set(scheduler="synchronous"):
-        got = DPMarginalSynthesizer(epsilon=1.0, encoder=_encoder(), random_state=5).fit(X)
+        got = DPMarginalSynthesizer(epsilon=1.0, encoder=encoder, random_state=5).fit(X)
     assert _release_bytes(got, tmp_path, "dask.json") == _release_bytes(expected, tmp_path,
                                                                         "memory.json")
     assert got.privacy_spent_ == expected.privacy_spent_
@@ -113,7 +115,7 @@ def test_discovered_values_and_declared_categories(frame):
     encoder = TableEncoder(categories={"kids": [0, 1, 2, 3, 4]}, bounds={"age": (18, 90),
                                                                           "income": (0, 1e6)})
     with dask.config.set(scheduler="synchronous"):
-        fitted = dask_engine.fit_encoder(encoder, X)
+        fitted, _ = dask_engine.fit_encoder(encoder, X)
     schema = fitted.schema_
     assert schema == TableEncoder(**encoder.get_params()).fit(X.compute()).schema_
     city, kids = schema[schema.names.index("city")], schema[schema.names.index("kids")]

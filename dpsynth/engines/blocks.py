@@ -39,6 +39,15 @@ class CodeBlocks:
         """Number of rows (private: only for accounted mechanisms, e.g. a noisy count)."""
         raise NotImplementedError
 
+    def column_counts(self, columns, n_values):
+        """Counts of the codes ``0..n_values[j] - 1`` of each column ``j`` in ``columns``.
+
+        Returns a tuple of float arrays, one per column.
+        """
+        return self.map_sum(lambda block: tuple(
+            np.bincount(block[:, j][block[:, j] >= 0], minlength=int(n_values[j]))
+            .astype(float) for j in columns))
+
 
 class InMemoryCodes(CodeBlocks):
     """One block: a code matrix in memory.

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..schema import default_missing_marker
+from ..schema import default_missing_marker, python_scalar
 from ..utils._random import seed_sequence
 from .blocks import CodeBlocks, add_results
 
@@ -83,16 +83,6 @@ def tree_sum(parts):
         parts = [add(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
     return parts[0]
-
-
-def _observed(partition, names):
-    from ..preprocessing._categories import observed_values
-
-    return {name: observed_values(partition[name]) for name in names}
-
-
-def _merge_observed(a, b):
-    return {name: list(dict.fromkeys(a[name] + b[name])) for name in a}
 
 
 def _reads_values(binner):
@@ -177,9 +167,13 @@ def fit_encoder(encoder, X):
 
     Returns
     -------
-    TableEncoder
+    encoder : TableEncoder
         ``encoder``, fitted; its ``schema_`` (and its DP bin edges, for the
         same ``random_state``) equal those of ``encoder.fit(X.compute())``.
+    value_counts : dict
+        ``{column: (value counts, number of missing values)}`` of the
+        undeclared columns, for :class:`DaskCodes` (the counts that value
+        discovery needs, so that it takes no second pass).
     """
     from ..preprocessing._categories import check_categories, value_list
 
@@ -192,19 +186,29 @@ def fit_encoder(encoder, X):
         or (isinstance(encoder.binning, dict) and name in encoder.binning))]
     discover = [name for name in meta.columns if name not in declared and name not in binned
                 and not isinstance(meta[name].dtype, pd.CategoricalDtype)]
-    parts = X.to_delayed()
-    observed = (_tree_merge([dask.delayed(_observed, pure=True)(p, discover) for p in parts],
-                            _merge_observed) if discover else {})
-    counts = (_tree_merge([dask.delayed(_value_counts, pure=True)(p, binned) for p in parts],
-                          _merge_value_counts)
-              if binned and _may_read_values(encoder) else {})
+    counted = discover + (binned if binned and _may_read_values(encoder) else [])
+    counts = (_tree_merge([dask.delayed(_value_counts, pure=True)(p, counted)
+                           for p in X.to_delayed()], _merge_value_counts) if counted else {})
+    observed = {name: [python_scalar(v) for v in counts[name][0].index] for name in discover}
     encoder._build_schema(
         meta, True,
-        discover=lambda name: value_list(name, meta[name].dtype, observed.get(name, []),
+        discover=lambda name: value_list(name, meta[name].dtype, observed[name],
                                          encoder.max_float_values),
         fit_binner=lambda name, binner: _binner_column(name, binner, meta[name].dtype,
                                                        counts))
-    return encoder
+    return encoder, {name: counts[name] for name in discover}
+
+
+def _code_counts(schema, j, counts):
+    """Counts of column ``j``'s codes from its value counts (what a bincount of the codes gives)."""
+    values, n_missing = counts
+    position = {v: i for i, v in enumerate(schema[j].values)}
+    out = np.zeros(int(schema.n_values[j]))
+    for value, count in zip(values.index, values.to_numpy()):
+        out[position[python_scalar(value)]] += count
+    if schema.missing == "category":
+        out[schema.missing_codes[j]] += n_missing
+    return out
 
 
 def _encode(partition, encoder, funcs):
@@ -232,14 +236,27 @@ class DaskCodes(CodeBlocks):
         Fitted (e.g. by :func:`fit_encoder`); shipped to the workers.
     funcs : tuple of callables, default=()
         Per-record transformations applied after encoding (see :meth:`map`).
+    value_counts : dict, default=None
+        The second output of :func:`fit_encoder`: :meth:`column_counts` of
+        those columns then needs no pass over the partitions.
     """
 
-    def __init__(self, X, encoder, funcs=()):
+    def __init__(self, X, encoder, funcs=(), value_counts=None):
         self.X = X
         self.encoder = encoder
         self.funcs = tuple(funcs)
         self.n_columns = len(encoder.schema_)
         self._starts = self._n_rows = None
+        self._value_counts = value_counts or {}
+
+    def column_counts(self, columns, n_values):
+        # the value counts merged while fitting the encoder, when they cover the columns
+        names = [self.encoder.schema_[j].name for j in columns]
+        if self.funcs or not all(name in self._value_counts for name in names):
+            return super().column_counts(columns, n_values)
+        schema = self.encoder.schema_
+        return tuple(_code_counts(schema, j, self._value_counts[name])
+                     for j, name in zip(columns, names))
 
     def map(self, func):
         blocks = DaskCodes(self.X, self.encoder, self.funcs + (func,))

@@ -64,10 +64,7 @@ def _discover(codes, schema, rho, delta, rng):
     sigma = math.sqrt(1.0 / (2.0 * rho))  # noise std sigma * sqrt(bound): sensitivity sqrt(bound)
     scale = sigma * math.sqrt(bound)
     threshold = accounting.first_level_threshold(sigma, bound, delta)
-    all_counts = codes.map_sum(lambda block: tuple(
-        np.bincount(block[:, j][block[:, j] >= 0], minlength=int(schema.n_values[j]))
-        .astype(float) for j in undeclared))
-    for j, counts in zip(undeclared, all_counts):
+    for j, counts in zip(undeclared, codes.column_counts(undeclared, schema.n_values)):
         observed = np.flatnonzero(counts > 0)  # the private universe: observed values only
         noisy = counts[observed] + rng.normal(0.0, scale, observed.size)
         keep[schema.offsets[j] + observed[noisy > threshold]] = True
