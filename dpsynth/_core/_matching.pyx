@@ -47,7 +47,8 @@ be fitted in concurrent threads.
 
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.math cimport fabs
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 from ._hashing cimport SIGNAL_CHECK_WORK, check_signals, raise_pending
 
@@ -156,6 +157,8 @@ cdef extern from *:
 cdef enum:
     BLOCK = 32  # rows summed in float32 before adding to the float64 total
     AHEAD = 8  # records prefetched ahead of the visit
+    SMALL_TABLE = 16384  # count_cells: tables up to this many cells use histograms
+    N_HISTOGRAMS = 4  # count_cells: interleaved histograms of a small table
     STOPPED = -1  # _sweep: the caller's stop flag was set
     SIGNALLED = -2  # _sweep: a signal handler raised (the exception is set)
 
@@ -200,40 +203,123 @@ cdef struct Layout:
     const int64_t *value_base
     const double *constant  # 2 * sum of the weights of the targets of a column
     double *delta  # scratch: loss terms of every value of the visited column
-    int64_t *cell  # scratch: start of the run read, per entry
+    int64_t *cell  # scratch: start of the run read, per entry of the visited column
+    int64_t *cell_next  # scratch: the same for the next record (located ahead)
+    int64_t *move_cell  # scratch: residual cell of every entry touched by a move
+    uint8_t *settled  # columns no longer visited (moved fewer than min_moves records)
     const uint8_t *stop  # set by the caller to stop the descent (NULL: none)
     Py_ssize_t work  # values read since the last periodic check
 
 
-cdef int64_t _sweep(Layout *L, const int64_t *record_order, Py_ssize_t n,
-                    const int32_t *column_order, Py_ssize_t n_visited) noexcept nogil:
-    """One sweep of the descent; returns the number of moves.
+cdef inline void _locate(Layout *L, const int32_t *rec, Py_ssize_t first, Py_ssize_t last,
+                         int64_t *cell) noexcept nogil:
+    """Start of every entry's run for a record (``cell[e - first]``), each prefetched.
 
-    Every ``SIGNAL_CHECK_WORK`` values read it checks the caller's stop flag
-    (returns ``STOPPED``) and, in the main thread, runs the signal handlers
-    (returns ``SIGNALLED`` when one raised).  A stopped sweep leaves a
-    consistent state: every move made is complete.
+    The runs' positions depend on the record's other columns only, so they
+    can be located (and fetched) while the previous record is scored.
     """
-    cdef Py_ssize_t t, jj, e, i, k, m, p, first, last
-    cdef Py_ssize_t d = L.n_columns, width = L.width, target_width = L.target_width
-    cdef int j, u, v, best_v, dv, nv
-    cdef int64_t c, c_new, vb, moves = 0
-    cdef double best, change, w, delta_u
-    cdef float old_value, new_value
-    cdef int32_t *rec
-    cdef double *res = L.residual
-    cdef float *cop = L.copies
-    cdef double *delta = L.delta
-    cdef int64_t *cell = L.cell
+    cdef Py_ssize_t e, width = L.width
+    cdef int64_t c
     cdef const int64_t *base = L.entry_base
     cdef const int32_t *ocol = L.other_column
     cdef const int64_t *ostep = L.other_step
+    if width == 2:
+        for e in range(first, last):
+            c = (base[e] + rec[ocol[2 * e]] * ostep[2 * e]
+                 + rec[ocol[2 * e + 1]] * ostep[2 * e + 1])
+            cell[e - first] = c
+            DPSYNTH_PREFETCH(L.copies + c)
+    else:
+        for e in range(first, last):
+            c = _cell(rec, base[e], ocol + e * width, ostep + e * width, width)
+            cell[e - first] = c
+            DPSYNTH_PREFETCH(L.copies + c)
+
+
+cdef inline void _move(Layout *L, int32_t *rec, int j, int dv, Py_ssize_t first,
+                       Py_ssize_t last) noexcept nogil:
+    """Move ``rec`` by ``dv`` in column ``j``: update the residual and rewrite the copies.
+
+    Two passes: the first computes (and prefetches) every residual cell
+    touched, so that their cache misses overlap; the second applies the
+    changes and rewrites the matching cell of every copy.
+    """
+    cdef Py_ssize_t e, i, k, m, p, width = L.width, target_width = L.target_width
+    cdef int64_t c, c_new
+    cdef double w
+    cdef float old_value, new_value
+    cdef double *res = L.residual
+    cdef float *cop = L.copies
+    cdef int64_t *cell = L.move_cell
+    cdef const int64_t *base = L.entry_base
+    cdef const int32_t *ocol = L.other_column
+    cdef const int64_t *ostep = L.other_step
+    for e in range(first, last):
+        m = L.entry_target[e]
+        c = _cell(rec, L.target_base[m], L.target_column + m * target_width,
+                  L.target_step + m * target_width, target_width)
+        cell[e - first] = c
+        DPSYNTH_PREFETCH(res + c)
+        DPSYNTH_PREFETCH(res + c + dv * L.target_step[m * target_width + L.entry_position[e]])
+    for e in range(first, last):
+        m = L.entry_target[e]
+        p = L.entry_position[e]
+        w = L.target_weight[m]
+        c = cell[e - first]
+        c_new = c + dv * L.target_step[m * target_width + p]
+        res[c] -= 1.0
+        res[c_new] += 1.0
+        old_value = <float>(w * res[c])
+        new_value = <float>(w * res[c_new])
+        for i in range(L.target_start[m], L.target_start[m + 1]):
+            k = L.target_entry[i]
+            c = _cell(rec, base[k] + rec[L.entry_column[k]], ocol + k * width,
+                      ostep + k * width, width)
+            cop[c] = old_value
+            cop[c + dv * L.copy_step[i * target_width + p]] = new_value
+
+
+cdef int64_t _sweep(Layout *L, const int64_t *record_order, Py_ssize_t n,
+                    const int32_t *column_order, Py_ssize_t n_visited,
+                    int64_t min_moves) noexcept nogil:
+    """One sweep of the descent; returns the number of moves.
+
+    The runs of the next record are located and prefetched before the
+    current one is scored (software pipelining: their cache misses overlap
+    the summing).  Every ``SIGNAL_CHECK_WORK`` values read it checks the
+    caller's stop flag (returns ``STOPPED``) and, in the main thread, runs
+    the signal handlers (returns ``SIGNALLED`` when one raised).  A stopped
+    sweep leaves a consistent state: every move made is complete.  A column
+    flagged in ``L.settled`` is not visited; a column whose visit moves
+    fewer than ``min_moves`` records is flagged.
+    """
+    cdef Py_ssize_t t, jj, k, first, last
+    cdef int64_t column_moves
+    cdef Py_ssize_t d = L.n_columns
+    cdef int j, u, v, best_v, nv
+    cdef int64_t vb, moves = 0
+    cdef double best, change, delta_u, constant
+    cdef int32_t *rec
+    cdef int32_t *ahead
+    cdef double *delta = L.delta
+    cdef int64_t *cell = L.cell
+    cdef int64_t *cell_next = L.cell_next
+    cdef int64_t *swap
+    cdef const uint8_t *allowed
+    if n == 0:
+        return 0
     for jj in range(n_visited):
         j = column_order[jj]
+        if L.settled[j]:
+            continue
+        column_moves = 0
         nv = L.n_values[j]
         vb = L.value_base[j]
+        allowed = L.allowed + vb
+        constant = L.constant[j]
         first = L.entry_start[j]
         last = L.entry_start[j + 1]
+        _locate(L, L.records + record_order[0] * d, first, last, cell_next)
         for t in range(n):
             L.work += (last - first) * nv + 1
             if L.work >= SIGNAL_CHECK_WORK:
@@ -243,58 +329,37 @@ cdef int64_t _sweep(Layout *L, const int64_t *record_order, Py_ssize_t n,
                 if check_signals():
                     return SIGNALLED
             if t + AHEAD < n:  # a record spans up to a few cache lines
-                rec = L.records + record_order[t + AHEAD] * d
+                ahead = L.records + record_order[t + AHEAD] * d
                 for k in range(0, d, 16):
-                    DPSYNTH_PREFETCH(rec + k)
-                DPSYNTH_PREFETCH(rec + d - 1)
+                    DPSYNTH_PREFETCH(ahead + k)
+                DPSYNTH_PREFETCH(ahead + d - 1)
+            swap = cell
+            cell = cell_next
+            cell_next = swap
             rec = L.records + record_order[t] * d
-            u = rec[j]
-            # pass 1: locate every entry's run of values, and prefetch it
-            if width == 2:
-                for e in range(first, last):
-                    c = (base[e] + rec[ocol[2 * e]] * ostep[2 * e]
-                         + rec[ocol[2 * e + 1]] * ostep[2 * e + 1])
-                    cell[e] = c
-                    DPSYNTH_PREFETCH(cop + c)
-            else:
-                for e in range(first, last):
-                    cell[e] = _cell(rec, base[e], ocol + e * width, ostep + e * width, width)
-                    DPSYNTH_PREFETCH(cop + cell[e])
-            # pass 2: sum the runs (float32 blocks, float64 total)
-            dpsynth_sum_runs(delta, cop, cell + first, last - first, nv, BLOCK)
+            if t + 1 < n:  # locate the next record's runs while this one is scored
+                _locate(L, L.records + record_order[t + 1] * d, first, last, cell_next)
+            # sum the runs (float32 blocks, float64 total)
+            dpsynth_sum_runs(delta, L.copies, cell, last - first, nv, BLOCK)
             best = 0.0
+            u = rec[j]
             best_v = u
             delta_u = delta[u]
             for v in range(nv):
-                if v == u or not L.allowed[vb + v]:
+                if v == u or not allowed[v]:
                     continue
-                change = 2.0 * (delta[v] - delta_u) + L.constant[j]
+                change = 2.0 * (delta[v] - delta_u) + constant
                 if change < best:
                     best = change
                     best_v = v
             if best_v == u:
                 continue
-            # move: update the target's cells, then rewrite every copy of them
-            dv = best_v - u
-            for e in range(first, last):
-                m = L.entry_target[e]
-                p = L.entry_position[e]
-                w = L.target_weight[m]
-                c = _cell(rec, L.target_base[m], L.target_column + m * target_width,
-                          L.target_step + m * target_width, target_width)
-                c_new = c + dv * L.target_step[m * target_width + p]
-                res[c] -= 1.0
-                res[c_new] += 1.0
-                old_value = <float>(w * res[c])
-                new_value = <float>(w * res[c_new])
-                for i in range(L.target_start[m], L.target_start[m + 1]):
-                    k = L.target_entry[i]
-                    c = _cell(rec, base[k] + rec[L.entry_column[k]], ocol + k * width,
-                              ostep + k * width, width)
-                    cop[c] = old_value
-                    cop[c + dv * L.copy_step[i * target_width + p]] = new_value
+            _move(L, rec, j, best_v - u, first, last)
             rec[j] = best_v
-            moves += 1
+            column_moves += 1
+        moves += column_moves
+        if column_moves < min_moves:
+            L.settled[j] = 1
     return moves
 
 
@@ -309,7 +374,8 @@ def descend(int32_t[:, ::1] records, double[::1] residual, float[::1] copies,
             const int32_t[:, ::1] other_column, const int64_t[:, ::1] other_step,
             const int32_t[::1] n_values, const uint8_t[::1] allowed,
             const int64_t[::1] value_base, const int64_t[:, ::1] record_orders,
-            const int32_t[:, ::1] column_orders, const uint8_t[::1] stop=None):
+            const int32_t[:, ::1] column_orders, const uint8_t[::1] stop=None,
+            int64_t min_moves=0):
     """Run ``len(record_orders)`` sweeps; returns the number of moves per sweep.
 
     Sweep ``s`` visits the columns ``column_orders[s]`` in that order and,
@@ -325,6 +391,10 @@ def descend(int32_t[:, ::1] records, double[::1] residual, float[::1] copies,
     ``stop[0]``: a caller running descents in threads sets it to 1 to end
     them all (they raise :class:`Stopped`).  Either way the arrays are left
     with every completed move applied.
+
+    A column whose visit in a sweep moves fewer than ``min_moves`` records
+    is settled: later sweeps skip it (default 0: every column is visited in
+    every sweep).
     """
     cdef Py_ssize_t n = records.shape[0], d = records.shape[1]
     cdef Py_ssize_t sweeps = record_orders.shape[0], n_entries = entry_base.shape[0]
@@ -377,7 +447,7 @@ def descend(int32_t[:, ::1] records, double[::1] residual, float[::1] copies,
         if not 0 <= target_entry[k] < n_entries:
             raise ValueError("target_entry out of range")
     delta_arr = np.zeros(max_values, dtype=np.float64)
-    cell_arr = np.zeros(n_entries, dtype=np.int64)
+    cell_arr = np.zeros(3 * n_entries, dtype=np.int64)
     constant_arr = np.zeros(d, dtype=np.float64)  # + 2 w for each pair of touched cells
     cdef double[::1] delta = delta_arr
     cdef int64_t[::1] cell = cell_arr
@@ -411,6 +481,11 @@ def descend(int32_t[:, ::1] records, double[::1] residual, float[::1] copies,
     L.constant = &constant[0]
     L.delta = &delta[0]
     L.cell = &cell[0]
+    L.cell_next = &cell[n_entries]
+    settled_arr = np.zeros(d, dtype=np.uint8)
+    cdef uint8_t[::1] settled = settled_arr
+    L.settled = &settled[0]
+    L.move_cell = &cell[2 * n_entries]
     L.stop = &stop[0] if stop is not None and stop.shape[0] > 0 else NULL
     L.work = 0
     cdef int64_t[::1] moves = moves_arr
@@ -418,7 +493,7 @@ def descend(int32_t[:, ::1] records, double[::1] residual, float[::1] copies,
     with nogil:
         for sweep in range(sweeps):
             status = _sweep(&L, &record_orders[sweep, 0], n,
-                            &column_orders[sweep, 0], column_orders.shape[1])
+                            &column_orders[sweep, 0], column_orders.shape[1], min_moves)
             if status < 0:
                 break
             moves[sweep] = status
@@ -443,32 +518,101 @@ cdef int64_t _last_cell(int64_t start, const int32_t[:, ::1] column,
     return start
 
 
+ctypedef fused code_t:
+    uint8_t
+    int32_t
+
+
+cdef void _count_tables(const code_t *columns, Py_ssize_t n, double *counts,
+                        const int64_t *table_base, const int64_t *table_cells,
+                        const int32_t *table_column, const int64_t *table_step,
+                        Py_ssize_t n_tables, Py_ssize_t width,
+                        uint32_t *scratch, double weight) noexcept nogil:
+    """The loops of :func:`count_cells` over codes of type ``code_t`` (column by column).
+
+    A table of at most ``SMALL_TABLE`` cells is counted in ``N_HISTOGRAMS``
+    integer histograms, record ``r`` in histogram ``r % N_HISTOGRAMS``, then
+    added up: consecutive records often hit the same cell of a small table,
+    and one histogram would make every increment wait for the previous one.
+    Larger tables are counted directly in ``counts``.  Every count is
+    multiplied by ``weight`` (+1 or -1: exact in float64).
+    """
+    cdef Py_ssize_t m, o, r, q, cells, segment, end, n4
+    cdef const code_t *c0
+    cdef const code_t *c1
+    cdef const code_t *c2
+    cdef int64_t s0, s1, s2, index
+    cdef double *out
+    cdef uint32_t *h
+    for m in range(n_tables):
+        out = counts + table_base[m]
+        cells = table_cells[m]
+        if width > 3:
+            for r in range(n):
+                index = 0
+                for o in range(width):
+                    index += columns[table_column[m * width + o] * n + r] * table_step[m * width + o]
+                out[index] += weight
+            continue
+        # unused slots (step 0) point at column 0: they add nothing
+        c0 = columns + table_column[m * width] * n
+        s0 = table_step[m * width]
+        c1 = columns + table_column[m * width + 1] * n if width > 1 else c0
+        s1 = table_step[m * width + 1] if width > 1 else 0
+        c2 = columns + table_column[m * width + 2] * n if width > 2 else c0
+        s2 = table_step[m * width + 2] if width > 2 else 0
+        if cells > SMALL_TABLE:
+            for r in range(n):
+                out[c0[r] * s0 + c1[r] * s1 + c2[r] * s2] += weight
+            continue
+        h = scratch
+        segment = 0
+        while segment < n:  # at most 2**30 records per histogram fill: no overflow
+            end = segment + (1 << 30) if segment + (1 << 30) < n else n
+            for q in range(N_HISTOGRAMS * cells):
+                h[q] = 0
+            n4 = segment + (end - segment) // N_HISTOGRAMS * N_HISTOGRAMS
+            r = segment
+            while r < n4:
+                h[c0[r] * s0 + c1[r] * s1 + c2[r] * s2] += 1
+                h[cells + c0[r + 1] * s0 + c1[r + 1] * s1 + c2[r + 1] * s2] += 1
+                h[2 * cells + c0[r + 2] * s0 + c1[r + 2] * s1 + c2[r + 2] * s2] += 1
+                h[3 * cells + c0[r + 3] * s0 + c1[r + 3] * s1 + c2[r + 3] * s2] += 1
+                r += N_HISTOGRAMS
+            while r < end:
+                h[c0[r] * s0 + c1[r] * s1 + c2[r] * s2] += 1
+                r += 1
+            for q in range(cells):
+                out[q] += weight * (<double>(h[q] + h[cells + q])
+                                    + <double>(h[2 * cells + q] + h[3 * cells + q]))
+            segment = end
+
+
 def count_cells(const int32_t[:, ::1] columns, double[::1] counts,
                 const int64_t[::1] table_base, const int32_t[:, ::1] table_column,
-                const int64_t[:, ::1] table_step):
-    """Add a population's counts to flattened tables.
+                const int64_t[:, ::1] table_step, double weight=1.0):
+    """Add a population's counts (times ``weight``) to flattened tables.
 
     For every table ``m`` and record ``r``, adds 1 to ``counts[table_base[m] +
     sum_o columns[table_column[m, o], r] * table_step[m, o]]``.  ``columns``
     holds the records' codes column by column (shape ``(n_columns, n)``), so
     that each table is counted in one pass over contiguous codes; unused
-    slots of ``table_column`` hold column 0 with step 0.
+    slots of ``table_column`` hold column 0 with step 0.  Codes below 256
+    are read as bytes (a quarter of the memory traffic).
     """
     cdef Py_ssize_t n = columns.shape[1], n_tables = table_base.shape[0]
-    cdef Py_ssize_t width = table_column.shape[1], m, o, r
-    cdef const int32_t *c0
-    cdef const int32_t *c1
-    cdef const int32_t *c2
-    cdef int64_t s0, s1, s2
-    cdef double *out
+    cdef Py_ssize_t width = table_column.shape[1], m, o
     cdef int64_t index
     if n == 0 or n_tables == 0:
         return
     # the counting indexes with raw pointers: check every cell it may reach
-    largest_arr = np.asarray(columns).max(axis=1).astype(np.int64)
+    codes = np.asarray(columns)
+    largest_arr = codes.max(axis=1).astype(np.int64)
     cdef int64_t[::1] largest = largest_arr
-    if np.asarray(columns).min() < 0:
+    if codes.min() < 0:
         raise ValueError("columns hold negative codes")
+    cells_arr = np.zeros(n_tables, dtype=np.int64)  # cells reachable in every table
+    cdef int64_t[::1] cells = cells_arr
     for m in range(n_tables):
         index = table_base[m]
         for o in range(width):
@@ -477,22 +621,48 @@ def count_cells(const int32_t[:, ::1] columns, double[::1] counts,
             index += largest[table_column[m, o]] * table_step[m, o]
         if table_base[m] < 0 or index >= counts.shape[0]:
             raise ValueError("counts is too small for the tables")
+        cells[m] = index - table_base[m] + 1
+    scratch_arr = np.empty(N_HISTOGRAMS * SMALL_TABLE, dtype=np.uint32)
+    cdef uint32_t[::1] scratch = scratch_arr
+    cdef const uint8_t[:, ::1] narrow
+    if largest_arr.max() < 256:
+        narrow = codes.astype(np.uint8)
+        with nogil:
+            _count_tables(&narrow[0, 0], n, &counts[0], &table_base[0], &cells[0],
+                          &table_column[0, 0], &table_step[0, 0], n_tables, width,
+                          &scratch[0], weight)
+    else:
+        with nogil:
+            _count_tables(&columns[0, 0], n, &counts[0], &table_base[0], &cells[0],
+                          &table_column[0, 0], &table_step[0, 0], n_tables, width,
+                          &scratch[0], weight)
+
+
+def table_distance(const double[::1] data, const double[::1] population, double scale,
+                   const int64_t[::1] table_base):
+    """L1 distance ``sum |data - scale * population|`` of every flattened table.
+
+    Table ``m`` holds the cells ``table_base[m] .. table_base[m + 1] - 1``
+    (``table_base`` has one more entry: the total size).  One pass, no
+    temporary arrays (the selection of :func:`~dpsynth.release.workload.
+    release_workload` scores every candidate table each round).
+    """
+    cdef Py_ssize_t n_tables = table_base.shape[0] - 1, m, q
+    cdef double acc
+    if data.shape[0] != population.shape[0]:
+        raise ValueError("data and population must have the same size")
+    if n_tables < 0 or (n_tables > 0 and (table_base[0] < 0
+                                          or table_base[n_tables] > data.shape[0])):
+        raise ValueError("table_base does not fit the tables")
+    for m in range(n_tables):
+        if table_base[m] > table_base[m + 1]:
+            raise ValueError("table_base must be non-decreasing")
+    out_arr = np.zeros(max(n_tables, 0), dtype=np.float64)
+    cdef double[::1] out = out_arr
     with nogil:
         for m in range(n_tables):
-            out = &counts[table_base[m]]
-            if width > 3:
-                for r in range(n):
-                    index = 0
-                    for o in range(width):
-                        index += columns[table_column[m, o], r] * table_step[m, o]
-                    out[index] += 1.0
-                continue
-            # unused slots (step 0) point at column 0: they add nothing
-            c0 = &columns[table_column[m, 0], 0]
-            s0 = table_step[m, 0]
-            c1 = &columns[table_column[m, 1], 0] if width > 1 else c0
-            s1 = table_step[m, 1] if width > 1 else 0
-            c2 = &columns[table_column[m, 2], 0] if width > 2 else c0
-            s2 = table_step[m, 2] if width > 2 else 0
-            for r in range(n):
-                out[c0[r] * s0 + c1[r] * s1 + c2[r] * s2] += 1.0
+            acc = 0.0
+            for q in range(table_base[m], table_base[m + 1]):
+                acc += fabs(data[q] - scale * population[q])
+            out[m] = acc
+    return out_arr

@@ -25,7 +25,7 @@ from .._core import _matching
 from ..sampling.marginal_matching import _layout
 
 __all__ = ["one_way_estimates", "fit_population", "descend", "population_counts",
-           "table_layout", "count_tables"]
+           "table_layout", "count_tables", "add_counts"]
 
 
 def one_way_estimates(n_values, targets):
@@ -87,16 +87,28 @@ def count_tables(records, layout, tables=None):
     ``tables`` (indices) restricts the counting to some tables; the others
     are left at 0.
     """
+    counts = np.zeros(int(layout[0][-1]))
+    add_counts(counts, records, layout, tables)
+    return counts
+
+
+def add_counts(counts, records, layout, tables=None, weight=1.0):
+    """Add ``weight`` times the counts of ``records`` to ``counts``, in place.
+
+    As :func:`count_tables` without a new array: moving records between
+    populations' counts (``weight=-1`` for the old rows, ``+1`` for the new)
+    touches only the cells of the tables counted (integer counts stay
+    exact in float64).
+    """
     base, column, step = layout
-    counts = np.zeros(int(base[-1]))
     starts = base[:-1]
     if tables is not None:
         starts, column, step = starts[tables], column[tables], step[tables]
     if len(starts) and len(records):
         _matching.count_cells(np.ascontiguousarray(np.asarray(records, dtype=np.int32).T),
                               counts, np.ascontiguousarray(starts),
-                              np.ascontiguousarray(column), np.ascontiguousarray(step))
-    return counts
+                              np.ascontiguousarray(column), np.ascontiguousarray(step),
+                              float(weight))
 
 
 def population_counts(records, tables):
@@ -118,7 +130,7 @@ def population_counts(records, tables):
 
 
 def descend(records, n_values, targets, rng, *, sweeps=1, columns=None, allowed=None,
-            total=None):
+            total=None, settle=0.0):
     """Greedy coordinate descent of ``records`` towards weighted targets, in place.
 
     Parameters
@@ -138,6 +150,10 @@ def descend(records, n_values, targets, rng, *, sweeps=1, columns=None, allowed=
     total : float, optional
         Number of records the targets describe (default: the first
         target's sum).
+    settle : float, default=0.0
+        A column whose visit in a sweep moves fewer than ``settle * n``
+        records is skipped by the later sweeps (0: every sweep visits every
+        column).  The visiting orders are drawn as without it.
 
     Returns
     -------
@@ -181,13 +197,15 @@ def descend(records, n_values, targets, rng, *, sweeps=1, columns=None, allowed=
                                  dtype=np.int32)
     column_orders = column_orders.reshape(sweeps, -1)
     moves = _matching.descend(code, *layout, sizes, allowed_flat, value_base,
-                              record_orders, column_orders)
+                              record_orders, column_orders,
+                              min_moves=math.ceil(settle * n))
     for j in range(d):
         records[:, j] = keep[j][code[:, j]]
     return moves
 
 
-def fit_population(n_values, targets, n, rng, *, sweeps=3, total=None, init=None):
+def fit_population(n_values, targets, n, rng, *, sweeps=3, total=None, init=None,
+                   settle=0.0):
     """A population of ``n`` records fitted to dense target marginals.
 
     Parameters
@@ -209,6 +227,8 @@ def fit_population(n_values, targets, n, rng, *, sweeps=3, total=None, init=None
         sum); tables are rescaled by ``n / total``.
     init : ndarray of int, shape (n, d), optional
         Starting population (copied) instead of independent draws.
+    settle : float, default=0.0
+        See :func:`descend`.
 
     Returns
     -------
@@ -229,5 +249,6 @@ def fit_population(n_values, targets, n, rng, *, sweeps=3, total=None, init=None
             records[:, j] = rng.choice(int(n_values[j]), size=n, p=one_way[j] / one_way[j].sum())
     if total is None and targets:
         total = float(np.sum(targets[0][1]))
-    descend(records, n_values, targets, rng, sweeps=sweeps, allowed=allowed, total=total)
+    descend(records, n_values, targets, rng, sweeps=sweeps, allowed=allowed, total=total,
+            settle=settle)
     return records

@@ -45,8 +45,10 @@ import numpy as np
 
 from ..mechanisms import exponential_mechanism
 from ..engines.blocks import as_blocks
+from .._core import _matching
 from .allocation import make_consistent
-from .fitting import count_tables, descend, fit_population, one_way_estimates, table_layout
+from .fitting import (add_counts, count_tables, descend, fit_population, one_way_estimates,
+                      table_layout)
 
 __all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release"]
 
@@ -267,7 +269,6 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     cells = np.array([math.prod(s) for s in shapes], dtype=float)
     layout = table_layout(list(zip(candidates, shapes)))
     base = layout[0]
-    starts = base[:-1]
     data_counts = all_counts[data_layout[0][d]:]
     touches = np.zeros((d, len(candidates)), dtype=bool)  # column c is in candidate t
     for t, cols in enumerate(candidates):
@@ -301,7 +302,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         else:
             last = False
         # --- select (exponential mechanism, bounded range: eps**2 / 8 zCDP)
-        error = np.add.reduceat(np.abs(data_counts - pop_counts * (total / m)), starts)
+        error = _matching.table_distance(data_counts, pop_counts, total / m, base)
         scores = weights * (error - math.sqrt(2.0 / math.pi) * sigma * cells)
         choice = exponential_mechanism(scores, epsilon, rng, sensitivity=sensitivity)
         r = candidates[choice]
@@ -328,8 +329,8 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         if moved.size:  # update the candidates' counts with the moved records only
             # (after a partial sweep, only the candidates sharing a column with r)
             touched = None if full else np.flatnonzero(touches[list(r)].any(axis=0))
-            pop_counts -= count_tables(previous[moved], layout, touched)
-            pop_counts += count_tables(population[moved], layout, touched)
+            add_counts(pop_counts, previous[moved], layout, touched, weight=-1.0)
+            add_counts(pop_counts, population[moved], layout, touched)
         after = pop_counts[base[choice]:base[choice + 1]] * (total / m)
         change = np.abs(after - before).sum()
         if change <= math.sqrt(2.0 / math.pi) * sigma * cells[choice]:

@@ -73,6 +73,12 @@ __all__ = ["MarginalMatchingSampler", "denoise_censored", "rake"]
 
 _KAPPAS = np.logspace(-2, 4, 25)
 
+_DENSE_SETTLE = 0.0005
+"""A column moving fewer than this share of a population's records in a dense
+sweep is skipped by the later sweeps: on the 1M-row NIST MA table at
+epsilon 4 this cut the sampling CPU time by 12% (3-way TVD 0.0202 -> 0.0204,
+2-way 0.0059 -> 0.0060); ``0.001`` cut it by 23% for 0.0205 and 0.0061."""
+
 
 def denoise_censored(prior, y, released, candidate, noise, threshold, return_scale=False):
     """Empirical-Bayes posterior means of a marginal's cells (flattened arrays).
@@ -211,7 +217,9 @@ class MarginalMatchingSampler(Sampler):
         records of a 24-column table with 1,700 3-way targets).
     dense_sweeps : int, default=15
         Passes of coordinate descent towards dense noisy marginals (a
-        workload-aware release, :mod:`dpsynth.release.adaptive`).
+        workload-aware release, :mod:`dpsynth.release.adaptive`).  A column
+        whose pass moves fewer than 0.05% of a population's records is
+        settled: the later passes skip it.
     min_count : float, default=2.0
         With dense marginals, a value whose consistent 1-way estimate is
         below ``min_count`` noise standard deviations is never synthesized
@@ -525,7 +533,8 @@ class MarginalMatchingSampler(Sampler):
 
         def population(part):
             return fit_population(self.sizes, targets, int(sizes[part]), generators[part],
-                                  sweeps=self.dense_sweeps, total=n_total)
+                                  sweeps=self.dense_sweeps, total=n_total,
+                                  settle=_DENSE_SETTLE)
 
         n_workers = min(effective_n_jobs(self.n_jobs), len(sizes))
         if n_workers <= 1:
