@@ -73,26 +73,6 @@ def test_a_declared_universe_spends_nothing_on_discovery():
     assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"])
 
 
-def test_discovered_counts_are_pooled_into_the_one_way_marginals():
-    # the discovery's noisy counts of released values (DP outputs) are averaged
-    # into the 1-way measurements of the undeclared columns; declared ones are not
-    synth = _fit(epsilon=1.0)
-    sigma = {int(m.name.split()[-1]): dict(m.params)["sigma"]
-             for m in synth.privacy_spent_.mechanisms if m.name.startswith("1-way")}
-    one_way = {m.columns[0]: m for m in synth.aggregates_.marginals if len(m.columns) == 1}
-    for column in (0, 1, 2):  # a, b, c: discovered, every value far above the threshold
-        assert one_way[column].variance < sigma[column] ** 2
-    assert one_way[3].variance == pytest.approx(sigma[3] ** 2)  # age: declared bins
-    declared = _fit(epsilon=1.0, encoder=TableEncoder(
-        categories={"a": ["x", "y", "z"], "b": ["u", "v", "w"], "c": ["p", "q"]},
-        bounds={"age": (0, 60)}, n_bins=6))
-    assert all(m.variance == pytest.approx(dict(s.params)["sigma"] ** 2)
-               for m, s in zip([m for m in declared.aggregates_.marginals
-                                if len(m.columns) == 1],
-                               [s for s in declared.privacy_spent_.mechanisms
-                                if s.name.startswith("1-way")]))
-
-
 def test_a_unique_value_is_not_released():
     frame = _table()
     frame.loc[0, "a"] = "UNIQUE-PERSON"

@@ -64,25 +64,17 @@ def _discover(codes, schema, rho, delta, rng):
     sigma = math.sqrt(1.0 / (2.0 * rho))  # noise std sigma * sqrt(bound): sensitivity sqrt(bound)
     scale = sigma * math.sqrt(bound)
     threshold = accounting.first_level_threshold(sigma, bound, delta)
-    released = {}
     for j, counts in zip(undeclared, codes.column_counts(undeclared, schema.n_values)):
         observed = np.flatnonzero(counts > 0)  # the private universe: observed values only
         noisy = counts[observed] + rng.normal(0.0, scale, observed.size)
-        above = noisy > threshold
-        keep[schema.offsets[j] + observed[above]] = True
+        keep[schema.offsets[j] + observed[noisy > threshold]] = True
         if schema.missing == "category":  # the code unreleased values are mapped to
-            missing = schema.offsets[j + 1] - 1
-            above &= schema.offsets[j] + observed != missing  # it counts more than missing
-            keep[missing] = True
-        # a DP output: released values' noisy counts, reused as 1-way measurements
-        # where far enough above the threshold that the selection biases them little
-        reuse = above & (noisy > threshold + 2.0 * scale)
-        released[j] = (schema.offsets[j] + observed[reuse], noisy[reuse])
+            keep[schema.offsets[j + 1] - 1] = True
     spends = [Spend("discovery of undeclared values", "gaussian", rho=rho,
                     params=(("sigma", sigma), ("contribution_bound", bound),
                             ("noise_scale", scale), ("threshold", threshold))),
               Spend("data-derived universe (length 1)", "set union", delta=delta / 2.0)]
-    return keep, spends, (released, scale**2)
+    return keep, spends
 
 
 def _public_codes(codes, schema, new_ids, public):
@@ -138,19 +130,14 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         spends.append(Spend("binning (DP quantiles, frequent values, within-bin)",
                             "encoder", epsilon=float(epsilon_binning),
                             delta=float(delta_binning)))
-    priors = None
     if public_universe:
         keep = np.ones(schema.n_attributes, dtype=bool)
         rho_discovery = 0.0
     else:
         rho_discovery = discovery_proportion(epsilon) * rho
-        keep, found, (released, variance) = _discover(codes, schema, rho_discovery, delta,
-                                                      rng)
+        keep, found = _discover(codes, schema, rho_discovery, delta, rng)
         spends += found
     public, new_ids = schema.restrict(keep)
-    if not public_universe:  # the discovered counts in the public codes
-        priors = {j: (new_ids[ids] - public.offsets[j], counts, variance)
-                  for j, (ids, counts) in released.items() if ids.size}
     sizes = public.n_values + (1 if public.missing == "absent" else 0)
 
     def table_codes(block):  # per record: public codes, "absent" as a code of its own
@@ -158,8 +145,7 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         return np.where(public_codes < 0, sizes[None, :] - 1, public_codes).astype(np.int32)
 
     release = release_workload(codes.map(table_codes), sizes, rho=rho - rho_discovery, rng=rng,
-                               reporting_length=reporting_length, one_way_priors=priors,
-                               **workload_params)
+                               reporting_length=reporting_length, **workload_params)
     spends += [Spend(s.name, s.mechanism, rho=float(s.rho),
                      params=tuple(sorted((k, v) for k, v in s.params.items()
                                          if isinstance(v, (int, float, str, bool)))))

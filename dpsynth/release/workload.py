@@ -160,8 +160,7 @@ def _total_estimate(measurements):
 
 def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_factor=16,
                      alpha=0.9, max_cells=None, population_size=None, full_sweep_every=5,
-                     initial_sweeps=2, max_rounds=None, fit_targets="measurements",
-                     one_way_priors=None):
+                     initial_sweeps=2, max_rounds=None, fit_targets="measurements"):
     """Adaptive zCDP release of 1-way and selected 2-/3-way dense marginals.
 
     Parameters
@@ -201,11 +200,6 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     fit_targets : {"measurements", "consistent"}, default="measurements"
         What the scoring population is fitted to each round (see
         :meth:`WorkloadRelease.targets`).
-    one_way_priors : dict, optional
-        ``{column: (cells, counts, variance)}``: DP counts of some cells of a
-        column's 1-way marginal released earlier (e.g. by value discovery),
-        with their noise variance; each is pooled with the column's 1-way
-        measurement by inverse-variance averaging (post-processing).
 
     Returns
     -------
@@ -256,8 +250,6 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
 
     for c in range(d):
         gaussian((c,), sigma, f"1-way marginal {c}")
-        if one_way_priors and c in one_way_priors:  # earlier DP counts of some cells
-            measurements[-1] = _pool_cells(measurements[-1], *one_way_priors[c])
     if not candidates:
         spends[-1] = _exact_last(spends, rho)
         total = _total_estimate(measurements)
@@ -337,21 +329,6 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
             sigma /= 2.0
             epsilon *= 2.0
     return WorkloadRelease(n_values, measurements, spends, float(rho), float(total), population)
-
-
-def _pool_cells(measurement, cells, values, variance):
-    """A 1-way measurement pooled, cell by cell, with earlier DP counts of some cells.
-
-    Inverse-variance average on ``cells`` (post-processing of two DP
-    outputs); the table's variance becomes the mean of its cells' variances.
-    """
-    cols, table, var = measurement
-    table = np.array(table, dtype=float)
-    cell_var = np.full(table.shape, float(var))
-    pooled = 1.0 / (1.0 / var + 1.0 / variance)
-    table[cells] = (table[cells] / var + np.asarray(values) / variance) * pooled
-    cell_var[cells] = pooled
-    return cols, table, float(cell_var.mean())
 
 
 def _checked(block, n_values):
