@@ -159,9 +159,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         1-tuple universe public (see Notes).
     n_jobs : int or None, default=None
         Threads of ``sample`` for samplers that use them (marginal matching:
-        one population of at most 50,000 records per thread).  ``None`` means 1
-        unless in a :func:`joblib.parallel_config` context, ``-1`` all
-        processors.  The records do not depend on it.
+        one population of at most 50,000 records per thread).  ``None`` uses
+        every processor this process may use (as scikit-learn's OpenMP-based
+        estimators do), ``1`` one thread.  The records do not depend on it.
     random_state : int, Generator, RandomState or None, default=None
         Seeds the noise of ``fit`` and the draws of ``sample``, through two
         independent child streams of one :class:`numpy.random.SeedSequence`

@@ -132,8 +132,8 @@ def _add_encoding(group):
 
 def _add_jobs(parser):
     parser.add_argument("-j", "--n-jobs", type=int, default=None, metavar="N",
-                        help="sampling threads, -1 for all processors (default: 1); "
-                             "the records do not depend on it")
+                        help="sampling threads (default: every processor; 1 for one "
+                             "thread); the records do not depend on it")
 
 
 def _add_samples(parser, what):

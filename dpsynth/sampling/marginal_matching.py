@@ -187,6 +187,11 @@ def rake(table, row_totals, column_totals, iterations=25):
     return table
 
 
+def _threads(n_jobs):
+    """Threads for ``n_jobs``: ``None`` means every usable processor (cgroup-aware)."""
+    return effective_n_jobs(-1 if n_jobs is None else n_jobs)
+
+
 class MarginalMatchingSampler(Sampler):
     """Marginal-matching synthesis from one :class:`DPAggregates`.
 
@@ -210,8 +215,9 @@ class MarginalMatchingSampler(Sampler):
         the number of records and memory stays bounded.
     n_jobs : int or None, default=None
         Populations fitted concurrently, in threads (the kernel releases the
-        GIL).  ``None`` means 1 unless in a :func:`joblib.parallel_config`
-        context, ``-1`` all processors.  The result does not depend on it.
+        GIL).  ``None`` uses every processor this process may use (as
+        scikit-learn's OpenMP-based estimators do by default), ``1`` one
+        thread, ``-2`` all but one.  The result does not depend on it.
         Each thread holds one population's residual and its copies: 8 + 4 k
         bytes per cell of every k-way target table (about 63 MB for 50,000
         records of a 24-column table with 1,700 3-way targets).
@@ -472,7 +478,7 @@ class MarginalMatchingSampler(Sampler):
             return self._population(int(sizes[part]), one_way, targets, generators[part],
                                     stop)
 
-        n_workers = min(effective_n_jobs(self.n_jobs), n_parts)
+        n_workers = min(_threads(self.n_jobs), n_parts)
         if n_workers <= 1:
             parts = [population(part) for part in range(n_parts)]
         else:
@@ -536,7 +542,7 @@ class MarginalMatchingSampler(Sampler):
                                   sweeps=self.dense_sweeps, total=n_total,
                                   settle=_DENSE_SETTLE)
 
-        n_workers = min(effective_n_jobs(self.n_jobs), len(sizes))
+        n_workers = min(_threads(self.n_jobs), len(sizes))
         if n_workers <= 1:
             parts = [population(part) for part in range(len(sizes))]
         else:
