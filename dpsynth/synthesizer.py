@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from . import accounting
 from .aggregates import DPAggregates
-from .engines import as_blocks, is_dask_collection
+from .engines import InMemoryCodes, as_blocks, is_dask_collection
 from .exceptions import ResourceLimitError, ResourceLimitWarning
 from .mechanisms import laplace_count
 from .preprocessing import TableEncoder
@@ -25,6 +25,7 @@ from .release.sds import release_marginals, sds_privacy_spent
 from .sampling import SAMPLERS, Sampler, get_sampler
 from .utils._progress import log_progress
 from .utils._random import FIT, SAMPLE, stream
+from .utils._threads import n_threads
 from .utils._resources import (default_max_memory, format_bytes, level_bytes,
                                public_worst_case, time_class)
 from .utils._validation import check_table
@@ -158,10 +159,12 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ``TableEncoder()``.  Declaring every column's ``categories`` makes the
         1-tuple universe public (see Notes).
     n_jobs : int or None, default=None
-        Threads of ``sample`` for samplers that use them (marginal matching:
-        one population of at most 50,000 records per thread).  ``None`` uses
+        Threads of ``fit``'s counting (chunks of 100,000 rows) and of
+        ``sample`` for samplers that use them (marginal matching: one
+        population of at most 50,000 records per thread).  ``None`` uses
         every processor this process may use (as scikit-learn's OpenMP-based
-        estimators do), ``1`` one thread.  The records do not depend on it.
+        estimators do), ``1`` one thread.  The release and the records do
+        not depend on it.
     random_state : int, Generator, RandomState or None, default=None
         Seeds the noise of ``fit`` and the draws of ``sample``, through two
         independent child streams of one :class:`numpy.random.SeedSequence`
@@ -394,8 +397,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         if distributed:
             encoder, value_counts = dask_engine().fit_encoder(encoder, X)
             codes = dask_engine().DaskCodes(X, encoder, value_counts=value_counts)
-        else:
-            codes = encoder.fit_transform(table)
+        else:  # counted in row chunks on the threads n_jobs allows
+            codes = InMemoryCodes(encoder.fit_transform(table), n_threads(self.n_jobs))
         schema = encoder.schema_
         schema.to_json()  # every value can be written to a release file, before DP
         if self._resolved_release() == "workload":

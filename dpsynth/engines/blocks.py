@@ -1,6 +1,11 @@
 """The encoded private table as blocks of codes, read by sums of per-block statistics."""
 
+from concurrent.futures import ThreadPoolExecutor
+from functools import reduce
+
 import numpy as np
+
+from ..utils._threads import leave_signals_to_main_thread
 
 __all__ = ["CodeBlocks", "InMemoryCodes", "as_blocks", "is_dask_collection"]
 
@@ -50,25 +55,48 @@ class CodeBlocks:
 
 
 class InMemoryCodes(CodeBlocks):
-    """One block: a code matrix in memory.
+    """A code matrix in memory, summed in row chunks on ``n_threads`` threads.
+
+    The kernels release the GIL, so chunks count in parallel; counts are
+    integers, so the sum does not depend on the chunks.
 
     Parameters
     ----------
     codes : ndarray of int, shape (n, d)
+    n_threads : int, default=1
+    chunk_rows : int, default=100_000
+        Rows per chunk with several threads (small chunks keep Ctrl-C prompt:
+        the running ones finish, the others are cancelled).
     """
 
-    def __init__(self, codes):
+    def __init__(self, codes, n_threads=1, chunk_rows=100_000):
         self.codes = np.asarray(codes)
         if self.codes.ndim != 2:
             raise ValueError(f"codes must be 2-D; got shape {self.codes.shape}.")
         self.n_columns = self.codes.shape[1]
+        self.n_threads = max(int(n_threads), 1)
+        self.chunk_rows = int(chunk_rows)
 
     def map_sum(self, func, indexed=False):
-        return func(self.codes, 0) if indexed else func(self.codes)
+        n = self.codes.shape[0]
+        if self.n_threads <= 1 or n < 2 * self.chunk_rows:
+            return func(self.codes, 0) if indexed else func(self.codes)
+        starts = range(0, n, self.chunk_rows)
+
+        def chunk(start):
+            block = self.codes[start:start + self.chunk_rows]
+            return func(block, start) if indexed else func(block)
+
+        with ThreadPoolExecutor(max_workers=self.n_threads,
+                                initializer=leave_signals_to_main_thread) as executor:
+            try:
+                return reduce(add_results, executor.map(chunk, starts))
+            except BaseException:  # Ctrl-C or a failure: drop the chunks not started
+                executor.shutdown(wait=True, cancel_futures=True)
+                raise
 
     def map(self, func):
-        out = func(self.codes)
-        return InMemoryCodes(out)
+        return InMemoryCodes(func(self.codes), self.n_threads, self.chunk_rows)
 
     def n_rows(self):
         return self.codes.shape[0]

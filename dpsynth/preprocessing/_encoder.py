@@ -346,14 +346,18 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 codes[:, j] = _bin_column(column, series, missing_codes[j])
                 continue
             mask = series.isna().to_numpy()
-            values = series.astype(object).to_numpy()
+            if isinstance(series.dtype, pd.StringDtype):  # looked up as it is: no copy
+                values = series
+            else:
+                values = series.astype(object).to_numpy()
             col = index.get_indexer(values).astype(np.int32)
             unknown = (col < 0) & ~mask
             if unknown.any():
                 if self.handle_unknown == "error":
                     shown = list(column.values[:10])
                     raise ValueError(
-                        f"Column {column.name!r} has the value {values[unknown][0]!r}, which "
+                        f"Column {column.name!r} has the value "
+                        f"{np.asarray(values, dtype=object)[unknown][0]!r}, which "
                         f"is not among its categories {shown}"
                         f"{'...' if len(column.values) > 10 else ''}. Add it to "
                         "`categories` or set handle_unknown='missing'.")

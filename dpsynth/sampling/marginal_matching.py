@@ -57,16 +57,15 @@ is derived up front, so results are reproducible and do not depend on
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 import math
-import signal
 from typing import NamedTuple
 
 import numpy as np
-from joblib import effective_n_jobs
 from scipy.special import log_ndtr
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import _matching
+from ..utils._threads import leave_signals_to_main_thread, n_threads
 from .base import Sampler
 
 __all__ = ["MarginalMatchingSampler", "denoise_censored", "rake"]
@@ -185,11 +184,6 @@ def rake(table, row_totals, column_totals, iterations=25):
         table *= (row_totals / np.maximum(table.sum(axis=1), 1e-12))[:, None]
         table *= (column_totals / np.maximum(table.sum(axis=0), 1e-12))[None, :]
     return table
-
-
-def _threads(n_jobs):
-    """Threads for ``n_jobs``: ``None`` means every usable processor (cgroup-aware)."""
-    return effective_n_jobs(-1 if n_jobs is None else n_jobs)
 
 
 class MarginalMatchingSampler(Sampler):
@@ -478,12 +472,12 @@ class MarginalMatchingSampler(Sampler):
             return self._population(int(sizes[part]), one_way, targets, generators[part],
                                     stop)
 
-        n_workers = min(_threads(self.n_jobs), n_parts)
+        n_workers = min(n_threads(self.n_jobs), n_parts)
         if n_workers <= 1:
             parts = [population(part) for part in range(n_parts)]
         else:
             with ThreadPoolExecutor(max_workers=n_workers,
-                                    initializer=_leave_signals_to_main_thread) as executor:
+                                    initializer=leave_signals_to_main_thread) as executor:
                 try:
                     parts = list(executor.map(population, range(n_parts)))
                 except BaseException:  # Ctrl-C or a failure: end the other threads now
@@ -542,7 +536,7 @@ class MarginalMatchingSampler(Sampler):
                                   sweeps=self.dense_sweeps, total=n_total,
                                   settle=_DENSE_SETTLE)
 
-        n_workers = min(_threads(self.n_jobs), len(sizes))
+        n_workers = min(n_threads(self.n_jobs), len(sizes))
         if n_workers <= 1:
             parts = [population(part) for part in range(len(sizes))]
         else:
@@ -605,12 +599,6 @@ class MarginalMatchingSampler(Sampler):
         for j in range(d):
             records[:, j] = keep[j][code[:, j]]
         return moves
-
-
-def _leave_signals_to_main_thread():
-    """Block SIGINT in a worker thread, so that Ctrl-C wakes the waiting main thread."""
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 class DescentLayout(NamedTuple):

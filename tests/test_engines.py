@@ -1,0 +1,75 @@
+"""Counting through CodeBlocks: the same sums however the rows are split."""
+
+import numpy as np
+import pytest
+
+from dpsynth import DPMarginalSynthesizer
+from dpsynth.engines import InMemoryCodes, as_blocks
+from dpsynth.release.workload import release_workload
+
+from _reference import exact_marginals
+
+
+def _codes(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    group = rng.integers(0, 3, n)
+    return np.column_stack([group, (group + rng.integers(0, 2, n)) % 4,
+                            rng.integers(0, 2, n), (group == 0) * rng.integers(0, 5, n)]
+                           ).astype(np.int32)
+
+
+def test_chunked_sums_equal_one_block():
+    codes = _codes()
+    one = InMemoryCodes(codes)
+    chunked = InMemoryCodes(codes, n_threads=3, chunk_rows=250)
+    stat = lambda block: (np.bincount(block[:, 0], minlength=3).astype(float),  # noqa: E731
+                          np.array([float(block.shape[0])]))
+    for a, b in zip(one.map_sum(stat), chunked.map_sum(stat)):
+        np.testing.assert_array_equal(a, b)
+    starts = chunked.map_sum(lambda block, start: np.array([float(start)]), indexed=True)
+    assert starts[0] == sum(range(0, 3000, 250))
+    assert chunked.map(lambda b: b[:, :2]).n_columns == 2
+    assert chunked.n_rows() == 3000
+    assert as_blocks(one) is one and isinstance(as_blocks(codes), InMemoryCodes)
+
+
+def test_workload_release_is_the_same_in_chunks():
+    codes = _codes()
+    n_values = np.array([3, 4, 2, 5])
+    a = release_workload(codes, n_values, rho=0.5, rng=np.random.default_rng(1))
+    b = release_workload(InMemoryCodes(codes, n_threads=2, chunk_rows=400), n_values, rho=0.5,
+                         rng=np.random.default_rng(1))
+    assert len(a.measurements) == len(b.measurements)
+    for (c1, t1, v1), (c2, t2, v2) in zip(a.measurements, b.measurements):
+        assert c1 == c2 and v1 == v2 and np.array_equal(t1, t2)
+
+
+def test_exact_counts_are_the_same_in_chunks():
+    codes = _codes()
+    offsets = np.array([0, 3, 7, 9])
+    ids = (codes + offsets[None, :]).astype(np.int32)
+    column_of = np.repeat(np.arange(4), [3, 4, 2, 5]).astype(np.int32)
+    whole = exact_marginals(ids, column_of, 4, 3)
+    chunked = exact_marginals(InMemoryCodes(ids, n_threads=2, chunk_rows=300), column_of, 4, 3)
+    for x, y in zip(whole, chunked, strict=True):
+        np.testing.assert_array_equal(x.tuples, y.tuples)
+        np.testing.assert_array_equal(x.counts, y.counts)
+
+
+@pytest.mark.parametrize("release", ["workload", "sds"])
+def test_fit_does_not_depend_on_n_jobs(tmp_path, release):
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    n = 250_000  # above two chunks of 100,000 rows: fit counts in threads
+    frame = pd.DataFrame({"a": rng.choice(list("abcd"), n), "b": rng.integers(0, 6, n),
+                          "c": rng.choice(["x", "y"], n)})
+    frame.loc[rng.random(n) < 0.2, "c"] = None
+    files = []
+    for n_jobs in (1, 2):
+        synth = DPMarginalSynthesizer(epsilon=2.0, delta=1e-7, release=release, n_jobs=n_jobs,
+                                      random_state=0, percentile=70).fit(frame)
+        path = tmp_path / f"{n_jobs}.json"
+        synth.aggregates_.save(path)
+        files.append(path.read_bytes())
+    assert files[0] == files[1]
