@@ -13,6 +13,7 @@ from contextlib import contextmanager
 import glob
 import logging
 import os
+import warnings
 
 from .. import io
 from ._common import CommandError, one_line
@@ -62,6 +63,10 @@ def engine_client(args):
         return
     import distributed
 
+    # the workers' operational logs and dask's notes on graph sizes (memory, timing)
+    # are not part of the command's output
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
     if args.scheduler is not None:
         try:
             client = distributed.Client(args.scheduler, timeout="20s")
@@ -71,8 +76,6 @@ def engine_client(args):
         with client:
             yield client
         return
-    # the workers' operational logs (memory, timing) are not part of the command's output
-    logging.getLogger("distributed").setLevel(logging.ERROR)
     workers = getattr(args, "n_jobs", None)
     if workers is None or workers < 1:
         workers = os.cpu_count() or 1

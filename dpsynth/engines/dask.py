@@ -221,8 +221,8 @@ def _encode(partition, encoder, funcs):
     return codes
 
 
-def _block_statistic(partition, encoder, funcs, statistic, start=None):
-    codes = _encode(partition, encoder, funcs)
+def _block_statistic(partition, encoding, statistic, start=None):
+    codes = _encode(partition, *encoding)
     return statistic(codes) if start is None else statistic(codes, start)
 
 
@@ -283,10 +283,12 @@ class DaskCodes(CodeBlocks):
 
     def map_sum(self, func, indexed=False):
         dask = _dask()
-        encoder = dask.delayed(self.encoder)  # shipped once, not once per partition
+        # the encoder and the recodings hold the private schema: sent to each worker
+        # once, never embedded in the task graph
+        encoding = _shipped((self.encoder, self.funcs))
         starts = self.starts() if indexed else [None] * self.X.npartitions
         parts = [dask.delayed(_block_statistic, pure=True)(
-            p, encoder, self.funcs, func, None if start is None else int(start))
+            p, encoding, func, None if start is None else int(start))
             for p, start in zip(self.X.to_delayed(), starts)]
         return dask.compute(tree_sum(parts))[0]
 
