@@ -280,6 +280,10 @@ def test_cli_glob_gives_the_release_of_the_whole_file(frame, tmp_path, capsys):
     assert len(pd.read_parquet(tmp_path / "out")) == 1200
     out = capsys.readouterr()
     assert "wrote 1200 synthetic records" in out.out
+    # an output ending in .csv is one CSV file, written by the client
+    assert main(["sample", str(tmp_path / "b.json"), "--engine", "dask", "-n", "300",
+                 "-o", str(tmp_path / "out.csv"), "--seed", "1"]) == 0
+    assert len(pd.read_csv(tmp_path / "out.csv")) == 300
 
 
 def test_cli_engine_errors(frame, tmp_path, capsys):
