@@ -30,7 +30,7 @@ from ..schema import default_missing_marker, python_scalar
 from ..utils._random import seed_sequence
 from .blocks import CodeBlocks, add_results
 
-__all__ = ["check_frame", "fit_encoder", "DaskCodes", "sample_to_parquet", "tree_sum"]
+__all__ = ["check_frame", "fit_encoder", "DaskCodes", "sample_to_parquet", "tree_reduce"]
 
 _INSTALL = 'pip install "dask[dataframe]" distributed pyarrow (the "dask" extra)'
 
@@ -75,12 +75,12 @@ def check_frame(X, name="X"):
     return meta
 
 
-def tree_sum(parts):
-    """Add delayed results pairwise (a tree: no single task holds every partial)."""
+def tree_reduce(parts, combine=add_results):
+    """Combine delayed results pairwise, in a tree (no task holds every partial); delayed."""
     dask = _dask()
-    add = dask.delayed(add_results, pure=True)
+    combine = dask.delayed(combine, pure=True)
     while len(parts) > 1:
-        parts = [add(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+        parts = [combine(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
     return parts[0]
 
@@ -146,15 +146,6 @@ def _binner_column(name, binner, dtype, counts):
     return replace(column, dtype=dtype, missing_marker=default_missing_marker(dtype))
 
 
-def _tree_merge(parts, merge):
-    dask = _dask()
-    merge = dask.delayed(merge, pure=True)
-    while len(parts) > 1:
-        parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
-                 for i in range(0, len(parts), 2)]
-    return dask.compute(parts[0])[0]
-
-
 def fit_encoder(encoder, X):
     """Fit a :class:`~dpsynth.preprocessing.TableEncoder` on a dask DataFrame's partitions.
 
@@ -187,8 +178,9 @@ def fit_encoder(encoder, X):
     discover = [name for name in meta.columns if name not in declared and name not in binned
                 and not isinstance(meta[name].dtype, pd.CategoricalDtype)]
     counted = discover + (binned if binned and _may_read_values(encoder) else [])
-    counts = (_tree_merge([dask.delayed(_value_counts, pure=True)(p, counted)
-                           for p in X.to_delayed()], _merge_value_counts) if counted else {})
+    counts = (dask.compute(tree_reduce([dask.delayed(_value_counts, pure=True)(p, counted)
+                                        for p in X.to_delayed()], _merge_value_counts))[0]
+              if counted else {})
     observed = {name: [python_scalar(v) for v in counts[name][0].index] for name in discover}
     encoder._build_schema(
         meta, True,
@@ -290,7 +282,7 @@ class DaskCodes(CodeBlocks):
         parts = [dask.delayed(_block_statistic, pure=True)(
             p, encoding, func, None if start is None else int(start))
             for p, start in zip(self.X.to_delayed(), starts)]
-        return dask.compute(tree_sum(parts))[0]
+        return dask.compute(tree_reduce(parts))[0]
 
 
 def _write_part(synthesizer, path, n, seed):
