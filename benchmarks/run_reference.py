@@ -288,6 +288,8 @@ def main(argv=None):
     parser.add_argument("--runners", nargs="+", help="only these runners (e.g. run_aim)")
     parser.add_argument("--datasets", nargs="+", choices=list(DATASETS),
                         help="only these datasets")
+    parser.add_argument("--epsilons", nargs="+", type=float, help="only these epsilons")
+    parser.add_argument("--seeds", nargs="+", type=int, help="only these seeds (seeded runners)")
     parser.add_argument("--dry-run", action="store_true",
                         help="list the runs that would be made and exit")
     args = parser.parse_args(argv)
@@ -304,6 +306,8 @@ def main(argv=None):
     pending = [run for run in RUNS
                if (not args.runners or run[0] in args.runners)
                and (not args.datasets or run[1] in args.datasets)
+               and (not args.epsilons or run[2]["epsilon"] in args.epsilons)
+               and (not args.seeds or run[2].get("seed") in args.seeds)
                and not (_key(*run) in earlier and _complete(earlier[_key(*run)]))]
     print(f"{len(pending)} runs to make", flush=True)
     if args.dry_run:
