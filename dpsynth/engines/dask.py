@@ -166,15 +166,14 @@ def fit_encoder(encoder, X):
         undeclared columns, for :class:`DaskCodes` (the counts that value
         discovery needs, so that it takes no second pass).
     """
+    from ..preprocessing._binning import binned_names
     from ..preprocessing._categories import check_categories, value_list
 
     dask = _dask()
     meta = check_frame(X)
     encoder._validate_params()
     declared = check_categories(encoder.categories, meta)
-    binned = [name for name in meta.columns if name not in declared and (
-        name in (encoder.bounds or {})
-        or (isinstance(encoder.binning, dict) and name in encoder.binning))]
+    binned = binned_names(meta.columns, encoder.bounds, encoder.binning, declared)
     discover = [name for name in meta.columns if name not in declared and name not in binned
                 and not isinstance(meta[name].dtype, pd.CategoricalDtype)]
     counted = discover + (binned if binned and _may_read_values(encoder) else [])

@@ -14,7 +14,7 @@ from ..schema import Column, default_missing_marker
 from ..utils._random import seed_sequence
 from ._discretizer import _STRATEGIES, DPKBinsDiscretizer
 
-__all__ = ["make_binners", "binned_column"]
+__all__ = ["make_binners", "binned_column", "binned_names"]
 
 
 def _check_columns(param, spec, names):
@@ -22,6 +22,13 @@ def _check_columns(param, spec, names):
     if unknown:
         raise ValueError(f"{param} names column(s) {unknown} that are not in X; X has "
                          f"columns {list(names)}.")
+
+
+def binned_names(names, bounds, binning, declared):
+    """Columns a :class:`TableEncoder` bins: those in ``bounds`` or in a ``binning`` dict,
+    unless their categories are declared (a public rule, from the parameters alone)."""
+    per_column = binning if isinstance(binning, dict) else {}
+    return [c for c in names if (c in (bounds or {}) or c in per_column) and c not in declared]
 
 
 def make_binners(*, bounds, binning, binning_epsilon, n_bins, names, declared,
@@ -61,7 +68,7 @@ def make_binners(*, bounds, binning, binning_epsilon, n_bins, names, declared,
     _check_columns("special_values", special_values, names)
     if isinstance(decimals, dict):
         _check_columns("decimals", decimals, names)
-    binned = [c for c in names if (c in bounds or c in per_column) and c not in declared]
+    binned = binned_names(names, bounds, per_column, declared)
     unbinned = [c for c in special_values if c not in binned]
     if unbinned:
         raise ValueError(f"special_values names column(s) {unbinned} that are not binned; "
