@@ -21,6 +21,8 @@ environment::
 Seen with mbi 1.1.0 (mean / worst pair TVD): star: round 0.203 / 0.608 (B-C),
 mbi_sample 0.006 / 0.009, sample_model 0.010 / 0.011; cycle: round 0.203 / 0.586,
 mbi_sample 0.034 / 0.147 (A-C, the fill-in edge), sample_model 0.006 / 0.008.
+``sample_model(..., rounding=True)`` (randomized rounding with random assignment
+within groups) has neither bug and less noise: star 0.002 / 0.007, cycle 0.001 / 0.004.
 """
 
 import itertools
@@ -67,6 +69,7 @@ def main(n=30000, seed=0):
             "mbi_sample (mbi 1.1.0 method='sample')":
                 lambda: model.synthetic_data(rows=n, method="sample"),
             "sample_model": lambda: sample_model(model, n),
+            "sample_model, rounding": lambda: sample_model(model, n, rounding=True),
         }
         for label, generate in generators.items():
             df = generate().df
