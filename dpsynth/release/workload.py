@@ -47,8 +47,8 @@ from ..mechanisms import exponential_mechanism
 from ..engines.blocks import as_blocks
 from .._core import _matching
 from .allocation import make_consistent
-from .fitting import (add_counts, count_tables, descend, fit_population, one_way_estimates,
-                      table_layout)
+from .fitting import (add_counts, count_tables, descend, fit_population,
+                      mix_within_neighbourhoods, one_way_estimates, table_layout)
 
 __all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release"]
 
@@ -370,6 +370,9 @@ def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=
         Duplicating the rows of a much smaller population did worse than
         fresh draws (Adult), so then the fit starts from independent draws.
 
+    The fitted records are then mixed within the measured sets'
+    neighbourhoods (:func:`~dpsynth.release.fitting.mix_within_neighbourhoods`).
+
     Returns
     -------
     ndarray of int32, shape (n, d)
@@ -385,5 +388,7 @@ def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=
         elif m >= 0.9 * n:  # all rows, and a few drawn twice
             init = population[np.concatenate([np.arange(m), rng.choice(m, n - m)])]
         # a much smaller population: duplicating its rows fits worse than fresh draws
-    return fit_population(release.n_values, targets, n, rng, sweeps=sweeps,
-                          total=release.total, init=init)
+    records = fit_population(release.n_values, targets, n, rng, sweeps=sweeps,
+                             total=release.total, init=init)
+    mix_within_neighbourhoods(records, [cols for cols, _, _ in targets], rng)
+    return records

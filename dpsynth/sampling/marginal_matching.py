@@ -496,10 +496,14 @@ class MarginalMatchingSampler(Sampler):
         variance, all of them made exactly consistent by generalised least
         squares (:func:`~dpsynth.release.allocation.make_consistent`), and
         each population is fitted to them by coordinate descent, every table
-        weighted by the inverse of its mean cell variance.
+        weighted by the inverse of its mean cell variance.  Each column's
+        values are then permuted among records that agree on its neighbours
+        in the measured sets (:func:`~dpsynth.release.fitting.mix_within_neighbourhoods`):
+        the measured counts stay as fitted, and the dependence the descent
+        made up between columns never measured together is removed.
         """
         from ..release.allocation import make_consistent
-        from ..release.fitting import fit_population
+        from ..release.fitting import fit_population, mix_within_neighbourhoods
 
         merged = {}
         for m in self.aggregates.marginals:
@@ -531,10 +535,14 @@ class MarginalMatchingSampler(Sampler):
                             1.0 / max(m.variance, 1e-12)))
         n_total = max(float(self.aggregates.n_records), 1.0)
 
+        column_sets = [cols for cols, _, _ in targets]
+
         def population(part):
-            return fit_population(self.sizes, targets, int(sizes[part]), generators[part],
-                                  sweeps=self.dense_sweeps, total=n_total,
-                                  settle=_DENSE_SETTLE)
+            records = fit_population(self.sizes, targets, int(sizes[part]), generators[part],
+                                     sweeps=self.dense_sweeps, total=n_total,
+                                     settle=_DENSE_SETTLE)
+            mix_within_neighbourhoods(records, column_sets, generators[part])
+            return records
 
         n_workers = min(n_threads(self.n_jobs), len(sizes))
         if n_workers <= 1:
