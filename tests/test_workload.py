@@ -189,7 +189,7 @@ def test_mixing_keeps_measured_counts_and_removes_made_up_dependence():
     original = records.copy()
     sizes = np.array([3, 3, 3, 4])
     sets = [(0, 1), (1, 2), (3,)]
-    mix_within_neighbourhoods(records, sets, np.random.default_rng(1))
+    mix_within_neighbourhoods(records, sizes, sets, np.random.default_rng(1))
     for cols in sets + [(0,), (1,), (2,)]:
         np.testing.assert_array_equal(marginal_table(records, sizes, cols),
                                       marginal_table(original, sizes, cols))
@@ -203,7 +203,7 @@ def test_mixing_keeps_measured_counts_and_removes_made_up_dependence():
     assert np.mean(records[:, 3] == original[:, 3]) < 0.4
     # reproducible with the same generator
     again = original.copy()
-    mix_within_neighbourhoods(again, sets, np.random.default_rng(1))
+    mix_within_neighbourhoods(again, sizes, sets, np.random.default_rng(1))
     np.testing.assert_array_equal(again, records)
 
 

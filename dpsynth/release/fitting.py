@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from .._core import _matching
+from ..metrics._encoding import combined_key
 from ..sampling.marginal_matching import _layout
 
 __all__ = ["one_way_estimates", "fit_population", "descend", "population_counts",
@@ -254,18 +255,7 @@ def fit_population(n_values, targets, n, rng, *, sweeps=3, total=None, init=None
     return records
 
 
-def _group_ids(records, columns):
-    """One id per distinct combination of ``records[:, columns]`` (0 if no columns)."""
-    ids = np.zeros(len(records), dtype=np.int64)
-    for c in columns:
-        values = records[:, c].astype(np.int64)
-        ids = ids * (int(values.max(initial=0)) + 1) + values
-        if ids.max(initial=0) > 2**40:  # keep the next product within int64
-            ids = np.unique(ids, return_inverse=True)[1].astype(np.int64)
-    return ids
-
-
-def mix_within_neighbourhoods(records, column_sets, rng):
+def mix_within_neighbourhoods(records, n_values, column_sets, rng):
     """Permute each column's values among records that agree on its neighbours, in place.
 
     Two columns are neighbours when some measured set holds both.  Swapping
@@ -285,6 +275,8 @@ def mix_within_neighbourhoods(records, column_sets, rng):
     ----------
     records : ndarray of int32, shape (n, d)
         Updated in place.
+    n_values : array-like of int
+        Number of codes of every column.
     column_sets : iterable of tuple of int
         The measured column sets.
     rng : numpy.random.Generator
@@ -295,8 +287,12 @@ def mix_within_neighbourhoods(records, column_sets, rng):
     for cols in column_sets:
         for c in cols:
             neighbours[c].update(x for x in cols if x != c)
+    n_values = [int(k) for k in n_values]
+    wide = records.astype(np.int64)
     for c in rng.permutation(d):
-        groups = _group_ids(records, sorted(neighbours[c]))
+        groups = (combined_key(wide, n_values, sorted(neighbours[c]))[0] if neighbours[c]
+                  else np.zeros(n, dtype=np.int64))
         in_place = np.argsort(groups, kind="stable")
         shuffled = np.lexsort((rng.random(n), groups))  # same groups, random order within
-        records[in_place, c] = records[shuffled, c]
+        wide[in_place, c] = wide[shuffled, c]
+    records[:] = wide

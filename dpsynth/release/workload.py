@@ -390,5 +390,5 @@ def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=
         # a much smaller population: duplicating its rows fits worse than fresh draws
     records = fit_population(release.n_values, targets, n, rng, sweeps=sweeps,
                              total=release.total, init=init)
-    mix_within_neighbourhoods(records, [cols for cols, _, _ in targets], rng)
+    mix_within_neighbourhoods(records, release.n_values, [cols for cols, _, _ in targets], rng)
     return records

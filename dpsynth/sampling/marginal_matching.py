@@ -541,7 +541,7 @@ class MarginalMatchingSampler(Sampler):
             records = fit_population(self.sizes, targets, int(sizes[part]), generators[part],
                                      sweeps=self.dense_sweeps, total=n_total,
                                      settle=_DENSE_SETTLE)
-            mix_within_neighbourhoods(records, column_sets, generators[part])
+            mix_within_neighbourhoods(records, self.sizes, column_sets, generators[part])
             return records
 
         n_workers = min(n_threads(self.n_jobs), len(sizes))
