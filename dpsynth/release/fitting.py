@@ -290,9 +290,17 @@ def mix_within_neighbourhoods(records, n_values, column_sets, rng):
     n_values = [int(k) for k in n_values]
     wide = records.astype(np.int64)
     for c in rng.permutation(d):
+        if len(neighbours[c]) == d - 1:  # swaps among otherwise equal records: no change
+            continue
         groups = (combined_key(wide, n_values, sorted(neighbours[c]))[0] if neighbours[c]
                   else np.zeros(n, dtype=np.int64))
-        in_place = np.argsort(groups, kind="stable")
-        shuffled = np.lexsort((rng.random(n), groups))  # same groups, random order within
+        in_place = np.argsort(groups)
+        starts = np.empty(n, dtype=bool)
+        starts[:1] = True
+        np.not_equal(groups[in_place[1:]], groups[in_place[:-1]], out=starts[1:])
+        if starts.all():  # every group a single record
+            continue
+        # group number plus a uniform in [0, 1): sorting it shuffles within groups
+        shuffled = in_place[np.argsort(np.cumsum(starts) + rng.random(n))]
         wide[in_place, c] = wide[shuffled, c]
     records[:] = wide
