@@ -30,7 +30,6 @@ import os
 from pathlib import Path
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +37,8 @@ import time
 import numpy as np
 import pandas as pd
 
-_RESULTS = Path(__file__).parent / "results"
+from ._results import run_child, save
+
 EPSILON = 4.0
 
 
@@ -184,22 +184,14 @@ def main(argv=None):
         print(json.dumps(results["dask"]), flush=True)
         if args.in_memory_rows:
             needed = files[: -(-args.in_memory_rows // args.partition_rows)]
-            done = subprocess.run(
-                [sys.executable, "-m", "benchmarks.run_dask", "--in-memory-point",
-                 str(args.in_memory_rows), "--files", *needed],
-                capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
-            results["in_memory"] = (json.loads(done.stdout.strip().splitlines()[-1])
-                                    if done.returncode == 0
-                                    else {"error": done.stderr.strip()[-500:]})
+            results["in_memory"] = run_child(["benchmarks.run_dask", "--in-memory-point",
+                                              str(args.in_memory_rows), "--files", *needed])
             print(json.dumps(results["in_memory"]), flush=True)
         results["load_average"] = round(os.getloadavg()[0], 1)
     finally:
         if args.data_dir is None:
             shutil.rmtree(directory, ignore_errors=True)
-    _RESULTS.mkdir(exist_ok=True)
-    (_RESULTS / "dask.json").write_text(json.dumps(results, indent=1) + "\n")
-    (_RESULTS / "dask.md").write_text(_markdown(results))
-    print(_markdown(results))
+    save("dask", results, _markdown(results))
 
 
 if __name__ == "__main__":

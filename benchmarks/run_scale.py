@@ -25,16 +25,15 @@ import json
 import math
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-_RESULTS = Path(__file__).parent / "results"
+from ._results import run_child, save
+
 _SHIFT = 997
 
 
@@ -86,13 +85,9 @@ def run_point(rows, columns, n_jobs):
 
 def _measure(rows, columns, n_jobs):
     """Run :func:`run_point` in a child interpreter; returns its result (or the error)."""
-    command = [sys.executable, "-m", "benchmarks.run_scale", "--point", str(rows),
-               str(columns), "--n-jobs", str(n_jobs)]
-    done = subprocess.run(command, capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[1])
-    if done.returncode != 0:
-        return {"rows": rows, "columns": columns, "error": done.stderr.strip()[-500:]}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_child(["benchmarks.run_scale", "--point", str(rows), str(columns),
+                        "--n-jobs", str(n_jobs)])
+    return {"rows": rows, "columns": columns, **result} if "error" in result else result
 
 
 def _markdown(results):
@@ -133,10 +128,7 @@ def main(argv=None):
             result = _measure(rows, columns, args.n_jobs)
             print(json.dumps(result), flush=True)
             results["curves"][curve].append(result)
-    _RESULTS.mkdir(exist_ok=True)
-    (_RESULTS / "scale.json").write_text(json.dumps(results, indent=1) + "\n")
-    (_RESULTS / "scale.md").write_text(_markdown(results))
-    print(_markdown(results))
+    save("scale", results, _markdown(results))
 
 
 if __name__ == "__main__":
