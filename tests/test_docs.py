@@ -46,3 +46,29 @@ def test_readme_docs_command_needs_no_activated_environment():
     readme = (ROOT / "README.md").read_text()
     assert ".venv/bin/python -m sphinx -b html doc doc/_build/html" in readme
     assert ".venv/bin/pip install -e \".[docs]\"" in readme
+
+
+def test_reference_summary_counts_each_rounded_sample_of_a_model_once():
+    pytest.importorskip("benchmarks.run_reference")
+    from benchmarks.run_reference import summarize
+
+    def record(seed, tvd3, sampling=None, alternative=None):
+        params = {"epsilon": 1.0, "rounds": 42, "seed": seed}
+        if sampling:
+            params["sampling"] = sampling
+        r = {"runner": "run_aim", "dataset": "adult", "params": params, "fit_seconds": 10.0,
+             "peak_rss_mb": 100.0, "mean_tvd": {"1": 0.0, "2": 0.0, "3": tvd3}}
+        if alternative is not None:
+            r["alternative_samplers"] = {"randomized_round": {
+                "mean_tvd": {"1": 0.0, "2": 0.0, "3": alternative}}}
+        return r
+
+    runs = [record(0, 0.05, alternative=0.041), record(0, 0.04, sampling="randomized_round"),
+            record(1, 0.06, alternative=0.045), record(2, 0.07)]
+    by_sampling = {entry["params"].get("sampling", "sample"): entry
+                   for entry in summarize(runs)}
+    assert by_sampling["sample"]["seeds"] == [0, 1, 2]
+    rounded = by_sampling["randomized_round"]
+    # seed 0's own rounded run wins over its alternative sample; seed 1 adds one
+    assert rounded["seeds"] == [0, 1]
+    assert rounded["mean"]["tvd_3"] == pytest.approx((0.04 + 0.045) / 2)
