@@ -18,7 +18,7 @@ The declaration file::
        {"name": "gain", "kind": "numeric", "bounds": [0, 99999], "special_values": [0]},
        {"name": "price", "kind": "numeric", "dtype": "float64", "bounds": [0, 1000],
         "decimals": 2},
-       {"name": "sex", "kind": "categorical", "categories": ["F", "M"]},
+       {"name": "sex", "kind": "categorical", "categories": ["F", "M"], "no_missing": true},
        {"name": "zip", "kind": "categorical"}]}
 
 ``kind`` is ``"numeric"`` (binned inside its public ``bounds``; ``dtype``
@@ -28,7 +28,9 @@ get bins of their own, ``decimals`` the precision of a float column) or
 ``"categorical"`` (``categories`` declares the public
 values, in code order; without it they are discovered by the DP release;
 ``dtype`` ``"str"`` (default, or the JSON type of the categories),
-``"int64"``, ``"float64"`` or ``"bool"``).  ``missing_values`` lists the
+``"int64"``, ``"float64"`` or ``"bool"``).  ``"no_missing": true`` declares that
+a column holds no missing values (``TableEncoder(no_missing=...)``: no synthetic
+record gets one there).  ``missing_values`` lists the
 text markers of missing values (default ``[""]``).  Columns of the file that
 the declaration does not name are read as text.
 """
@@ -54,7 +56,7 @@ _SAMPLE_BYTES = 1 << 16
 _NUMERIC_DTYPES = ("int64", "float64")
 _CATEGORICAL_DTYPES = ("str", "int64", "float64", "bool")
 _COLUMN_KEYS = {"name", "kind", "dtype", "bounds", "categories", "n_bins", "special_values",
-                "decimals"}
+                "decimals", "no_missing"}
 _TOP_KEYS = {"columns", "missing_values"}
 
 
@@ -123,6 +125,8 @@ class ColumnDeclaration:
     decimals : int or None
         Declared precision of a ``float64`` numeric column: synthetic values
         are rounded to this many decimals (``TableEncoder(decimals=...)``).
+    no_missing : bool or None
+        True: the column holds no missing values (``TableEncoder(no_missing=...)``).
     """
 
     name: str
@@ -133,6 +137,7 @@ class ColumnDeclaration:
     n_bins: int = None
     special_values: tuple = None
     decimals: int = None
+    no_missing: bool = None
 
     @property
     def is_integer(self):
@@ -268,8 +273,8 @@ class Declaration:
 
     def encoder_params(self, *, binning="uniform"):
         """Keyword arguments of :class:`~dpsynth.preprocessing.TableEncoder` that
-        the declaration fixes: ``categories``, ``bounds`` and, for columns with
-        their own ``n_bins``, ``binning``.
+        the declaration fixes: ``categories``, ``bounds``, ``no_missing`` and,
+        for columns with their own ``n_bins``, ``binning``.
 
         Parameters
         ----------
@@ -282,6 +287,9 @@ class Declaration:
             Only the declared things: no key for what is not declared.
         """
         params = {}
+        no_missing = [c.name for c in self.columns if c.no_missing]
+        if no_missing:
+            params["no_missing"] = no_missing
         special = {c.name: list(c.special_values) for c in self.columns
                    if c.kind == "numeric" and c.special_values}
         if special:
@@ -320,6 +328,8 @@ class Declaration:
                 entry["decimals"] = c.decimals
             if c.n_bins is not None:
                 entry["n_bins"] = c.n_bins
+            if c.no_missing is not None:
+                entry["no_missing"] = c.no_missing
             columns.append(entry)
         document = {"columns": columns}
         if self.missing_values is not None:
@@ -346,10 +356,13 @@ def _merge_column(a, b, names):
                 raise ValueError(f"{value!r} of the numeric column {a.name!r} is not a "
                                  f"number (it is declared numeric in {names[0]} or "
                                  f"{names[1]})") from None
+        if numeric.no_missing is None:
+            numeric = replace(numeric, no_missing=other.no_missing)
         return replace(numeric, kind="categorical", bounds=None, n_bins=None,
                        categories=tuple(categories))
     fields = {}
-    for key in ("bounds", "categories", "n_bins", "special_values", "decimals", "dtype"):
+    for key in ("bounds", "categories", "n_bins", "special_values", "decimals", "dtype",
+                "no_missing"):
         x, y = getattr(a, key), getattr(b, key)
         if x is not None and y is not None and x != y:
             raise ValueError(f"column {a.name!r} has different {key} in {names[0]} and "
@@ -380,6 +393,9 @@ def _parse_column(entry, position, source):
         raise ValueError(f"{where}: \"kind\" must be \"numeric\" or \"categorical\"; "
                          f"got {kind!r}")
     dtype = entry.get("dtype")
+    no_missing = entry.get("no_missing")
+    if no_missing is not None and not isinstance(no_missing, bool):
+        raise ValueError(f"{where}: \"no_missing\" must be true or false")
     if kind == "numeric":
         for key in ("categories",):
             if key in entry:
@@ -419,7 +435,8 @@ def _parse_column(entry, position, source):
                 raise ValueError(f"{where}: \"decimals\" is for \"float64\" columns (integer "
                                  "columns always give integers)")
         return ColumnDeclaration(name, kind, dtype, bounds=(bounds[0], bounds[1]),
-                                 n_bins=n_bins, special_values=special, decimals=decimals)
+                                 n_bins=n_bins, special_values=special, decimals=decimals,
+                                 no_missing=no_missing)
     for key in ("bounds", "n_bins", "special_values", "decimals"):
         if key in entry:
             raise ValueError(f"{where}: a categorical column has no \"{key}\"; declare "
@@ -437,7 +454,7 @@ def _parse_column(entry, position, source):
         categories = tuple(_coerce_category(v, dtype, where) for v in categories)
         if len(set(categories)) != len(categories):
             raise ValueError(f"{where}: \"categories\" has duplicate values")
-    return ColumnDeclaration(name, kind, dtype, categories=categories)
+    return ColumnDeclaration(name, kind, dtype, categories=categories, no_missing=no_missing)
 
 
 def _parse_categories(categories, dtype, where):

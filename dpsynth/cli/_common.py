@@ -475,6 +475,13 @@ def encoder(args, frame, declaration):
         params = used.encoder_params(binning=args.binning)
     except ValueError as exc:
         raise CommandError(one_line(exc)) from None
+    flagged = getattr(args, "no_missing", None) or []
+    unknown = [c for c in flagged if c not in frame.columns]
+    if unknown:
+        raise CommandError(f"--no-missing names column(s) {unknown} that the table does not "
+                           f"have; its columns are {list(frame.columns)}")
+    if flagged:
+        params["no_missing"] = list(dict.fromkeys([*params.get("no_missing", []), *flagged]))
     if args.binning == "quantile" and not params.get("bounds"):
         raise CommandError("--binning quantile bins the columns given --bounds, and there "
                            "are none")

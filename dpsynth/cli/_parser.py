@@ -68,6 +68,10 @@ def _add_declarations(group, *, categories=True):
                             "capital-gain=0 hours-per-week=40): point masses such as 0, "
                             "round numbers and top codes, or codes outside the bounds "
                             "such as -9")
+    group.add_argument("--no-missing", action="extend", nargs="+", metavar="COL",
+                       help="columns declared to hold no missing values (like SQL NOT "
+                            "NULL): no synthetic record gets one there, and a missing value "
+                            "in the input is an error")
     group.add_argument("--n-bins", type=int, default=10, metavar="N",
                        help="bins per numeric column (default: 10)")
     if categories:

@@ -57,9 +57,11 @@ def _discover(codes, schema, rho, delta, rng):
     """Released attributes of the undeclared columns (DP set union, level 1)."""
     undeclared = [j for j, column in enumerate(schema) if not column.declared]
     keep = np.zeros(schema.n_attributes, dtype=bool)
+    possible = schema.possible_attributes
     for j, column in enumerate(schema):  # declared values are public
         if column.declared:
-            keep[schema.offsets[j]:schema.offsets[j + 1]] = True
+            span = slice(schema.offsets[j], schema.offsets[j + 1])
+            keep[span] = possible[span]
     bound = len(undeclared)
     sigma = math.sqrt(1.0 / (2.0 * rho))  # noise std sigma * sqrt(bound): sensitivity sqrt(bound)
     scale = sigma * math.sqrt(bound)
@@ -131,7 +133,7 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
                             "encoder", epsilon=float(epsilon_binning),
                             delta=float(delta_binning)))
     if public_universe:
-        keep = np.ones(schema.n_attributes, dtype=bool)
+        keep = schema.possible_attributes.copy()
         rho_discovery = 0.0
     else:
         rho_discovery = discovery_proportion(epsilon) * rho
@@ -144,8 +146,15 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         public_codes = _public_codes(block, schema, new_ids, public)
         return np.where(public_codes < 0, sizes[None, :] - 1, public_codes).astype(np.int32)
 
+    # cells the public schema rules out (the missing code of a column declared
+    # without missing values) hold no record: measured as exact zeros
+    possible = np.append(public.possible_attributes, True)
+    impossible = [~possible[np.minimum(np.arange(public.offsets[j], public.offsets[j] + size),
+                                       public.n_attributes)]
+                  for j, size in enumerate(sizes)]
     release = release_workload(codes.map(table_codes), sizes, rho=rho - rho_discovery, rng=rng,
-                               reporting_length=reporting_length, **workload_params)
+                               reporting_length=reporting_length, empty_cells=impossible,
+                               **workload_params)
     spends += [Spend(s.name, s.mechanism, rho=float(s.rho),
                      params=tuple(sorted((k, v) for k, v in s.params.items()
                                          if isinstance(v, (int, float, str, bool)))))

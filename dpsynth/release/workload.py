@@ -149,10 +149,12 @@ def _workload_weights(candidates, d, reporting_length):
     return np.array([len(r) * per_column for r in candidates], dtype=float)
 
 
-def _total_estimate(measurements):
+def _total_estimate(measurements, free=None):
+    """Inverse-variance mean of the measurements' sums (``free``: possible codes per column)."""
     num = den = 0.0
     for cols, table, var in measurements:
-        v = var * np.asarray(table).size
+        size = np.asarray(table).size if free is None else math.prod(int(free[c]) for c in cols)
+        v = var * size
         num += float(np.sum(table)) / v
         den += 1.0 / v
     return num / den
@@ -160,7 +162,8 @@ def _total_estimate(measurements):
 
 def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_factor=16,
                      alpha=0.9, max_cells=None, population_size=None, full_sweep_every=5,
-                     initial_sweeps=2, max_rounds=None, fit_targets="measurements"):
+                     initial_sweeps=2, max_rounds=None, fit_targets="measurements",
+                     empty_cells=None):
     """Adaptive zCDP release of 1-way and selected 2-/3-way dense marginals.
 
     Parameters
@@ -200,6 +203,11 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     fit_targets : {"measurements", "consistent"}, default="measurements"
         What the scoring population is fitted to each round (see
         :meth:`WorkloadRelease.targets`).
+    empty_cells : list of array-like of bool, optional
+        Per column, the codes that the public schema rules out (e.g. the
+        missing code of a column declared without missing values).  Their
+        cells are released as exact zeros (post-processing of public facts);
+        a record holding such a code is refused.
 
     Returns
     -------
@@ -223,6 +231,13 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     if max_cells is None:
         max_cells = 10**5
     candidates = candidate_sets(n_values, reporting_length, max_cells) if d > 1 else []
+    if empty_cells is None:
+        empty_cells = [np.zeros(k, dtype=bool) for k in n_values]
+    empty_cells = [np.asarray(e, dtype=bool) for e in empty_cells]
+    if len(empty_cells) != d or any(e.shape != (k,) for e, k in zip(empty_cells, n_values)):
+        raise ValueError("empty_cells must hold one boolean array of length n_values[c] "
+                         "per column c.")
+    free = np.array([k - int(e.sum()) for e, k in zip(empty_cells, n_values)])  # possible codes
     spends, measurements = [], []
     sigma = math.sqrt(T / (2.0 * alpha * rho))
     epsilon = math.sqrt(8.0 * (1.0 - alpha) * rho / T)
@@ -234,8 +249,8 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     data_layout = table_layout(tables)
     index = {cols: t for t, (cols, _) in enumerate(tables)}
     # the only read of the data: every 1-way and candidate table, counted in one pass
-    all_counts = blocks.map_sum(lambda block: count_tables(_checked(block, n_values),
-                                                           data_layout))
+    all_counts = blocks.map_sum(lambda block: count_tables(
+        _checked(block, n_values, empty_cells), data_layout))
 
     def data_table(cols):
         t = index[tuple(cols)]
@@ -244,6 +259,11 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     def gaussian(cols, s, name):
         table = data_table(cols)
         noisy = table + rng.normal(0.0, s, size=table.shape)
+        for axis, c in enumerate(cols):  # publicly empty cells: exact zeros
+            if empty_cells[c].any():
+                index = [slice(None)] * len(cols)
+                index[axis] = empty_cells[c]
+                noisy[tuple(index)] = 0.0
         measurements.append((tuple(cols), noisy, s * s))
         spends.append(Spend(name, "gaussian", 1.0 / (2.0 * s * s),
                             {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0}))
@@ -252,13 +272,14 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         gaussian((c,), sigma, f"1-way marginal {c}")
     if not candidates:
         spends[-1] = _exact_last(spends, rho)
-        total = _total_estimate(measurements)
+        total = _total_estimate(measurements, free)
         return WorkloadRelease(n_values, measurements, spends, float(rho), total)
 
     weights = _workload_weights(candidates, d, reporting_length)
     sensitivity = float(weights.max())
     shapes = [tuple(int(n_values[c]) for c in r) for r in candidates]
-    cells = np.array([math.prod(s) for s in shapes], dtype=float)
+    # noise the score expects: only the cells the public schema allows hold noise
+    cells = np.array([math.prod(int(free[c]) for c in r) for r in candidates], dtype=float)
     layout = table_layout(list(zip(candidates, shapes)))
     base = layout[0]
     data_counts = all_counts[data_layout[0][d]:]
@@ -266,7 +287,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     for t, cols in enumerate(candidates):
         touches[list(cols), t] = True
 
-    total = _total_estimate(measurements)
+    total = _total_estimate(measurements, free)
     m = int(population_size or min(max(round(total), 1), 8_000))
     if fit_targets not in ("measurements", "consistent"):
         raise ValueError("fit_targets must be 'measurements' or 'consistent'; "
@@ -309,7 +330,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         used = math.fsum(s.rho for s in spends)
         # --- refit
         before = pop_counts[base[choice]:base[choice + 1]] * (total / m)
-        total = _total_estimate(measurements)
+        total = _total_estimate(measurements, free)
         targets = current_targets()
         full = rounds % full_sweep_every == 0
         previous = population.copy()
@@ -331,13 +352,17 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     return WorkloadRelease(n_values, measurements, spends, float(rho), float(total), population)
 
 
-def _checked(block, n_values):
-    """``block`` as int32 codes, refused unless every code lies in ``0..n_values[c] - 1``."""
+def _checked(block, n_values, empty_cells):
+    """``block`` as int32 codes, refused unless every code lies in ``0..n_values[c] - 1``
+    and none is ruled out by ``empty_cells``."""
     block = np.asarray(block)
     if block.ndim != 2 or block.shape[1] != n_values.size:
         raise ValueError("codes must be a 2-D array with one column per entry of n_values.")
     if block.size and (block.min() < 0 or np.any(block.max(axis=0) >= n_values)):
         raise ValueError("codes must lie in 0..n_values[c] - 1 for every column c.")
+    for c, empty in enumerate(empty_cells):
+        if block.size and empty.any() and empty[block[:, c]].any():
+            raise ValueError(f"column {c} holds a code that empty_cells rules out.")
     return block.astype(np.int32, copy=False)
 
 
