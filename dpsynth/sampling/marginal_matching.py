@@ -61,7 +61,7 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.special import log_ndtr
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import _matching
@@ -220,11 +220,15 @@ class MarginalMatchingSampler(Sampler):
         workload-aware release, :mod:`dpsynth.release.adaptive`).  A column
         whose pass moves fewer than 0.05% of a population's records is
         settled: the later passes skip it.
-    min_count : float, default=2.0
+    min_count : float or "auto", default="auto"
         With dense marginals, a value whose consistent 1-way estimate is
         below ``min_count`` noise standard deviations is never synthesized
         (a value absent from the data would otherwise appear through noise
         alone).  ``0`` keeps every value with a positive estimate.
+        ``"auto"``: 1 for declared values, 2 for values a DP release
+        discovered and for missing values (3-way TVD at epsilon 1, 3 seeds:
+        declared Adult 0.049 with 1 against 0.050 with 2; discovered Adult
+        0.063 with 2 against 0.064 with 0; NIST MA within 1%).
     """
 
     _parameter_constraints = {
@@ -234,11 +238,11 @@ class MarginalMatchingSampler(Sampler):
         "n_jobs": [Integral, None],
         "three_way_sweeps": [Interval(Integral, 1, None, closed="left")],
         "dense_sweeps": [Interval(Integral, 1, None, closed="left")],
-        "min_count": [Interval(Real, 0, None, closed="left")],
+        "min_count": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
     }
 
     def __init__(self, sweeps=3, use_three_way=True, max_population=50_000, n_jobs=None,
-                 three_way_sweeps=2, dense_sweeps=15, min_count=2.0):
+                 three_way_sweeps=2, dense_sweeps=15, min_count="auto"):
         self.sweeps = sweeps
         self.three_way_sweeps = three_way_sweeps
         self.use_three_way = use_three_way
@@ -523,9 +527,14 @@ class MarginalMatchingSampler(Sampler):
         # a value whose consistent 1-way estimate is within min_count noise
         # standard deviations of zero is taken as absent (no fabricated values)
         for m in consistent:
-            if len(m.columns) == 1 and self.min_count > 0:
+            if len(m.columns) == 1:
                 j = m.columns[0]
-                masks[j] = masks[j] & (m.table > self.min_count * math.sqrt(m.variance))
+                min_count = self.min_count
+                if min_count == "auto":  # declared values 1, the others (missing too) 2
+                    min_count = np.full(self.sizes[j], 2.0)
+                    if schema[j].declared:
+                        min_count[:len(schema[j].values)] = 1.0
+                masks[j] = masks[j] & (m.table > min_count * math.sqrt(m.variance))
         targets = []
         for m in consistent:
             mask = masks[m.columns[0]]
