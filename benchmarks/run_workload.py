@@ -1,166 +1,261 @@
-"""Issue #15: the adaptive workload release against the current default and AIM.
+"""Issue #15: dpsynth's two release strategies against MST and AIM, over seeds.
 
 For NIST MA and Adult (all-categorical, public binning, ``benchmarks.datasets``)
-at epsilon 1, 4 and 10 with delta = 1e-5 and several seeds, it runs
+at epsilon 1, 4 and 10 and several seeds, it fits and samples
+:class:`dpsynth.DPMarginalSynthesizer` (R = 3) in three configurations, each
+run in a fresh child process so that its peak memory is its own:
 
-- ``workload``: :func:`dpsynth.release.workload.release_workload` on the
-  integer codes, with ``rho = zcdp_rho_tight(epsilon, delta)`` (the
-  Canonne-Kamath-Steinke conversion, :mod:`dpsynth.release.conversion`,
-  as MST and AIM use; ``--bun-steinke`` for the squared Bun-Steinke
-  ``zcdp_rho``), then :func:`~dpsynth.release.workload.sample_release`
-  (the marginal-matching population fit) for as many records as the
-  estimated total;
-- ``default``: ``DPMarginalSynthesizer()`` with ``epsilon`` (its own delta
-  rule) on the same table (optional, ``--no-default`` to skip).
+- ``default``: ``release="auto"`` as shipped (the workload release), with every
+  column's values discovered under DP (nothing declared);
+- ``declared``: the same, with every column's observed values declared as
+  public categories and the columns without missing values declared so
+  (``TableEncoder(categories=..., no_missing=...)``), which is what
+  smartnoise-synth's MST and AIM get (the data's own category sets);
+- ``sds``: ``release="sds"`` (the SDS release of every combination, kept for
+  parity with pac-synth), nothing declared.
 
-Codes: every column's observed values, plus a code for missing values when
-the column has any, are treated as public categories (as MST gets them
-from smartnoise and the ``categories declared`` benchmark configuration).
+``delta`` is the one the reference runners give MST and AIM on the same table,
+``1 / (n ln n)`` (:func:`reference_delta`), so that every method has the same
+guarantee.  Metrics: mean total variation distance of all 1-, 2- and 3-way
+marginals (:func:`dpsynth.metrics.marginal_tvd`, missing values as a category),
+the NIST k-marginal score on NIST MA, fit and sample seconds (wall clock and
+process CPU) and the child's peak resident memory.
 
-Metrics: mean total variation distance of all 1-, 2- and 3-way marginals
-(:func:`dpsynth.metrics.marginal_tvd`, missing values as a category) and
-fit + sample seconds (wall clock, 2 shared cores).  AIM and MST numbers for
-NIST MA are those of issue #15 (MST from ``results/reference.json``).
+The table (``results/workload.md``) puts beside them MST and AIM from
+``results/reference.json`` (:mod:`benchmarks.run_reference`, run in the
+benchmark environment): both sampled i.i.d. from the fitted model, and AIM also
+by randomized rounding.  A second table gives dpsynth's 3-way TVD as a multiple
+of AIM's (issue #15's target: at most 0.9).
 
-Usage::
+Usage, from the repository root (records of configurations not run are kept)::
 
-    nice -n 10 python -m benchmarks.run_workload [--seeds 0 1 2] [--datasets nist_ma adult]
+    python -m benchmarks.run_workload [--seeds 0 1 2] [--datasets nist_ma adult]
+        [--epsilons 1 4 10] [--methods default declared sds] [--table-only]
 """
 
 import argparse
 import json
+import math
 import time
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from dpsynth import DPMarginalSynthesizer
-from dpsynth.accounting import zcdp_rho
-from dpsynth.metrics import marginal_tvd
-from dpsynth.release.conversion import zcdp_rho_tight
-from dpsynth.release.workload import release_workload, sample_release
+from dpsynth.preprocessing import TableEncoder
+from dpsynth.metrics import k_marginal_score, marginal_tvd
 
+from ._results import RESULTS, run_child, save
 from .datasets import DATASETS
+from .reference_runners import _max_rss_mb
 
-DELTA = 1e-5
-TIGHT = True  # Canonne-Kamath-Steinke conversion (as MST/AIM in private-pgm)
-_RESULTS = Path(__file__).parent / "results"
-# issue #15 (NIST MA, 3-way TVD)
-AIM = {"nist_ma": {1.0: 0.094, 4.0: 0.063, 10.0: 0.059}}
-MST = {"nist_ma": {1.0: 0.123, 4.0: 0.084, 10.0: 0.079}}
-
-
-def encode(df):
-    """Integer codes (n, d), the number of codes and the values of every column."""
-    codes, n_values, values = [], [], []
-    for column in df.columns:
-        series = df[column]
-        uniques = sorted(series.dropna().unique().tolist())
-        mapping = {v: i for i, v in enumerate(uniques)}
-        has_missing = bool(series.isna().any())
-        code = series.map(mapping).fillna(len(uniques)).to_numpy().astype(np.int32)
-        codes.append(code)
-        n_values.append(len(uniques) + has_missing)
-        values.append(uniques + ([None] if has_missing else []))
-    return np.column_stack(codes).astype(np.int32), np.array(n_values), values
+METHODS = ("default", "declared", "sds")
+LABELS = {"default": "dpsynth default", "declared": "dpsynth, categories declared",
+          "sds": 'dpsynth release="sds"', "run_mst": "MST", "run_aim": "AIM",
+          "run_aim/randomized_round": "AIM, randomized rounding"}
+REPORTING_LENGTH = 3
+STEM = "workload"
 
 
-def decode(codes, columns, values):
-    return pd.DataFrame({c: np.asarray(v, dtype=object)[codes[:, j]]
-                         for j, (c, v) in enumerate(zip(columns, values))})
+def reference_delta(n_rows):
+    """``1 / (n ln n)``: the delta :mod:`benchmarks.reference_runners` gives MST and AIM."""
+    return 1.0 / (math.log(n_rows) * n_rows)
 
 
-def tvds(real, synthetic):
-    return {str(k): marginal_tvd(real, synthetic, k=k) for k in (1, 2, 3)}
+def synthesizer(real, method, epsilon, seed):
+    """The configured, unfitted synthesizer of ``method`` (see the module docstring)."""
+    params = {"epsilon": epsilon, "delta": reference_delta(len(real)),
+              "reporting_length": REPORTING_LENGTH, "random_state": seed}
+    if method == "declared":
+        categories = {c: sorted(real[c].dropna().unique().tolist()) for c in real.columns}
+        complete = [c for c in real.columns if not real[c].isna().any()]
+        params["encoder"] = TableEncoder(categories=categories, no_missing=complete)
+    elif method == "sds":
+        params["release"] = "sds"
+    elif method != "default":
+        raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
+    return DPMarginalSynthesizer(**params)
 
 
-def run_workload(real, codes, n_values, values, epsilon, seed, **options):
-    rng = np.random.default_rng(seed)
-    rho = (zcdp_rho_tight if TIGHT else zcdp_rho)(epsilon, DELTA)
-    cpu = time.process_time()
-    start = time.perf_counter()
-    release = release_workload(codes, n_values, rho=rho, rng=rng, **options)
-    fit_seconds = time.perf_counter() - start
-    n = max(int(round(release.total)), 1)
-    synthetic = sample_release(release, n, rng)
-    seconds = time.perf_counter() - start
-    cpu_seconds = time.process_time() - cpu
-    selected = [s.params["selected"] for s in release.spends if s.mechanism == "exponential"]
-    return {"method": "workload", "epsilon": epsilon, "delta": DELTA, "rho": rho,
-            "seed": seed, "fit_seconds": fit_seconds, "seconds": seconds,
-            "cpu_seconds": cpu_seconds,
-            "rho_spent": release.rho_spent, "rounds": len(selected),
-            "selected_sizes": [len(s) for s in selected],
-            "tvd": tvds(real, decode(synthetic, real.columns, values))}
+def fidelity(real, synthetic):
+    """TVD of the 1-, 2-, 3-way marginals and, on NIST MA, the k-marginal score."""
+    real = real.astype(object).where(real.notna(), None)
+    synthetic = synthetic.astype(object).where(synthetic.notna(), None)
+    out = {"tvd": {str(k): marginal_tvd(real, synthetic, k=k)
+                   for k in range(1, REPORTING_LENGTH + 1)}}
+    if "PUMA" in real.columns:
+        out["k_marginal"] = k_marginal_score(real, synthetic)
+    return out
 
 
-def run_default(real, epsilon, seed):
-    synth = DPMarginalSynthesizer(epsilon=epsilon, random_state=seed)
-    cpu = time.process_time()
-    start = time.perf_counter()
+def run_one(dataset, method, epsilon, seed):
+    """Fit and sample one configuration in this process; return its record."""
+    real = DATASETS[dataset]()
+    synth = synthesizer(real, method, epsilon, seed)
+    baseline = _max_rss_mb()
+    start, cpu = time.perf_counter(), time.process_time()
     synth.fit(real)
+    fit_seconds, fit_cpu = time.perf_counter() - start, time.process_time() - cpu
+    start, cpu = time.perf_counter(), time.process_time()
     synthetic = synth.sample()
-    seconds = time.perf_counter() - start
-    return {"method": "default", "epsilon": epsilon, "seed": seed, "seconds": seconds,
-            "cpu_seconds": time.process_time() - cpu,
+    sample_seconds, sample_cpu = time.perf_counter() - start, time.process_time() - cpu
+    peak = _max_rss_mb()
+    return {"dataset": dataset, "method": method, "epsilon": epsilon, "seed": seed,
             "delta": synth.privacy_spent_["delta"],
-            "tvd": tvds(real, synthetic.astype(object).where(synthetic.notna(), None))}
+            "release": synth.privacy_spent_.get("strategy"),
+            "fit_seconds": fit_seconds, "sample_seconds": sample_seconds,
+            "fit_cpu_seconds": fit_cpu, "sample_cpu_seconds": sample_cpu,
+            "peak_rss_mb": peak, "baseline_rss_mb": baseline, "rows": len(synthetic),
+            **fidelity(real, synthetic)}
 
 
-def summary(records):
-    lines = ["| data | eps | method | seeds | TVD 1 | TVD 2 | TVD 3 | wall s | CPU s | AIM 3 | 0.9 x AIM | MST 3 |",
+_METRICS = ("tvd_1", "tvd_2", "tvd_3", "k_marginal", "fit_seconds", "sample_seconds",
+            "fit_cpu_seconds", "peak_rss_mb")
+
+
+def _values(record):
+    values = {f"tvd_{k}": v for k, v in record["tvd"].items()}
+    values.update({name: record[name] for name in _METRICS if name in record})
+    return values
+
+
+def summarize(records):
+    """Mean and standard deviation (``ddof=1``) over seeds per dataset, epsilon and method.
+
+    Returns ``{(dataset, epsilon, method): {"seeds", "mean", "std"}}``; a metric
+    is summarised only when every seed has it.
+    """
+    groups = {}
+    for r in records:
+        groups.setdefault((r["dataset"], float(r["epsilon"]), r["method"]), []).append(r)
+    out = {}
+    for key, runs in groups.items():
+        values = [_values(r) for r in runs]
+        names = [m for m in _METRICS if all(m in v for v in values)]
+        out[key] = {"seeds": sorted(r["seed"] for r in runs),
+                    "mean": {m: float(np.mean([v[m] for v in values])) for m in names},
+                    "std": {m: float(np.std([v[m] for v in values], ddof=1))
+                            if len(runs) > 1 else None for m in names}}
+    return out
+
+
+def reference_summary(path=RESULTS / "reference.json"):
+    """MST and AIM from ``run_reference``'s results, in :func:`summarize`'s form."""
+    if not path.exists():
+        return {}
+    from .run_reference import summarize as summarize_reference
+
+    out = {}
+    for entry in summarize_reference(json.loads(path.read_text())["runs"]):
+        sampling = entry["params"].get("sampling", "sample")
+        if entry["runner"] not in ("run_mst", "run_aim") or sampling not in (
+                "sample", "randomized_round"):
+            continue
+        method = entry["runner"] + ("" if sampling == "sample" else f"/{sampling}")
+        if method not in LABELS:
+            continue
+        out[(entry["dataset"], float(entry["params"]["epsilon"]), method)] = {
+            "seeds": entry["seeds"], "mean": entry["mean"], "std": entry["std"]}
+    return out
+
+
+def _cell(entry, name, digits):
+    if entry is None or name not in entry["mean"]:
+        return "-"
+    text = f"{entry['mean'][name]:.{digits}f}"
+    std = entry["std"].get(name)
+    return text + (f" ± {std:.{digits}f}" if std is not None else "")
+
+
+def markdown(ours, reference):
+    """The full table and the ratio-to-AIM table."""
+    both = {**ours, **reference}
+    order = list(METHODS) + ["run_mst", "run_aim", "run_aim/randomized_round"]
+    lines = ["| data | ε | method | seeds | TVD 1-way | TVD 2-way | TVD 3-way | k-marginal | "
+             "fit s | sample s | fit CPU s | peak MB |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    keys = sorted({(r["dataset"], r["epsilon"], r["method"]) for r in records})
-    for data, eps, method in keys:
-        rs = [r for r in records if (r["dataset"], r["epsilon"], r["method"]) == (data, eps, method)]
-        mean = {k: np.mean([r["tvd"][k] for r in rs]) for k in "123"}
-        sec = np.mean([r["seconds"] for r in rs])
-        cpu = np.mean([r["cpu_seconds"] for r in rs])
-        aim = AIM.get(data, {}).get(eps)
-        mst = MST.get(data, {}).get(eps)
-        lines.append(f"| {data} | {eps:g} | {method} | {len(rs)} | {mean['1']:.4f} | "
-                     f"{mean['2']:.4f} | {mean['3']:.4f} | {sec:.1f} | {cpu:.1f} | "
-                     f"{aim if aim else '-'} | {f'{0.9 * aim:.4f}' if aim else '-'} | "
-                     f"{mst if mst else '-'} |")
-    return "\n".join(lines)
+    for data, eps in sorted({(d, e) for d, e, _ in both}):
+        for method in order:
+            entry = both.get((data, eps, method))
+            if entry is None:
+                continue
+            lines.append(
+                f"| {data} | {eps:g} | {LABELS[method]} | "
+                f"{','.join(map(str, entry['seeds']))} | "
+                + " | ".join(_cell(entry, f"tvd_{k}", 3) for k in "123") + " | "
+                + " | ".join([_cell(entry, "k_marginal", 0), _cell(entry, "fit_seconds", 1),
+                              _cell(entry, "sample_seconds", 1),
+                              _cell(entry, "fit_cpu_seconds", 1),
+                              _cell(entry, "peak_rss_mb", 0)]) + " |")
+    lines += ["", "TVD 1 / 2 / 3-way, mean over the seeds (the README's table):", "",
+              "| data | ε | " + " | ".join(LABELS[m] for m in order) + " |",
+              "|---|---|" + "---|" * len(order)]
+    for data, eps in sorted({(d, e) for d, e, _ in both}):
+        cells = []
+        for method in order:
+            entry = both.get((data, eps, method))
+            cells.append("-" if entry is None else " / ".join(
+                f"{entry['mean'][f'tvd_{k}']:.3f}" for k in "123")
+                + f" ({len(entry['seeds'])})")
+        lines.append(f"| {data} | {eps:g} | " + " | ".join(cells) + " |")
+    lines += ["", "3-way TVD as a multiple of AIM's (issue #15's target: at most 0.9):", "",
+              "| data | ε | method | x AIM i.i.d. | x AIM, randomized rounding |",
+              "|---|---|---|---|---|"]
+    for data, eps, method in sorted(ours, key=lambda k: (k[0], k[1], METHODS.index(k[2]))):
+        ratios = []
+        for aim in ("run_aim", "run_aim/randomized_round"):
+            entry = reference.get((data, eps, aim))
+            if entry is None:
+                ratios.append("-")
+                continue
+            seeds = len(entry["seeds"])
+            ratio = ours[(data, eps, method)]["mean"]["tvd_3"] / entry["mean"]["tvd_3"]
+            ratios.append(f"{ratio:.2f} ({seeds} seed{'s' if seeds > 1 else ''})")
+        lines.append(f"| {data} | {eps:g} | {LABELS[method]} | {' | '.join(ratios)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _key(record):
+    return record["dataset"], float(record["epsilon"]), record["method"], record["seed"]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    parser.add_argument("--datasets", nargs="+", choices=list(DATASETS),
+                        default=list(DATASETS))
     parser.add_argument("--epsilons", nargs="+", type=float, default=[1.0, 4.0, 10.0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--no-default", action="store_true")
-    parser.add_argument("--bun-steinke", action="store_true",
-                        help="convert (epsilon, delta) with dpsynth.accounting.zcdp_rho")
-    parser.add_argument("--output", type=Path, default=_RESULTS / "workload.json")
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    parser.add_argument("--table-only", action="store_true",
+                        help="rewrite the table from the saved records and reference.json")
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    global TIGHT
-    TIGHT = not args.bun_steinke
-    records = []
-    for name in args.datasets:
-        real = DATASETS[name]()
-        real = real.astype(object).where(real.notna(), None)
-        codes, n_values, values = encode(real)
-        for epsilon in args.epsilons:
-            for seed in args.seeds:
-                r = run_workload(real, codes, n_values, values, epsilon, seed)
-                records.append({"dataset": name, **r})
-                print(name, epsilon, seed, "workload", {k: round(v, 4) for k, v in r["tvd"].items()},
-                      f"{r['seconds']:.1f}s rounds={r['rounds']}", flush=True)
-                if not args.no_default:
-                    r = run_default(real, epsilon, seed)
-                    records.append({"dataset": name, **r})
-                    print(name, epsilon, seed, "default",
-                          {k: round(v, 4) for k, v in r["tvd"].items()},
-                          f"{r['seconds']:.1f}s", flush=True)
-    table = summary(records)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps({"delta": DELTA, "conversion": "tight" if TIGHT else "bun-steinke", "aim_issue_15": AIM, "mst_issue_15": MST,
-                                       "records": records, "table": table}, indent=1,
-                                      default=float))
-    print(table)
+    if args.child:
+        dataset, method, epsilon, seed = args.child
+        print(json.dumps(run_one(dataset, method, float(epsilon), int(seed))))
+        return
+
+    path = RESULTS / f"{STEM}.json"
+    records = {}
+    if path.exists():
+        records = {_key(r): r for r in json.loads(path.read_text())["records"]}
+    if not args.table_only:
+        for dataset in args.datasets:
+            for epsilon in args.epsilons:
+                for seed in args.seeds:
+                    for method in args.methods:
+                        r = run_child(["benchmarks.run_workload", "--child", dataset, method,
+                                       str(epsilon), str(seed)])
+                        if "error" in r:
+                            raise RuntimeError(f"{dataset} {method} {epsilon} {seed}: "
+                                               f"{r['error']}")
+                        records[_key(r)] = r
+                        print(dataset, epsilon, seed, method,
+                              " / ".join(f"{r['tvd'][k]:.4f}" for k in "123"),
+                              f"fit {r['fit_seconds']:.1f} s, sample {r['sample_seconds']:.1f} s,"
+                              f" {r['peak_rss_mb']:.0f} MB", flush=True)
+    ordered = sorted(records.values(), key=lambda r: (r["dataset"], r["epsilon"],
+                                                       METHODS.index(r["method"]), r["seed"]))
+    save(STEM, {"records": ordered}, markdown(summarize(ordered), reference_summary()))
 
 
 if __name__ == "__main__":
