@@ -146,12 +146,14 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         public_codes = _public_codes(block, schema, new_ids, public)
         return np.where(public_codes < 0, sizes[None, :] - 1, public_codes).astype(np.int32)
 
-    # cells the public schema rules out (the missing code of a column declared
-    # without missing values) hold no record: measured as exact zeros
+    # cells a declared column rules out (its missing code, declared
+    # no_missing or in a numpy int/bool column) hold no record: measured as
+    # exact zeros.  An undeclared column's missing code also holds the values
+    # discovery did not release, so it is never empty.
     possible = np.append(public.possible_attributes, True)
     impossible = [~possible[np.minimum(np.arange(public.offsets[j], public.offsets[j] + size),
-                                       public.n_attributes)]
-                  for j, size in enumerate(sizes)]
+                                       public.n_attributes)] if public[j].declared
+                  else np.zeros(size, dtype=bool) for j, size in enumerate(sizes)]
     release = release_workload(codes.map(table_codes), sizes, rho=rho - rho_discovery, rng=rng,
                                reporting_length=reporting_length, empty_cells=impossible,
                                **workload_params)
