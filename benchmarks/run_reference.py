@@ -57,14 +57,14 @@ RUNS = (
     + [("run_pacsynth", dataset, {"epsilon": epsilon, "reporting_length": REPORTING_LENGTH})
        for dataset in DATASETS for epsilon in EPSILONS]
     + [run for dataset in DATASETS
-       for run in _aim(dataset, SEEDS[:1], epsilons=EPSILONS[:1], sampling="randomized_round")]
+       for run in _aim(dataset, SEEDS, epsilons=EPSILONS[:1], sampling="randomized_round")]
 )
 """(runner, dataset, keyword arguments) of every benchmark run, in the order they
 are run. pac-synth 0.0.8 cannot be seeded, so it runs once per epsilon. Every MST
 and AIM model is also sampled with :data:`ALSO_SAMPLE`. Every AIM model is also
 sampled by randomized rounding with random assignment within groups (Private-PGM's
 way, which removes most of i.i.d. sampling's noise; see :data:`ALSO_SAMPLE`); at
-seed 0 and epsilon 1 it was also fitted on its own with
+epsilon 1, whose i.i.d. runs came before that, it is also fitted on its own with
 ``sampling="randomized_round"``."""
 
 _SEEDED = {"run_mst", "run_aim"}
