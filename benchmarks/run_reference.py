@@ -12,6 +12,7 @@ Usage, from the repository root in the benchmark environment::
 
     python -m benchmarks.run_reference [--output benchmarks/results/reference.json]
         [--rerun] [--runners run_aim run_mst] [--datasets nist_ma] [--dry-run]
+    python -m benchmarks.run_reference --merge /tmp/reference_2.json  # parallel runs
 """
 
 import argparse
@@ -203,7 +204,8 @@ def _rounded_alternatives(records):
         if _key(r["runner"], r["dataset"], params) in own:
             continue
         extra.append({"runner": r["runner"], "dataset": r["dataset"], "params": params,
-                      "fit_seconds": r["fit_seconds"], "peak_rss_mb": r["peak_rss_mb"],
+                      **{k: r[k] for k in ("fit_seconds", "fit_cpu_seconds", "peak_rss_mb")
+                         if k in r},
                       **alternative})
     return extra
 
@@ -293,21 +295,48 @@ def environment():
     }
 
 
-def _write(path, datasets, done, earlier):
-    """Write every finished or kept record, in :data:`RUNS` order, and the summary."""
+def _write(path, datasets, done, earlier, environment_=None):
+    """Write every finished or kept record, in :data:`RUNS` order, and the summary
+    (with ``environment_``, or this environment's :func:`environment`)."""
     order = {_key(*run): i for i, run in enumerate(RUNS)}
     records = {**earlier, **done}
     runs = sorted(records.values(),
                   key=lambda r: order.get(_key(r["runner"], r["dataset"], r["params"]),
                                           math.inf))
     summary = summarize(runs)
-    output = {"environment": environment(), "datasets": datasets, "runs": runs,
+    output = {"environment": environment_ or environment(), "datasets": datasets, "runs": runs,
               "summary": summary}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(output, indent=2) + "\n")
     tmp.replace(path)
     path.with_suffix(".md").write_text(markdown(summary))
+
+
+def _keyed(runs):
+    """``{run key: record}``, a seeded runner's seed made explicit."""
+    out = {}
+    for r in runs:
+        if r["runner"] in _SEEDED:
+            r["params"] = {**r["params"], "seed": r["params"].get("seed", 0)}
+        out.setdefault(_key(r["runner"], r["dataset"], r["params"]), r)
+    return out
+
+
+def merge(path, others):
+    """Add to the results file ``path`` the runs of ``others`` that it lacks.
+
+    Its environment and dataset descriptions are kept; a run in both keeps
+    ``path``'s record.
+    """
+    saved = json.loads(path.read_text())
+    records = _keyed(saved["runs"])
+    before = len(records)
+    for other in others:
+        for key, record in _keyed(json.loads(other.read_text())["runs"]).items():
+            records.setdefault(key, record)
+    _write(path, saved["datasets"], {}, records, saved.get("environment"))
+    print(f"{path}: {before} -> {len(records)} runs", flush=True)
 
 
 def main(argv=None):
@@ -325,17 +354,20 @@ def main(argv=None):
     parser.add_argument("--seeds", nargs="+", type=int, help="only these seeds (seeded runners)")
     parser.add_argument("--dry-run", action="store_true",
                         help="list the runs that would be made and exit")
+    parser.add_argument("--merge", nargs="+", type=Path, metavar="FILE",
+                        help="add the runs of other result files (e.g. parallel runs with "
+                             "their own --output) that the output lacks, and exit")
     args = parser.parse_args(argv)
+    if args.merge:
+        merge(args.output, args.merge)
+        return
 
     earlier, datasets = {}, {}
     if args.output.exists():
         saved = json.loads(args.output.read_text())
         datasets = saved.get("datasets", {})
         if not args.rerun:
-            for r in saved["runs"]:
-                if r["runner"] in _SEEDED:
-                    r["params"] = {**r["params"], "seed": r["params"].get("seed", 0)}
-                earlier[_key(r["runner"], r["dataset"], r["params"])] = r
+            earlier = _keyed(saved["runs"])
     pending = [run for run in RUNS
                if (not args.runners or run[0] in args.runners)
                and (not args.datasets or run[1] in args.datasets)
