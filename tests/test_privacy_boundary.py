@@ -91,6 +91,9 @@ def _encoder(kind):
         return TableEncoder(bounds=bounds, categories={
             "city": ["Lyon", "Oslo", "Kyiv"], "size": ["S", "M", "L"], "kids": [0, 1, 2, 3],
             "flag": [False, True], "note": ["a", "b"]}, handle_unknown="missing")
+    if kind == "no_missing":  # complete columns declared (a public NOT NULL)
+        return TableEncoder(bounds=bounds, categories={"size": ["S", "M", "L"]},
+                            no_missing=["age", "flag"])
     if kind == "absent":
         return TableEncoder(bounds=bounds, missing="absent")
     if kind == "quantile":
@@ -187,7 +190,10 @@ _CASES = [(name, kind) for name, _, _ in _neighbours()
     for kind in ("absent", "quantile")] + [
     (name, kind) for name in ("record at the lower numeric bound", "missing income",
                               "record outside the numeric bounds", "add a duplicate record")
-    for kind in ("special", "dp_values")]
+    for kind in ("special", "dp_values")] + [
+    (name, "no_missing") for name in ("add a unique category", "remove a record",
+                                      "record outside the numeric bounds",
+                                      "missing in a categorical column", "all-missing record")]
 
 
 @pytest.fixture(scope="module")
