@@ -19,6 +19,7 @@ import pandas as pd
 
 _NIST_DIR = Path("data") / "nist-diverse-communities-ma"
 _ADULT_DIR = Path("data") / "adult-uci"
+_PUMS_DIR = Path("data") / "pums-smartnoise"
 
 
 def shared_dir():
@@ -240,4 +241,31 @@ def load_adult_numeric():
     return df
 
 
-DATASETS = {"nist_ma": load_nist_ma, "adult": load_adult}
+def load_pums():
+    """Load SmartNoise's 1,000-row PUMS sample as 6 categorical columns.
+
+    Reads ``data/pums-smartnoise/PUMS.csv``: a small table (no missing
+    values) on which the DP discovery of values costs the most.  ``sex``,
+    ``educ``, ``race`` and ``married`` are codes, kept as strings; ``age`` and
+    ``income`` are binned with fixed edges inside the public bounds of
+    ``PUMS.yaml`` (0-100 and 0-500,000): ``age`` in decades ``0-9`` ...
+    ``90-100`` (10 bins), ``income`` as ``0``, ``1-9999``, then steps of
+    10,000 to 50,000, ``50000-74999``, ``75000-99999``, ``100000-149999``,
+    ``150000-500000`` (10 bins).
+
+    Returns
+    -------
+    pandas.DataFrame
+        1,000 rows, 6 ``object`` columns of strings.
+    """
+    df = pd.read_csv(shared_dir() / _PUMS_DIR / "PUMS.csv", dtype=str, keep_default_na=False)
+    edges = {
+        "age": [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 101],
+        "income": [0, 1, 10000, 20000, 30000, 40000, 50000, 75000, 100000, 150000, 500001],
+    }
+    for column, column_edges in edges.items():
+        df[column] = _bin(df[column], column_edges, _int_bins(column_edges))
+    return df.astype(object)
+
+
+DATASETS = {"nist_ma": load_nist_ma, "adult": load_adult, "pums": load_pums}

@@ -57,8 +57,9 @@ RUNS = (
     + _aim("adult", SEEDS[:1]) + _mst("adult", SEEDS) + _aim("adult", SEEDS[1:])
     + [("run_pacsynth", dataset, {"epsilon": epsilon, "reporting_length": REPORTING_LENGTH})
        for dataset in DATASETS for epsilon in EPSILONS]
-    + [run for dataset in DATASETS
+    + [run for dataset in ("nist_ma", "adult")
        for run in _aim(dataset, SEEDS, epsilons=EPSILONS[:1], sampling="randomized_round")]
+    + _mst("pums", SEEDS) + _aim("pums", SEEDS)
 )
 """(runner, dataset, keyword arguments) of every benchmark run, in the order they
 are run. pac-synth 0.0.8 cannot be seeded, so it runs once per epsilon. Every MST
