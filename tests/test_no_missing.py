@@ -158,3 +158,20 @@ def test_sds_release_synthesizes_no_missing_value_in_a_complete_column(synthesis
     synthetic = synth.sample(3000, random_state=1)
     assert not synthetic[["a", "b"]].isna().any().any()
     assert synthetic["c"].isna().any()
+
+
+def test_dask_partitions_give_the_same_release_and_the_same_refusal():
+    dd = pytest.importorskip("dask.dataframe")
+    X = _table(n=2000)
+
+    def fitted(data):
+        encoder = TableEncoder(categories=CATEGORIES, no_missing=["a", "b"])
+        return DPMarginalSynthesizer(epsilon=2.0, random_state=0, encoder=encoder).fit(data)
+
+    in_memory = fitted(X)
+    partitioned = fitted(dd.from_pandas(X, npartitions=3))
+    assert partitioned.aggregates_.to_dict() == in_memory.aggregates_.to_dict()
+    bad = X.copy()
+    bad.loc[5, "a"] = None
+    with pytest.raises(ValueError, match="Column 'a' has missing values"):
+        fitted(dd.from_pandas(bad, npartitions=3))
