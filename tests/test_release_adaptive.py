@@ -59,7 +59,7 @@ def test_accounting_against_an_independent_computation():
     assert math.fsum(m.delta for m in spent.mechanisms) == pytest.approx(0.5e-6)
     discovery = [m for m in spent.mechanisms if m.name.startswith("discovery")]
     assert discovery[0].rho == pytest.approx(discovery_proportion(2.0) * spent["rho"]) \
-        == pytest.approx(0.2 * spent["rho"])
+        == pytest.approx(0.35 * spent["rho"])
     assert dict(discovery[0].params)["contribution_bound"] == 3  # a, b, c (age is binned)
     assert spent["epsilon"] == 2.0 and spent["strategy"] == "workload"
 
