@@ -94,6 +94,18 @@ def _int_bins(edges):
     ]
 
 
+def _read_int_binned(path, edges):
+    """A CSV file of the shared data read as text, integer columns binned by ``edges``.
+
+    ``edges`` maps a column to the edges of its half-open integer bins
+    (labels from :func:`_int_bins`); every column comes back as ``object``.
+    """
+    df = pd.read_csv(shared_dir() / path, dtype=str, keep_default_na=False)
+    for column, column_edges in edges.items():
+        df[column] = _bin(df[column], column_edges, _int_bins(column_edges))
+    return df.astype(object)
+
+
 def _check_range(dictionary, column, edges):
     """Check that the data dictionary's public range lies within the bin edges."""
     values = dictionary[column]["values"]
@@ -191,17 +203,13 @@ def load_adult():
     pandas.DataFrame
         32,561 rows, 15 ``object`` columns of strings.
     """
-    df = pd.read_csv(shared_dir() / _ADULT_DIR / "adult.csv", dtype=str, keep_default_na=False)
-    edges = {
+    return _read_int_binned(_ADULT_DIR / "adult.csv", {
         "age": [17, 20, 30, 40, 50, 60, 70, 80, 91],
         "fnlwgt": [0, 50000, 100000, 150000, 200000, 250000, 300000, 400000, 500000, 1500000],
         "capital-gain": [0, 1, 1000, 3000, 5000, 10000, 20000, 50000, 100000],
         "capital-loss": [0, 1, 1000, 1500, 2000, 2500, 3000, 5000],
         "hours-per-week": [1, 10, 20, 30, 40, 41, 50, 60, 70, 100],
-    }
-    for column, column_edges in edges.items():
-        df[column] = _bin(df[column], column_edges, _int_bins(column_edges))
-    return df.astype(object)
+    })
 
 
 #: Public declarations of Adult's numeric columns (from the UCI/CPS documentation:
@@ -258,14 +266,10 @@ def load_pums():
     pandas.DataFrame
         1,000 rows, 6 ``object`` columns of strings.
     """
-    df = pd.read_csv(shared_dir() / _PUMS_DIR / "PUMS.csv", dtype=str, keep_default_na=False)
-    edges = {
+    return _read_int_binned(_PUMS_DIR / "PUMS.csv", {
         "age": [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 101],
         "income": [0, 1, 10000, 20000, 30000, 40000, 50000, 75000, 100000, 150000, 500001],
-    }
-    for column, column_edges in edges.items():
-        df[column] = _bin(df[column], column_edges, _int_bins(column_edges))
-    return df.astype(object)
+    })
 
 
 DATASETS = {"nist_ma": load_nist_ma, "adult": load_adult, "pums": load_pums}
