@@ -609,6 +609,11 @@ class Schema:
                     possible[self.offsets[j + 1] - 1] = False
         return possible
 
+    def possible_codes(self):
+        """:attr:`possible_attributes` split by column: one boolean array of
+        ``n_values[j]`` codes per column."""
+        return np.split(self.possible_attributes, self.offsets[1:-1])
+
     # ------------------------------------------------------- publication
     def restrict(self, keep):
         """The publishable schema: declared values, plus the attributes in ``keep``.

@@ -157,10 +157,10 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
     # no_missing or in a numpy int/bool column) hold no record: measured as
     # exact zeros.  An undeclared column's missing code also holds the values
     # discovery did not release, so it is never empty.
-    possible = np.append(public.possible_attributes, True)
-    impossible = [~possible[np.minimum(np.arange(public.offsets[j], public.offsets[j] + size),
-                                       public.n_attributes)] if public[j].declared
-                  else np.zeros(size, dtype=bool) for j, size in enumerate(sizes)]
+    extra = sizes - public.n_values  # the "absent" code of missing="absent": possible
+    impossible = [np.append(~codes, np.zeros(k, dtype=bool)) if public[j].declared
+                  else np.zeros(size, dtype=bool)
+                  for j, (codes, k, size) in enumerate(zip(public.possible_codes(), extra, sizes))]
     release = release_workload(codes.map(table_codes), sizes, rho=rho - rho_discovery, rng=rng,
                                reporting_length=reporting_length, empty_cells=impossible,
                                **workload_params)

@@ -149,12 +149,12 @@ def _workload_weights(candidates, d, reporting_length):
     return np.array([len(r) * per_column for r in candidates], dtype=float)
 
 
-def _total_estimate(measurements, free=None):
-    """Inverse-variance mean of the measurements' sums (``free``: possible codes per column)."""
+def _total_estimate(measurements, free):
+    """Inverse-variance mean of the measurements' sums (``free``: possible codes per column,
+    the cells that hold noise)."""
     num = den = 0.0
     for cols, table, var in measurements:
-        size = np.asarray(table).size if free is None else math.prod(int(free[c]) for c in cols)
-        v = var * size
+        v = var * math.prod(int(free[c]) for c in cols)
         num += float(np.sum(table)) / v
         den += 1.0 / v
     return num / den

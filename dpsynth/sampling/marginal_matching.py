@@ -518,12 +518,10 @@ class MarginalMatchingSampler(Sampler):
                     for cols, (total, precision) in merged.items()]
         consistent = make_consistent(measured, self.sizes)
         # values the public schema rules out (a missing value in a numpy int
-        # column) get no mass, whatever the noise gave them
+        # column or one declared no_missing) get no mass, whatever the noise gave them
         schema = self.aggregates.schema
-        possible = np.append(schema.possible_attributes, True)
-        masks = [possible[np.minimum(np.arange(self.offsets[j], self.offsets[j] + size),
-                                     schema.n_attributes)] if not self.absent
-                 else np.ones(size, dtype=bool) for j, size in enumerate(self.sizes)]
+        masks = ([np.ones(size, dtype=bool) for size in self.sizes] if self.absent
+                 else schema.possible_codes())
         # a value whose consistent 1-way estimate is within min_count noise
         # standard deviations of zero is taken as absent (no fabricated values)
         for m in consistent:
