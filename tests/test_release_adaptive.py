@@ -123,3 +123,13 @@ def test_reproducible_with_a_seed_and_fresh_without():
         np.testing.assert_array_equal(a.table, b.table)
     fresh = [_fit(random_state=None).aggregates_.marginals[0].table for _ in range(2)]
     assert not np.array_equal(*fresh)
+
+
+def test_an_all_missing_column_with_missing_absent_gives_a_clear_error():
+    # no attribute exists at all: fit releases nothing, and sample says so
+    # (this crashed with an IndexError while mapping codes to the public schema)
+    X = pd.DataFrame({"a": [None, None, None]}, dtype=object)
+    synth = DPMarginalSynthesizer(epsilon=0.5, reporting_length=1, random_state=0,
+                                  encoder=TableEncoder(missing="absent")).fit(X)
+    with pytest.raises(ValueError, match="no released attribute"):
+        synth.sample(5)

@@ -89,7 +89,9 @@ def _discover(codes, schema, rho, delta, rng):
 def _public_codes(codes, schema, new_ids, public):
     """Codes of the public schema; unreleased values become missing (or empty)."""
     ids = schema.ids(codes)
-    mapped = np.where(ids >= 0, new_ids[np.maximum(ids, 0)], -1)
+    mapped = np.full(ids.shape, -1, dtype=np.int64)  # also when no attribute exists at all
+    present = ids >= 0
+    mapped[present] = new_ids[ids[present]]
     out = public.codes(mapped)
     if public.missing == "category":  # an unreleased value counts as missing
         out = np.where(out < 0, public.missing_codes[None, :], out)
