@@ -10,6 +10,7 @@ from dpsynth.release.allocation import marginal_table
 from dpsynth.release.fitting import fit_population, mix_within_neighbourhoods
 from dpsynth.release.workload import (
     candidate_sets,
+    nominal_rounds,
     release_workload,
     sample_release,
 )
@@ -215,3 +216,57 @@ def test_input_validation():
         release_workload(codes + 10, N_VALUES, rho=1.0, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="alpha"):
         release_workload(codes, N_VALUES, rho=1.0, rng=np.random.default_rng(0), alpha=1.5)
+
+
+# ------------------------------------------------------------------ small tables
+def _one_way_total(measurements, d):
+    """Inverse-variance mean of the first d (1-way) measurements' sums, recomputed."""
+    sums = [(float(np.sum(table)), var * table.size) for _, table, var in measurements[:d]]
+    return sum(s / v for s, v in sums) / sum(1.0 / v for _, v in sums)
+
+
+def test_small_table_gets_fewer_more_precise_rounds():
+    d, rho, alpha, kappa = len(N_VALUES), 0.05, 0.9, 0.03
+    rel = release_workload(_table(n=400), N_VALUES, rho=rho, rng=np.random.default_rng(5),
+                           rounds_factor=16, alpha=alpha, max_relative_noise=kappa)
+    sigma_0 = math.sqrt(16 * d / (2 * alpha * rho))
+    first, again = rel.measurements[:d], rel.measurements[d:2 * d]
+    assert [cols for cols, _, _ in first] == [cols for cols, _, _ in again] == \
+        [(c,) for c in range(d)]
+    assert all(math.isclose(var, sigma_0**2) for _, _, var in first)
+    # the rounds' noise: kappa times the records estimated from the first 1-way
+    # measurements (a DP output), at most sigma_0, at least one round per column
+    n_hat = _one_way_total(rel.measurements, d)
+    sigma = max(math.sqrt(d / (2 * alpha * rho)), min(sigma_0, kappa * n_hat))
+    assert sigma < sigma_0
+    rounds = [var for cols, _, var in rel.measurements[2 * d:]]
+    assert math.isclose(rounds[0], sigma**2, rel_tol=1e-9)
+    # both 1-way measurements together are as precise as one round's measurement
+    combined = 1.0 / (1.0 / first[0][2] + 1.0 / again[0][2])
+    assert math.isclose(combined, sigma**2, rel_tol=1e-9)
+    assert math.isclose(rel.rho_spent, rho, rel_tol=1e-9)
+    names = [s.name for s in rel.spends if s.mechanism == "gaussian"][d:2 * d]
+    assert all(name.endswith("second measurement") for name in names)
+
+
+def test_large_table_keeps_aims_rounds():
+    kwargs = dict(rho=0.5, rounds_factor=4)
+    capped = release_workload(_table(), N_VALUES, rng=np.random.default_rng(2), **kwargs)
+    plain = release_workload(_table(), N_VALUES, rng=np.random.default_rng(2),
+                             max_relative_noise=None, **kwargs)
+    assert len(capped.measurements) == len(plain.measurements)
+    for (c1, t1, v1), (c2, t2, v2) in zip(capped.measurements, plain.measurements):
+        assert c1 == c2 and v1 == v2 and np.array_equal(t1, t2)
+
+
+@pytest.mark.parametrize("total, expected", [(10_000, 16 * 6), (300, 0.03**2 * 300**2 * 2 * 0.9 * 0.05),
+                                             (50, 6), (-20, 6)])
+def test_nominal_rounds(total, expected):
+    assert math.isclose(nominal_rounds(16 * 6, 6, total, 0.05, 0.9, 0.03), expected)
+
+
+@pytest.mark.parametrize("bad", [0, -0.1, float("nan"), float("inf"), "0.03"])
+def test_max_relative_noise_is_checked(bad):
+    with pytest.raises(ValueError, match="max_relative_noise"):
+        release_workload(_table(n=100), N_VALUES, rho=0.1, rng=np.random.default_rng(0),
+                         max_relative_noise=bad)

@@ -9,6 +9,14 @@ synthetic population fitted by marginal matching
 1. Measure every 1-way marginal with Gaussian noise ``sigma_0``
    (``sigma_0 = sqrt(T / (2 alpha rho))`` with ``T = rounds_factor * d``
    nominal rounds; ``alpha`` = share of measurement vs selection).
+   On a small table the rounds are fewer and more precise: with ``n_hat``
+   the total estimated from these measurements (a DP output), ``T`` is
+   lowered to ``max(d, (kappa n_hat)**2 2 alpha rho)`` when that is smaller,
+   so that a round's noise ``sigma`` is at most ``kappa = max_relative_noise``
+   times the records (:func:`nominal_rounds`), and the 1-way marginals are
+   measured once more so that, averaged by inverse variance, their noise is
+   that ``sigma`` too (two Gaussian measurements cost what one of the
+   combined variance does, so nothing is lost to measuring twice).
 2. Fit a population to the measurements.
 3. Each round, select one column set ``r`` among the candidates (every 2-
    and 3-way set, up to ``reporting_length``, whose dense table has at most
@@ -50,7 +58,8 @@ from .allocation import make_consistent
 from .fitting import (add_counts, count_tables, descend, fit_population,
                       mix_within_neighbourhoods, one_way_estimates, table_layout)
 
-__all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release"]
+__all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release",
+           "nominal_rounds"]
 
 
 @dataclass(frozen=True)
@@ -160,10 +169,32 @@ def _total_estimate(measurements, free):
     return num / den
 
 
+def nominal_rounds(rounds, n_columns, total, rho, alpha, max_relative_noise):
+    """Nominal rounds ``T`` for a table of about ``total`` records.
+
+    ``min(rounds, max(n_columns, (max_relative_noise * total)**2 * 2 alpha rho))``:
+    the largest ``T`` up to ``rounds`` whose per-round noise
+    ``sigma = sqrt(T / (2 alpha rho))`` is at most ``max_relative_noise *
+    total``, but never fewer rounds than columns (the 1-way marginals then
+    take at most ``alpha rho``).  ``total`` must be a DP output (the release
+    uses the total of its noisy 1-way marginals).
+
+    AIM's ``T = 16 d`` (McKenna et al. 2022) spreads a small budget over
+    many noisy rounds; on a table of 1,000 rows at epsilon 1 each round's
+    noise is then 5-7% of the records per cell, and fewer, more precise
+    rounds lower the 3-way TVD (benchmarks, ``max_relative_noise=0.03``,
+    categories declared: PUMS 0.251 -> 0.242, 1,000 rows of Adult 0.261 ->
+    0.235, of NIST MA 0.256 -> 0.246; tables of 7,000 rows and more are not
+    affected at epsilon 1).
+    """
+    cap = (max_relative_noise * max(float(total), 0.0)) ** 2 * 2.0 * alpha * rho
+    return min(float(rounds), max(float(n_columns), cap))
+
+
 def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_factor=16,
                      alpha=0.9, max_cells=None, population_size=None, full_sweep_every=5,
                      initial_sweeps=2, max_rounds=None, fit_targets="measurements",
-                     empty_cells=None):
+                     empty_cells=None, max_relative_noise=0.03):
     """Adaptive zCDP release of 1-way and selected 2-/3-way dense marginals.
 
     Parameters
@@ -184,7 +215,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         Largest marginal selected.
     rounds_factor : int, default=16
         ``T = rounds_factor * d`` nominal rounds set the initial per-round
-        budget (AIM uses 16).
+        budget (AIM uses 16), lowered on small tables (``max_relative_noise``).
     alpha : float, default=0.9
         Share of each round's budget spent on measurement (the rest on
         selection).
@@ -209,6 +240,12 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         cells are released as exact zeros (post-processing of public facts);
         a record holding such a code is refused.
 
+    max_relative_noise : float or None, default=0.03
+        Largest noise standard deviation of a round's measurement, as a
+        share of the records estimated from the 1-way measurements: fewer
+        nominal rounds on tables too small for ``T`` (:func:`nominal_rounds`).
+        ``None`` keeps ``T = rounds_factor * d`` whatever the table's size.
+
     Returns
     -------
     WorkloadRelease
@@ -224,6 +261,11 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         raise ValueError(f"rho must be a finite number > 0; got {rho!r}.")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}.")
+    if max_relative_noise is not None and not (
+            isinstance(max_relative_noise, (int, float, np.floating))
+            and math.isfinite(max_relative_noise) and max_relative_noise > 0):
+        raise ValueError("max_relative_noise must be None or a finite number > 0; "
+                         f"got {max_relative_noise!r}.")
     d = n_values.size
     T = max(int(rounds_factor * d), 1)
     if max_rounds is None:
@@ -288,6 +330,18 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         touches[list(cols), t] = True
 
     total = _total_estimate(measurements, free)
+    if max_relative_noise is not None:  # a small table: fewer, more precise rounds
+        rounds_nominal = nominal_rounds(T, d, total, rho, alpha, max_relative_noise)
+        if rounds_nominal < T:
+            sigma_rounds = math.sqrt(rounds_nominal / (2.0 * alpha * rho))
+            # a second 1-way measurement, so that the inverse-variance mean of both has
+            # variance sigma_rounds**2 (the two cost what that single one would)
+            again = 1.0 / math.sqrt(1.0 / sigma_rounds**2 - 1.0 / sigma**2)
+            for c in range(d):
+                gaussian((c,), again, f"1-way marginal {c}, second measurement")
+            sigma = sigma_rounds
+            epsilon = math.sqrt(8.0 * (1.0 - alpha) * rho / rounds_nominal)
+            total = _total_estimate(measurements, free)
     m = int(population_size or min(max(round(total), 1), 8_000))
     if fit_targets not in ("measurements", "consistent"):
         raise ValueError("fit_targets must be 'measurements' or 'consistent'; "
