@@ -7,7 +7,8 @@ import pytest
 
 from dpsynth.engines import InMemoryCodes
 from dpsynth.release.allocation import marginal_table
-from dpsynth.release.fitting import fit_population, mix_within_neighbourhoods
+from dpsynth.release.fitting import (fit_population, mix_within_neighbourhoods,
+                                     round_to_reference)
 from dpsynth.release.workload import (
     candidate_sets,
     nominal_rounds,
@@ -270,3 +271,57 @@ def test_max_relative_noise_is_checked(bad):
     with pytest.raises(ValueError, match="max_relative_noise"):
         release_workload(_table(n=100), N_VALUES, rho=0.1, rng=np.random.default_rng(0),
                          max_relative_noise=bad)
+
+
+# ------------------------------------------------------------------ rounding
+def _model_populations(n, m):
+    """A small and a large population of one model: both fitted to the same targets
+    (exact 1-way and the chain's 2-way tables) and mixed within neighbourhoods."""
+    codes = _table(n=4000, seed=3)
+    sets = [(j,) for j in range(6)] + [(0, 1), (1, 2), (3, 4)]
+    targets = [(cols, marginal_table(codes, N_VALUES, cols), 1.0) for cols in sets]
+    pops = []
+    for size, seed in [(n, 1), (m, 2)]:
+        rng = np.random.default_rng(seed)
+        pop = fit_population(N_VALUES, targets, size, rng, sweeps=4, total=4000.0)
+        mix_within_neighbourhoods(pop, N_VALUES, sets, rng)
+        pops.append(pop)
+    return targets, pops
+
+
+def test_round_to_reference_removes_sampling_noise_and_keeps_the_targets():
+    from itertools import combinations
+
+    targets, (small, reference) = _model_populations(400, 8000)
+    rounded = small.copy()
+    used = round_to_reference(rounded, N_VALUES, targets, reference,
+                              np.random.default_rng(4), length=3, total=4000.0)
+    assert used == math.comb(6, 3)  # no 3-way set was a target
+    triples = list(combinations(range(6), 3))
+
+    def distance(pop, sets):
+        return np.mean([_tvd(reference, pop, cols) for cols in sets])
+
+    # closer to the model's expected counts on the unmeasured sets ...
+    assert distance(rounded, triples) < 0.7 * distance(small, triples)
+    # ... and as close to the targets as before
+    for cols, table, _ in targets:
+        target = table.ravel() / table.sum()
+        before = 0.5 * np.abs(marginal_table(small, N_VALUES, cols).ravel() / 400 - target).sum()
+        after = 0.5 * np.abs(marginal_table(rounded, N_VALUES, cols).ravel() / 400 - target).sum()
+        assert after <= before + 0.01
+    # reproducible; a cell budget takes the smallest sets first; nothing to do: untouched
+    again = small.copy()
+    round_to_reference(again, N_VALUES, targets, reference, np.random.default_rng(4),
+                       length=3, total=4000.0)
+    np.testing.assert_array_equal(again, rounded)
+    few = small.copy()
+    cells = sorted(math.prod(int(N_VALUES[c]) for c in cols) for cols in triples)
+    assert round_to_reference(few, N_VALUES, targets, reference, np.random.default_rng(4),
+                              length=3, total=4000.0, max_cells=sum(cells[:5])) == 5
+    same = small.copy()
+    measured = targets + [(cols, marginal_table(reference, N_VALUES, cols), 1.0)
+                          for cols in triples]
+    assert round_to_reference(same, N_VALUES, measured, reference, np.random.default_rng(4),
+                              length=3, total=4000.0) == 0
+    np.testing.assert_array_equal(same, small)

@@ -72,6 +72,10 @@ __all__ = ["MarginalMatchingSampler", "denoise_censored", "rake"]
 
 _KAPPAS = np.logspace(-2, 4, 25)
 
+_REFERENCE_FACTOR = 10
+"""A population of ``s`` records is rounded to a reference of at most this many
+times ``s`` records (and at most ``reference_size``)."""
+
 _DENSE_SETTLE = 0.0005
 """A column moving fewer than this share of a population's records in a dense
 sweep is skipped by the later sweeps: on the 1M-row NIST MA table at
@@ -229,6 +233,20 @@ class MarginalMatchingSampler(Sampler):
         discovered and for missing values (3-way TVD at epsilon 1, 3 seeds:
         declared Adult 0.049 with 1 against 0.050 with 2; discovered Adult
         0.063 with 2 against 0.064 with 0; NIST MA within 1%).
+    reference_size : int, default=100_000
+        With dense marginals, each population of ``s`` records is rounded to
+        a reference population of ``min(reference_size, 10 s)`` records
+        fitted to the same targets: it is fitted once more, also to the
+        reference's counts of every ``reporting_length``-way set that was
+        not measured (:func:`~dpsynth.release.fitting.round_to_reference`),
+        which removes most of its sampling noise there, as Private-PGM's
+        randomized rounding does.  Skipped unless that reference has more
+        than ``2 s`` records (``0`` never rounds; populations of 50,000
+        records, the parts of samples of 50,000 records and more, are not
+        rounded by default).  3-way TVD, categories
+        declared, 3-6 seeds: NIST MA 0.080 -> 0.077 at epsilon 1 and 0.046
+        -> 0.044 at epsilon 4, Adult 0.049 -> 0.048 at epsilon 1, PUMS
+        0.242 -> 0.225 at epsilon 1; it costs up to ten fits of the sample.
     """
 
     _parameter_constraints = {
@@ -239,10 +257,12 @@ class MarginalMatchingSampler(Sampler):
         "three_way_sweeps": [Interval(Integral, 1, None, closed="left")],
         "dense_sweeps": [Interval(Integral, 1, None, closed="left")],
         "min_count": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+        "reference_size": [Interval(Integral, 0, None, closed="left")],
     }
 
     def __init__(self, sweeps=3, use_three_way=True, max_population=50_000, n_jobs=None,
-                 three_way_sweeps=2, dense_sweeps=15, min_count="auto"):
+                 three_way_sweeps=2, dense_sweeps=15, min_count="auto",
+                 reference_size=100_000):
         self.sweeps = sweeps
         self.three_way_sweeps = three_way_sweeps
         self.use_three_way = use_three_way
@@ -250,6 +270,7 @@ class MarginalMatchingSampler(Sampler):
         self.n_jobs = n_jobs
         self.dense_sweeps = dense_sweeps
         self.min_count = min_count
+        self.reference_size = reference_size
 
     def fit(self, aggregates):
         """Read the public facts the targets need from ``aggregates``."""
@@ -504,10 +525,13 @@ class MarginalMatchingSampler(Sampler):
         values are then permuted among records that agree on its neighbours
         in the measured sets (:func:`~dpsynth.release.fitting.mix_within_neighbourhoods`):
         the measured counts stay as fitted, and the dependence the descent
-        made up between columns never measured together is removed.
+        made up between columns never measured together is removed.  Last,
+        a small population is rounded to a larger reference population
+        (``reference_size``).
         """
         from ..release.allocation import make_consistent
-        from ..release.fitting import fit_population, mix_within_neighbourhoods
+        from ..release.fitting import (fit_population, mix_within_neighbourhoods,
+                                       round_to_reference)
 
         merged = {}
         for m in self.aggregates.marginals:
@@ -545,10 +569,18 @@ class MarginalMatchingSampler(Sampler):
         column_sets = [cols for cols, _, _ in targets]
 
         def population(part):
-            records = fit_population(self.sizes, targets, int(sizes[part]), generators[part],
-                                     sweeps=self.dense_sweeps, total=n_total,
-                                     settle=_DENSE_SETTLE)
-            mix_within_neighbourhoods(records, self.sizes, column_sets, generators[part])
+            size, rng = int(sizes[part]), generators[part]
+            records = fit_population(self.sizes, targets, size, rng, sweeps=self.dense_sweeps,
+                                     total=n_total, settle=_DENSE_SETTLE)
+            mix_within_neighbourhoods(records, self.sizes, column_sets, rng)
+            reference_size = min(self.reference_size, _REFERENCE_FACTOR * size)
+            if reference_size > 2 * size:  # the same model, larger: its counts, smoother
+                reference = fit_population(self.sizes, targets, reference_size, rng,
+                                           sweeps=self.dense_sweeps, total=n_total,
+                                           settle=_DENSE_SETTLE)
+                mix_within_neighbourhoods(reference, self.sizes, column_sets, rng)
+                round_to_reference(records, self.sizes, targets, reference, rng,
+                                   length=self.aggregates.reporting_length, total=n_total)
             return records
 
         n_workers = min(n_threads(self.n_jobs), len(sizes))
