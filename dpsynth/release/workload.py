@@ -239,7 +239,6 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         missing code of a column declared without missing values).  Their
         cells are released as exact zeros (post-processing of public facts);
         a record holding such a code is refused.
-
     max_relative_noise : float or None, default=0.03
         Largest noise standard deviation of a round's measurement, as a
         share of the records estimated from the 1-way measurements: fewer
