@@ -532,8 +532,8 @@ class MarginalMatchingSampler(Sampler):
         in the measured sets (:func:`~dpsynth.release.fitting.mix_within_neighbourhoods`):
         the measured counts stay as fitted, and the dependence the descent
         made up between columns never measured together is removed.  Last,
-        a small population is rounded to a larger reference population
-        (``reference_size``).
+        a sample that is one population is rounded to a larger reference
+        population of the same model (``reference_size``).
         """
         from ..release.allocation import make_consistent
         from ..release.fitting import (fit_population, mix_within_neighbourhoods,
