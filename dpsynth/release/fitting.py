@@ -368,7 +368,7 @@ def round_to_reference(records, n_values, targets, reference, rng, *, length, to
     scale = float(total) / len(reference)
     shapes = [tuple(int(n_values[c]) for c in cols) for cols in chosen]
     layout = table_layout(list(zip(chosen, shapes)))
-    counts = count_tables(np.ascontiguousarray(reference, dtype=np.int32), layout)
+    counts = count_tables(reference, layout)  # converts to int32 itself
     base = layout[0]
     smooth = [(cols, counts[base[t]:base[t + 1]].reshape(shape) * scale, weight)
               for t, (cols, shape) in enumerate(zip(chosen, shapes))]
