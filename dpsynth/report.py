@@ -423,14 +423,16 @@ def _table(frame, digits=4):
 _BUDGET_ROWS = [
     ("epsilon", "total epsilon of the release"),
     ("delta", "delta of the (epsilon, delta) guarantee"),
-    ("rho", "zCDP rho of the marginals"),
+    ("rho", "zCDP rho of the marginals (mu**2 / 2 with Gaussian-DP accounting)"),
+    ("mu", "Gaussian-DP mu of the marginals (workload release)"),
     ("epsilon_records", "epsilon of the DP record count (Laplace)"),
-    ("epsilon_marginals", "epsilon of the marginals (before the zCDP conversion)"),
+    ("epsilon_marginals", "epsilon of the marginals (before the conversion to rho or mu)"),
     ("percentile_epsilon", "epsilon of the DP contribution bounds (within the marginals)"),
     ("epsilon_binning", "epsilon of the encoder's DP steps: bin edges, frequent values, "
                         "within-bin histograms (added to the total)"),
     ("delta_binning", "delta of the DP frequent values (added to the total)"),
-    ("conversion_delta", "delta of the zCDP conversion"),
+    ("conversion_delta", "delta of the conversion to rho or mu"),
+    ("conversion", "the conversion to (epsilon, delta)"),
     ("public_universe", "every column's values declared (no budget for the universe)"),
 ]
 

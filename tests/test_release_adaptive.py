@@ -48,13 +48,45 @@ def test_release_holds_dense_marginals_and_samples():
     assert 0.5 * np.abs(real - fake).to_numpy().sum() < 0.1
 
 
+def _gdp_delta_by_integration(mu, epsilon):
+    """delta(epsilon) of mu-GDP as E_P[(1 - exp(epsilon - L))_+], L ~ N(mu**2/2, mu**2)."""
+    from scipy import integrate, stats
+
+    loss = stats.norm(mu * mu / 2.0, mu)
+    value, _ = integrate.quad(lambda x: (1.0 - math.exp(epsilon - x)) * loss.pdf(x),
+                              epsilon, mu * mu / 2.0 + 40.0 * mu, limit=500)
+    return value
+
+
+def _mu_of_spends(mechanisms):
+    """The release's GDP mu recomputed from each mechanism's own parameters."""
+    from scipy.stats import norm
+
+    total = 0.0
+    for m in mechanisms:
+        params = dict(m.params)
+        if m.mechanism == "gaussian":  # sensitivity / noise scale (discovery: sqrt(bound) both)
+            scale = params.get("noise_scale", params.get("sigma"))
+            total += (params.get("sensitivity", math.sqrt(params.get("contribution_bound", 1)))
+                      / scale) ** 2
+        elif m.mechanism == "exponential":  # randomized response at epsilon / 2
+            eps = params["epsilon"]
+            total += (2.0 * norm.ppf(math.exp(eps / 2) / (1 + math.exp(eps / 2)))) ** 2
+    return math.sqrt(total)
+
+
 def test_accounting_against_an_independent_computation():
     spent = _fit(epsilon=2.0, delta=1e-6).privacy_spent_
-    # every zCDP mechanism adds up to rho, and rho is the largest budget whose
-    # Canonne-Kamath-Steinke conversion at delta/2 is within epsilon
+    # every mechanism's mu**2 / 2 adds up to rho = mu**2 / 2, and mu is the largest
+    # Gaussian-DP budget whose (epsilon, delta) curve at delta/2 is within epsilon
     assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"], rel=1e-9)
-    assert zcdp_delta(spent["rho"], 2.0) <= 0.5e-6 + 1e-15
-    assert zcdp_delta(spent["rho"] * 1.001, 2.0) > 0.5e-6
+    assert spent["mu"] == pytest.approx(math.sqrt(2.0 * spent["rho"]))
+    assert _mu_of_spends(spent.mechanisms) == pytest.approx(spent["mu"], rel=1e-7)
+    assert _gdp_delta_by_integration(spent["mu"], 2.0) == pytest.approx(0.5e-6, rel=1e-4)
+    assert _gdp_delta_by_integration(spent["mu"] * 1.01, 2.0) > 0.5e-6
+    assert spent["conversion"] == "Gaussian DP (Dong-Roth-Su)"
+    # mu-GDP is also mu**2/2-zCDP: the zCDP conversion would need a smaller budget
+    assert zcdp_delta(spent["rho"], 2.0) > 0.5e-6
     # the other half of delta pays for the set union of discovered values
     assert math.fsum(m.delta for m in spent.mechanisms) == pytest.approx(0.5e-6)
     discovery = [m for m in spent.mechanisms if m.name.startswith("discovery")]
@@ -62,6 +94,24 @@ def test_accounting_against_an_independent_computation():
         == pytest.approx(0.35 * spent["rho"])
     assert dict(discovery[0].params)["contribution_bound"] == 3  # a, b, c (age is binned)
     assert spent["epsilon"] == 2.0 and spent["strategy"] == "workload"
+
+
+def test_zcdp_accounting_is_kept_as_an_option():
+    from dpsynth.release import adaptive
+
+    encoder = TableEncoder(bounds={"age": (0, 60)}, n_bins=6)
+    codes = encoder.fit_transform(_table())
+    spent = adaptive.release_adaptive(codes, encoder.schema_, epsilon=2.0, delta=1e-6,
+                                      reporting_length=3, rng=np.random.default_rng(0),
+                                      accounting="zcdp").privacy
+    with pytest.raises(ValueError, match="accounting"):
+        adaptive.release_adaptive(codes, encoder.schema_, epsilon=2.0, delta=1e-6,
+                                  reporting_length=3, rng=np.random.default_rng(0),
+                                  accounting="pld")
+    assert spent["conversion"] == "Canonne-Kamath-Steinke" and "mu" not in spent
+    assert zcdp_delta(spent["rho"], 2.0) <= 0.5e-6 + 1e-15
+    assert zcdp_delta(spent["rho"] * 1.001, 2.0) > 0.5e-6
+    assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"], rel=1e-9)
 
 
 def test_a_declared_universe_spends_nothing_on_discovery():

@@ -44,10 +44,13 @@ def release():
 
 
 # ------------------------------------------------------------------ accounting
+@pytest.mark.parametrize("accounting", ["gdp", "zcdp"])
 @pytest.mark.parametrize("rho", [0.01, 0.5, 3.0])
-def test_spends_sum_to_the_budget(rho):
+def test_spends_sum_to_the_budget(rho, accounting):
+    from scipy.stats import norm
+
     rel = release_workload(_table(n=800), N_VALUES, rho=rho, rng=np.random.default_rng(1),
-                           rounds_factor=2)
+                           rounds_factor=2, accounting=accounting)
     assert math.isclose(rel.rho_spent, rho, rel_tol=1e-9)
     # independent recomputation from each mechanism's public parameters
     recomputed = []
@@ -57,7 +60,12 @@ def test_spends_sum_to_the_budget(rho):
             recomputed.append(sens**2 / (2 * sigma**2))
         else:
             assert spend.mechanism == "exponential"
-            recomputed.append(spend.params["epsilon"] ** 2 / 8)  # bounded range
+            eps = spend.params["epsilon"]
+            if accounting == "zcdp":  # bounded range: eps**2 / 8 zCDP
+                recomputed.append(eps**2 / 8)
+            else:  # GDP mu of randomized response at eps / 2, as mu**2 / 2
+                p = math.exp(eps / 2) / (1 + math.exp(eps / 2))
+                recomputed.append((2 * norm.ppf(p)) ** 2 / 2)
     assert math.isclose(math.fsum(recomputed), rho, rel_tol=1e-9)
     for spend, value in zip(rel.spends, recomputed):
         assert math.isclose(spend.rho, value, rel_tol=1e-9)

@@ -21,8 +21,9 @@ synthetic population fitted by marginal matching
 3. Each round, select one column set ``r`` among the candidates (every 2-
    and 3-way set, up to ``reporting_length``, whose dense table has at most
    ``max_cells`` cells: public facts only) with the exponential mechanism
-   (budget ``eps``, zCDP cost ``eps**2 / 8``, bounded range: Cesar & Rogers
-   2021) on the score ``w_r (||M_r(D) - M_r(P)||_1 - sqrt(2/pi) sigma n_r)``,
+   (budget ``eps``, bounded range: Durfee & Rogers 2019; cost ``mu**2 / 2`` with
+   its Gaussian-DP ``mu``, :func:`~dpsynth.release.conversion.bounded_range_mu`,
+   or its zCDP ``eps**2 / 8``, Cesar & Rogers 2021, see ``accounting``) on the score ``w_r (||M_r(D) - M_r(P)||_1 - sqrt(2/pi) sigma n_r)``,
    where ``M_r(P)`` are the population's counts scaled to the estimated
    total, ``n_r`` the number of cells and ``w_r = sum_{s in W} |r & s|``
    (AIM's workload weights, ``W`` = all ``reporting_length``-way sets).
@@ -35,7 +36,7 @@ synthetic population fitted by marginal matching
    weighted by inverse noise variance.
 6. Anneal as AIM: when the fitted counts of ``r`` moved by less than the
    expected noise ``sqrt(2/pi) sigma n_r``, halve ``sigma`` and double
-   ``eps``; when the remaining budget cannot pay for two more rounds, the
+   the selection's cost (which doubles ``eps`` in zCDP); when the remaining budget cannot pay for two more rounds, the
    next round spends exactly what is left.  The release stops when ``rho``
    is spent; the spends sum to ``rho`` (up to rounding, the last one takes
    the exact remainder).
@@ -55,11 +56,34 @@ from ..mechanisms import exponential_mechanism
 from ..engines.blocks import as_blocks
 from .._core import _matching
 from .allocation import make_consistent
+from .conversion import bounded_range_epsilon, bounded_range_mu
 from .fitting import (add_counts, count_tables, descend, fit_population,
                       mix_within_neighbourhoods, one_way_estimates, table_layout)
 
 __all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release",
-           "nominal_rounds"]
+           "nominal_rounds", "selection_cost", "selection_epsilon"]
+
+ACCOUNTINGS = ("gdp", "zcdp")
+
+
+def selection_cost(epsilon, accounting="gdp"):
+    """Budget (``rho`` units) of one exponential-mechanism selection at ``epsilon``.
+
+    ``"gdp"``: ``mu**2 / 2`` with ``mu = bounded_range_mu(epsilon)``, the
+    selection's Gaussian-DP parameter, so that the whole release is
+    ``sqrt(2 rho)``-GDP (and, as mu-GDP implies ``mu**2/2``-zCDP, rho-zCDP).
+    ``"zcdp"``: its zCDP ``epsilon**2 / 8`` (Cesar & Rogers 2021): rho-zCDP only.
+    """
+    if accounting == "gdp":
+        return bounded_range_mu(epsilon) ** 2 / 2.0
+    return epsilon**2 / 8.0
+
+
+def selection_epsilon(cost, accounting="gdp"):
+    """Largest ``epsilon`` whose :func:`selection_cost` is at most ``cost``."""
+    if accounting == "gdp":
+        return bounded_range_epsilon(math.sqrt(2.0 * cost))
+    return math.sqrt(8.0 * cost)
 
 
 @dataclass(frozen=True)
@@ -194,7 +218,7 @@ def nominal_rounds(rounds, n_columns, total, rho, alpha, max_relative_noise):
 def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_factor=16,
                      alpha=0.9, max_cells=None, population_size=None, full_sweep_every=5,
                      initial_sweeps=2, max_rounds=None, fit_targets="measurements",
-                     empty_cells=None, max_relative_noise=0.03):
+                     empty_cells=None, max_relative_noise=0.03, accounting="gdp"):
     """Adaptive zCDP release of 1-way and selected 2-/3-way dense marginals.
 
     Parameters
@@ -244,6 +268,14 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         share of the records estimated from the 1-way measurements: fewer
         nominal rounds on tables too small for ``T`` (:func:`nominal_rounds`).
         ``None`` keeps ``T = rounds_factor * d`` whatever the table's size.
+    accounting : {"gdp", "zcdp"}, default="gdp"
+        How a selection is charged (:func:`selection_cost`).  ``"gdp"``: the
+        release is ``sqrt(2 rho)``-GDP (Gaussian measurements are exactly
+        ``1/sigma``-GDP; GDP composes adaptively, Smith & Thakurta 2022) and
+        rho-zCDP; a selection costs about 1.57x its zCDP, but the GDP
+        guarantee converts to (epsilon, delta) exactly
+        (:func:`~dpsynth.release.conversion.gdp_mu`).  ``"zcdp"``: rho-zCDP
+        only, for a budget from a zCDP conversion.
 
     Returns
     -------
@@ -260,6 +292,8 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         raise ValueError(f"rho must be a finite number > 0; got {rho!r}.")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}.")
+    if accounting not in ACCOUNTINGS:
+        raise ValueError(f"accounting must be 'gdp' or 'zcdp'; got {accounting!r}.")
     if max_relative_noise is not None and not (
             isinstance(max_relative_noise, (int, float, np.floating))
             and math.isfinite(max_relative_noise) and max_relative_noise > 0):
@@ -281,7 +315,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     free = np.array([k - int(e.sum()) for e, k in zip(empty_cells, n_values)])  # possible codes
     spends, measurements = [], []
     sigma = math.sqrt(T / (2.0 * alpha * rho))
-    epsilon = math.sqrt(8.0 * (1.0 - alpha) * rho / T)
+    select_rho = (1.0 - alpha) * rho / T  # budget of one selection
     if not candidates:  # nothing to select: all of rho on the 1-way marginals
         sigma = math.sqrt(d / (2.0 * rho))
 
@@ -339,7 +373,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
             for c in range(d):
                 gaussian((c,), again, f"1-way marginal {c}, second measurement")
             sigma = sigma_rounds
-            epsilon = math.sqrt(8.0 * (1.0 - alpha) * rho / rounds_nominal)
+            select_rho = (1.0 - alpha) * rho / rounds_nominal
             total = _total_estimate(measurements, free)
     m = int(population_size or min(max(round(total), 1), 8_000))
     if fit_targets not in ("measurements", "consistent"):
@@ -360,21 +394,24 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     while used < rho * (1 - 1e-12) and rounds < max_rounds:
         rounds += 1
         remaining = rho - used
-        step = 1.0 / (2.0 * sigma**2) + epsilon**2 / 8.0
+        step = 1.0 / (2.0 * sigma**2) + select_rho
         if remaining <= 2.0 * step or rounds == max_rounds:  # last round: spend the rest
             sigma = math.sqrt(1.0 / (2.0 * alpha * remaining))
-            epsilon = math.sqrt(8.0 * (1.0 - alpha) * remaining)
+            select_rho = (1.0 - alpha) * remaining
             last = True
         else:
             last = False
+        epsilon = selection_epsilon(select_rho, accounting)
         # --- select (exponential mechanism, bounded range: eps**2 / 8 zCDP)
         error = _matching.table_distance(data_counts, pop_counts, total / m, base)
         scores = weights * (error - math.sqrt(2.0 / math.pi) * sigma * cells)
         choice = exponential_mechanism(scores, epsilon, rng, sensitivity=sensitivity)
         r = candidates[choice]
-        spends.append(Spend(f"select round {rounds}", "exponential", epsilon**2 / 8.0,
+        spends.append(Spend(f"select round {rounds}", "exponential",
+                            selection_cost(epsilon, accounting),
                             {"epsilon": epsilon, "sensitivity": sensitivity,
-                             "n_candidates": len(candidates), "selected": r}))
+                             "n_candidates": len(candidates), "selected": r,
+                             "accounting": accounting}))
         # --- measure
         if last:  # the exact remainder, so that the spends sum to rho
             rho_measure = rho - math.fsum(s.rho for s in spends)
@@ -401,7 +438,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         change = np.abs(after - before).sum()
         if change <= math.sqrt(2.0 / math.pi) * sigma * cells[choice]:
             sigma /= 2.0
-            epsilon *= 2.0
+            select_rho *= 4.0
     return WorkloadRelease(n_values, measurements, spends, float(rho), float(total), population)
 
 
