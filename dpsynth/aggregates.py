@@ -8,7 +8,8 @@ measurements themselves, in either or both of two forms:
   ``k = 1..R`` the released k-tuples of (column, value) attributes and their
   normalised DP counts (suppressed combinations are absent);
 - **dense noisy marginals** (:class:`NoisyMarginal`): a full noisy table over
-  a set of columns with its noise variance (workload-aware releases).
+  a set of columns with its noise variance, or the noisy coordinates of one
+  of its residuals (``basis="residual"``; workload-aware releases).
 
 Everything in it is declared by the user, output by an accounted DP
 mechanism, or computed from those two, so it can be saved, shared, and used
@@ -94,22 +95,30 @@ def _has_duplicate_rows(rows):
 
 @dataclass(frozen=True, eq=False)
 class NoisyMarginal:
-    """A dense noisy marginal over a set of columns (post-processing may follow).
+    """A dense noisy marginal, or one of its residuals, over a set of columns.
 
     Attributes
     ----------
     columns : tuple of int
         Column indices, increasing.
     table : ndarray of float64
-        Noisy counts of every cell, of shape ``schema.n_values[columns]``
-        (may be negative: no thresholding).
+        ``basis="marginal"``: noisy counts of every cell, of shape
+        ``table_sizes[columns]`` (may be negative: no thresholding).
+        ``basis="residual"``: the noisy coordinates of the marginal's
+        residual (its component orthogonal to every sub-marginal, in the
+        orthonormal contrast basis of
+        :func:`~dpsynth.release.allocation.contrast_basis`) over the
+        possible codes (:meth:`~dpsynth.schema.Schema.possible_cells`), of
+        shape ``possible[columns].sum() - 1``.
     variance : float
-        Noise variance of every cell.
+        Noise variance of every cell (coordinate).
+    basis : {"marginal", "residual"}, default="marginal"
     """
 
     columns: tuple
     table: np.ndarray
     variance: float
+    basis: str = "marginal"
 
     def __post_init__(self):
         columns = tuple(int(c) for c in self.columns)
@@ -120,10 +129,22 @@ class NoisyMarginal:
         object.__setattr__(self, "variance", float(self.variance))
         if not columns or list(columns) != sorted(set(columns)):
             raise ValueError(f"marginal columns must be distinct and increasing; got {columns}")
+        if self.basis not in ("marginal", "residual"):
+            raise ValueError("a marginal's basis must be 'marginal' or 'residual'; "
+                             f"got {self.basis!r:.40}")
         if not np.isfinite(table).all() or not (np.isfinite(self.variance)
                                                and self.variance >= 0):
             raise ValueError(f"marginal over columns {columns}: values and variance must be "
                              "finite (variance >= 0)")
+
+
+def _table_shape(schema, columns, basis):
+    """Shape of a dense marginal (``basis="marginal"``) or residual over ``columns``."""
+    if basis == "residual":
+        possible = schema.possible_cells()
+        return tuple(int(possible[c].sum()) - 1 for c in columns)
+    sizes = schema.n_values + (1 if schema.missing == "absent" else 0)
+    return tuple(int(sizes[c]) for c in columns)
 
 
 class DPAggregates:
@@ -238,13 +259,12 @@ class DPAggregates:
             if np.any(parents < counts[:, None]):
                 raise ValueError(f"aggregates of length {k}: a combination has a larger "
                                  "count than one of its sub-combinations (not normalised).")
-        sizes = self.table_sizes
         for marginal in self.marginals:
             if not isinstance(marginal, NoisyMarginal):
                 raise TypeError("marginals must be NoisyMarginal objects")
             if marginal.columns[-1] >= len(schema):
                 raise ValueError(f"marginal over unknown columns {marginal.columns}")
-            shape = tuple(int(sizes[c]) for c in marginal.columns)
+            shape = _table_shape(schema, marginal.columns, marginal.basis)
             if marginal.table.shape != shape:
                 raise ValueError(f"marginal over columns {marginal.columns} has shape "
                                  f"{marginal.table.shape}; the schema gives {shape}.")
@@ -311,7 +331,7 @@ class DPAggregates:
             return counts
         offsets = self.schema.offsets
         for j in range(len(self.schema)):
-            measured = [m for m in self.marginals if m.columns == (j,)]
+            measured = [m for m in self.marginals if m.columns == (j,) and m.basis == "marginal"]
             if not measured:
                 continue
             weights = [1.0 / max(m.variance, 1e-12) for m in measured]
@@ -355,7 +375,8 @@ class DPAggregates:
         if self.marginals:
             document["marginals"] = [
                 {"columns": [self.schema[c].name for c in m.columns],
-                 "variance": m.variance, "values": m.table.ravel().tolist()}
+                 "variance": m.variance, "values": m.table.ravel().tolist(),
+                 **({"basis": m.basis} if m.basis != "marginal" else {})}
                 for m in self.marginals]
         return document
 
@@ -481,19 +502,23 @@ class DPAggregates:
     @staticmethod
     def _parse_marginals(meta, schema):
         names = schema.names
-        sizes = schema.n_values + (1 if schema.missing == "absent" else 0)
         marginals = []
         for entry in meta.get("marginals", []):
             columns = tuple(names.index(name) if name in names else -1
                             for name in entry["columns"])
             if -1 in columns:
                 raise ValueError(f"marginal over unknown columns {entry['columns']!r:.80}")
-            shape = tuple(int(sizes[c]) for c in columns)
+            basis = entry.get("basis", "marginal")
+            if basis not in ("marginal", "residual"):
+                raise ValueError(f"marginal over {entry['columns']!r:.80}: unknown basis "
+                                 f"{basis!r:.40}")
+            shape = _table_shape(schema, columns, basis)
             values = np.asarray(entry["values"], dtype=np.float64)
             if values.size != int(np.prod(shape)):
                 raise ValueError(f"marginal over {entry['columns']!r:.80} has {values.size} "
                                  f"values; its shape {shape} needs {int(np.prod(shape))}")
-            marginals.append(NoisyMarginal(columns, values.reshape(shape), entry["variance"]))
+            marginals.append(NoisyMarginal(columns, values.reshape(shape), entry["variance"],
+                                           basis))
         return marginals
 
     @classmethod

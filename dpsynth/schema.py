@@ -614,6 +614,20 @@ class Schema:
         ``n_values[j]`` codes per column."""
         return np.split(self.possible_attributes, self.offsets[1:-1])
 
+    def possible_cells(self):
+        """Per column, which codes of a dense table can hold records (public facts).
+
+        A dense table has ``n_values[j]`` codes per column, plus the empty
+        cell with ``missing="absent"`` (always possible).  A declared
+        column's impossible missing code (:attr:`possible_attributes`) is
+        ruled out; an undeclared column's missing code also holds the
+        values a DP release did not publish, so none of its codes is.
+        """
+        extra = 1 if self.missing == "absent" else 0
+        return [np.append(codes, np.ones(extra, dtype=bool)) if column.declared
+                else np.ones(codes.size + extra, dtype=bool)
+                for column, codes in zip(self.columns, self.possible_codes())]
+
     # ------------------------------------------------------- publication
     def restrict(self, keep):
         """The publishable schema: declared values, plus the attributes in ``keep``.

@@ -254,3 +254,36 @@ def test_release_marginals_end_to_end(noise):
     for m in out:  # a large budget: close to the truth
         truth = marginal_table(codes, n_values, m.columns)
         assert np.abs(m.table - truth).max() < 2.0
+
+
+def test_make_consistent_on_the_possible_codes():
+    rng = np.random.default_rng(3)
+    n_values = np.array([3, 4, 2])
+    codes = np.column_stack([rng.integers(0, 2, 400), rng.integers(0, 4, 400),
+                             rng.integers(0, 2, 400)])  # code 2 of column 0 never occurs
+    possible = [np.array([True, True, False]), np.ones(4, bool), np.ones(2, bool)]
+    measured = []
+    for cols in [(0,), (1,), (2,), (0, 1), (1, 2)]:
+        table = marginal_table(codes, n_values, cols) + rng.normal(0, 2.0, n_values[list(cols)])
+        if 0 in cols:  # the impossible cells are measured as exact zeros
+            np.put_along_axis(table, np.full([1] * len(cols), 2), 0.0, axis=cols.index(0))
+        measured.append((cols, table, 4.0))
+    on_possible = make_consistent(measured, n_values, possible=possible)
+    everything = make_consistent(measured, n_values, possible=[np.ones(k, bool)
+                                                               for k in n_values])
+    plain = make_consistent(measured, n_values)
+    for a, b in zip(everything, plain):  # all codes possible: the usual GLS
+        np.testing.assert_allclose(a.table, b.table, atol=1e-9)
+    for m in on_possible:
+        if 0 in m.columns:
+            assert np.all(np.take(m.table, [2], axis=m.columns.index(0)) == 0.0)
+    # a residual over the possible codes has shape possible.sum() - 1 per column
+    theta = rng.normal(size=(1, 3))
+    out = make_consistent(measured + [Measurement((0, 1), theta, 1.0, "residual")],
+                          n_values, possible=possible)
+    assert len(out) == len(measured) + 1
+    with pytest.raises(ValueError, match="shape"):
+        make_consistent(measured + [Measurement((0, 1), rng.normal(size=(2, 3)), 1.0,
+                                                "residual")], n_values, possible=possible)
+    with pytest.raises(ValueError, match="possible"):
+        make_consistent(measured, n_values, possible=possible[:2])

@@ -38,9 +38,15 @@ def test_release_holds_dense_marginals_and_samples():
     aggregates = synth.aggregates_
     assert aggregates.marginals and len(aggregates) == 0  # no sparse counts
     assert {m.columns for m in aggregates.marginals} >= {(0,), (1,), (2,), (3,)}
+    possible = aggregates.schema.possible_cells()
     for m in aggregates.marginals:
         assert isinstance(m, NoisyMarginal) and m.variance > 0
-        assert m.table.shape == tuple(aggregates.table_sizes[list(m.columns)])
+        if m.basis == "marginal":
+            assert m.table.shape == tuple(aggregates.table_sizes[list(m.columns)])
+        else:  # the coordinates of a residual over the possible codes
+            assert m.basis == "residual"
+            assert m.table.shape == tuple(int(possible[c].sum()) - 1 for c in m.columns)
+    assert any(m.basis == "residual" and len(m.columns) >= 2 for m in aggregates.marginals)
     out = synth.sample(500)
     assert out.shape == (500, 4) and (out.dtypes == _table().dtypes).all()
     real = pd.crosstab(_table()["a"], _table()["c"], normalize=True)
@@ -140,8 +146,9 @@ def test_save_load_and_sample_again(tmp_path, suffix):
     assert loaded.privacy == synth.privacy_spent_ and loaded.schema == synth.aggregates_.schema
     assert len(loaded.marginals) == len(synth.aggregates_.marginals)
     for a, b in zip(loaded.marginals, synth.aggregates_.marginals):
-        assert a.columns == b.columns and a.variance == b.variance
+        assert a.columns == b.columns and a.variance == b.variance and a.basis == b.basis
         np.testing.assert_array_equal(a.table, b.table)
+    assert any(m.basis == "residual" for m in loaded.marginals)
     again = DPMarginalSynthesizer.from_aggregates(loaded, random_state=9).sample(100)
     pd.testing.assert_frame_equal(again, synth.set_params(random_state=9).sample(100))
 
@@ -183,3 +190,27 @@ def test_an_all_missing_column_with_missing_absent_gives_a_clear_error():
                                   encoder=TableEncoder(missing="absent")).fit(X)
     with pytest.raises(ValueError, match="no released attribute"):
         synth.sample(5)
+
+
+def test_a_release_file_with_a_bad_residual_is_refused(tmp_path):
+    from dpsynth.aggregates import _checksum
+
+    synth = _fit(random_state=3)
+    path = tmp_path / "release.json"
+    synth.aggregates_.save(path)
+    document = json.loads(path.read_text())
+    entry = next(m for m in document["marginals"] if m.get("basis") == "residual")
+
+    def write():
+        document["checksum"] = _checksum(document)  # a well-formed file, bad content
+        path.write_text(json.dumps(document))
+
+    entry["values"] = entry["values"] + [0.0]
+    write()
+    with pytest.raises(ValueError, match="values"):
+        DPAggregates.load(path)
+    entry["values"] = entry["values"][:-1]
+    entry["basis"] = "wavelet"
+    write()
+    with pytest.raises(ValueError, match="basis"):
+        DPAggregates.load(path)

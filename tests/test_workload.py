@@ -69,13 +69,30 @@ def test_spends_sum_to_the_budget(rho, accounting):
     assert math.isclose(math.fsum(recomputed), rho, rel_tol=1e-9)
     for spend, value in zip(rel.spends, recomputed):
         assert math.isclose(spend.rho, value, rel_tol=1e-9)
-    # every measurement is a Gaussian spend with the same columns and variance
+    # every marginal measurement is a Gaussian spend with the same columns and variance
     gaussians = [s for s in rel.spends if s.mechanism == "gaussian"]
-    assert len(gaussians) == len(rel.measurements)
-    for spend, (cols, table, var) in zip(gaussians, rel.measurements):
+    whole = [s for s in gaussians if s.params.get("basis") != "residual"]
+    assert len(whole) == len(rel.measurements)
+    assert all(len(cols) == 1 for cols, _, _ in rel.measurements)  # only 1-way ones whole
+    for spend, (cols, table, var) in zip(whole, rel.measurements):
         assert spend.params["columns"] == cols
         assert math.isclose(var, spend.params["sigma"] ** 2)
         assert table.shape == tuple(N_VALUES[list(cols)])
+    # each round measures residuals of the selected set: one Gaussian mechanism on
+    # the stacked residuals, whose squared sensitivities prod(1 - 1/n_i) weighted by
+    # the inverse noise variances add up to the spend's 1 / sigma**2
+    rounds = [s for s in gaussians if s.params.get("basis") == "residual"]
+    assert sum(s.params["n_residuals"] for s in rounds) == len(rel.residuals)
+    start = 0
+    for spend in rounds:
+        part = rel.residuals[start:start + spend.params["n_residuals"]]
+        start += spend.params["n_residuals"]
+        assert all(set(cols) <= set(spend.params["columns"]) for cols, _, _ in part)
+        squared = math.fsum(math.prod(1 - 1 / N_VALUES[c] for c in cols) / var
+                            for cols, _, var in part)
+        assert math.isclose(squared, 1 / spend.params["sigma"] ** 2, rel_tol=1e-9)
+        for cols, values, _ in part:
+            assert values.shape == tuple(N_VALUES[list(cols)] - 1)
     # each selection is followed by the measurement of the selected set
     for k, spend in enumerate(rel.spends):
         if spend.mechanism == "exponential":
@@ -248,8 +265,9 @@ def test_small_table_gets_fewer_more_precise_rounds():
     n_hat = _one_way_total(rel.measurements, d)
     sigma = max(math.sqrt(d / (2 * alpha * rho)), min(sigma_0, kappa * n_hat))
     assert sigma < sigma_0
-    rounds = [var for cols, _, var in rel.measurements[2 * d:]]
-    assert math.isclose(rounds[0], sigma**2, rel_tol=1e-9)
+    rounds = [s.params["sigma"] for s in rel.spends
+              if s.mechanism == "gaussian" and s.params.get("basis") == "residual"]
+    assert math.isclose(rounds[0], sigma, rel_tol=1e-9)
     # both 1-way measurements together are as precise as one round's measurement
     combined = 1.0 / (1.0 / first[0][2] + 1.0 / again[0][2])
     assert math.isclose(combined, sigma**2, rel_tol=1e-9)
@@ -333,3 +351,69 @@ def test_round_to_reference_removes_sampling_noise_and_keeps_the_targets():
     assert round_to_reference(same, N_VALUES, measured, reference, np.random.default_rng(4),
                               length=3, total=4000.0) == 0
     np.testing.assert_array_equal(same, small)
+
+
+# ------------------------------------------------------------------ residual rounds
+def _allocation_objective(columns, precision, free, lam, weight):
+    return sum(weight[b] / (precision.get(b, 0.0) + lam.get(b, 0.0)) for b in weight)
+
+
+@pytest.mark.parametrize("workload_length", [None, 3])
+def test_residual_allocation_spends_the_budget_and_is_optimal(workload_length):
+    from itertools import combinations
+
+    from dpsynth.release.workload import residual_allocation
+
+    free = np.array([3, 4, 2, 5, 6])
+    columns = (0, 1, 3)
+    precision = {(0,): 5.0, (1,): 0.2, (3,): 1.0, (0, 1): 0.01}
+    rho = 0.7
+    lam = residual_allocation(columns, precision, free, rho, workload_length)
+    subsets = [b for k in (1, 2, 3) for b in combinations(columns, k)]
+    p = {b: math.prod(1 - 1 / free[c] for c in b) for b in subsets}
+    assert math.isclose(sum(p[b] * v for b, v in lam.items()) / 2, rho, rel_tol=1e-12)
+    assert all(v > 0 for v in lam.values()) and set(lam) <= set(subsets)
+    # the weights, recomputed by enumerating the workload's marginals
+    weight = {}
+    for b in subsets:
+        size = math.prod(int(free[c]) - 1 for c in b)
+        if workload_length is None:
+            holders = [columns]
+        else:
+            holders = [s for s in combinations(range(free.size), workload_length)
+                       if set(b) <= set(s)]
+        weight[b] = size * sum(1 / math.prod(int(free[c]) for c in s if c not in b)
+                               for s in holders)
+    best = _allocation_objective(columns, precision, free, lam, weight)
+    rng = np.random.default_rng(0)
+    for _ in range(300):  # no other allocation of the same budget does better
+        raw = rng.dirichlet(np.ones(len(subsets))) * 2 * rho
+        other = {b: raw[i] / p[b] for i, b in enumerate(subsets)}
+        assert _allocation_objective(columns, precision, free, other, weight) >= best - 1e-9
+    # a residual known very precisely already gets nothing
+    known = residual_allocation(columns, {**precision, (0,): 1e9}, free, rho,
+                                workload_length)
+    assert (0,) not in known
+
+
+def test_residual_rounds_measure_the_true_residuals():
+    from dpsynth.release.allocation import _to_residual
+
+    codes = _table()
+    rel = release_workload(codes, N_VALUES, rho=1e7, rng=np.random.default_rng(4),
+                           rounds_factor=1, max_rounds=4)
+    assert rel.residuals
+    for cols, values, var in rel.residuals:
+        truth = _to_residual(marginal_table(codes, N_VALUES, cols), cols, cols)
+        assert np.abs(values - truth).max() < 8 * math.sqrt(var) + 1e-9
+    # the consistent targets reproduce the data's marginals of the measured sets
+    for cols, table, _ in rel.targets("consistent"):
+        np.testing.assert_allclose(table, marginal_table(codes, N_VALUES, cols), atol=0.5)
+
+
+def test_marginal_rounds_are_kept_as_an_option():
+    rel = release_workload(_table(), N_VALUES, rho=0.5, rng=np.random.default_rng(7),
+                           measurement="marginals")
+    assert not rel.residuals and any(len(cols) >= 2 for cols, _, _ in rel.measurements)
+    with pytest.raises(ValueError, match="measurement must be"):
+        release_workload(_table(), N_VALUES, rho=0.5, rng=0, measurement="fourier")

@@ -177,10 +177,7 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
     # no_missing or in a numpy int/bool column) hold no record: measured as
     # exact zeros.  An undeclared column's missing code also holds the values
     # discovery did not release, so it is never empty.
-    extra = sizes - public.n_values  # the "absent" code of missing="absent": possible
-    impossible = [np.append(~codes, np.zeros(k, dtype=bool)) if public[j].declared
-                  else np.zeros(size, dtype=bool)
-                  for j, (codes, k, size) in enumerate(zip(public.possible_codes(), extra, sizes))]
+    impossible = [~possible for possible in public.possible_cells()]
     release = release_workload(codes.map(table_codes), sizes, rho=rho - rho_discovery, rng=rng,
                                reporting_length=reporting_length, empty_cells=impossible,
                                accounting=accounting, **workload_params)
@@ -188,8 +185,10 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
                      params=tuple(sorted((k, v) for k, v in s.params.items()
                                          if isinstance(v, (int, float, str, bool)))))
                for s in release.spends]
-    marginals = [NoisyMarginal(tuple(cols), table, variance)
-                 for cols, table, variance in release.measurements]
+    marginals = ([NoisyMarginal(tuple(cols), table, variance)
+                  for cols, table, variance in release.measurements]
+                 + [NoisyMarginal(tuple(cols), values, variance, basis="residual")
+                    for cols, values, variance in release.residuals])
     details = {"strategy": "workload",
                "conversion": ("Gaussian DP (Dong-Roth-Su)" if accounting == "gdp"
                               else "Canonne-Kamath-Steinke"),

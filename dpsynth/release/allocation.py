@@ -472,7 +472,7 @@ def reconstruction_variance(plan, n_values, targets):
     return np.array(out)
 
 
-def make_consistent(measurements, n_values, targets=None):
+def make_consistent(measurements, n_values, targets=None, possible=None):
     """Exactly consistent marginals by generalised least squares (residual basis).
 
     Parameters
@@ -487,6 +487,13 @@ def make_consistent(measurements, n_values, targets=None):
         completion of that part (its residual set to 0, e.g. the additive,
         not the independent, combination of two measured 1-way marginals)
         and ``variance=inf``.
+    possible : sequence of array-like of bool, optional
+        Per column, the codes that can occur (public facts, e.g. no missing
+        value in a column declared without).  The GLS then runs on those
+        codes only: marginal measurements must hold exact zeros elsewhere
+        (they are dropped there), residual measurements are over the
+        possible codes (shape ``possible[c].sum() - 1`` per column), and
+        the outputs are zero on the impossible cells.
 
     Returns
     -------
@@ -496,6 +503,8 @@ def make_consistent(measurements, n_values, targets=None):
         sub-marginal and all have the same total.
     """
     n_values = np.asarray(n_values)
+    if possible is not None:
+        return _consistent_on_possible(measurements, n_values, targets, possible)
     items = []
     for m in measurements:
         if not isinstance(m, Measurement):
@@ -532,6 +541,45 @@ def make_consistent(measurements, n_values, targets=None):
         if scols != cols:  # back to the caller's column order
             table = table.transpose([scols.index(c) for c in cols])
         out.append(ConsistentMarginal(cols, table, variance / max(table.size, 1)))
+    return out
+
+
+def _as_measurement(m):
+    if isinstance(m, Measurement):
+        return m
+    columns, table, variance = m
+    return Measurement(tuple(int(c) for c in columns), np.asarray(table, dtype=float),
+                       float(variance))
+
+
+def _consistent_on_possible(measurements, n_values, targets, possible):
+    """:func:`make_consistent` on the possible codes only, zero-padded back."""
+    possible = [np.asarray(p, dtype=bool) for p in possible]
+    if len(possible) != n_values.size or any(p.shape != (int(k),)
+                                             for p, k in zip(possible, n_values)):
+        raise ValueError("possible must hold one boolean array of n_values[c] codes per "
+                         "column c.")
+    free = np.array([int(p.sum()) for p in possible])
+    items = []
+    for m in map(_as_measurement, measurements):
+        if m.basis == "marginal":
+            values = np.asarray(m.values, dtype=float)
+            expected = tuple(int(n_values[c]) for c in m.columns)
+            if values.shape != expected:
+                raise ValueError(f"measurement over {m.columns} has shape {values.shape}; "
+                                 f"expected {expected}.")
+            m = Measurement(m.columns, values[np.ix_(*[possible[c] for c in m.columns])],
+                            m.variance)
+        items.append(m)
+    if targets is None:
+        targets = [m.columns for m in items]
+    out = []
+    for m in make_consistent(items, free, targets):
+        shape = tuple(int(n_values[c]) for c in m.columns)
+        table = np.zeros(shape)
+        table[np.ix_(*[possible[c] for c in m.columns])] = m.table
+        out.append(ConsistentMarginal(m.columns, table,
+                                      m.variance * max(m.table.size, 1) / max(table.size, 1)))
     return out
 
 

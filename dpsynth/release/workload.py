@@ -55,15 +55,16 @@ import numpy as np
 from ..mechanisms import exponential_mechanism
 from ..engines.blocks import as_blocks
 from .._core import _matching
-from .allocation import make_consistent
+from .allocation import Measurement, _to_residual, make_consistent
 from .conversion import bounded_range_epsilon, bounded_range_mu
 from .fitting import (add_counts, count_tables, descend, fit_population,
                       mix_within_neighbourhoods, one_way_estimates, table_layout)
 
 __all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release",
-           "nominal_rounds", "selection_cost", "selection_epsilon"]
+           "nominal_rounds", "selection_cost", "selection_epsilon", "residual_allocation"]
 
 ACCOUNTINGS = ("gdp", "zcdp")
+MEASUREMENTS = ("marginals", "residuals")
 
 
 def selection_cost(epsilon, accounting="gdp"):
@@ -116,6 +117,13 @@ class WorkloadRelease:
         Estimated number of records (from the noisy marginals).
     population : ndarray of int32 or None
         The population fitted during selection (post-processing).
+    residuals : list of ``(columns, values, variance)``
+        Gaussian measurements of residuals (``measurement="residuals"``):
+        ``values`` of shape ``possible[columns].sum() - 1``, the coordinates
+        of the marginal's component orthogonal to all its sub-marginals
+        (:mod:`dpsynth.release.allocation`), over the possible codes.
+    possible : list of ndarray of bool or None
+        Per column, the codes that can hold records (public; ``None``: all).
     """
 
     n_values: np.ndarray
@@ -124,6 +132,8 @@ class WorkloadRelease:
     rho: float
     total: float
     population: np.ndarray = None
+    residuals: list = field(default_factory=list)
+    possible: list = None
 
     @property
     def rho_spent(self):
@@ -137,14 +147,100 @@ class WorkloadRelease:
         ``kind="consistent"``: the GLS-consistent marginals of the measured
         sets (:func:`~dpsynth.release.allocation.make_consistent`),
         weighted by the inverse of their mean cell variance.
+        With residual measurements both kinds give the GLS-consistent
+        marginals (a residual is not a marginal to fit on its own).
         """
         merged = _merge(self.measurements)
-        if kind == "measurements":
+        if kind not in ("measurements", "consistent"):
+            raise ValueError(f"kind must be 'measurements' or 'consistent'; got {kind!r}.")
+        if kind == "measurements" and not self.residuals:
             return [(cols, table, 1.0 / var) for cols, table, var in merged]
-        if kind == "consistent":
-            consistent = make_consistent(merged, self.n_values)
-            return [(m.columns, m.table, 1.0 / m.variance) for m in consistent]
-        raise ValueError(f"kind must be 'measurements' or 'consistent'; got {kind!r}.")
+        items = list(merged) + [Measurement(tuple(cols), values, var, "residual")
+                                for cols, values, var in self.residuals]
+        sets = list(dict.fromkeys([tuple(cols) for cols, _, _ in merged]
+                                  + [tuple(cols) for cols, _, _ in self.residuals]))
+        consistent = make_consistent(items, self.n_values, targets=sets,
+                                     possible=self.possible)
+        return [(m.columns, m.table, 1.0 / m.variance) for m in consistent]
+
+
+def _subsets(cols):
+    """Non-empty subsets of ``cols``, shortest first."""
+    for k in range(1, len(cols) + 1):
+        yield from combinations(cols, k)
+
+
+def _elementary_symmetric(values, k):
+    """``e_k(values)``: the sum of the products of every ``k`` of ``values``."""
+    e = [1.0] + [0.0] * k
+    for v in values:
+        for j in range(k, 0, -1):
+            e[j] += e[j - 1] * v
+    return e[k]
+
+
+def residual_allocation(columns, precision, free, rho, workload_length=None):
+    """Inverse noise variances of the residuals of ``columns`` measured with budget ``rho``.
+
+    The marginal over ``columns`` is the orthogonal sum of the residuals
+    ``theta_B`` of its non-empty subsets ``B`` (and the total), ``theta_B``
+    adding ``c_B = prod_{i in B} (free_i - 1) / prod_{i in columns - B}
+    free_i`` times its per-coordinate variance to the marginal's total
+    variance (Xiao et al. 2023, ResidualPlanner).  Earlier measurements give
+    ``theta_B`` the precision ``precision[B]`` per coordinate.  With
+    ``workload_length=k``, ``c_B`` is instead the sum of those weights over
+    every ``k``-way marginal that holds ``B`` (ResidualPlanner's weight for
+    the workload of all ``k``-way marginals): a lower-order residual counts
+    for every marginal it is part of.  Measuring it
+    again with noise variance ``1 / lambda_B`` costs ``p_B lambda_B / 2``
+    (``p_B = prod_{i in B} (1 - 1/free_i)``: its squared L2 sensitivity).
+    The ``lambda_B >= 0`` minimise the marginal's variance ``sum_B c_B /
+    (precision_B + lambda_B)`` at total cost ``rho``: by the KKT conditions,
+    ``lambda_B = max(0, sqrt(c_B / (kappa p_B)) - precision_B)``
+    (water-filling, solved exactly by dropping the residuals whose
+    ``lambda_B`` would be negative until none is).
+
+    Parameters
+    ----------
+    columns : tuple of int
+    precision : dict
+        ``{subset: precision per coordinate}`` of earlier measurements.
+    free : array-like of int
+        Possible codes per column (public).
+    rho : float
+        Budget of this measurement.
+    workload_length : int, optional
+        Weigh each residual by its part in all ``workload_length``-way
+        marginals (default: in the marginal over ``columns`` only).
+
+    Returns
+    -------
+    dict
+        ``{subset: lambda}`` for the residuals to measure (``lambda > 0``);
+        ``sum(p_B lambda_B) / 2 == rho``.
+    """
+    cost, weight = {}, {}
+    for sub in _subsets(columns):
+        size = math.prod(int(free[c]) - 1 for c in sub)
+        if size > 0:
+            cost[sub] = math.prod(1.0 - 1.0 / int(free[c]) for c in sub)
+            if workload_length is None:
+                weight[sub] = size / math.prod(int(free[c]) for c in columns if c not in sub)
+            else:  # its weight in every workload_length-way marginal that holds it
+                others = [1.0 / int(free[c]) for c in range(len(free)) if c not in sub]
+                weight[sub] = size * _elementary_symmetric(others, workload_length - len(sub))
+    active = list(cost)
+    while active:
+        scale = ((2.0 * rho + math.fsum(cost[b] * precision.get(b, 0.0) for b in active))
+                 / math.fsum(math.sqrt(weight[b] * cost[b]) for b in active))
+        lam = {b: scale * math.sqrt(weight[b] / cost[b]) - precision.get(b, 0.0)
+               for b in active}
+        keep = [b for b in active if lam[b] > 0]
+        if len(keep) == len(active):
+            total = math.fsum(cost[b] * lam[b] for b in active) / 2.0
+            return {b: lam[b] * (rho / total) for b in active}  # the budget exactly
+        active = keep
+    return {}
 
 
 def _merge(measurements):
@@ -218,7 +314,8 @@ def nominal_rounds(rounds, n_columns, total, rho, alpha, max_relative_noise):
 def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_factor=16,
                      alpha=0.9, max_cells=None, population_size=None, full_sweep_every=5,
                      initial_sweeps=2, max_rounds=None, fit_targets="measurements",
-                     empty_cells=None, max_relative_noise=0.03, accounting="gdp"):
+                     empty_cells=None, max_relative_noise=0.03, accounting="gdp",
+                     measurement="residuals"):
     """Adaptive zCDP release of 1-way and selected 2-/3-way dense marginals.
 
     Parameters
@@ -276,6 +373,16 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         guarantee converts to (epsilon, delta) exactly
         (:func:`~dpsynth.release.conversion.gdp_mu`).  ``"zcdp"``: rho-zCDP
         only, for a budget from a zCDP conversion.
+    measurement : {"marginals", "residuals"}, default="marginals"
+        What a round measures.  ``"marginals"``: the selected marginal, with
+        i.i.d. noise ``sigma`` on every cell.  ``"residuals"``: the same
+        budget ``1 / (2 sigma**2)`` spread over the residuals of the
+        selected set (its components orthogonal to every sub-marginal,
+        over the possible codes) by :func:`residual_allocation`, which puts
+        it where the marginal is least known: a residual already measured
+        precisely (the 1-way parts, measured first) gets little or nothing,
+        and a residual's squared sensitivity ``prod (1 - 1/n_i)`` is below
+        a marginal's 1.  The 1-way marginals are always measured whole.
 
     Returns
     -------
@@ -294,6 +401,9 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}.")
     if accounting not in ACCOUNTINGS:
         raise ValueError(f"accounting must be 'gdp' or 'zcdp'; got {accounting!r}.")
+    if measurement not in MEASUREMENTS:
+        raise ValueError("measurement must be 'marginals' or 'residuals'; "
+                         f"got {measurement!r}.")
     if max_relative_noise is not None and not (
             isinstance(max_relative_noise, (int, float, np.floating))
             and math.isfinite(max_relative_noise) and max_relative_noise > 0):
@@ -313,7 +423,9 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         raise ValueError("empty_cells must hold one boolean array of length n_values[c] "
                          "per column c.")
     free = np.array([k - int(e.sum()) for e, k in zip(empty_cells, n_values)])  # possible codes
-    spends, measurements = [], []
+    possible = [~e for e in empty_cells]
+    spends, measurements, residuals = [], [], []
+    precision = {}  # residual subset -> precision per coordinate of its estimate so far
     sigma = math.sqrt(T / (2.0 * alpha * rho))
     select_rho = (1.0 - alpha) * rho / T  # budget of one selection
     if not candidates:  # nothing to select: all of rho on the 1-way marginals
@@ -342,13 +454,32 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         measurements.append((tuple(cols), noisy, s * s))
         spends.append(Spend(name, "gaussian", 1.0 / (2.0 * s * s),
                             {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0}))
+        for sub in _subsets(tuple(cols)):  # what it tells about each residual
+            outside = math.prod(int(free[c]) for c in cols if c not in sub)
+            precision[sub] = precision.get(sub, 0.0) + 1.0 / (s * s * outside)
+
+    def gaussian_residuals(cols, s, name):
+        # one Gaussian mechanism on the stacked residual queries: squared
+        # sensitivity sum_B p_B lambda_B = 1 / s**2, as the marginal's would be
+        lam = residual_allocation(tuple(cols), precision, free, 1.0 / (2.0 * s * s),
+                                  workload_length=min(reporting_length, d))
+        for sub, inverse_variance in lam.items():
+            table = data_table(sub)[np.ix_(*[possible[c] for c in sub])]
+            theta = _to_residual(table, sub, sub)
+            noisy = theta + rng.normal(0.0, 1.0 / math.sqrt(inverse_variance), theta.shape)
+            residuals.append((sub, noisy, 1.0 / inverse_variance))
+            precision[sub] = precision.get(sub, 0.0) + inverse_variance
+        spends.append(Spend(name, "gaussian", 1.0 / (2.0 * s * s),
+                            {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
+                             "basis": "residual", "n_residuals": len(lam)}))
 
     for c in range(d):
         gaussian((c,), sigma, f"1-way marginal {c}")
     if not candidates:
         spends[-1] = _exact_last(spends, rho)
         total = _total_estimate(measurements, free)
-        return WorkloadRelease(n_values, measurements, spends, float(rho), total)
+        return WorkloadRelease(n_values, measurements, spends, float(rho), total,
+                               possible=possible)
 
     weights = _workload_weights(candidates, d, reporting_length)
     sensitivity = float(weights.max())
@@ -382,7 +513,8 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     kind = fit_targets
 
     def current_targets():
-        return WorkloadRelease(n_values, measurements, [], rho, total).targets(kind)
+        return WorkloadRelease(n_values, measurements, [], rho, total, residuals=residuals,
+                               possible=possible).targets(kind)
 
     targets = current_targets()
     population = fit_population(n_values, targets, m, rng, sweeps=initial_sweeps,
@@ -416,7 +548,10 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         if last:  # the exact remainder, so that the spends sum to rho
             rho_measure = rho - math.fsum(s.rho for s in spends)
             sigma = math.sqrt(1.0 / (2.0 * rho_measure))
-        gaussian(r, sigma, f"marginal {r} round {rounds}")
+        if measurement == "residuals":
+            gaussian_residuals(r, sigma, f"residuals of {r} round {rounds}")
+        else:
+            gaussian(r, sigma, f"marginal {r} round {rounds}")
         used = math.fsum(s.rho for s in spends)
         # --- refit
         before = pop_counts[base[choice]:base[choice + 1]] * (total / m)
@@ -439,7 +574,8 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         if change <= math.sqrt(2.0 / math.pi) * sigma * cells[choice]:
             sigma /= 2.0
             select_rho *= 4.0
-    return WorkloadRelease(n_values, measurements, spends, float(rho), float(total), population)
+    return WorkloadRelease(n_values, measurements, spends, float(rho), float(total), population,
+                           residuals=residuals, possible=possible)
 
 
 def _checked(block, n_values, empty_cells):

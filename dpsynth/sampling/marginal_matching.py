@@ -524,8 +524,9 @@ class MarginalMatchingSampler(Sampler):
         """Populations fitted to the GLS-consistent dense marginals of the release.
 
         Repeated measurements of a column set are averaged by inverse
-        variance, all of them made exactly consistent by generalised least
-        squares (:func:`~dpsynth.release.allocation.make_consistent`), and
+        variance, all of them and the measured residuals made exactly
+        consistent by generalised least squares over the codes the schema
+        allows (:func:`~dpsynth.release.allocation.make_consistent`), and
         each population is fitted to them by coordinate descent, every table
         weighted by the inverse of its mean cell variance.  Each column's
         values are then permuted among records that agree on its neighbours
@@ -535,18 +536,25 @@ class MarginalMatchingSampler(Sampler):
         a sample that is one population is rounded to a larger reference
         population of the same model (``reference_size``).
         """
-        from ..release.allocation import make_consistent
+        from ..release.allocation import Measurement, make_consistent
         from ..release.fitting import (fit_population, mix_within_neighbourhoods,
                                        round_to_reference)
 
-        merged = {}
+        merged, residuals = {}, []
         for m in self.aggregates.marginals:
+            if m.basis == "residual":
+                residuals.append(Measurement(m.columns, m.table, max(m.variance, 1e-12),
+                                             "residual"))
+                continue
             total, precision = merged.get(m.columns, (0.0, 0.0))
             weight = 1.0 / max(m.variance, 1e-12)
             merged[m.columns] = (total + weight * m.table, precision + weight)
         measured = [(cols, total / precision, 1.0 / precision)
                     for cols, (total, precision) in merged.items()]
-        consistent = make_consistent(measured, self.sizes)
+        # GLS over the codes that can hold records (the residuals' basis)
+        sets = list(dict.fromkeys(list(merged) + [m.columns for m in residuals]))
+        consistent = make_consistent(measured + residuals, self.sizes, targets=sets,
+                                     possible=self.aggregates.schema.possible_cells())
         # values the public schema rules out (a missing value in a numpy int
         # column or one declared no_missing) get no mass, whatever the noise gave them
         schema = self.aggregates.schema
