@@ -1,4 +1,4 @@
-"""Adaptive release of 1-, 2- and 3-way marginals (AIM-style), accounted in zCDP.
+"""Adaptive release of 1-, 2- and 3-way marginals (AIM-style), accounted in GDP or zCDP.
 
 :func:`release_workload` follows the idea of AIM (McKenna, Mullins, Sheldon
 & Miklau, "AIM: An Adaptive and Iterative Mechanism for Differentially
@@ -21,23 +21,30 @@ synthetic population fitted by marginal matching
 3. Each round, select one column set ``r`` among the candidates (every 2-
    and 3-way set, up to ``reporting_length``, whose dense table has at most
    ``max_cells`` cells: public facts only) with the exponential mechanism
-   (budget ``eps``, bounded range: Durfee & Rogers 2019; cost ``mu**2 / 2`` with
-   its Gaussian-DP ``mu``, :func:`~dpsynth.release.conversion.bounded_range_mu`,
-   or its zCDP ``eps**2 / 8``, Cesar & Rogers 2021, see ``accounting``) on the score ``w_r (||M_r(D) - M_r(P)||_1 - sqrt(2/pi) sigma n_r)``,
+   (budget ``eps``, bounded range: Durfee & Rogers 2019; cost ``mu**2 / 2``
+   with its Gaussian-DP ``mu``,
+   :func:`~dpsynth.release.conversion.bounded_range_mu`, or its zCDP
+   ``eps**2 / 8``, Cesar & Rogers 2021, see ``accounting``) on the score
+   ``w_r (||M_r(D) - M_r(P)||_1 - sqrt(2/pi) sigma n_r)``,
    where ``M_r(P)`` are the population's counts scaled to the estimated
    total, ``n_r`` the number of cells and ``w_r = sum_{s in W} |r & s|``
    (AIM's workload weights, ``W`` = all ``reporting_length``-way sets).
    The score's sensitivity is ``max_r w_r`` (add/remove one record changes
    one cell of ``M_r(D)`` by 1; the population depends on the data only
    through earlier outputs).
-4. Measure ``M_r(D) + N(0, sigma**2 I)`` (zCDP cost ``1 / (2 sigma**2)``).
+4. Measure, with the budget ``1 / (2 sigma**2)`` (one Gaussian
+   mechanism): by default the residuals of ``r`` (its components orthogonal
+   to every sub-marginal, ResidualPlanner's basis), the budget shared among
+   them by :func:`residual_allocation`; with ``measurement="marginals"``,
+   ``M_r(D) + N(0, sigma**2 I)``.
 5. Refit the population (a sweep over the new marginal's columns, and a
    full sweep every ``full_sweep_every`` rounds) to all measurements,
    weighted by inverse noise variance.
 6. Anneal as AIM: when the fitted counts of ``r`` moved by less than the
-   expected noise ``sqrt(2/pi) sigma n_r``, halve ``sigma`` and double
-   the selection's cost (which doubles ``eps`` in zCDP); when the remaining budget cannot pay for two more rounds, the
-   next round spends exactly what is left.  The release stops when ``rho``
+   expected noise ``sqrt(2/pi) sigma n_r``, halve ``sigma`` and multiply
+   the selection's budget by four (which doubles ``eps`` in zCDP); when the
+   remaining budget cannot pay for two more rounds, the next round spends
+   exactly what is left.  The release stops when ``rho``
    is spent; the spends sum to ``rho`` (up to rounding, the last one takes
    the exact remainder).
 
