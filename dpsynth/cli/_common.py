@@ -523,6 +523,8 @@ def fit(args, frame, declaration):
 def privacy_terms(privacy):
     """``"epsilon 4, delta 7.2e-05 (zCDP rho 0.35 for the marginals)"``.
 
+    With Gaussian-DP accounting (the workload release) its ``mu`` comes first.
+
     Parameters
     ----------
     privacy : mapping
@@ -532,8 +534,10 @@ def privacy_terms(privacy):
     -------
     str
     """
+    accounting = (f"Gaussian DP mu {privacy['mu']:.4g}, zCDP rho {privacy['rho']:.4g}"
+                  if privacy.get("mu") is not None else f"zCDP rho {privacy['rho']:.4g}")
     terms = (f"epsilon {privacy['epsilon']:g}, delta {privacy['delta']:.3g} "
-             f"(zCDP rho {privacy['rho']:.4g} for the marginals")
+             f"({accounting} for the marginals")
     if privacy.get("epsilon_binning"):
         terms += f", epsilon {privacy['epsilon_binning']:g} for DP bin edges"
     return terms + ")"
