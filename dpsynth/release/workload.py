@@ -62,7 +62,7 @@ import numpy as np
 from ..mechanisms import exponential_mechanism
 from ..engines.blocks import as_blocks
 from .._core import _matching
-from .allocation import Measurement, _to_residual, make_consistent
+from .allocation import Measurement, _subsets as _all_subsets, _to_residual, make_consistent
 from .conversion import bounded_range_epsilon, bounded_range_mu
 from .fitting import (add_counts, count_tables, descend, fit_population,
                       mix_within_neighbourhoods, one_way_estimates, table_layout)
@@ -173,8 +173,7 @@ class WorkloadRelease:
 
 def _subsets(cols):
     """Non-empty subsets of ``cols``, shortest first."""
-    for k in range(1, len(cols) + 1):
-        yield from combinations(cols, k)
+    return (sub for sub in _all_subsets(cols) if sub)
 
 
 def _elementary_symmetric(values, k):
@@ -380,7 +379,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         guarantee converts to (epsilon, delta) exactly
         (:func:`~dpsynth.release.conversion.gdp_mu`).  ``"zcdp"``: rho-zCDP
         only, for a budget from a zCDP conversion.
-    measurement : {"marginals", "residuals"}, default="marginals"
+    measurement : {"marginals", "residuals"}, default="residuals"
         What a round measures.  ``"marginals"``: the selected marginal, with
         i.i.d. noise ``sigma`` on every cell.  ``"residuals"``: the same
         budget ``1 / (2 sigma**2)`` spread over the residuals of the
