@@ -40,6 +40,21 @@ def test_encoder_marks_declared_columns_without_a_missing_code():
     assert all(c.has_missing for c in TableEncoder().fit(_table()).schema_)
 
 
+def test_possible_cells_of_a_dense_table():
+    # declared columns without missing values have no possible missing cell; an
+    # undeclared column's missing code holds the values a release did not
+    # publish; missing="absent" adds an empty cell, always possible
+    schema = TableEncoder(categories={"a": CATEGORIES["a"], "b": CATEGORIES["b"]},
+                          no_missing=["a"]).fit(_table()).schema_
+    cells = schema.possible_cells()
+    assert [c.tolist() for c in cells] == [[True, True, True, False],
+                                           [True, True, True, True],
+                                           [True] * len(cells[2])]
+    absent = TableEncoder(categories=CATEGORIES, missing="absent").fit(_table()).schema_
+    assert all(c.all() and c.size == k + 1
+               for c, k in zip(absent.possible_cells(), absent.n_values))
+
+
 def test_encoder_refuses_input_that_breaks_the_declaration():
     X = _table()
     with pytest.raises(ValueError, match="Column 'c' has missing values, but `no_missing`"):
