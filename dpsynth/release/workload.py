@@ -68,7 +68,8 @@ from .fitting import (add_counts, count_tables, descend, fit_population,
                       mix_within_neighbourhoods, one_way_estimates, table_layout)
 
 __all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release",
-           "nominal_rounds", "selection_cost", "selection_epsilon", "residual_allocation"]
+           "nominal_rounds", "selection_cost", "selection_epsilon", "residual_allocation",
+           "consistent_marginals"]
 
 ACCOUNTINGS = ("gdp", "zcdp")
 MEASUREMENTS = ("marginals", "residuals")
@@ -157,18 +158,40 @@ class WorkloadRelease:
         With residual measurements both kinds give the GLS-consistent
         marginals (a residual is not a marginal to fit on its own).
         """
-        merged = _merge(self.measurements)
         if kind not in ("measurements", "consistent"):
             raise ValueError(f"kind must be 'measurements' or 'consistent'; got {kind!r}.")
         if kind == "measurements" and not self.residuals:
-            return [(cols, table, 1.0 / var) for cols, table, var in merged]
-        items = list(merged) + [Measurement(tuple(cols), values, var, "residual")
-                                for cols, values, var in self.residuals]
-        sets = list(dict.fromkeys([tuple(cols) for cols, _, _ in merged]
-                                  + [tuple(cols) for cols, _, _ in self.residuals]))
-        consistent = make_consistent(items, self.n_values, targets=sets,
-                                     possible=self.possible)
+            return [(cols, table, 1.0 / var) for cols, table, var in _merge(self.measurements)]
+        consistent = consistent_marginals(self.measurements, self.residuals, self.n_values,
+                                          self.possible)
         return [(m.columns, m.table, 1.0 / m.variance) for m in consistent]
+
+
+def consistent_marginals(marginals, residuals, n_values, possible=None):
+    """GLS-consistent marginals of every measured column set.
+
+    Repeated marginal measurements of a set are averaged by inverse variance,
+    then they and the residual measurements are made exactly consistent over
+    the ``possible`` codes (:func:`~dpsynth.release.allocation.make_consistent`).
+
+    Parameters
+    ----------
+    marginals, residuals : sequences of ``(columns, table, variance)``
+        Whole noisy marginals, and residuals over the possible codes.
+    n_values : array-like of int
+    possible : list of array-like of bool, optional
+
+    Returns
+    -------
+    list of ConsistentMarginal
+        One per measured set, the marginal sets first, in order.
+    """
+    merged = _merge(marginals)
+    items = list(merged) + [Measurement(tuple(cols), values, var, "residual")
+                            for cols, values, var in residuals]
+    sets = list(dict.fromkeys([tuple(cols) for cols, _, _ in merged]
+                              + [tuple(cols) for cols, _, _ in residuals]))
+    return make_consistent(items, n_values, targets=sets, possible=possible)
 
 
 def _subsets(cols):
@@ -255,6 +278,7 @@ def _merge(measurements):
     for cols, table, var in measurements:
         key = tuple(cols)
         s, p = acc.get(key, (0.0, 0.0))
+        var = max(float(var), 1e-12)  # a file may hold an exact (zero-variance) table
         acc[key] = (s + np.asarray(table) / var, p + 1.0 / var)
     return [(cols, s / p, 1.0 / p) for cols, (s, p) in acc.items()]
 

@@ -536,25 +536,17 @@ class MarginalMatchingSampler(Sampler):
         a sample that is one population is rounded to a larger reference
         population of the same model (``reference_size``).
         """
-        from ..release.allocation import Measurement, make_consistent
         from ..release.fitting import (fit_population, mix_within_neighbourhoods,
                                        round_to_reference)
+        from ..release.workload import consistent_marginals
 
-        merged, residuals = {}, []
-        for m in self.aggregates.marginals:
-            if m.basis == "residual":
-                residuals.append(Measurement(m.columns, m.table, max(m.variance, 1e-12),
-                                             "residual"))
-                continue
-            total, precision = merged.get(m.columns, (0.0, 0.0))
-            weight = 1.0 / max(m.variance, 1e-12)
-            merged[m.columns] = (total + weight * m.table, precision + weight)
-        measured = [(cols, total / precision, 1.0 / precision)
-                    for cols, (total, precision) in merged.items()]
+        marginals = [(m.columns, m.table, m.variance) for m in self.aggregates.marginals
+                     if m.basis == "marginal"]
+        residuals = [(m.columns, m.table, max(m.variance, 1e-12))
+                     for m in self.aggregates.marginals if m.basis == "residual"]
         # GLS over the codes that can hold records (the residuals' basis)
-        sets = list(dict.fromkeys(list(merged) + [m.columns for m in residuals]))
-        consistent = make_consistent(measured + residuals, self.sizes, targets=sets,
-                                     possible=self.aggregates.schema.possible_cells())
+        consistent = consistent_marginals(marginals, residuals, self.sizes,
+                                          self.aggregates.schema.possible_cells())
         # values the public schema rules out (a missing value in a numpy int
         # column or one declared no_missing) get no mass, whatever the noise gave them
         schema = self.aggregates.schema
