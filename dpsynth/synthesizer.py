@@ -134,9 +134,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         release of :mod:`dpsynth.release.adaptive` (DP discovery of
         undeclared values, then all 1-way marginals and adaptively selected
         2- and 3-way marginals measured with Gaussian noise, after AIM,
-        McKenna et al. 2022; the budget is converted to zCDP by the tight
-        bound of Canonne, Kamath and Steinke); the release holds dense noisy
-        marginals.  ``"sds"``: the SDS release of every 1..R combination
+        McKenna et al. 2022; the budget is the exact Gaussian-DP ``mu`` of
+        ``(epsilon, delta)``, Dong, Roth and Su); the release holds dense
+        noisy marginals.  ``"sds"``: the SDS release of every 1..R combination
         (Gopi et al. Algorithm 1), kept for parity with pac-synth; the
         parameters ``percentile``, ``percentile_epsilon_proportion``,
         ``accuracy_mode``, ``fabrication_mode`` and
@@ -214,10 +214,12 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
     Notes
     -----
-    Workload release: ``(epsilon, delta')`` is converted to a zCDP ``rho``
-    by the Canonne-Kamath-Steinke bound (``delta' = delta/2`` with a
-    data-derived universe, whose discovery spends 10% of ``rho`` and the
-    other ``delta/2``); every selection and measurement is listed in
+    Workload release: ``(epsilon, delta')`` is converted exactly to a
+    Gaussian-DP ``mu``, written ``rho = mu**2 / 2`` (``delta' = delta/2``
+    with a data-derived universe, whose discovery spends
+    :func:`~dpsynth.release.adaptive.discovery_proportion` of ``rho`` and
+    the other ``delta/2``; its noisy counts also measure the 1-way
+    marginals); every selection and measurement is listed in
     ``privacy_spent_.mechanisms`` and they add up to ``rho``.
 
     SDS release, budget split (all numbers in ``privacy_spent_``): ``epsilon_records =

@@ -417,3 +417,75 @@ def test_marginal_rounds_are_kept_as_an_option():
     assert not rel.residuals and any(len(cols) >= 2 for cols, _, _ in rel.measurements)
     with pytest.raises(ValueError, match="measurement must be"):
         release_workload(_table(), N_VALUES, rho=0.5, rng=0, measurement="fourier")
+
+
+# ------------------------------------------------------------------ earlier 1-way counts
+def test_earlier_one_way_counts_are_averaged_into_the_one_way_marginal():
+    codes, rho, seed = _table(n=2000), 0.5, 7
+    truth = np.bincount(codes[:, 0], minlength=3).astype(float)
+    counts = truth + np.array([3.0, -2.0, np.nan])  # code 2 was not measured
+    plain = release_workload(codes, N_VALUES, rho=rho, rng=np.random.default_rng(seed))
+    rel = release_workload(codes, N_VALUES, rho=rho, rng=np.random.default_rng(seed),
+                           one_way_counts={0: (counts, 4.0)})
+    (cols, own, var), (cols2, combined, mean_var) = plain.measurements[0], rel.measurements[0]
+    assert cols == cols2 == (0,)
+    both = 1.0 / (1.0 / var + 1.0 / 4.0)
+    expected = own.copy()  # the same noise draw: the first draw of the same seed
+    expected[:2] = (own[:2] / var + counts[:2] / 4.0) * both
+    np.testing.assert_allclose(combined, expected, rtol=1e-12)
+    assert math.isclose(mean_var, (2 * both + var) / 3, rel_tol=1e-12)
+    # the other columns' measurements are untouched, and the budget is the same
+    assert all(np.array_equal(t1, t2) and v1 == v2 for (_, t1, v1), (_, t2, v2)
+               in zip(plain.measurements[1:len(N_VALUES)], rel.measurements[1:len(N_VALUES)]))
+    assert math.isclose(rel.rho_spent, rho, rel_tol=1e-9)
+    assert [s.name for s in rel.spends[:len(N_VALUES)]] == \
+        [s.name for s in plain.spends[:len(N_VALUES)]]
+
+
+def test_publicly_empty_codes_stay_zero_when_combined():
+    codes = _table(n=2000)
+    empty = [np.zeros(k, dtype=bool) for k in N_VALUES]
+    empty[3][4] = True
+    codes[codes[:, 3] == 4, 3] = 0
+    counts = np.bincount(codes[:, 3], minlength=5).astype(float)
+    counts[4] = 50.0  # a count on an impossible code is ignored
+    rel = release_workload(codes, N_VALUES, rho=0.5, rng=np.random.default_rng(0),
+                           empty_cells=empty, one_way_counts={3: (counts, 1.0)})
+    cols, table, var = rel.measurements[3]
+    assert cols == (3,) and table[4] == 0.0
+    np.testing.assert_allclose(table[:4], counts[:4], atol=6.0)  # nearly the precise counts
+    sigma2 = rel.spends[3].params["sigma"] ** 2
+    assert math.isclose(var, 1.0 / (1.0 / sigma2 + 1.0), rel_tol=1e-12)
+
+
+def test_a_small_table_measures_again_only_the_precision_it_lacks():
+    d, rho, alpha = len(N_VALUES), 0.05, 0.9
+    codes = _table(n=400)
+    precise = {c: (np.bincount(codes[:, c], minlength=k).astype(float), 0.01)
+               for c, k in enumerate(N_VALUES) if c != 2}
+    rel = release_workload(codes, N_VALUES, rho=rho, rng=np.random.default_rng(5),
+                           alpha=alpha, one_way_counts=precise)
+    again = [s for s in rel.spends if s.name.endswith("second measurement")]
+    assert [s.params["columns"] for s in again] == [(2,)]  # the others are precise enough
+    assert math.isclose(rel.rho_spent, rho, rel_tol=1e-9)
+    plain = release_workload(codes, N_VALUES, rho=rho, rng=np.random.default_rng(5),
+                             alpha=alpha)
+    assert len([s for s in plain.spends if s.name.endswith("second measurement")]) == d
+    # and more of the budget is left for the rounds
+    def one_way_rho(release):
+        return math.fsum(s.rho for s in release.spends if s.name.startswith("1-way"))
+
+    assert one_way_rho(rel) < 0.4 * one_way_rho(plain)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ([1, 2], "one_way_counts must be a dict"),
+    ({9: (np.zeros(3), 1.0)}, "column 9"),
+    ({0: (np.zeros(4), 1.0)}, r"shape \(4,\)"),
+    ({0: (np.zeros(3), 0.0)}, "variance"),
+    ({0: (np.array([1.0, np.inf, 0.0]), 1.0)}, "finite"),
+])
+def test_one_way_counts_are_checked(bad, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        release_workload(_table(n=100), N_VALUES, rho=0.1, rng=np.random.default_rng(0),
+                         one_way_counts=bad)

@@ -345,7 +345,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                      alpha=0.9, max_cells=None, population_size=None, full_sweep_every=5,
                      initial_sweeps=2, max_rounds=None, fit_targets="measurements",
                      empty_cells=None, max_relative_noise=0.03, accounting="gdp",
-                     measurement="residuals"):
+                     measurement="residuals", one_way_counts=None):
     """Adaptive zCDP release of 1-way and selected 2-/3-way dense marginals.
 
     Parameters
@@ -413,6 +413,17 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         precisely (the 1-way parts, measured first) gets little or nothing,
         and a residual's squared sensitivity ``prod (1 - 1/n_i)`` is below
         a marginal's 1.  The 1-way marginals are always measured whole.
+    one_way_counts : dict, optional
+        ``{column: (counts, variance)}``: earlier Gaussian measurements of
+        some of a column's 1-way counts (DP outputs accounted outside
+        ``rho``), ``counts`` of length ``n_values[column]`` with NaN for the
+        codes not measured; e.g. the noisy counts of the values that DP
+        discovery released (:mod:`dpsynth.release.adaptive`).  Each is
+        combined with the column's own 1-way measurement by inverse-variance
+        averaging, code by code (:func:`_combine_one_way`); the combined
+        marginal replaces that measurement, and a small table's second 1-way
+        measurement (``max_relative_noise``) only makes up the precision it
+        still lacks.
 
     Returns
     -------
@@ -503,8 +514,15 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                             {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
                              "basis": "residual", "n_residuals": len(lam)}))
 
+    one_way_counts = _checked_one_way_counts(one_way_counts, n_values)
     for c in range(d):
         gaussian((c,), sigma, f"1-way marginal {c}")
+        if c in one_way_counts:
+            cols, table, variance = measurements[-1]
+            combined, mean_variance = _combine_one_way(table, variance, *one_way_counts[c],
+                                                       empty_cells[c])
+            measurements[-1] = (cols, combined, mean_variance)
+            precision[cols] = 1.0 / mean_variance
     if not candidates:
         spends[-1] = _exact_last(spends, rho)
         total = _total_estimate(measurements, free)
@@ -530,9 +548,11 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
             sigma_rounds = math.sqrt(rounds_nominal / (2.0 * alpha * rho))
             # a second 1-way measurement, so that the inverse-variance mean of both has
             # variance sigma_rounds**2 (the two cost what that single one would)
-            again = 1.0 / math.sqrt(1.0 / sigma_rounds**2 - 1.0 / sigma**2)
             for c in range(d):
-                gaussian((c,), again, f"1-way marginal {c}, second measurement")
+                lacking = 1.0 / sigma_rounds**2 - precision[(c,)]
+                if lacking > 1e-12 / sigma_rounds**2:
+                    gaussian((c,), 1.0 / math.sqrt(lacking),
+                             f"1-way marginal {c}, second measurement")
             sigma = sigma_rounds
             select_rho = (1.0 - alpha) * rho / rounds_nominal
             total = _total_estimate(measurements, free)
@@ -606,6 +626,48 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
             select_rho *= 4.0
     return WorkloadRelease(n_values, measurements, spends, float(rho), float(total), population,
                            residuals=residuals, possible=possible)
+
+
+def _checked_one_way_counts(one_way_counts, n_values):
+    """``one_way_counts`` as ``{column: (float array, variance)}``, validated."""
+    if one_way_counts is None:
+        return {}
+    if not isinstance(one_way_counts, dict):
+        raise TypeError("one_way_counts must be a dict {column: (counts, variance)}; got "
+                        f"{type(one_way_counts).__name__}.")
+    out = {}
+    for c, entry in one_way_counts.items():
+        if not (isinstance(c, (int, np.integer)) and 0 <= c < n_values.size):
+            raise ValueError(f"one_way_counts has column {c!r}; columns are 0..{n_values.size - 1}.")
+        counts, variance = entry
+        counts = np.asarray(counts, dtype=np.float64)
+        if counts.shape != (int(n_values[c]),):
+            raise ValueError(f"one_way_counts[{c}] has shape {counts.shape}; expected "
+                             f"({int(n_values[c])},).")
+        if np.isinf(counts).any() or not (math.isfinite(variance) and variance > 0):
+            raise ValueError(f"one_way_counts[{c}]: counts must be finite or NaN (not "
+                             "measured) and the variance finite and > 0.")
+        out[int(c)] = (counts, float(variance))
+    return out
+
+
+def _combine_one_way(table, variance, counts, counts_variance, empty):
+    """Inverse-variance average, code by code, of a 1-way measurement and earlier counts.
+
+    ``counts`` is NaN where it measured nothing; publicly empty codes stay
+    exact zeros.  Returns the combined table and the mean variance of the
+    possible codes (the variance the consistency step and the fit use: it
+    is lower on the codes both measured, ``variance`` elsewhere).
+    """
+    measured = ~np.isnan(counts) & ~empty
+    both = 1.0 / (1.0 / variance + 1.0 / counts_variance)
+    combined = np.array(table, dtype=np.float64)
+    combined[measured] = (table[measured] / variance
+                          + counts[measured] / counts_variance) * both
+    possible = int((~empty).sum())
+    n_both = int(measured.sum())
+    mean_variance = (n_both * both + (possible - n_both) * variance) / max(possible, 1)
+    return combined, mean_variance
 
 
 def _checked(block, n_values, empty_cells):
