@@ -111,7 +111,10 @@ class NoisyMarginal:
         possible codes (:meth:`~dpsynth.schema.Schema.possible_cells`), of
         shape ``possible[columns].sum() - 1``.
     variance : float
-        Noise variance of every cell (coordinate).
+        Noise variance of every cell (coordinate).  A 1-way marginal of an
+        undeclared column averages the discovery's noisy counts into its
+        measurement (:mod:`dpsynth.release.adaptive`): its cells differ in
+        variance, and this is their mean.
     basis : {"marginal", "residual"}, default="marginal"
     """
 

@@ -124,6 +124,7 @@ def test_discovery_counts_are_averaged_into_the_one_way_marginals():
     from dpsynth.release.adaptive import release_adaptive
 
     frame = _table(n=3000)
+    frame.loc[frame.index[::3], "b"] = None  # a third missing: the missing code is released
     encoder = TableEncoder(bounds={"age": (0, 60)}, n_bins=6)
     codes = encoder.fit_transform(frame)
     errors, claimed = [], []
@@ -144,6 +145,12 @@ def test_discovery_counts_are_averaged_into_the_one_way_marginals():
         assert one_way.variance == pytest.approx((len(values) * combined + own)
                                                  / (len(values) + 1))
         claimed.append(combined)
+        # the missing code's discovery count is not averaged in: the public
+        # missing code also holds the values not released
+        (with_missing,) = [m for m in aggregates.marginals
+                           if m.columns == (1,) and m.basis == "marginal"]
+        assert len(aggregates.schema.columns[1].values) == 3
+        assert with_missing.variance == pytest.approx((3 * combined + own) / 4)
         (declared,) = [m for m in aggregates.marginals  # age: declared bins
                        if m.columns == (3,) and m.basis == "marginal"]
         assert declared.variance == pytest.approx(params["1-way marginal 3"]["sigma"] ** 2)

@@ -484,6 +484,8 @@ def test_a_small_table_measures_again_only_the_precision_it_lacks():
     ({0: (np.zeros(4), 1.0)}, r"shape \(4,\)"),
     ({0: (np.zeros(3), 0.0)}, "variance"),
     ({0: (np.array([1.0, np.inf, 0.0]), 1.0)}, "finite"),
+    ({0: np.zeros(3)}, "pair"),
+    ({0: (np.zeros(3), "1")}, "pair"),
 ])
 def test_one_way_counts_are_checked(bad, match):
     with pytest.raises((TypeError, ValueError), match=match):

@@ -78,9 +78,9 @@ def discovery_proportion(epsilon):
 def _discover(codes, schema, rho, delta, rng):
     """Released attributes of the undeclared columns (DP set union, level 1).
 
-    Returns the attributes to keep, the spends, the released noisy counts
-    ``{column: (attribute ids, noisy counts)}`` (DP outputs, as in Gopi et
-    al.'s release) and their noise variance.
+    Returns the attributes to keep, the spends, the released values' noisy
+    counts ``{column: (attribute ids, noisy counts)}`` (DP outputs, as in
+    Gopi et al.'s release; not the missing code's) and their noise variance.
     """
     undeclared = [j for j, column in enumerate(schema) if not column.declared]
     keep = np.zeros(schema.n_attributes, dtype=bool)
@@ -99,7 +99,10 @@ def _discover(codes, schema, rho, delta, rng):
         noisy = counts[observed] + rng.normal(0.0, scale, observed.size)
         above = noisy > threshold
         keep[schema.offsets[j] + observed[above]] = True
-        released[j] = (schema.offsets[j] + observed[above], noisy[above])
+        value = observed < len(schema.columns[j].values)  # not the missing code
+        # the missing code's count is not the public one: that also holds the
+        # values not released
+        released[j] = (schema.offsets[j] + observed[above & value], noisy[above & value])
         if schema.missing == "category":  # the code unreleased values are mapped to
             keep[schema.offsets[j + 1] - 1] = True
     spends = [Spend("discovery of undeclared values", "gaussian", rho=rho,

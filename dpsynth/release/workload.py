@@ -546,8 +546,9 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         rounds_nominal = nominal_rounds(T, d, total, rho, alpha, max_relative_noise)
         if rounds_nominal < T:
             sigma_rounds = math.sqrt(rounds_nominal / (2.0 * alpha * rho))
-            # a second 1-way measurement, so that the inverse-variance mean of both has
-            # variance sigma_rounds**2 (the two cost what that single one would)
+            # a second 1-way measurement where needed, so that the inverse-variance mean
+            # of all of a column's has variance sigma_rounds**2 (together they cost what
+            # that single one would)
             for c in range(d):
                 lacking = 1.0 / sigma_rounds**2 - precision[(c,)]
                 if lacking > 1e-12 / sigma_rounds**2:
@@ -638,7 +639,11 @@ def _checked_one_way_counts(one_way_counts, n_values):
     out = {}
     for c, entry in one_way_counts.items():
         if not (isinstance(c, (int, np.integer)) and 0 <= c < n_values.size):
-            raise ValueError(f"one_way_counts has column {c!r}; columns are 0..{n_values.size - 1}.")
+            raise ValueError(f"one_way_counts has column {c!r}; columns are "
+                             f"0..{n_values.size - 1}.")
+        if not (isinstance(entry, tuple) and len(entry) == 2
+                and isinstance(entry[1], (int, float, np.floating))):
+            raise TypeError(f"one_way_counts[{c}] must be a pair (counts, variance).")
         counts, variance = entry
         counts = np.asarray(counts, dtype=np.float64)
         if counts.shape != (int(n_values[c]),):
