@@ -25,8 +25,10 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
    columns, a public number).  Values that were not released are encoded as
    missing from then on, as ``handle_unknown="missing"`` would.  The
    released values' noisy counts are DP outputs as well (Gopi et al.
-   release them): they are averaged into the 1-way marginals of step 3,
-   code by code, so the discovery budget is not spent on the value lists only.
+   release them), and so is the missing code's, measured without a
+   threshold (it is public): they are averaged into the 1-way marginals of
+   step 3, code by code, so the discovery budget is not spent on the value
+   lists only.
 3. **Adaptive selection** (:func:`~dpsynth.release.workload.release_workload`,
    after AIM, McKenna et al. 2022) over the public domain: all 1-way
    marginals, then rounds of exponential-mechanism selection of a 2- or
@@ -78,9 +80,13 @@ def discovery_proportion(epsilon):
 def _discover(codes, schema, rho, delta, rng):
     """Released attributes of the undeclared columns (DP set union, level 1).
 
-    Returns the attributes to keep, the spends, the released values' noisy
-    counts ``{column: (attribute ids, noisy counts)}`` (DP outputs, as in
-    Gopi et al.'s release; not the missing code's) and their noise variance.
+    The Gaussian noise covers the observed values and, with
+    ``missing="category"``, the missing code (a public code, always
+    measured: a record holds one value or the missing code per column, so
+    the L2 sensitivity stays ``sqrt(bound)``).  Returns the attributes to
+    keep, the spends, the released noisy counts ``{column: (attribute ids,
+    noisy counts)}`` (DP outputs, as in Gopi et al.'s release; the missing
+    code's counts the records truly missing only) and their noise variance.
     """
     undeclared = [j for j, column in enumerate(schema) if not column.declared]
     keep = np.zeros(schema.n_attributes, dtype=bool)
@@ -95,16 +101,19 @@ def _discover(codes, schema, rho, delta, rng):
     threshold = accounting.first_level_threshold(sigma, bound, delta)
     released = {}
     for j, counts in zip(undeclared, codes.column_counts(undeclared, schema.n_values)):
-        observed = np.flatnonzero(counts > 0)  # the private universe: observed values only
+        n_known = len(schema.columns[j].values)
+        # the private universe: observed values only (not the missing code)
+        observed = np.flatnonzero(counts[:n_known] > 0)
         noisy = counts[observed] + rng.normal(0.0, scale, observed.size)
         above = noisy > threshold
-        keep[schema.offsets[j] + observed[above]] = True
-        value = observed < len(schema.columns[j].values)  # not the missing code
-        # the missing code's count is not the public one: that also holds the
-        # values not released
-        released[j] = (schema.offsets[j] + observed[above & value], noisy[above & value])
-        if schema.missing == "category":  # the code unreleased values are mapped to
+        ids, found = schema.offsets[j] + observed[above], noisy[above]
+        keep[ids] = True
+        if schema.missing == "category":  # the code unreleased values are mapped to:
+            # public, so its count is measured (same noise, same sensitivity) unthresholded
             keep[schema.offsets[j + 1] - 1] = True
+            ids = np.append(ids, schema.offsets[j + 1] - 1)
+            found = np.append(found, counts[n_known] + rng.normal(0.0, scale))
+        released[j] = (ids, found)
     spends = [Spend("discovery of undeclared values", "gaussian", rho=rho,
                     params=(("sigma", sigma), ("contribution_bound", bound),
                             ("noise_scale", scale), ("threshold", threshold))),
@@ -116,8 +125,11 @@ def _public_counts(released, variance, public, new_ids, sizes):
     """The released noisy counts as :func:`release_workload`'s ``one_way_counts``.
 
     Over each column's public codes (``sizes``), NaN where discovery
-    measured nothing (the missing code, which also holds the values not
-    released, and the ``"absent"`` code).
+    measured nothing (the ``"absent"`` code).  The missing code's count is
+    of the records truly missing: averaged into the public missing code
+    (which also holds the values not released), it pulls the synthetic
+    share of missing values towards the true one rather than towards the
+    rare values it cannot show either way.
     """
     out = {}
     for j, (attributes, noisy) in released.items():
