@@ -113,8 +113,9 @@ class NoisyMarginal:
     variance : float
         Noise variance of every cell (coordinate).  A 1-way marginal of an
         undeclared column averages the discovery's noisy counts into its
-        measurement (:mod:`dpsynth.release.adaptive`): its cells differ in
-        variance, and this is their mean.
+        measurement (:mod:`dpsynth.release.adaptive`); where its cells differ
+        in variance (with ``missing="absent"``, discovery does not measure
+        the absent code), this is their mean.
     basis : {"marginal", "residual"}, default="marginal"
     """
 
