@@ -506,11 +506,7 @@ def make_consistent(measurements, n_values, targets=None, possible=None):
     if possible is not None:
         return _consistent_on_possible(measurements, n_values, targets, possible)
     items = []
-    for m in measurements:
-        if not isinstance(m, Measurement):
-            columns, table, variance = m
-            m = Measurement(tuple(int(c) for c in columns), np.asarray(table, dtype=float),
-                            float(variance))
+    for m in map(_as_measurement, measurements):
         expected = tuple(int(n_values[c]) - (m.basis == "residual") for c in m.columns)
         if np.shape(m.values) != expected:
             raise ValueError(f"measurement over {m.columns} has shape {np.shape(m.values)}; "
@@ -545,6 +541,7 @@ def make_consistent(measurements, n_values, targets=None, possible=None):
 
 
 def _as_measurement(m):
+    """``m`` as a :class:`Measurement` (from one, or from ``(columns, table, variance)``)."""
     if isinstance(m, Measurement):
         return m
     columns, table, variance = m

@@ -62,7 +62,8 @@ import numpy as np
 from ..mechanisms import exponential_mechanism
 from ..engines.blocks import as_blocks
 from .._core import _matching
-from .allocation import Measurement, _subsets as _all_subsets, _to_residual, make_consistent
+from .allocation import (Measurement, _outside, _residual_size, _subsets as _all_subsets,
+                         _to_residual, make_consistent)
 from .conversion import bounded_range_epsilon, bounded_range_mu
 from .fitting import (add_counts, count_tables, descend, fit_population,
                       mix_within_neighbourhoods, one_way_estimates, table_layout)
@@ -250,11 +251,11 @@ def residual_allocation(columns, precision, free, rho, workload_length=None):
     """
     cost, weight = {}, {}
     for sub in _subsets(columns):
-        size = math.prod(int(free[c]) - 1 for c in sub)
+        size = _residual_size(sub, free)
         if size > 0:
             cost[sub] = math.prod(1.0 - 1.0 / int(free[c]) for c in sub)
             if workload_length is None:
-                weight[sub] = size / math.prod(int(free[c]) for c in columns if c not in sub)
+                weight[sub] = size / _outside(columns, sub, free)
             else:  # its weight in every workload_length-way marginal that holds it
                 others = [1.0 / int(free[c]) for c in range(len(free)) if c not in sub]
                 weight[sub] = size * _elementary_symmetric(others, workload_length - len(sub))
@@ -496,8 +497,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         spends.append(Spend(name, "gaussian", 1.0 / (2.0 * s * s),
                             {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0}))
         for sub in _subsets(tuple(cols)):  # what it tells about each residual
-            outside = math.prod(int(free[c]) for c in cols if c not in sub)
-            precision[sub] = precision.get(sub, 0.0) + 1.0 / (s * s * outside)
+            precision[sub] = precision.get(sub, 0.0) + 1.0 / (s * s * _outside(cols, sub, free))
 
     def gaussian_residuals(cols, s, name):
         # one Gaussian mechanism on the stacked residual queries: squared
