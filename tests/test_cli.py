@@ -788,14 +788,31 @@ def test_unwritable_output_directory_is_refused_before_fitting(capsys, work, tab
 
 
 def test_sample_checks_the_aggregates_before_writing(capsys, work, table_csv):
+    # Seeded: about one unseeded SDS release in 700 draws the contribution bound
+    # Delta_1 = 0 (the DP percentile's candidates are 0..C(d, k), as in SDS) and
+    # holds no aggregate to damage.
     assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS,
-               "--release", "sds")[0] == 0
+               "--release", "sds", "--seed", 0)[0] == 0
     document = json.loads(Path("agg.json").read_text())
     document["aggregates"][0]["counts"] = document["aggregates"][0]["counts"][:-1]
     Path("broken.json").write_text(json.dumps(document))
     code, _, err = run(capsys, "sample", "broken.json", "-o", "out.csv")
     assert_one_line_error(code, err, "sample", "Invalid aggregates file")
     assert "out.csv" not in listing(work)
+
+
+def test_an_empty_release_is_refused_with_advice(capsys, work, table_csv):
+    # At epsilon 0.01 the SDS release of 300 records suppresses every count.
+    tiny = ("--release", "sds", "--epsilon", 0.01, "--seed", 0)
+    code, out, _ = run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS, *tiny)
+    assert code == 0 and "0 combination counts" in out
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "out.csv")
+    assert_one_line_error(code, err, "sample", "holds no value at all",
+                          "agg.json cannot be sampled", "larger --epsilon")
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS, *tiny)
+    assert_one_line_error(code, err, "synthesize", "holds no value at all",
+                          "release again from the data with a larger --epsilon")
+    assert listing(work) == ["agg.json"]
 
 
 def test_synthesize_keeps_the_release_when_sampling_fails(capsys, work, table_csv,
