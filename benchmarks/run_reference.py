@@ -62,6 +62,8 @@ RUNS = (
     + [run for dataset in ("nist_ma", "adult")
        for run in _aim(dataset, SEEDS[:1], epsilons=EPSILONS[1:], sampling="randomized_round")]
     + _mst("pums", SEEDS) + _aim("pums", SEEDS)
+    + _aim("adult_pgm", SEEDS, epsilons=EPSILONS[:1]) + _mst("adult_pgm", SEEDS)
+    + _aim("adult_pgm", SEEDS, epsilons=EPSILONS[1:])
 )
 """(runner, dataset, keyword arguments) of every benchmark run, in the order they
 are run. pac-synth 0.0.8 cannot be seeded, so it runs once per epsilon. Every MST

@@ -1,6 +1,7 @@
 """Issue #15: dpsynth's two release strategies against MST and AIM, over seeds.
 
-For NIST MA and Adult (all-categorical, public binning, ``benchmarks.datasets``)
+For NIST MA, Adult, PUMS and Private-PGM's Adult (all-categorical, public
+binning, ``benchmarks.datasets``)
 at epsilon 1, 4 and 10 and several seeds, it fits and samples
 :class:`dpsynth.DPMarginalSynthesizer` (R = 3) in three configurations, each
 run in a fresh child process so that its peak memory is its own:

@@ -309,7 +309,7 @@ def mix_within_neighbourhoods(records, n_values, column_sets, rng):
 
 
 def round_to_reference(records, n_values, targets, reference, rng, *, length, total,
-                       sweeps=2, max_cells=500_000):
+                       sweeps=2, max_cells=4_000_000):
     """Fit ``records`` also to the unmeasured marginals of a larger reference population.
 
     ``records`` and ``reference`` are both fitted to ``targets`` (and mixed
@@ -339,11 +339,15 @@ def round_to_reference(records, n_values, targets, reference, rng, *, length, to
     total : float
         Number of records the targets describe.
     sweeps : int, default=2
-    max_cells : int, default=500_000
+    max_cells : int, default=4_000_000
         Largest number of cells of the reference tables together (public
         facts only: the smallest sets are taken first; each cell costs the
-        descent 8 + 4 ``length`` bytes, and time).  NIST MA's 1,330 3-way
-        sets have 490,000 cells; 200,000 of them gave most of the gain.
+        descent 8 + 4 ``length`` bytes, and time, about 80 MB at the
+        default).  NIST MA's 1,330 3-way sets have 490,000 cells; 200,000
+        of them gave most of the gain.  Private-PGM's Adult has 7.7
+        million (up to 547,000 per set): 4,000,000 instead of 500,000
+        took its 3-way TVD at epsilon 1 from 0.0771 to 0.0755 (2 seeds,
+        300,000 reference records); 10,000,000 gave 0.0751 at 110 MB more.
 
     Returns
     -------
