@@ -333,16 +333,20 @@ def _keyed(runs):
 def merge(path, others):
     """Add to the results file ``path`` the runs of ``others`` that it lacks.
 
-    Its environment and dataset descriptions are kept; a run in both keeps
-    ``path``'s record.
+    Its environment and dataset descriptions are kept, and the descriptions
+    of datasets it lacks are added; a run in both keeps ``path``'s record.
     """
     saved = json.loads(path.read_text())
     records = _keyed(saved["runs"])
+    datasets = dict(saved.get("datasets", {}))
     before = len(records)
     for other in others:
-        for key, record in _keyed(json.loads(other.read_text())["runs"]).items():
+        loaded = json.loads(other.read_text())
+        for name, description in loaded.get("datasets", {}).items():
+            datasets.setdefault(name, description)
+        for key, record in _keyed(loaded["runs"]).items():
             records.setdefault(key, record)
-    _write(path, saved["datasets"], {}, records, saved.get("environment"))
+    _write(path, datasets, {}, records, saved.get("environment"))
     print(f"{path}: {before} -> {len(records)} runs", flush=True)
 
 
