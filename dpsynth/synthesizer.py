@@ -159,9 +159,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ``TableEncoder()``.  Declaring every column's ``categories`` makes the
         1-tuple universe public (see Notes).
     n_jobs : int or None, default=None
-        Threads of ``fit``'s counting (chunks of 100,000 rows) and of
-        ``sample`` for samplers that use them (marginal matching: one
-        population of at most 50,000 records per thread).  ``None`` uses
+        Threads of ``fit``'s counting (chunks of 100,000 rows; with
+        ``release="workload"``, also the candidate tables' counts and
+        scores each round) and of ``sample`` for samplers that use them
+        (marginal matching: one population of at most 50,000 records per
+        thread).  ``None`` uses
         every processor this process may use (as scikit-learn's OpenMP-based
         estimators do), ``1`` one thread.  The release and the records do
         not depend on it.
@@ -409,7 +411,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             aggregates = release_adaptive(
                 codes, schema, epsilon=epsilon, delta=delta, reporting_length=R, rng=rng,
                 epsilon_binning=encoder.epsilon_spent_,
-                delta_binning=getattr(encoder, "delta_spent_", 0.0), target=target)
+                delta_binning=getattr(encoder, "delta_spent_", 0.0), target=target,
+                n_threads=n_threads(self.n_jobs))
             self._log(f"{len(aggregates.marginals)} noisy marginals measured", done=1,
                       total=1, label="marginals")
         else:

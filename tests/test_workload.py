@@ -7,8 +7,9 @@ import pytest
 
 from dpsynth.engines import InMemoryCodes
 from dpsynth.release.allocation import marginal_table
-from dpsynth.release.fitting import (fit_population, mix_within_neighbourhoods,
-                                     round_to_reference)
+from dpsynth.release.fitting import (TableShards, count_tables, fit_population,
+                                     mix_within_neighbourhoods, move_counts, round_to_reference,
+                                     table_layout)
 from dpsynth.release.workload import (
     candidate_sets,
     nominal_rounds,
@@ -156,6 +157,80 @@ def test_reproducible_with_a_seed():
     other = release_workload(codes, N_VALUES, rho=0.3, rng=np.random.default_rng(12),
                              rounds_factor=2)
     assert not np.array_equal(other.measurements[0][1], a.measurements[0][1])
+
+
+def test_threads_do_not_change_the_release():
+    # 22 columns: 1,771 two- and three-way candidates, so two shards of tables
+    rng = np.random.default_rng(5)
+    n_values = rng.integers(2, 6, 22)
+    codes = np.column_stack([rng.integers(0, k, 600) for k in n_values]).astype(np.int32)
+    codes[:, 1] = codes[:, 0] % n_values[1]  # something to select
+    runs = [release_workload(codes, n_values, rho=1.0, rng=np.random.default_rng(3),
+                             rounds_factor=1, n_threads=k) for k in (1, 2)]
+    assert len(candidate_sets(n_values, 3, 10**5)) > 1_000
+    assert runs[0].spends == runs[1].spends
+    for (ca, ta, va), (cb, tb, vb) in zip(runs[0].residuals, runs[1].residuals):
+        assert ca == cb and va == vb
+        np.testing.assert_array_equal(ta, tb)
+    np.testing.assert_array_equal(runs[0].population, runs[1].population)
+
+
+# ------------------------------------------------------------------ counting
+def _tables_and_records(seed, n=300, d=7):
+    rng = np.random.default_rng(seed)
+    n_values = rng.integers(2, 7, d)
+    sets = [(c,) for c in range(d)] + candidate_sets(n_values, 3, 10**5) + [(0, 2, 4, 6)]
+    tables = [(cols, tuple(int(n_values[c]) for c in cols)) for cols in sets]
+    records = np.column_stack([rng.integers(0, k, n) for k in n_values]).astype(np.int32)
+    return rng, n_values, tables, records
+
+
+@pytest.mark.parametrize("n_threads", [1, 3])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_move_counts_follows_the_records(seed, n_threads):
+    rng, n_values, tables, records = _tables_and_records(seed)
+    layout = table_layout(tables)
+    holding = [np.array([t for t, (cols, _) in enumerate(tables) if c in cols])
+               for c in range(len(n_values))]
+    counts = count_tables(records, layout)
+    current = records.copy()
+    for _ in range(3):  # some records change one column, some several, most none
+        previous = current.copy()
+        rows = rng.choice(len(current), 80, replace=False)
+        for r in rows:
+            for c in rng.choice(len(n_values), rng.integers(1, 4), replace=False):
+                current[r, c] = rng.integers(0, n_values[c])
+        shards = TableShards(layout, n_threads)
+        shards.bounds = [len(tables) * k // n_threads for k in range(n_threads + 1)]
+        with shards:
+            move_counts(counts, previous, current, layout, holding, shards)
+        np.testing.assert_array_equal(counts, count_tables(current, layout))
+
+
+@pytest.mark.parametrize("n", [5, 40, 3000])  # direct counts and histograms (n >= 2 cells)
+def test_counts_and_distances_on_shards_match_one_pass(n):
+    _, _, tables, records = _tables_and_records(2, n=n, d=9)
+    layout = table_layout(tables)
+    expected = np.concatenate([
+        np.bincount(np.ravel_multi_index(records[:, list(cols)].T, shape),
+                    minlength=math.prod(shape)) for cols, shape in tables]).astype(float)
+    data = expected + np.random.default_rng(0).normal(0, 3, expected.size)
+    base = layout[0]
+    for parts in (1, 2, 5):
+        shards = TableShards(layout, parts)
+        shards.bounds = [len(tables) * k // parts for k in range(parts + 1)]
+        with shards:
+            counts = shards.count(records)
+            distance = shards.distance(data, counts, 1.5)
+        np.testing.assert_array_equal(counts, expected)
+        np.testing.assert_allclose(distance, [np.abs(data[a:b] - 1.5 * expected[a:b]).sum()
+                                              for a, b in zip(base[:-1], base[1:])])
+
+
+def test_shards_keep_a_thousand_tables_per_thread():
+    layout = table_layout([((0, 1), (3, 3))] * 2_500)
+    assert TableShards(layout, 8).bounds == [0, 1_250, 2_500]
+    assert TableShards(table_layout([((0,), (2,))] * 10), 4).bounds == [0, 10]
 
 
 # ------------------------------------------------------------------ outputs

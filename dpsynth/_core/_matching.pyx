@@ -530,11 +530,12 @@ cdef void _count_tables(const code_t *columns, Py_ssize_t n, double *counts,
                         uint32_t *scratch, double weight) noexcept nogil:
     """The loops of :func:`count_cells` over codes of type ``code_t`` (column by column).
 
-    A table of at most ``SMALL_TABLE`` cells is counted in ``N_HISTOGRAMS``
-    integer histograms, record ``r`` in histogram ``r % N_HISTOGRAMS``, then
-    added up: consecutive records often hit the same cell of a small table,
-    and one histogram would make every increment wait for the previous one.
-    Larger tables are counted directly in ``counts``.  Every count is
+    A table of at most ``SMALL_TABLE`` cells, and at most half as many
+    cells as records, is counted in ``N_HISTOGRAMS`` integer histograms,
+    record ``r`` in histogram ``r % N_HISTOGRAMS``, then added up:
+    consecutive records often hit the same cell of a small table, and one
+    histogram would make every increment wait for the previous one.  Other
+    tables are counted directly in ``counts``.  Every count is
     multiplied by ``weight`` (+1 or -1: exact in float64).
     """
     cdef Py_ssize_t m, o, r, q, cells, segment, end, n4
@@ -561,7 +562,7 @@ cdef void _count_tables(const code_t *columns, Py_ssize_t n, double *counts,
         s1 = table_step[m * width + 1] if width > 1 else 0
         c2 = columns + table_column[m * width + 2] * n if width > 2 else c0
         s2 = table_step[m * width + 2] if width > 2 else 0
-        if cells > SMALL_TABLE:
+        if cells > SMALL_TABLE or n < 2 * cells:  # histograms would cost more than they save
             for r in range(n):
                 out[c0[r] * s0 + c1[r] * s1 + c2[r] * s2] += weight
             continue

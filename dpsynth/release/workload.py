@@ -61,12 +61,11 @@ import numpy as np
 
 from ..mechanisms import exponential_mechanism
 from ..engines.blocks import as_blocks
-from .._core import _matching
 from .allocation import (Measurement, _outside, _residual_size, _subsets as _all_subsets,
                          _to_residual, make_consistent)
 from .conversion import bounded_range_epsilon, bounded_range_mu
-from .fitting import (add_counts, count_tables, descend, fit_population,
-                      mix_within_neighbourhoods, one_way_estimates, table_layout)
+from .fitting import (TableShards, count_tables, descend, fit_population,
+                      mix_within_neighbourhoods, move_counts, one_way_estimates, table_layout)
 
 __all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release",
            "nominal_rounds", "selection_cost", "selection_epsilon", "residual_allocation",
@@ -346,7 +345,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                      alpha=0.9, max_cells=None, population_size=None, full_sweep_every=5,
                      initial_sweeps=2, max_rounds=None, fit_targets="measurements",
                      empty_cells=None, max_relative_noise=0.03, accounting="gdp",
-                     measurement="residuals", one_way_counts=None):
+                     measurement="residuals", one_way_counts=None, n_threads=1):
     """Adaptive zCDP release of 1-way and selected 2-/3-way dense marginals.
 
     Parameters
@@ -425,6 +424,11 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         marginal replaces that measurement, and a small table's second 1-way
         measurement (``max_relative_noise``) only makes up the precision it
         still lacks.
+    n_threads : int, default=1
+        Threads that keep the scoring population's counts over the
+        candidates and score them each round (:class:`~dpsynth.release.
+        fitting.TableShards`: disjoint tables per thread).  The release
+        does not depend on it.
 
     Returns
     -------
@@ -537,9 +541,11 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     layout = table_layout(list(zip(candidates, shapes)))
     base = layout[0]
     data_counts = all_counts[data_layout[0][d]:]
-    touches = np.zeros((d, len(candidates)), dtype=bool)  # column c is in candidate t
+    holding = [[] for _ in range(d)]  # the candidates holding each column, increasing
     for t, cols in enumerate(candidates):
-        touches[list(cols), t] = True
+        for c in cols:
+            holding[c].append(t)
+    tables_of_column = [np.array(h, dtype=np.int64) for h in holding]
 
     total = _total_estimate(measurements, free)
     if max_relative_noise is not None:  # a small table: fewer, more precise rounds
@@ -572,59 +578,57 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                                 total=total)
     allowed = [w > 0 for w in one_way_estimates(n_values, targets)]
     used = math.fsum(s.rho for s in spends)
-    pop_counts = count_tables(population, layout)
-    rounds = 0
-    while used < rho * (1 - 1e-12) and rounds < max_rounds:
-        rounds += 1
-        remaining = rho - used
-        step = 1.0 / (2.0 * sigma**2) + select_rho
-        if remaining <= 2.0 * step or rounds == max_rounds:  # last round: spend the rest
-            sigma = math.sqrt(1.0 / (2.0 * alpha * remaining))
-            select_rho = (1.0 - alpha) * remaining
-            last = True
-        else:
-            last = False
-        epsilon = selection_epsilon(select_rho, accounting)
-        # --- select (exponential mechanism, bounded range: eps**2 / 8 zCDP)
-        error = _matching.table_distance(data_counts, pop_counts, total / m, base)
-        scores = weights * (error - math.sqrt(2.0 / math.pi) * sigma * cells)
-        choice = exponential_mechanism(scores, epsilon, rng, sensitivity=sensitivity)
-        r = candidates[choice]
-        spends.append(Spend(f"select round {rounds}", "exponential",
-                            selection_cost(epsilon, accounting),
-                            {"epsilon": epsilon, "sensitivity": sensitivity,
-                             "n_candidates": len(candidates), "selected": r,
-                             "accounting": accounting}))
-        # --- measure
-        if last:  # the exact remainder, so that the spends sum to rho
-            rho_measure = rho - math.fsum(s.rho for s in spends)
-            sigma = math.sqrt(1.0 / (2.0 * rho_measure))
-        if measurement == "residuals":
-            gaussian_residuals(r, sigma, f"residuals of {r} round {rounds}")
-        else:
-            gaussian(r, sigma, f"marginal {r} round {rounds}")
-        used = math.fsum(s.rho for s in spends)
-        # --- refit
-        before = pop_counts[base[choice]:base[choice + 1]] * (total / m)
-        total = _total_estimate(measurements, free)
-        targets = current_targets()
-        full = rounds % full_sweep_every == 0
-        previous = population.copy()
-        if not full:  # a sweep over r's columns only touches the targets holding one
-            targets = [t for t in targets if set(t[0]) & set(r)]
-        descend(population, n_values, targets, rng, sweeps=1,
-                columns=None if full else r, allowed=allowed, total=total)
-        moved = np.flatnonzero(np.any(population != previous, axis=1))
-        if moved.size:  # update the candidates' counts with the moved records only
-            # (after a partial sweep, only the candidates sharing a column with r)
-            touched = None if full else np.flatnonzero(touches[list(r)].any(axis=0))
-            add_counts(pop_counts, previous[moved], layout, touched, weight=-1.0)
-            add_counts(pop_counts, population[moved], layout, touched)
-        after = pop_counts[base[choice]:base[choice + 1]] * (total / m)
-        change = np.abs(after - before).sum()
-        if change <= math.sqrt(2.0 / math.pi) * sigma * cells[choice]:
-            sigma /= 2.0
-            select_rho *= 4.0
+    with TableShards(layout, n_threads) as shards:
+        pop_counts = shards.count(population)
+        rounds = 0
+        while used < rho * (1 - 1e-12) and rounds < max_rounds:
+            rounds += 1
+            remaining = rho - used
+            step = 1.0 / (2.0 * sigma**2) + select_rho
+            if remaining <= 2.0 * step or rounds == max_rounds:  # last round: spend the rest
+                sigma = math.sqrt(1.0 / (2.0 * alpha * remaining))
+                select_rho = (1.0 - alpha) * remaining
+                last = True
+            else:
+                last = False
+            epsilon = selection_epsilon(select_rho, accounting)
+            # --- select (exponential mechanism, bounded range: eps**2 / 8 zCDP)
+            error = shards.distance(data_counts, pop_counts, total / m)
+            scores = weights * (error - math.sqrt(2.0 / math.pi) * sigma * cells)
+            choice = exponential_mechanism(scores, epsilon, rng, sensitivity=sensitivity)
+            r = candidates[choice]
+            spends.append(Spend(f"select round {rounds}", "exponential",
+                                selection_cost(epsilon, accounting),
+                                {"epsilon": epsilon, "sensitivity": sensitivity,
+                                 "n_candidates": len(candidates), "selected": r,
+                                 "accounting": accounting}))
+            # --- measure
+            if last:  # the exact remainder, so that the spends sum to rho
+                rho_measure = rho - math.fsum(s.rho for s in spends)
+                sigma = math.sqrt(1.0 / (2.0 * rho_measure))
+            if measurement == "residuals":
+                gaussian_residuals(r, sigma, f"residuals of {r} round {rounds}")
+            else:
+                gaussian(r, sigma, f"marginal {r} round {rounds}")
+            used = math.fsum(s.rho for s in spends)
+            # --- refit
+            before = pop_counts[base[choice]:base[choice + 1]] * (total / m)
+            total = _total_estimate(measurements, free)
+            targets = current_targets()
+            full = rounds % full_sweep_every == 0
+            previous = population.copy()
+            if not full:  # a sweep over r's columns only touches the targets holding one
+                targets = [t for t in targets if set(t[0]) & set(r)]
+            descend(population, n_values, targets, rng, sweeps=1,
+                    columns=None if full else r, allowed=allowed, total=total)
+            # the candidates' counts follow the moved records, column by column
+            move_counts(pop_counts, previous, population, layout, tables_of_column,
+                        shards)
+            after = pop_counts[base[choice]:base[choice + 1]] * (total / m)
+            change = np.abs(after - before).sum()
+            if change <= math.sqrt(2.0 / math.pi) * sigma * cells[choice]:
+                sigma /= 2.0
+                select_rho *= 4.0
     return WorkloadRelease(n_values, measurements, spends, float(rho), float(total), population,
                            residuals=residuals, possible=possible)
 
