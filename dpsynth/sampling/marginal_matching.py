@@ -594,7 +594,8 @@ class MarginalMatchingSampler(Sampler):
                                            settle=_DENSE_SETTLE)
                 mix_within_neighbourhoods(reference, self.sizes, column_sets, rng)
                 round_to_reference(records, self.sizes, targets, reference, rng,
-                                   length=self.aggregates.reporting_length, total=n_total)
+                                   length=self.aggregates.reporting_length, total=n_total,
+                                   n_threads=n_threads(self.n_jobs))
             return records
 
         n_workers = min(n_threads(self.n_jobs), len(sizes))
@@ -718,7 +719,7 @@ def _layout(records, targets):
     target_step = np.zeros((n_targets, target_width), dtype=np.int64)
     for m, (cols, table, _) in enumerate(targets):
         target_column[m, :len(cols)] = cols
-        target_step[m, :len(cols)] = [np.prod(table.shape[p + 1:]) for p in range(len(cols))]
+        target_step[m, :len(cols)] = [math.prod(table.shape[p + 1:]) for p in range(len(cols))]
     residual = np.empty(int(target_base[-1]))
     for m, (_, table, _) in enumerate(targets):
         np.negative(table.ravel(), out=residual[target_base[m]:target_base[m + 1]])
@@ -734,8 +735,11 @@ def _layout(records, targets):
             order = [p for p in range(len(cols)) if p != position] + [position]
             copy = copies[offset:offset + table.size].reshape([table.shape[p] for p in order])
             np.multiply(cells.transpose(order), weight, out=copy, casting="same_kind")
-            strides = np.empty(len(cols), dtype=np.int64)  # by position in the target
-            strides[order] = np.cumprod([1] + [table.shape[p] for p in order[:0:-1]])[::-1]
+            strides = [0] * len(cols)  # by position in the target: the copy's, C order
+            stride = 1
+            for p in reversed(order):
+                strides[p] = stride
+                stride *= table.shape[p]
             entries.append((column, m, offset, position, strides))
             offset += table.size
     entries.sort(key=lambda entry: entry[0])  # stable: by column, then target
@@ -750,7 +754,7 @@ def _layout(records, targets):
     for e, (_, m, _, position, strides) in enumerate(entries):
         others = [p for p in range(len(strides)) if p != position]
         other_column[e, :len(others)] = target_column[m, others]
-        other_step[e, :len(others)] = strides[others]
+        other_step[e, :len(others)] = [strides[p] for p in others]
     for i, e in enumerate(target_entry):
         strides = entries[e][4]
         copy_step[i, :len(strides)] = strides
