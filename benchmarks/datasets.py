@@ -10,6 +10,7 @@ how missing values are encoded. Numeric columns are binned with fixed, public
 edges (documented per loader), never with edges derived from the data.
 """
 
+from functools import partial
 import json
 import os
 from pathlib import Path
@@ -116,8 +117,12 @@ def _check_range(dictionary, column, edges):
         raise ValueError(f"{column}: public range changed, bins need updating")
 
 
-def load_nist_ma():
+def load_nist_ma(year=2019):
     """Load the NIST Diverse Communities MA 2019 excerpt as 21 categorical columns.
+
+    ``year=2018`` reads NIST's control set instead: the 2018 sample of the
+    same PUMAs (7,244 rows), binned the same way; the benchmarks use it as a
+    held-out table (nothing was tuned on it).
 
     Reads ``data/nist-diverse-communities-ma/ma2019.csv`` (7,634 rows) and its
     ``data_dictionary.json``. ``INDP`` (hundreds of industry codes; ``INDP_CAT``
@@ -152,7 +157,7 @@ def load_nist_ma():
     folder = shared_dir() / _NIST_DIR
     dictionary = json.loads((folder / "data_dictionary.json").read_text())
     df = pd.read_csv(
-        folder / "ma2019.csv", dtype=str, na_values="N", keep_default_na=False
+        folder / f"ma{int(year)}.csv", dtype=str, na_values="N", keep_default_na=False
     ).drop(columns=["INDP", "PWGTP", "WGTP"])
 
     def int_spec(edges):
@@ -295,4 +300,4 @@ def load_adult_pgm():
 
 
 DATASETS = {"nist_ma": load_nist_ma, "adult": load_adult, "pums": load_pums,
-            "adult_pgm": load_adult_pgm}
+            "adult_pgm": load_adult_pgm, "nist_ma2018": partial(load_nist_ma, year=2018)}

@@ -29,10 +29,8 @@ from ..sampling.marginal_matching import _layout
 from ..utils._threads import leave_signals_to_main_thread
 
 __all__ = ["one_way_estimates", "fit_population", "descend", "population_counts",
-           "table_layout", "count_tables", "add_counts", "TableShards",
-           "move_counts",
-           "mix_within_neighbourhoods",
-           "round_to_reference"]
+           "table_layout", "count_tables", "add_counts", "TableShards", "move_counts",
+           "mix_within_neighbourhoods", "round_to_reference"]
 
 
 def one_way_estimates(n_values, targets):
