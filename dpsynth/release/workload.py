@@ -51,6 +51,12 @@ synthetic population fitted by marginal matching
 The number of records is never released on its own: the total is
 estimated from the noisy marginals (inverse-variance mean of their sums).
 All randomness comes from ``rng``.
+
+The scores need the population's counts over every candidate each round;
+after a refit they follow the moved records column by column
+(:func:`~dpsynth.release.fitting.move_counts`), on ``n_threads`` threads
+that each keep their own candidates (:class:`~dpsynth.release.fitting.
+TableShards`).  Both are exact: the release does not depend on them.
 """
 
 from dataclasses import dataclass, field
