@@ -54,9 +54,10 @@ All randomness comes from ``rng``.
 
 The scores need the population's counts over every candidate each round;
 after a refit they follow the moved records column by column
-(:func:`~dpsynth.release.fitting.move_counts`), on ``n_threads`` threads
-that each keep their own candidates (:class:`~dpsynth.release.fitting.
-TableShards`).  Both are exact: the release does not depend on them.
+(:func:`~dpsynth.release.fitting.move_counts`), on ``n_threads``
+threads that each keep their own candidates
+(:class:`~dpsynth.release.fitting.TableShards`).  Both are exact: the
+release does not depend on them.
 """
 
 from dataclasses import dataclass, field
@@ -432,9 +433,9 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         still lacks.
     n_threads : int, default=1
         Threads that keep the scoring population's counts over the
-        candidates and score them each round (:class:`~dpsynth.release.
-        fitting.TableShards`: disjoint tables per thread).  The release
-        does not depend on it.
+        candidates and score them each round
+        (:class:`~dpsynth.release.fitting.TableShards`: disjoint tables
+        per thread).  The release does not depend on it.
 
     Returns
     -------
