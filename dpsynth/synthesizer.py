@@ -163,10 +163,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ``release="workload"``, also the candidate tables' counts and
         scores each round) and of ``sample`` for samplers that use them
         (marginal matching: one population of at most 50,000 records per
-        thread).  ``None`` uses
-        every processor this process may use (as scikit-learn's OpenMP-based
-        estimators do), ``1`` one thread.  The release and the records do
-        not depend on it.
+        thread).  ``None`` uses every processor this process may use (as
+        scikit-learn's OpenMP-based estimators do), ``1`` one thread.  The
+        release and the records do not depend on it.
     random_state : int, Generator, RandomState or None, default=None
         Seeds the noise of ``fit`` and the draws of ``sample``, through two
         independent child streams of one :class:`numpy.random.SeedSequence`

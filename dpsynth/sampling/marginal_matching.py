@@ -217,9 +217,11 @@ class MarginalMatchingSampler(Sampler):
         the number of records and memory stays bounded.
     n_jobs : int or None, default=None
         Populations fitted concurrently, in threads (the kernel releases the
-        GIL).  ``None`` uses every processor this process may use (as
-        scikit-learn's OpenMP-based estimators do by default), ``1`` one
-        thread, ``-2`` all but one.  The result does not depend on it.
+        GIL); a sample of one population counts its reference population
+        (``reference_size``) on that many threads instead.  ``None`` uses
+        every processor this process may use (as scikit-learn's
+        OpenMP-based estimators do by default), ``1`` one thread, ``-2`` all
+        but one.  The result does not depend on it.
         Each thread holds one population's residual and its copies: 8 + 4 k
         bytes per cell of every k-way target table (about 63 MB for 50,000
         records of a 24-column table with 1,700 3-way targets).
