@@ -64,9 +64,7 @@ RUNS = (
     + _mst("pums", SEEDS) + _aim("pums", SEEDS)
     + _aim("adult_pgm", SEEDS, epsilons=EPSILONS[:1]) + _mst("adult_pgm", SEEDS)
     + _aim("adult_pgm", SEEDS, epsilons=EPSILONS[1:])
-    + _aim("nist_ma2018", SEEDS, epsilons=EPSILONS[:1])
-    + _aim("nist_ma2018", SEEDS[:1], epsilons=EPSILONS[1:]) + _mst("nist_ma2018", SEEDS)
-    + _aim("nist_ma2018", SEEDS[1:], epsilons=EPSILONS[1:])
+    + _aim("nist_ma2018", SEEDS) + _mst("nist_ma2018", SEEDS)
 )
 """(runner, dataset, keyword arguments) of every benchmark run, in the order they
 are run. pac-synth 0.0.8 cannot be seeded, so it runs once per epsilon. Every MST

@@ -208,13 +208,11 @@ def move_counts(counts, previous, current, layout, tables_of_column, shards=None
     target = current[moved]
     steps = []  # (column, its changed records before, after)
     for c in np.flatnonzero(changed.any(axis=0)):
-        if len(tables_of_column[c]):
+        if len(tables_of_column[c]):  # a column no table holds is never read
             rows = np.flatnonzero(changed[:, c])
             before = state[rows]
             state[rows, c] = target[rows, c]
             steps.append((c, before, state[rows]))
-        else:
-            state[changed[:, c], c] = target[changed[:, c], c]
 
     def move(lo, hi):
         for c, before, after in steps:
