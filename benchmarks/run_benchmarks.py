@@ -254,7 +254,7 @@ def _fmt(value, digits=1):
 
 
 def markdown(records):
-    """The README's tables."""
+    """The tables of ``results/benchmarks.md`` (quoted in ``LOG.md``)."""
     lines = ["| data | eps | method | fit s | peak MB | DP aggr. MAE 1/2/3 | "
              "DP aggr. suppr. % 1/2/3 | DP aggr. fabr. % 1/2/3 |",
              "|---|---|---|---|---|---|---|---|"]

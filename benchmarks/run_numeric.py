@@ -159,7 +159,7 @@ def run_mst(epsilon, seed):
 
 
 def markdown(document):
-    """The README table: W1 / range per numeric column, then the special shares."""
+    """The table of ``results/numeric.md``: W1 / range per numeric column, then the special shares."""
     results = document["results"]
     columns = list(next(iter(results.values()))["w1_range"])
     lines = [f"Adult, epsilon = {document['epsilon']:g} (same total for every row), "

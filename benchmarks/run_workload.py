@@ -204,7 +204,7 @@ def markdown(ours, reference):
                               _cell(entry, "sample_seconds", 1),
                               _cell(entry, "fit_cpu_seconds", 1),
                               _cell(entry, "peak_rss_mb", 0)]) + " |")
-    lines += ["", "TVD 1 / 2 / 3-way, mean over the seeds (the README's table):", "",
+    lines += ["", "TVD 1 / 2 / 3-way, mean over the seeds (as in the README's table):", "",
               "| data | ε | " + " | ".join(LABELS[m] for m in order) + " |",
               "|---|---|" + "---|" * len(order)]
     for data, eps in sorted({(d, e) for d, e, _ in both}):

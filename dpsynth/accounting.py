@@ -1,6 +1,10 @@
-"""Privacy accounting for the DP-marginals release.
+"""Privacy accounting: the SDS release's budget, the default delta, the privacy report.
 
-One place owns every number that the privacy guarantee rests on:
+:class:`PrivacySpent` is the report every release writes, and
+:data:`DEFAULT_DELTA` / :func:`check_delta` hold for every release.  For the
+SDS release (``release="sds"``), one place owns every number that the privacy
+guarantee rests on (the workload release converts its budget with
+:mod:`dpsynth.release.conversion`):
 
 - the split of the total ``(epsilon, delta)`` between the Laplace record
   count (``epsilon_records``, pure DP, basic composition) and the marginals;

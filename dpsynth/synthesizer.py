@@ -1,8 +1,13 @@
 """`DPMarginalSynthesizer`: DP k-way marginals in, synthetic records out.
 
-``fit`` releases differentially private k-tuple counts with the DP-marginals
-algorithm (Gopi, Mahabadi, Yekhanin; as in Microsoft's Synthetic Data
-Showcase).  ``sample`` builds synthetic records from those counts alone.
+``fit`` releases differentially private marginals as :class:`DPAggregates`: by
+default (``release="auto"``) with the workload-aware release of
+:mod:`dpsynth.release.adaptive` (DP value discovery, then 1-way and adaptively
+selected 2- and 3-way marginals under Gaussian noise, after AIM), or, with
+``release="sds"``, every k-tuple count up to ``reporting_length`` with the
+DP-marginals algorithm (Gopi, Mahabadi, Yekhanin; as in Microsoft's Synthetic
+Data Showcase), kept for parity with pac-synth.  ``sample`` builds synthetic
+records from the aggregates alone.
 """
 
 from numbers import Integral, Real
@@ -119,8 +124,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         positive numbers.  ``"auto"`` picks by ``synthesis`` at ``fit``:
         ``"prioritize_short"`` for ``"marginal_matching"``, which relies most
         on short combinations and suffers most from suppressed 1-way values
-        (at epsilon 1 on the NIST benchmark it lowers the 2-way TVD from 0.14
-        to 0.08), and SDS's default ``"prioritize_long"`` for
+        (chosen on the benchmarks, see ``benchmarks/LOG.md``), and SDS's
+        default ``"prioritize_long"`` for
         ``"aggregate_seeded"`` (parity with pac-synth).  The sigmas used are
         in ``privacy_spent_``.
     fabrication_mode : str or dict, default="uncontrolled"
@@ -141,8 +146,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         parameters ``percentile``, ``percentile_epsilon_proportion``,
         ``accuracy_mode``, ``fabrication_mode`` and
         ``number_of_records_epsilon_proportion`` apply to it only.
-        ``"auto"`` picks ``"workload"`` (the more accurate at every epsilon
-        on the benchmark, see the README), unless the sampler needs SDS's
+        ``"auto"`` picks ``"workload"`` (the more accurate on the benchmarks,
+        see ``benchmarks/LOG.md``), unless the sampler needs SDS's
         sparse counts (``synthesis="aggregate_seeded"``).
     synthesis : {"marginal_matching", "aggregate_seeded"} or Sampler, default="marginal_matching"
         How ``sample`` turns the aggregates into records (every sampler reads
@@ -152,8 +157,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ``"aggregate_seeded"`` is SDS's sampler (for parity with pac-synth).  ``"marginal_matching"`` denoises the 2-way
         aggregates by empirical Bayes (accounting for suppressed cells), makes
         them consistent with the 1-way counts and fits a population to them
-        by coordinate descent; it is far more accurate (see the README's
-        benchmark).
+        by coordinate descent; it is far more accurate (see
+        ``benchmarks/LOG.md``).
     encoder : TableEncoder or None, default=None
         How columns become categorical codes; ``None`` means
         ``TableEncoder()``.  Declaring every column's ``categories`` makes the

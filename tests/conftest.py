@@ -4,7 +4,7 @@
   (``tests/test_fuzz.py``) runs a quarter of them per test (bounded: the
   file takes under two minutes on a shared 2-core machine);
 - ``long``: 4,000 examples per test, so the fuzz suite runs 1,000 cases per
-  test, over 10,000 in all (its result is in the README);
+  test, over 10,000 in all (its result is in benchmarks/LOG.md);
 - ``dev``: a handful of cases per test, for quick edits.
 
 Select one with ``pytest --hypothesis-profile=long`` or the environment

@@ -1,7 +1,6 @@
-"""Docs facts of issue #17 (item 9): generated quickstart numbers, install hints,
-the docs command."""
+"""Docs facts: generated quickstart numbers and README table, install hints, the README's
+commands and code, front pages that say what the default does (issues #17 and #31)."""
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -11,23 +10,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _module(path, name):
-    if not path.is_file():
-        pytest.skip(f"{path} is not available")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_quickstart_numbers_are_generated_from_the_benchmark_output():
-    make = _module(ROOT / "benchmarks" / "make_quickstart_numbers.py", "_make_quickstart")
-    records = json.loads((ROOT / "benchmarks" / "results" / "benchmarks.json").read_text())
-    numeric_path = ROOT / "benchmarks" / "results" / "numeric.json"
-    numeric = json.loads(numeric_path.read_text()) if numeric_path.is_file() else None
+    pytest.importorskip("benchmarks.run_reference")
+    from benchmarks import make_quickstart_numbers as make
+
     committed = (ROOT / "doc" / "_generated" / "quickstart_numbers.rst").read_text()
-    assert committed == make.benchmark_numbers(records, numeric), \
+    assert committed == make.committed_numbers(), \
         "run python -m benchmarks.make_quickstart_numbers"
+    # the default's row is the workload release's (workload.json), not an older run's
+    workload = json.loads((ROOT / "benchmarks" / "results" / "workload.json").read_text())
+    first = next(r for r in workload["records"] if r["dataset"] == "adult"
+                 and r["method"] == "default" and r["epsilon"] == 1.0)
+    assert first["release"] == "workload"
+    assert "dpsynth (default)" in committed
     quickstart = (ROOT / "doc" / "quickstart.rst").read_text()
     assert ".. include:: _generated/quickstart_numbers.rst" in quickstart
     assert "_generated/quickstart_demo.txt" in quickstart
@@ -40,6 +35,67 @@ def test_no_install_hint_names_a_package_that_is_not_on_the_index():
     offenders = [str(p.relative_to(ROOT)) for p in files
                  if re.search(r"pip install \"?dpsynth\b", p.read_text())]
     assert offenders == []
+
+
+def test_readme_results_table_is_generated_from_the_benchmark_output():
+    pytest.importorskip("benchmarks.run_reference")
+    from benchmarks import make_readme_table as make
+
+    readme = (ROOT / "README.md").read_text()
+    table = make.committed_table()
+    assert make.replace_block(readme, table) == readme, \
+        "run python -m benchmarks.make_readme_table"
+    assert table.count("\n") >= 2 + 5 * 3  # header, rule, 5 tables x 3 epsilons
+    assert "| NIST MA | 1 |" in table and "MST" in table and "AIM, rounding" in table
+
+
+def test_readme_table_generator_replaces_only_the_marked_block():
+    from benchmarks import make_readme_table as make
+
+    text = f"intro\n{make.BEGIN}\nold\n{make.END}\noutro\n"
+    assert make.replace_block(text, "new\n") == f"intro\n{make.BEGIN}\nnew\n{make.END}\noutro\n"
+    with pytest.raises(ValueError, match="markers"):
+        make.replace_block("no markers here", "new\n")
+
+
+def test_readme_is_a_front_door():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 150
+    for page in ("doc/privacy.rst", "doc/contributing.rst", "benchmarks/LOG.md",
+                 "CHANGELOG.md"):
+        assert page in readme and (ROOT / page).is_file(), page
+
+
+def test_readme_test_command_is_what_ci_runs():
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    readme = (ROOT / "README.md").read_text().splitlines()
+    assert ci in readme
+    assert "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/dpsynth demo" in readme
+
+
+def test_readme_python_example_runs(tmp_path, monkeypatch):
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    assert blocks, "the README has no Python example"
+    code = blocks[0]
+    assert len(code.strip().splitlines()) <= 12
+    monkeypatch.chdir(tmp_path)
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert (tmp_path / "aggregates.json").is_file()
+    assert len(namespace["X_syn"]) > 0
+    assert list(namespace["X_syn"].columns) == list(namespace["demo"].frame.columns)
+
+
+def test_front_pages_say_what_the_default_release_is():
+    import dpsynth
+    from dpsynth import synthesizer
+
+    for name, text in [("dpsynth/__init__.py", dpsynth.__doc__),
+                       ("dpsynth/synthesizer.py", synthesizer.__doc__),
+                       ("doc/index.rst", (ROOT / "doc" / "index.rst").read_text())]:
+        assert "workload" in text, name
+        assert re.search(r"\bsds\b", text), name  # the other release, by its name
 
 
 def test_readme_docs_command_needs_no_activated_environment():

@@ -1,1 +1,2 @@
-"""Cython kernels: k-tuple counting (``_counting``) and sampling (``_sampling``)."""
+"""Cython kernels: k-tuple counting (``_counting``), SDS sampling (``_sampling``) and
+the coordinate descent of marginal matching (``_matching``)."""

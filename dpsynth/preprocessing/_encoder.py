@@ -90,9 +90,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     no_missing : list of str, default=None
         Columns declared to hold no missing values (public, like a schema's
         ``NOT NULL`` constraints).  With ``missing="category"`` their missing
-        code is impossible, so no noise can put synthetic records there (on
-        Adult at epsilon 1, declaring its 15 complete columns lowered the
-        workload release's 3-way TVD by about 6%).  A missing value in such
+        code is impossible, so no noise can put synthetic records there (and
+        none is spent measuring it).  A missing value in such
         a column (or an unknown value with ``handle_unknown="missing"``)
         raises ``ValueError``.  In a column whose values are not declared,
         values that the DP release does not publish still decode as missing.

@@ -10,7 +10,7 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
    mechanism (exactly ``1/sigma``-GDP) or an exponential mechanism (charged
    its GDP ``mu``, :func:`~dpsynth.release.conversion.bounded_range_mu`), and
    GDP composes adaptively (Smith & Thakurta 2022).  ``accounting="zcdp"``
-   keeps the earlier accounting: zCDP, converted by the bound of Canonne,
+   accounts in zCDP instead, converted by the bound of Canonne,
    Kamath and Steinke (2020) (:func:`~dpsynth.release.conversion.zcdp_rho_tight`),
    valid for any zCDP mechanism but looser for Gaussian ones (at epsilon 1
    and delta 1e-5, GDP allows 1.16-1.22x the ``rho``).  With a
@@ -63,16 +63,8 @@ def discovery_proportion(epsilon):
     16).  The DP threshold suppresses the values rarer than a count that
     grows as the share shrinks; a small table loses most to it, a large one
     to the budget taken from the other measurements (the discovery's noisy
-    counts are reused as 1-way measurements, so it is not lost).  Measured
-    (3-way TVD, 6 seeds, nothing declared, the values' discovery counts
-    reused, before the missing code's was measured too): at
-    epsilon 1, 0.5 against 0.4 gave 0.350 against 0.361 on PUMS (1,000 rows),
-    0.296 against 0.313 on 2,000 Adult rows, 0.0855 against 0.0877 on NIST MA
-    and 0.0578 against 0.0571 on all of Adult; at epsilon 4, 0.3 against 0.5
-    gave 0.167 against 0.176 on PUMS and 0.0455 against 0.0471 on NIST MA, but
-    0.228 against 0.204 on 1,000 Adult rows.  Earlier (counts not reused): at
-    epsilon 10, 0.2 against 0.1 gave 0.176 against 0.194 on 1,000 Adult rows
-    and 0.131 against 0.147 on 1,000 NIST MA rows, 0.034 against 0.033 on NIST MA.
+    counts are reused as 1-way measurements, so it is not lost).  Chosen on
+    the benchmarks, see ``benchmarks/LOG.md``.
     """
     log_epsilon = math.log2(float(epsilon))
     return min(0.5, max(0.2, 0.5 - 0.1 * log_epsilon, 0.4 - 0.05 * log_epsilon))

@@ -383,9 +383,8 @@ def mix_within_neighbourhoods(records, n_values, column_sets, rng):
     creates arbitrarily: after a random permutation within every group,
     ``c`` is independent of its non-neighbours given its neighbours, the
     Markov property of the maximum-entropy distribution with the measured
-    marginals (the graphical model Private-PGM and AIM fit).  On Adult at
-    epsilon 1 this lowered the 3-way TVD of the workload release by 4%
-    (0.0484 to 0.0464, 6 seeds), by 0-2% on NIST MA and at larger epsilon.
+    marginals (the graphical model Private-PGM and AIM fit); it lowered the
+    3-way TVD on the benchmarks (see ``benchmarks/LOG.md``).
 
     Parameters
     ----------
@@ -429,8 +428,8 @@ def round_to_reference(records, n_values, targets, reference, rng, *, length, to
     ``records`` and ``reference`` are both fitted to ``targets`` (and mixed
     within neighbourhoods): draws from one model.  A small sample carries
     sampling noise in the marginals that no target pins down (every
-    ``length``-way set not among the targets); on NIST MA at epsilon 1 a
-    sample four times larger had about 4% lower 3-way TVD.  The reference's
+    ``length``-way set not among the targets; see ``benchmarks/LOG.md``).
+    The reference's
     counts of those sets, rescaled, estimate the model's expected counts, and
     the descent moves ``records`` towards them as well (each weighted as the
     least precise target, so that measured targets come first): the sample
@@ -457,11 +456,7 @@ def round_to_reference(records, n_values, targets, reference, rng, *, length, to
         Largest number of cells of the reference tables together (public
         facts only: the smallest sets are taken first; each cell costs the
         descent 8 + 4 ``length`` bytes, and time, about 80 MB at the
-        default).  NIST MA's 1,330 3-way sets have 490,000 cells; 200,000
-        of them gave most of the gain.  Private-PGM's Adult has 7.7
-        million (up to 547,000 per set): 4,000,000 instead of 500,000
-        took its 3-way TVD at epsilon 1 from 0.0771 to 0.0755 (2 seeds,
-        300,000 reference records); 10,000,000 gave 0.0751 at 110 MB more.
+        default; chosen on the benchmarks, see ``benchmarks/LOG.md``).
     n_threads : int, default=1
         Threads counting the reference (:class:`TableShards`); the result
         does not depend on it.

@@ -337,12 +337,9 @@ def nominal_rounds(rounds, n_columns, total, rho, alpha, max_relative_noise):
     uses the total of its noisy 1-way marginals).
 
     AIM's ``T = 16 d`` (McKenna et al. 2022) spreads a small budget over
-    many noisy rounds; on a table of 1,000 rows at epsilon 1 each round's
-    noise is then 5-7% of the records per cell, and fewer, more precise
-    rounds lower the 3-way TVD (benchmarks, ``max_relative_noise=0.03``,
-    categories declared: PUMS 0.251 -> 0.242, 1,000 rows of Adult 0.261 ->
-    0.235, of NIST MA 0.256 -> 0.246; tables of 7,000 rows and more are not
-    affected at epsilon 1).
+    many noisy rounds; on a small table each round's noise is then a large
+    share of the records, and fewer, more precise rounds are more accurate
+    (chosen on the benchmarks, see ``benchmarks/LOG.md``).
     """
     cap = (max_relative_noise * max(float(total), 0.0)) ** 2 * 2.0 * alpha * rho
     return min(float(rounds), max(float(n_columns), cap))
@@ -719,15 +716,14 @@ def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=
     sweeps : int, default=15
     kind : {"measurements", "consistent"}, default="consistent"
         Targets: see :meth:`WorkloadRelease.targets`.  The GLS-consistent
-        marginals (which pool every measurement's information on shared
-        sub-marginals) gave lower 3-way TVD on NIST MA than the raw
-        measurements (about 3% at epsilon 1).
+        marginals pool every measurement's information on shared
+        sub-marginals, and were the more accurate targets on the benchmarks
+        (see ``benchmarks/LOG.md``).
     warm_start : bool, default=True
         Start from the selection population when it has at least ``0.9 n``
-        records (a subset of ``n`` rows, or all rows and a few drawn twice);
-        on NIST MA at epsilon 1 this lowered the 3-way TVD by about 2%.
-        Duplicating the rows of a much smaller population did worse than
-        fresh draws (Adult), so then the fit starts from independent draws.
+        records (a subset of ``n`` rows, or all rows and a few drawn twice),
+        otherwise from independent draws (both chosen on the benchmarks,
+        see ``benchmarks/LOG.md``).
 
     The fitted records are then mixed within the measured sets'
     neighbourhoods (:func:`~dpsynth.release.fitting.mix_within_neighbourhoods`).

@@ -77,14 +77,13 @@ _REFERENCE_FACTOR = 10
 times ``n`` records (and at most ``reference_size``)."""
 
 _REFERENCE_SWEEPS = 6
-"""Dense sweeps of the reference population: on NIST MA at epsilon 1 (3 seeds)
-6 gave the 3-way TVD of 15 (0.0777 against 0.0776) in 0.4 s less, 3 gave 0.0794."""
+"""Dense sweeps of the reference population: as accurate as ``dense_sweeps``
+and faster (chosen on the benchmarks, see ``benchmarks/LOG.md``)."""
 
 _DENSE_SETTLE = 0.0005
 """A column moving fewer than this share of a population's records in a dense
-sweep is skipped by the later sweeps: on the 1M-row NIST MA table at
-epsilon 4 this cut the sampling CPU time by 12% (3-way TVD 0.0202 -> 0.0204,
-2-way 0.0059 -> 0.0060); ``0.001`` cut it by 23% for 0.0205 and 0.0061."""
+sweep is skipped by the later sweeps: most of the time saved, little accuracy
+lost (chosen on the benchmarks, see ``benchmarks/LOG.md``)."""
 
 
 def denoise_censored(prior, y, released, candidate, noise, threshold, return_scale=False):
@@ -205,9 +204,8 @@ class MarginalMatchingSampler(Sampler):
     three_way_sweeps : int, default=2
         Passes once the 3-way targets are added.  A pass then reads about
         ten times more cells (24 columns), and few records still move after
-        the first one: a third pass left the NIST MA marginals' TVD at
-        epsilon 4 unchanged and lowered the 3-way TVD of the 1M-row table
-        from 0.0202 to 0.0198 for 1.35 times the sampling time.
+        the first one (a third pass gained little for its time on the
+        benchmarks, see ``benchmarks/LOG.md``).
     use_three_way : bool, default=True
         Also denoise the 3-way aggregates (prior: the population fitted to
         the 1- and 2-way targets) and fit to them.
@@ -236,9 +234,8 @@ class MarginalMatchingSampler(Sampler):
         (a value absent from the data would otherwise appear through noise
         alone).  ``0`` keeps every value with a positive estimate.
         ``"auto"``: 1 for declared values, 2 for values a DP release
-        discovered and for missing values (3-way TVD at epsilon 1, 3 seeds:
-        declared Adult 0.049 with 1 against 0.050 with 2; discovered Adult
-        0.063 with 2 against 0.064 with 0; NIST MA within 1%).
+        discovered and for missing values (chosen on the benchmarks, see
+        ``benchmarks/LOG.md``).
     reference_size : int, default=300_000
         With dense marginals, a sample of ``n <= max_population`` records
         (one population) is rounded to a reference population of
@@ -250,18 +247,9 @@ class MarginalMatchingSampler(Sampler):
         most of its sampling noise there, as Private-PGM's randomized
         rounding does.  Skipped unless the reference has more than ``2 n``
         records; ``0`` never rounds.  A sample of several populations is
-        not rounded: their sampling noise averages out.  3-way TVD,
-        categories declared, 3-6 seeds: NIST MA 0.080 -> 0.078 at epsilon 1
-        and 0.046 -> 0.044 at epsilon 4, Adult 0.049 -> 0.048 at epsilon 1,
-        PUMS 0.242 -> 0.225 at epsilon 1; sampling NIST MA takes 1.3 s
-        instead of 0.2 s.  On larger tables a larger reference helps: on
-        Private-PGM's Adult (48,842 rows, 3-way sets up to 547,000 cells),
-        epsilon 1, 3 seeds, 0.0777 with 100,000 records and 500,000 cells,
-        0.0756 with 300,000 and 4,000,000 cells (sampling 5-7 s instead of
-        2 s, peak memory 306-312 MB instead of 270 MB; 488,000 records gave
-        0.0752); UCI Adult 0.0449 -> 0.0447 (6 seeds); NIST MA and PUMS are
-        unchanged (their references are ``10 n`` records, their 3-way sets
-        fewer cells).
+        not rounded: their sampling noise averages out.  Rounding costs
+        sampling time and buys accuracy on the unmeasured marginals; the
+        sizes were chosen on the benchmarks (see ``benchmarks/LOG.md``).
     """
 
     _parameter_constraints = {
