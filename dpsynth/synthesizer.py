@@ -28,7 +28,7 @@ from .utils._random import FIT, SAMPLE, stream
 from .utils._threads import n_threads
 from .utils._resources import (default_max_memory, format_bytes, level_bytes,
                                public_worst_case, time_class)
-from .utils._validation import check_table
+from .utils._validation import check_table, check_target
 
 __all__ = ["DPMarginalSynthesizer"]
 
@@ -350,11 +350,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         """The table to release: X, with y as one more column (and y's name)."""
         if y is None:
             return frame, None
-        target = y if isinstance(y, pd.Series) else pd.Series(column_or_1d(y, warn=True))
-        if len(target) != len(frame):
-            raise ValueError(
-                f"y must be 1-D with one value per row of X ({len(frame)}); got "
-                f"shape {np.shape(y)}.")
+        target = check_target(y, len(frame))
         name = target.name if isinstance(target.name, str) else "y"
         if name in frame.columns:
             raise ValueError(f"y's name {name!r} is also a column of X; rename one of them.")

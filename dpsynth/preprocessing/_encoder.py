@@ -28,7 +28,7 @@ from ..schema import Column, Schema, default_missing_marker
 from ..utils._random import seed_sequence
 from ..utils._validation import check_table
 from ._binning import binned_column, make_binners
-from ._categories import check_categories, discover_values
+from ._categories import check_categories, discover_values, dtype_declared
 from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binning,
                            encode_binning)
 from ._dtypes import nullable_dtype, restore_dtype
@@ -267,6 +267,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                                frequent_epsilon=self.frequent_epsilon,
                                frequent_delta=self.frequent_delta, inverse=self.inverse,
                                inverse_epsilon=self.inverse_epsilon, decimals=self.decimals)
+        dtype_public = dtype_declared(self.categories, frame)
         columns = []
         for name in names:
             dtype = frame[name].dtype
@@ -277,9 +278,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             values = declared.get(name)
             if values is None:
                 values = discover(name)
+            # a categorical dtype's categories (and their dtype) come from the data
+            # (astype("category")) unless declared with categories="dtype"
             columns.append(Column(name, dtype, tuple(values), declared=name in declared,
                                   missing_marker=default_missing_marker(dtype),
-                                  has_missing=name not in not_null))
+                                  has_missing=name not in not_null,
+                                  categories_dtype_declared=name in dtype_public))
         self.epsilon_spent_ = float(sum(b.epsilon_spent_ for b in binners.values()))
         self.delta_spent_ = float(sum(b.delta_spent_ for b in binners.values()))
         self._set_schema(Schema(tuple(columns), self.missing), was_frame)
