@@ -26,8 +26,8 @@ from .sampling import SAMPLERS, Sampler, get_sampler
 from .utils._progress import log_progress
 from .utils._random import FIT, SAMPLE, stream
 from .utils._threads import n_threads
-from .utils._resources import (default_max_memory, format_bytes, level_bytes,
-                               public_worst_case, time_class)
+from .utils._resources import (basis_bytes, default_max_memory, format_bytes,
+                               level_bytes, public_worst_case, time_class)
 from .utils._validation import check_table, check_target
 
 __all__ = ["DPMarginalSynthesizer"]
@@ -45,11 +45,12 @@ def dask_engine():
 _BYTES_PER_SAMPLED_CELL = 64
 
 
-def _public_domains(encoder, table):
+def _public_domains(encoder, table, *, sources=None):
     """Number of codes of each column that the encoder's parameters make public
     (declared categories, bins, booleans; plus the missing code), else None.
 
-    Reads parameters and dtypes only, never values.
+    Reads parameters and dtypes only, never values.  ``sources``, a list, gets
+    what sets each size (a phrase naming the parameter).
     """
     from .preprocessing._binning import make_binners
     from .preprocessing._categories import check_categories
@@ -69,13 +70,17 @@ def _public_domains(encoder, table):
         if name in binners:
             edges = getattr(binners[name], "bin_edges", None)
             n = len(edges) - 1 if edges is not None else getattr(binners[name], "n_bins", None)
+            source = "its bin_edges" if edges is not None else f"n_bins={n}"
         elif name in declared:
             n = len(declared[name])
+            source = "its declared categories"
         elif pd.api.types.is_bool_dtype(table[name].dtype):
-            n = 2
+            n, source = 2, "its bool dtype"
         else:
-            n = None
+            n, source = None, None
         sizes.append(None if n is None else int(n) + 1)
+        if sources is not None:
+            sources.append(source)
     return sizes
 
 
@@ -173,7 +178,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         entropy, whatever NumPy's global state.  A fixed, known seed makes
         the noise reproducible by anyone, so it is for experiments and tests
         only: **publish releases made with ``random_state=None``** (and never
-        compare releases that share a seed).
+        compare releases that share a seed).  The encoder's DP steps (DP
+        quantile bin edges, ...) draw from a child stream of it, unless the
+        encoder has its own ``random_state``: an explicit encoder seed is
+        kept (``fit`` warns when it is combined with ``random_state=None``,
+        since its DP outputs then repeat across fits).
     max_memory : float or None, default=None
         Memory limit in bytes of one step of ``fit`` (one combination length)
         and of ``sample``; ``None`` means half the RAM available when the
@@ -391,7 +400,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         noise_stream, binning_stream = stream(self.random_state, FIT).spawn(2)
         rng = np.random.default_rng(noise_stream)
         encoder = clone(self.encoder) if self.encoder is not None else TableEncoder()
-        if encoder.random_state is None:  # DP quantile binning: a child stream of ours
+        seeded_encoder = encoder.random_state is not None  # the user's explicit choice
+        if not seeded_encoder:  # DP quantile binning: a child stream of ours
             encoder.set_params(random_state=binning_stream)
         if distributed:
             encoder, value_counts = dask_engine().fit_encoder(encoder, X)
@@ -400,6 +410,15 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             codes = InMemoryCodes(encoder.fit_transform(table), n_threads(self.n_jobs))
         schema = encoder.schema_
         schema.to_json()  # every value can be written to a release file, before DP
+        if seeded_encoder and self.random_state is None and (
+                encoder.epsilon_spent_ or getattr(encoder, "delta_spent_", 0.0)):
+            warnings.warn(
+                "encoder.random_state is fixed while random_state=None: the encoder's DP "
+                "steps (DP quantile bin edges, frequent values, within-bin histograms) "
+                "draw the same noise at every fit, so their outputs repeat across "
+                "releases and whoever knows the seed can remove it. For a release you "
+                "publish, leave encoder.random_state=None: the synthesizer then seeds "
+                "it from its own fresh stream.", UserWarning, stacklevel=2)
         if self._resolved_release() == "workload":
             self._log("releasing the DP aggregates (workload-aware)", done=0, total=1,
                       label="marginals")
@@ -465,7 +484,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         Returns the limit in bytes.
         """
         max_bytes = self._max_bytes()
-        domains = _public_domains(self.encoder, table)
+        sources = []
+        domains = _public_domains(self.encoder, table, sources=sources)
         worst = public_worst_case(domains, R)
         need = level_bytes(worst[0], 1)
         if need > max_bytes:
@@ -474,6 +494,20 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 f"needs about {format_bytes(need)}, over max_memory="
                 f"{format_bytes(max_bytes)}. Declare fewer categories (bin or drop "
                 "high-cardinality columns) or raise max_memory.")
+        if self._resolved_release() == "workload":
+            # every column's marginal is measured in a dense n x (n - 1) contrast basis
+            for name, size, source in zip(table.columns, domains, sources):
+                need = basis_bytes(size) if size else 0.0
+                if need > max_bytes:
+                    fewer = ("a smaller n_bins" if source.startswith("n_bins")
+                             else "fewer bins" if "bin" in source else "fewer categories")
+                    raise ResourceLimitError(
+                        f"Column {name!r} has {size - 1} public codes ({source}); the "
+                        "workload release measures it in a dense basis of "
+                        f"{size} x {size - 1} numbers, about {format_bytes(need)}, over "
+                        f"max_memory={format_bytes(max_bytes)}. Give it {fewer} (a few "
+                        "hundred at most: its size also costs time growing with its "
+                        "cube), or raise max_memory.")
         return max_bytes
 
     def _check_sample_size(self, n_samples):

@@ -90,6 +90,27 @@ def test_declared_domains_over_max_memory_are_refused_before_dp(small, no_dp):
         synth.fit(small)
 
 
+def test_n_bins_is_covered_by_the_memory_guard(small):
+    # a binned column of n codes is measured in a dense n x (n - 1) basis: refused
+    # before any DP step, naming n_bins, instead of minutes of work or a MemoryError
+    frame = small.assign(c=small["c"].astype(float))
+    start = time.perf_counter()
+    for n_bins, limit in ((10**5, None), (10**4, 2**30)):
+        encoder = TableEncoder(bounds={"c": (0, 4)}, n_bins=n_bins)
+        synth = DPMarginalSynthesizer(encoder=encoder, max_memory=limit)
+        with pytest.raises(ResourceLimitError, match=rf"Column 'c' has {n_bins} public codes "
+                           rf"\(n_bins={n_bins}\).*over max_memory=.*smaller n_bins"):
+            synth.fit(frame)
+    assert time.perf_counter() - start < 5
+    # declared categories name themselves; a domain that fits goes through
+    encoder = TableEncoder(categories={"a": [f"v{i}" for i in range(20_000)]},
+                           handle_unknown="missing")
+    with pytest.raises(ResourceLimitError, match="declared categories.*fewer categories"):
+        DPMarginalSynthesizer(encoder=encoder, max_memory=2**30).fit(small)
+    encoder = TableEncoder(bounds={"c": (0, 4)}, n_bins=40)
+    DPMarginalSynthesizer(encoder=encoder, max_memory=2**30, random_state=0).fit(frame)
+
+
 def test_max_memory_is_validated(small):
     with pytest.raises(ValueError, match="max_memory"):
         DPMarginalSynthesizer(max_memory=-1).fit(small)
