@@ -108,9 +108,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         encoder's DP binning budget is added on top, see ``privacy_spent_``).
     delta : float or None, default=None
         ``delta`` of the guarantee, in ``(0, 0.01]``.  ``None`` uses the
-        fixed default ``1e-5``, chosen before seeing any data (a delta that
-        depends on the data, such as SDS's ``1 / (n ln n)``, is not the delta
-        that holds).  ``fit`` warns when ``delta >= 1 / n_records_``.
+        fixed default ``1e-9`` (as private-pgm's AIM), chosen before seeing
+        any data (a delta that depends on the data, such as SDS's
+        ``1 / (n ln n)``, is not the delta that holds) and far below
+        ``1 / n`` for any table in memory.  ``fit`` warns when
+        ``delta >= 1 / n_records_``.
     reporting_length : int, default=3
         Longest combination length R (clamped to the number of columns).
     percentile : float, default=99
@@ -200,7 +202,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     Attributes
     ----------
     aggregates_ : DPAggregates
-        The released DP combination counts (the privacy boundary).
+        The release (the privacy boundary): the DP marginals or combination
+        counts with their public schema.  Publish it with
+        ``aggregates_.save(path)``, or publish :meth:`publishable`.
     privacy_spent_ : dpsynth.accounting.PrivacySpent
         Immutable read-only mapping: ``epsilon``, ``delta``, ``rho`` (zCDP
         of the marginals), ``epsilon_records``, ``epsilon_binning``,
@@ -213,9 +217,12 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     reporting_length_ : int
         Effective R.
     encoder_ : TableEncoder
-        The encoder fitted on the training data (private: not needed by
-        ``sample``, which uses the public ``aggregates_.schema``).  Absent
-        after :meth:`from_aggregates`.
+        The encoder fitted on the training data.  **Private**: it lists every
+        value observed in the undeclared columns, those the DP release
+        suppressed included, so a fitted synthesizer (and its pickle) is not
+        a release.  ``sample`` does not need it (it uses the public
+        ``aggregates_.schema``).  Absent after :meth:`from_aggregates` and
+        :meth:`publishable`.
     sampling_stats_ : dict
         Statistics of the last ``sample`` (``n_records``,
         ``empty_cell_share``; SDS's sampler adds its fallback shares).
@@ -224,6 +231,13 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
     Notes
     -----
+    What is private and what is the release: the fitted synthesizer holds
+    the private ``encoder_`` (and, like any estimator, may be pickled with
+    it); the release is ``aggregates_`` (with ``privacy_spent_`` and the
+    records ``sample`` draws from it).  ``synth.publishable()``, the same as
+    ``DPMarginalSynthesizer.from_aggregates(synth.aggregates_)``, is a
+    synthesizer holding the release only: pickle or share that one.
+
     Workload release: ``(epsilon, delta')`` is converted exactly to a
     Gaussian-DP ``mu``, written ``rho = mu**2 / 2`` (``delta' = delta/2``
     with a data-derived universe, whose discovery spends
@@ -578,6 +592,27 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                     reporting_length=aggregates.reporting_length, **params)
         synth._validate_params()
         synth._set_release(aggregates, output_frame=True)
+        return synth
+
+    def publishable(self):
+        """A synthesizer that holds the release only: safe to pickle or share.
+
+        It samples as this one does (same ``synthesis``, ``n_jobs``,
+        ``max_memory``, ``verbose``; output type) from ``aggregates_``
+        alone, like :meth:`from_aggregates`: no ``encoder_``, so none of the
+        values the DP release suppressed.  Its ``random_state`` is None: a
+        seed of this synthesizer would also regenerate the noise of ``fit``.
+
+        Returns
+        -------
+        DPMarginalSynthesizer
+        """
+        check_is_fitted(self, "aggregates_")
+        synthesis = self.synthesis if isinstance(self.synthesis, str) else clone(self.synthesis)
+        synth = type(self).from_aggregates(self.aggregates_, synthesis=synthesis,
+                                           n_jobs=self.n_jobs, max_memory=self.max_memory,
+                                           verbose=self.verbose)
+        synth._set_release(self.aggregates_, output_frame=self._output_frame)
         return synth
 
     # ------------------------------------------------------------ sample

@@ -288,7 +288,7 @@ def test_repr_describes_both_release_kinds(fitted):
     frame, synth = fitted
     text = repr(synth.aggregates_)
     assert text.startswith("DPAggregates(sds release, 4 columns, n_combinations=")
-    assert f"n_records={synth.n_records_}, epsilon=6, delta=1e-05)" in text
+    assert f"n_records={synth.n_records_}, epsilon=6, delta=1e-09)" in text
     workload = DPMarginalSynthesizer(epsilon=6.0, random_state=0).fit(frame).aggregates_
     text = repr(workload)
     assert "n_combinations" not in text

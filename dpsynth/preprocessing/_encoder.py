@@ -79,7 +79,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         declares the category list of every pandas categorical column public
         (a promise that it does not come from the data).  Columns absent
         from a dict are learned.  Declared lists are public information:
-        the synthesizer does not pay privacy budget for them.
+        the synthesizer does not pay privacy budget for them.  Without
+        ``"dtype"``, a categorical column's categories come from the data
+        (``astype("category")``), and so does their dtype: its public schema
+        then has ``object`` categories (the released values only).
     missing : {"category", "absent"}, default="category"
         ``"category"``: missing values (None, NaN, pd.NA, NaT) are one more
         category of their column.  ``"absent"``: the SDS semantics, a missing
@@ -151,7 +154,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Integer columns always decode to integers.
     random_state : int, RandomState, Generator, SeedSequence or None, default=None
         Seeds the DP quantiles and the within-bin draws of
-        :meth:`inverse_transform`.  ``None``: OS entropy.
+        :meth:`inverse_transform`.  ``None``: OS entropy, or, inside a
+        :class:`~dpsynth.DPMarginalSynthesizer`, a child of the synthesizer's
+        stream.  A seed given here is kept by the synthesizer (which warns
+        when its own ``random_state`` is None: the DP steps would then draw
+        the same noise at every fit).
 
     Attributes
     ----------
@@ -178,6 +185,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     Missing values decode to a marker fixed by the column's dtype, never by
     the data: ``NaN`` in object and float columns, the dtype's ``na_value``
     in string columns, ``pd.NA`` in nullable ones, ``NaT`` in datetimes.
+
+    The values of an undeclared column are kept in one canonical spelling
+    per equality class and in a total order that no record can change
+    (``-0.0`` is ``0.0``, ``1.0`` among ints is ``1``, tz-aware timestamps
+    are in the dtype's zone or UTC; sorted by type rank, then value: see
+    :func:`~dpsynth.preprocessing._categories.canonical_value`).  A Python
+    list ``X`` has ``object`` columns: its dtypes would be inferred from its
+    values.
 
     Examples
     --------
