@@ -189,8 +189,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     The values of an undeclared column are kept in one canonical spelling
     per equality class and in a total order that no record can change
     (``-0.0`` is ``0.0``, ``1.0`` among ints is ``1``, tz-aware timestamps
-    are in the dtype's zone or UTC; sorted by type rank, then value: see
-    :func:`~dpsynth.preprocessing._categories.canonical_value`).  A Python
+    are in the dtype's zone or UTC; sorted by type rank, then value; see
+    the privacy page of the documentation).  A Python
     list ``X`` has ``object`` columns: its dtypes would be inferred from its
     values.
 

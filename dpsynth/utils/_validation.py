@@ -100,8 +100,9 @@ def check_target(y, n_rows=None):
     if isinstance(y, pd.Series):
         target = y
     else:
-        target = pd.Series(column_or_1d(_as_array(y), warn=True),
-                           dtype=object if isinstance(y, (list, tuple)) else None)
+        values = column_or_1d(_as_array(y), warn=True)
+        # an object array stays object: pandas would infer ``str`` from its values
+        target = pd.Series(values, dtype=object if values.dtype == object else None)
     if n_rows is not None and len(target) != n_rows:
         raise ValueError(f"y must be 1-D with one value per row of X ({n_rows}); got "
                          f"shape {np.shape(y)}.")
