@@ -194,9 +194,11 @@ def fabrication_probability(threshold, sigma, contribution_bound):
 
 #: Default ``delta``: a constant fixed before seeing any data.  A delta
 #: chosen from the data (SDS's ``1 / (n ln n)`` with ``n`` a DP count) is not
-#: the delta that holds; ``1e-5`` is below ``1 / n`` for tables of fewer than
-#: 100,000 records (the synthesizer warns the data owner above that).
-DEFAULT_DELTA = 1e-5
+#: the delta that holds.  ``1e-9`` (private-pgm's AIM default) is far below
+#: ``1 / n`` for any table that fits in memory (the synthesizer warns the data
+#: owner when ``delta >= 1 / n``), so the default needs no adjusting to the
+#: table's size, which is private.
+DEFAULT_DELTA = 1e-9
 
 #: Largest ``delta`` accepted: beyond it the guarantee means little (a
 #: mechanism may then publish a record outright with probability ``delta``).

@@ -284,10 +284,25 @@ class DPAggregates:
         return int(sum(len(c) for c in self.counts))
 
     def __repr__(self):
-        by_length = ", ".join(f"{k}: {len(c)}" for k, c in enumerate(self.counts, 1))
-        dense = f", {len(self.marginals)} dense marginals" if self.marginals else ""
-        return (f"DPAggregates(n_combinations={len(self)} ({by_length}){dense}, "
-                f"n_records={self.n_records}, epsilon={self.privacy.epsilon:g})")
+        """What the release holds: its kind, columns, noisy tables or combinations
+        (by length), the DP record count and the guarantee."""
+        parts = [f"{len(self.schema)} columns"]
+        if self.marginals or not self.counts:  # the workload release: dense noisy tables
+            ways = {}
+            for marginal in self.marginals:
+                ways[len(marginal.columns)] = ways.get(len(marginal.columns), 0) + 1
+            by_way = ", ".join(f"{k}-way: {n}" for k, n in sorted(ways.items()))
+            residuals = sum(m.basis == "residual" for m in self.marginals)
+            kind = f", {residuals} as residuals" if residuals else ""
+            parts.append(f"n_marginals={len(self.marginals)}"
+                         + (f" ({by_way}{kind})" if by_way else ""))
+        if self.counts:
+            by_length = ", ".join(f"{k}: {len(c)}" for k, c in enumerate(self.counts, 1))
+            parts.append(f"n_combinations={len(self)} ({by_length})")
+        strategy = self.privacy.get("strategy") if hasattr(self.privacy, "get") else None
+        release = f"{strategy} release, " if strategy else ""
+        return (f"DPAggregates({release}{', '.join(parts)}, n_records={self.n_records}, "
+                f"epsilon={self.privacy.epsilon:g}, delta={self.privacy.delta:g})")
 
     @property
     def column_names(self):

@@ -41,6 +41,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from .exceptions import PrivacyLeakWarning
 from .preprocessing import DPKBinsDiscretizer, TableEncoder
 from .synthesizer import DPMarginalSynthesizer
+from .utils._validation import check_target
 
 __all__ = ["TrainOnSynthetic", "search_privacy_cost"]
 
@@ -54,6 +55,17 @@ def _estimator_has(attr):
         return hasattr(self.estimator, attr)
 
     return check
+
+
+def _typed(synthetic):
+    """An object array of synthetic values (from a list X or y, whose dtype is never
+    inferred from the private values) typed from its own values, as scikit-learn's
+    estimators expect; the synthetic data is a release, so this is post-processing."""
+    if isinstance(synthetic, np.ndarray) and synthetic.dtype == object:
+        if synthetic.ndim == 1:
+            return pd.Series(synthetic, dtype=object).infer_objects().to_numpy()
+        return pd.DataFrame(synthetic, dtype=object).infer_objects().to_numpy()
+    return synthetic
 
 
 class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
@@ -165,10 +177,12 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
-        if not isinstance(y, pd.Series):  # a Series keeps its name, the target's column name
-            y = column_or_1d(y, warn=True)
         if is_classifier(self.estimator):
-            check_classification_targets(y)
+            check_classification_targets(y if isinstance(y, pd.Series)
+                                         else column_or_1d(y, warn=False))
+        # a Series keeps its name (the target's column name); a list becomes an
+        # object Series, since its dtype would be inferred from its values
+        y = check_target(y)
         synthesizer = clone(self.synthesizer).fit(X, y)
         synthetic = synthesizer.sample(self.n_samples)
         if not (isinstance(synthetic, tuple) and len(synthetic) == 2):
@@ -179,8 +193,8 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
         X_syn, y_syn = synthetic
         labelled = np.flatnonzero(~np.asarray(pd.isna(y_syn), dtype=bool))
         self.synthesizer_ = synthesizer
-        self.estimator_ = clone(self.estimator).fit(_safe_indexing(X_syn, labelled),
-                                                    _safe_indexing(y_syn, labelled))
+        self.estimator_ = clone(self.estimator).fit(_typed(_safe_indexing(X_syn, labelled)),
+                                                    _typed(_safe_indexing(y_syn, labelled)))
         self.n_features_in_ = synthesizer.n_features_in_
         if hasattr(synthesizer, "feature_names_in_"):
             self.feature_names_in_ = synthesizer.feature_names_in_

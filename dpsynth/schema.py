@@ -382,6 +382,13 @@ class Column:
         mechanism (the :class:`~dpsynth.exceptions.PrivacyLeakWarning` messages,
         e.g. bins over the data's min and max).  Such a column is written to
         a release file with ``"declared": false`` and these messages.
+    categories_dtype_declared : bool, default=True
+        For a categorical :attr:`dtype`: whether the dtype of its categories
+        is declared (``categories="dtype"``, or a release file).  An
+        encoder's private schema sets it False for a categorical column whose
+        dtype came with the data (``astype("category")`` infers it from the
+        values: one ``2.5`` makes ints float); :meth:`Schema.restrict` then
+        publishes ``object`` categories.
     """
 
     name: str
@@ -392,6 +399,7 @@ class Column:
     has_missing: bool = True
     binning: Binning = None
     leaked: tuple = ()
+    categories_dtype_declared: bool = True
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -412,8 +420,16 @@ class Column:
 
     @property
     def output_dtype(self):
-        """The dtype of decoded values; a categorical dtype gets the public values."""
+        """The dtype of decoded values; a categorical dtype gets the public values.
+
+        A private schema's categorical dtype that still holds its categories
+        (a fitted encoder's) decodes to that dtype itself, so that encoding
+        and decoding round-trip.
+        """
         if isinstance(self.dtype, pd.CategoricalDtype):
+            held = self.dtype.categories
+            if held is not None and len(held) and set(self.values) <= set(held):
+                return self.dtype
             sub = categories_dtype(self.dtype)
             index = pd.Index(list(self.values), dtype=object if sub is None else sub)
             return pd.CategoricalDtype(index, ordered=self.dtype.ordered)
@@ -670,10 +686,10 @@ class Schema:
                 next_id += 1
             dtype = column.dtype
             if isinstance(dtype, pd.CategoricalDtype):
-                dtype = pd.CategoricalDtype(pd.Index([], dtype=categories_dtype(dtype)),
-                                            ordered=dtype.ordered)
+                sub = categories_dtype(dtype) if column.categories_dtype_declared else None
+                dtype = pd.CategoricalDtype(pd.Index([], dtype=sub), ordered=dtype.ordered)
             columns.append(replace(column, values=tuple(kept), dtype=dtype,
-                                   has_missing=has_missing))
+                                   has_missing=has_missing, categories_dtype_declared=True))
         return Schema(tuple(columns), self.missing), new_ids
 
     def to_json(self):

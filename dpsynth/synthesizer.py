@@ -31,9 +31,9 @@ from .sampling import SAMPLERS, Sampler, get_sampler
 from .utils._progress import log_progress
 from .utils._random import FIT, SAMPLE, stream
 from .utils._threads import n_threads
-from .utils._resources import (default_max_memory, format_bytes, level_bytes,
-                               public_worst_case, time_class)
-from .utils._validation import check_table
+from .utils._resources import (basis_bytes, default_max_memory, format_bytes,
+                               level_bytes, public_worst_case, time_class)
+from .utils._validation import check_table, check_target
 
 __all__ = ["DPMarginalSynthesizer"]
 
@@ -50,11 +50,12 @@ def dask_engine():
 _BYTES_PER_SAMPLED_CELL = 64
 
 
-def _public_domains(encoder, table):
+def _public_domains(encoder, table, *, sources=None):
     """Number of codes of each column that the encoder's parameters make public
     (declared categories, bins, booleans; plus the missing code), else None.
 
-    Reads parameters and dtypes only, never values.
+    Reads parameters and dtypes only, never values.  ``sources``, a list, gets
+    what sets each size (a phrase naming the parameter).
     """
     from .preprocessing._binning import make_binners
     from .preprocessing._categories import check_categories
@@ -74,13 +75,17 @@ def _public_domains(encoder, table):
         if name in binners:
             edges = getattr(binners[name], "bin_edges", None)
             n = len(edges) - 1 if edges is not None else getattr(binners[name], "n_bins", None)
+            source = "its bin_edges" if edges is not None else f"n_bins={n}"
         elif name in declared:
             n = len(declared[name])
+            source = "its declared categories"
         elif pd.api.types.is_bool_dtype(table[name].dtype):
-            n = 2
+            n, source = 2, "its bool dtype"
         else:
-            n = None
+            n, source = None, None
         sizes.append(None if n is None else int(n) + 1)
+        if sources is not None:
+            sources.append(source)
     return sizes
 
 
@@ -108,9 +113,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         encoder's DP binning budget is added on top, see ``privacy_spent_``).
     delta : float or None, default=None
         ``delta`` of the guarantee, in ``(0, 0.01]``.  ``None`` uses the
-        fixed default ``1e-5``, chosen before seeing any data (a delta that
-        depends on the data, such as SDS's ``1 / (n ln n)``, is not the delta
-        that holds).  ``fit`` warns when ``delta >= 1 / n_records_``.
+        fixed default ``1e-9`` (as private-pgm's AIM), chosen before seeing
+        any data (a delta that depends on the data, such as SDS's
+        ``1 / (n ln n)``, is not the delta that holds) and far below
+        ``1 / n`` for any table in memory.  ``fit`` warns when
+        ``delta >= 1 / n_records_``.
     reporting_length : int, default=3
         Longest combination length R (clamped to the number of columns).
     percentile : float, default=99
@@ -178,7 +185,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         entropy, whatever NumPy's global state.  A fixed, known seed makes
         the noise reproducible by anyone, so it is for experiments and tests
         only: **publish releases made with ``random_state=None``** (and never
-        compare releases that share a seed).
+        compare releases that share a seed).  The encoder's DP steps (DP
+        quantile bin edges, ...) draw from a child stream of it, unless the
+        encoder has its own ``random_state``: an explicit encoder seed is
+        kept (``fit`` warns when it is combined with ``random_state=None``,
+        since its DP outputs then repeat across fits).
     max_memory : float or None, default=None
         Memory limit in bytes of one step of ``fit`` (one combination length)
         and of ``sample``; ``None`` means half the RAM available when the
@@ -196,7 +207,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     Attributes
     ----------
     aggregates_ : DPAggregates
-        The released DP combination counts (the privacy boundary).
+        The release (the privacy boundary): the DP marginals or combination
+        counts with their public schema.  Publish it with
+        ``aggregates_.save(path)``, or publish :meth:`publishable`.
     privacy_spent_ : dpsynth.accounting.PrivacySpent
         Immutable read-only mapping: ``epsilon``, ``delta``, ``rho`` (zCDP
         of the marginals), ``epsilon_records``, ``epsilon_binning``,
@@ -209,9 +222,12 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     reporting_length_ : int
         Effective R.
     encoder_ : TableEncoder
-        The encoder fitted on the training data (private: not needed by
-        ``sample``, which uses the public ``aggregates_.schema``).  Absent
-        after :meth:`from_aggregates`.
+        The encoder fitted on the training data.  **Private**: it lists every
+        value observed in the undeclared columns, those the DP release
+        suppressed included, so a fitted synthesizer (and its pickle) is not
+        a release.  ``sample`` does not need it (it uses the public
+        ``aggregates_.schema``).  Absent after :meth:`from_aggregates` and
+        :meth:`publishable`.
     sampling_stats_ : dict
         Statistics of the last ``sample`` (``n_records``,
         ``empty_cell_share``; SDS's sampler adds its fallback shares).
@@ -220,6 +236,13 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
     Notes
     -----
+    What is private and what is the release: the fitted synthesizer holds
+    the private ``encoder_`` (and, like any estimator, may be pickled with
+    it); the release is ``aggregates_`` (with ``privacy_spent_`` and the
+    records ``sample`` draws from it).  ``synth.publishable()``, the same as
+    ``DPMarginalSynthesizer.from_aggregates(synth.aggregates_)``, is a
+    synthesizer holding the release only: pickle or share that one.
+
     Workload release: ``(epsilon, delta')`` is converted exactly to a
     Gaussian-DP ``mu``, written ``rho = mu**2 / 2`` (``delta' = delta/2``
     with a data-derived universe, whose discovery spends
@@ -355,11 +378,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         """The table to release: X, with y as one more column (and y's name)."""
         if y is None:
             return frame, None
-        target = y if isinstance(y, pd.Series) else pd.Series(column_or_1d(y, warn=True))
-        if len(target) != len(frame):
-            raise ValueError(
-                f"y must be 1-D with one value per row of X ({len(frame)}); got "
-                f"shape {np.shape(y)}.")
+        target = check_target(y, len(frame))
         name = target.name if isinstance(target.name, str) else "y"
         if name in frame.columns:
             raise ValueError(f"y's name {name!r} is also a column of X; rename one of them.")
@@ -400,7 +419,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         noise_stream, binning_stream = stream(self.random_state, FIT).spawn(2)
         rng = np.random.default_rng(noise_stream)
         encoder = clone(self.encoder) if self.encoder is not None else TableEncoder()
-        if encoder.random_state is None:  # DP quantile binning: a child stream of ours
+        seeded_encoder = encoder.random_state is not None  # the user's explicit choice
+        if not seeded_encoder:  # DP quantile binning: a child stream of ours
             encoder.set_params(random_state=binning_stream)
         if distributed:
             encoder, value_counts = dask_engine().fit_encoder(encoder, X)
@@ -409,6 +429,15 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             codes = InMemoryCodes(encoder.fit_transform(table), n_threads(self.n_jobs))
         schema = encoder.schema_
         schema.to_json()  # every value can be written to a release file, before DP
+        if seeded_encoder and self.random_state is None and (
+                encoder.epsilon_spent_ or getattr(encoder, "delta_spent_", 0.0)):
+            warnings.warn(
+                "encoder.random_state is fixed while random_state=None: the encoder's DP "
+                "steps (DP quantile bin edges, frequent values, within-bin histograms) "
+                "draw the same noise at every fit, so their outputs repeat across "
+                "releases and whoever knows the seed can remove it. For a release you "
+                "publish, leave encoder.random_state=None: the synthesizer then seeds "
+                "it from its own fresh stream.", UserWarning, stacklevel=2)
         if self._resolved_release() == "workload":
             self._log("releasing the DP aggregates (workload-aware)", done=0, total=1,
                       label="marginals")
@@ -474,7 +503,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         Returns the limit in bytes.
         """
         max_bytes = self._max_bytes()
-        domains = _public_domains(self.encoder, table)
+        sources = []
+        domains = _public_domains(self.encoder, table, sources=sources)
         worst = public_worst_case(domains, R)
         need = level_bytes(worst[0], 1)
         if need > max_bytes:
@@ -483,6 +513,20 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 f"needs about {format_bytes(need)}, over max_memory="
                 f"{format_bytes(max_bytes)}. Declare fewer categories (bin or drop "
                 "high-cardinality columns) or raise max_memory.")
+        if self._resolved_release() == "workload":
+            # every column's marginal is measured in a dense n x (n - 1) contrast basis
+            for name, size, source in zip(table.columns, domains, sources):
+                need = basis_bytes(size) if size else 0.0
+                if need > max_bytes:
+                    fewer = ("a smaller n_bins" if source.startswith("n_bins")
+                             else "fewer bins" if "bin" in source else "fewer categories")
+                    raise ResourceLimitError(
+                        f"Column {name!r} has {size - 1} public codes ({source}); the "
+                        "workload release measures it in a dense basis of "
+                        f"{size} x {size - 1} numbers, about {format_bytes(need)}, over "
+                        f"max_memory={format_bytes(max_bytes)}. Give it {fewer} (a few "
+                        "hundred at most: its size also costs time growing with its "
+                        "cube), or raise max_memory.")
         return max_bytes
 
     def _check_sample_size(self, n_samples):
@@ -553,6 +597,27 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                     reporting_length=aggregates.reporting_length, **params)
         synth._validate_params()
         synth._set_release(aggregates, output_frame=True)
+        return synth
+
+    def publishable(self):
+        """A synthesizer that holds the release only: safe to pickle or share.
+
+        It samples as this one does (same ``synthesis``, ``n_jobs``,
+        ``max_memory``, ``verbose``; output type) from ``aggregates_``
+        alone, like :meth:`from_aggregates`: no ``encoder_``, so none of the
+        values the DP release suppressed.  Its ``random_state`` is None: a
+        seed of this synthesizer would also regenerate the noise of ``fit``.
+
+        Returns
+        -------
+        DPMarginalSynthesizer
+        """
+        check_is_fitted(self, "aggregates_")
+        synthesis = self.synthesis if isinstance(self.synthesis, str) else clone(self.synthesis)
+        synth = type(self).from_aggregates(self.aggregates_, synthesis=synthesis,
+                                           n_jobs=self.n_jobs, max_memory=self.max_memory,
+                                           verbose=self.verbose)
+        synth._set_release(self.aggregates_, output_frame=self._output_frame)
         return synth
 
     # ------------------------------------------------------------ sample

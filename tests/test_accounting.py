@@ -83,7 +83,23 @@ def test_default_delta_is_fixed_before_seeing_the_data():
     small = DPMarginalSynthesizer(release="sds", random_state=0).fit(_table(300))
     large = DPMarginalSynthesizer(release="sds", random_state=1).fit(_table(2000))
     assert small.privacy_spent_["delta"] == large.privacy_spent_["delta"] \
-        == accounting.DEFAULT_DELTA == 1e-5
+        == accounting.DEFAULT_DELTA == 1e-9
+
+
+def test_the_default_delta_does_not_warn_on_large_tables_a_chosen_one_does():
+    # the default must hold whatever the (private) table size: no warning on a
+    # table of more than 100,000 records; a delta the user chose is still checked
+    import warnings
+
+    rng = np.random.default_rng(0)
+    n = 120_000
+    X = pd.DataFrame({"a": rng.choice(["x", "y", "z"], n), "b": rng.choice(["u", "v"], n)})
+    for delta, expected in ((None, []), (1e-5, ["delta=1e-05 is not below 1 / n_records_"])):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            DPMarginalSynthesizer(delta=delta, random_state=0).fit(X)
+        assert [str(w.message)[:len("delta=1e-05 is not below 1 / n_records_")]
+                for w in caught] == expected
 
 
 @pytest.mark.parametrize("delta", [0.5, 0.02, 1.0, 0.0, -1e-6, float("nan")])

@@ -282,3 +282,17 @@ def test_byte_damage_raises_one_clear_error(fitted, tmp_path, fmt, damage):
     path.write_bytes(damage(path.read_bytes()))
     with pytest.raises(ValueError, match="Invalid aggregates file|Cannot read"):
         DPAggregates.load(path)
+
+
+def test_repr_describes_both_release_kinds(fitted):
+    frame, synth = fitted
+    text = repr(synth.aggregates_)
+    assert text.startswith("DPAggregates(sds release, 4 columns, n_combinations=")
+    assert f"n_records={synth.n_records_}, epsilon=6, delta=1e-09)" in text
+    workload = DPMarginalSynthesizer(epsilon=6.0, random_state=0).fit(frame).aggregates_
+    text = repr(workload)
+    assert "n_combinations" not in text
+    ways = sorted({len(m.columns) for m in workload.marginals})
+    assert text.startswith(f"DPAggregates(workload release, 4 columns, "
+                           f"n_marginals={len(workload.marginals)} (1-way: ")
+    assert all(f"{k}-way: " in text for k in ways)

@@ -86,9 +86,17 @@ def test_round_trip_is_exact(frame, missing):
             expected[name] = expected[name].astype(nullable_dtype(expected[name].dtype))
     pd.testing.assert_frame_equal(encoder.inverse_transform(codes), expected)
     pd.testing.assert_frame_equal(frame, before)  # never modified in place
-    # the public schema (everything kept) rebuilds the same decoder
+    # the public schema (everything kept) rebuilds the same decoder; a categorical
+    # dtype's categories were not declared: they decode as object, in the schema's order
     schema = encoder.public_schema().to_json()
     rebuilt = TableEncoder.from_schema(schema).inverse_transform(codes)
+    for column in encoder.schema_:
+        dtype = expected[column.name].dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            public = pd.CategoricalDtype(pd.Index(list(column.values), dtype=object),
+                                         ordered=dtype.ordered)
+            assert rebuilt[column.name].cat.categories.dtype == object
+            expected[column.name] = expected[column.name].astype(object).astype(public)
     pd.testing.assert_frame_equal(rebuilt, expected)
 
 
@@ -234,3 +242,81 @@ def test_round_trip_on_nist_ma_excerpt(missing):
     expected = frame if missing == "category" else frame.astype(
         {name: nullable_dtype(dtype) for name, dtype in frame.dtypes.items()})
     pd.testing.assert_frame_equal(encoder.inverse_transform(encoder.transform(frame)), expected)
+
+
+# ------------------------------------------- canonical values (issue #30)
+def test_equal_values_have_one_canonical_spelling():
+    from dpsynth.preprocessing._categories import canonical_value
+
+    utc = pd.Timestamp("2024-03-02", tz="UTC")
+    assert repr(canonical_value(-0.0, np.dtype(float))) == "0.0"
+    assert repr(canonical_value(np.float32(-0.0), np.dtype(float))) == "0.0"
+    # outside float columns a float equal to an int is that int; ints stay ints
+    for value in (1.0, np.float64(1.0), 1, np.int8(1)):
+        assert type(canonical_value(value, np.dtype(object))) is int
+    assert repr(canonical_value(-0.0, np.dtype(object))) == "0"
+    assert canonical_value(2.5, np.dtype(object)) == 2.5
+    assert canonical_value(1.0, np.dtype(float)) == 1.0
+    assert type(canonical_value(1.0, np.dtype(float))) is float
+    assert canonical_value(True, np.dtype(object)) is True
+    # one instant, one zone: the dtype's own, else UTC; naive stays naive
+    tokyo = utc.tz_convert("Asia/Tokyo")
+    assert repr(canonical_value(tokyo, np.dtype(object))) == repr(utc)
+    assert str(canonical_value(utc, pd.DatetimeTZDtype(tz="Asia/Tokyo")).tz) == "Asia/Tokyo"
+    assert canonical_value(pd.Timestamp("2024-03-02"), np.dtype(object)).tzinfo is None
+    # one unit: the finest that holds the instant
+    coarse = pd.Timestamp(np.datetime64("2024-03-02", "s"))
+    assert canonical_value(coarse).unit == canonical_value(pd.Timestamp("2024-03-02")).unit
+    import datetime
+    assert isinstance(canonical_value(datetime.datetime(2024, 3, 2)), pd.Timestamp)
+
+
+def test_the_value_order_is_total_and_independent_of_the_types_present():
+    from dpsynth.preprocessing._categories import canonical_order
+
+    naive = [pd.Timestamp("2024-03-03"), pd.Timestamp("2024-03-01")]
+    aware = pd.Timestamp("2024-03-02", tz="UTC")
+    assert canonical_order(naive) == sorted(naive)
+    # one aware timestamp does not reorder the naive ones: ranked after them
+    assert canonical_order([aware, *naive]) == [*sorted(naive), aware]
+    assert canonical_order([*naive, aware]) == [*sorted(naive), aware]
+    assert canonical_order(["b", 2, "a", True, 1.5]) == [True, 1.5, 2, "a", "b"]
+
+
+@pytest.mark.parametrize("first", [-0.0, 1.0])
+def test_the_first_record_does_not_choose_a_spelling(first):
+    rest = pd.Series([2, 1, 0] * 10, dtype=object)
+    for column in (pd.concat([pd.Series([first], dtype=object), rest], ignore_index=True),
+                   pd.concat([rest, pd.Series([first], dtype=object)], ignore_index=True)):
+        schema = TableEncoder().fit(column.to_frame("v")).schema_
+        assert [repr(v) for v in schema[0].values] == ["0", "1", "2"]
+
+
+def test_undeclared_categorical_dtypes_publish_object_categories():
+    ints = pd.Series([1, 2, 3] * 10).astype("category")
+    with_float = pd.Series([1, 2, 3] * 10 + [2.5]).astype("category")
+    published = []
+    for column in (ints, with_float):
+        encoder = TableEncoder().fit(column.to_frame("c"))
+        keep = np.ones(encoder.schema_.n_attributes, dtype=bool)
+        keep[encoder.schema_.offsets[0] + 2] = not (len(column) % 2)  # 2.5 not released
+        public = encoder.schema_.restrict(keep)[0][0]
+        published.append((public.to_json()["dtype"], [repr(v) for v in public.values]))
+        # the private encoder still round-trips its own dtype
+        codes = encoder.transform(column.to_frame("c"))
+        assert encoder.inverse_transform(codes)["c"].dtype == column.dtype
+    assert published[0][0]["categories_dtype"] == "object"
+    assert published[0][1] == ["1", "2", "3"]
+    assert published[1] == published[0]  # 2.5 suppressed: nothing shows it was there
+    # declared with categories="dtype": the dtype of the categories is public too
+    declared = TableEncoder(categories="dtype").fit(ints.to_frame("c")).public_schema()
+    assert declared[0].to_json()["dtype"]["categories_dtype"] == "int64"
+
+
+def test_lists_are_object_columns_whatever_their_values():
+    rows = [[1, "a"], [2, "b"], [2.5, None]]
+    encoder = TableEncoder().fit(rows)
+    assert [c.dtype for c in encoder.schema_] == [np.dtype(object)] * 2
+    assert encoder.schema_[0].values == (1, 2, 2.5)
+    # an array declares its dtype: kept
+    assert TableEncoder().fit(np.array([[1], [2]])).schema_[0].dtype == np.int64

@@ -73,10 +73,12 @@ def test_large_domains_are_handled_in_seconds():
     rng = np.random.default_rng(0)
     X = pd.DataFrame({f"c{j}": rng.integers(0, 1000, 20_000) for j in range(5)})
     start = time.perf_counter()
+    # delta=1e-5: enough of the 5,000 values pass length 1's threshold to make
+    # length 2 or 3 too large (the smaller default delta suppresses more)
     with pytest.warns(ResourceLimitWarning, match=r"length \d would have up to .* "
                       r"candidate combinations .* GiB, over max_memory=954 MiB"):
         synth = DPMarginalSynthesizer(release="sds", reporting_length=3, max_memory=1e9,
-                                      random_state=0).fit(X)
+                                      delta=1e-5, random_state=0).fit(X)
     assert time.perf_counter() - start < 20  # 159 s and a MemoryError before
     assert synth.reporting_length_ < 3
 
@@ -88,6 +90,27 @@ def test_declared_domains_over_max_memory_are_refused_before_dp(small, no_dp):
     with pytest.raises(ResourceLimitError, match=r"declared domains have 2e\+05 values"
                        r".*over max_memory=977 KiB.*bin or drop"):
         synth.fit(small)
+
+
+def test_n_bins_is_covered_by_the_memory_guard(small):
+    # a binned column of n codes is measured in a dense n x (n - 1) basis: refused
+    # before any DP step, naming n_bins, instead of minutes of work or a MemoryError
+    frame = small.assign(c=small["c"].astype(float))
+    start = time.perf_counter()
+    for n_bins, limit in ((10**5, None), (10**4, 2**30)):
+        encoder = TableEncoder(bounds={"c": (0, 4)}, n_bins=n_bins)
+        synth = DPMarginalSynthesizer(encoder=encoder, max_memory=limit)
+        with pytest.raises(ResourceLimitError, match=rf"Column 'c' has {n_bins} public codes "
+                           rf"\(n_bins={n_bins}\).*over max_memory=.*smaller n_bins"):
+            synth.fit(frame)
+    assert time.perf_counter() - start < 5
+    # declared categories name themselves; a domain that fits goes through
+    encoder = TableEncoder(categories={"a": [f"v{i}" for i in range(20_000)]},
+                           handle_unknown="missing")
+    with pytest.raises(ResourceLimitError, match="declared categories.*fewer categories"):
+        DPMarginalSynthesizer(encoder=encoder, max_memory=2**30).fit(small)
+    encoder = TableEncoder(bounds={"c": (0, 4)}, n_bins=40)
+    DPMarginalSynthesizer(encoder=encoder, max_memory=2**30, random_state=0).fit(frame)
 
 
 def test_max_memory_is_validated(small):

@@ -614,7 +614,7 @@ def check_privacy_options(args):
         raise CommandError("--epsilon must be a positive number")
     if args.delta is not None and not 0 < args.delta <= accounting.MAX_DELTA:
         raise CommandError(f"--delta must be in (0, {accounting.MAX_DELTA:g}] (and far below "
-                           "1 / the number of records); leave it out for the fixed 1e-5")
+                           "1 / the number of records); leave it out for the fixed 1e-9")
     if args.reporting_length < 1:
         raise CommandError("--reporting-length must be at least 1")
     if args.n_bins < 1:

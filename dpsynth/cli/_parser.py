@@ -100,8 +100,8 @@ def _add_privacy(group):
                        help="total privacy budget (default: 4)")
     group.add_argument("--delta", type=float, default=None,
                        help="delta of the (epsilon, delta) guarantee, at most 0.01 (default: "
-                            "1e-5, fixed before seeing the data; pass a smaller one for "
-                            "more than 100,000 records)")
+                            "1e-9, fixed before seeing the data and far below 1 / the "
+                            "number of records)")
     group.add_argument("--reporting-length", type=int, default=3, metavar="R",
                        help="longest combination of columns whose counts are released "
                             "(default: 3)")

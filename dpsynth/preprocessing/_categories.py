@@ -7,12 +7,16 @@ category list usually comes from the data (``astype("category")``), so it
 is public only when declared with ``categories="dtype"``.
 """
 
+import datetime
+import math
+
 import pandas as pd
 
 from ..schema import python_scalar
 from ..utils._validation import is_missing_scalar
 
-__all__ = ["check_categories", "discover_values", "observed_values", "value_list", "DTYPE"]
+__all__ = ["check_categories", "discover_values", "observed_values", "value_list",
+           "canonical_value", "canonical_order", "dtype_declared", "DTYPE"]
 
 #: ``categories`` value that declares a categorical dtype's category list public.
 DTYPE = "dtype"
@@ -83,11 +87,107 @@ def check_categories(categories, frame):
     return checked
 
 
-def _sorted(values):
-    try:
-        return sorted(values)
-    except TypeError:
-        return list(values)
+def dtype_declared(categories, frame):
+    """Names of the categorical columns whose dtype's category list is declared
+    (``categories="dtype"``, or ``{column: "dtype"}``): their categories' dtype is
+    public too."""
+    if isinstance(categories, str) and categories == DTYPE:
+        return {name for name in frame.columns
+                if isinstance(frame[name].dtype, pd.CategoricalDtype)}
+    if isinstance(categories, dict):
+        return {name for name, values in categories.items()
+                if isinstance(values, str) and values == DTYPE}
+    return set()
+
+
+# Fixed ranking of value types: a total order that does not depend on which
+# types a column happens to hold (e.g. one tz-aware timestamp among naive ones).
+_RANKS = {"bool": 0, "number": 1, "str": 2, "bytes": 3, "naive datetime": 4,
+          "aware datetime": 5, "timedelta": 6}
+_UNITS = ("ns", "us", "ms", "s")
+
+
+def _finest_unit(value):
+    """A Timestamp/Timedelta in the finest unit that holds it (one unit per instant)."""
+    for unit in _UNITS:
+        try:
+            return value.as_unit(unit)
+        except (OverflowError, ValueError):  # out of that unit's range
+            continue
+    return value
+
+
+def canonical_value(value, dtype=None):
+    """The one spelling of ``value``'s equality class that a release may show.
+
+    Equal values can be spelt differently (``-0.0`` and ``0.0``, ``1`` and
+    ``1.0`` in an object column, one instant in two time zones); which
+    spelling a column's first record used must not reach a release.  The
+    rule depends on the value and the declared ``dtype`` only:
+
+    - floats: ``-0.0`` becomes ``0.0``; outside float columns (object,
+      categorical), a float equal to an integer becomes that ``int`` (ints
+      stay ints whatever the other records hold);
+    - tz-aware timestamps: the zone of a ``datetime64[ns, tz]`` column, else
+      UTC; naive ones stay naive (a naive and an aware timestamp are never
+      equal);
+    - timestamps and timedeltas: the finest unit that holds them;
+    - numpy scalars and ``datetime.datetime``: the Python/pandas equivalent.
+    """
+    value = python_scalar(value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        if (not pd.api.types.is_float_dtype(dtype) and math.isfinite(value)
+                and value.is_integer()):
+            return int(value)
+        return 0.0 if value == 0.0 else value
+    if isinstance(value, datetime.datetime):
+        value = pd.Timestamp(value)
+        if value.tzinfo is not None:
+            zone = getattr(dtype, "tz", None)
+            value = value.tz_convert(zone if zone is not None else "UTC")
+        return _finest_unit(value)
+    if isinstance(value, datetime.timedelta):
+        return _finest_unit(pd.Timedelta(value))
+    return value
+
+
+def _rank(value):
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, pd.Timestamp):
+        return "naive datetime" if value.tzinfo is None else "aware datetime"
+    if isinstance(value, pd.Timedelta):
+        return "timedelta"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, bytes):
+        return "bytes"
+    return None
+
+
+def canonical_order(values):
+    """``values`` in a total order that is independent of record order.
+
+    Sorted by (type rank, value) with the fixed ranking bool < number < str
+    < bytes < naive datetime < aware datetime < timedelta < others; other
+    types (which no release file can hold) sort by type name and ``repr``.
+    """
+    ranked = {}
+    for value in values:
+        ranked.setdefault(_rank(value), []).append(value)
+    out = []
+    for rank in sorted(ranked, key=lambda r: _RANKS.get(r, len(_RANKS))):
+        group = ranked[rank]
+        if rank is None:
+            group = sorted(group, key=lambda v: (type(v).__qualname__, repr(v)))
+        else:
+            group = sorted(group)
+        out.extend(group)
+    return out
 
 
 def observed_values(series):
@@ -95,17 +195,29 @@ def observed_values(series):
     return [python_scalar(v) for v in pd.unique(series[~series.isna()])]
 
 
+def _canonical_list(values, dtype):
+    """Distinct canonical values (see :func:`canonical_value`)."""
+    return list(dict.fromkeys(canonical_value(v, dtype) for v in values))
+
+
 def value_list(name, dtype, observed, max_float_values):
     """The private value list of an undeclared column of ``dtype``, in code order.
 
-    A categorical dtype's categories (in their order), else the ``observed``
-    values (e.g. the union of :func:`observed_values` over partitions),
-    sorted.  A float column with more than ``max_float_values`` distinct
-    values is refused: it needs public bounds to be binned.
+    The ``observed`` values (e.g. the union of :func:`observed_values` over
+    partitions), or a categorical dtype's categories, in their canonical
+    spelling (:func:`canonical_value`) and in :func:`canonical_order`: the
+    list depends on the set of values only, never on which record came
+    first or which spelling it used.  An *ordered* categorical keeps its
+    dtype's order (the order between its values is declared by the dtype).
+    A float column with more than ``max_float_values`` distinct values is
+    refused: it needs public bounds to be binned.
     """
     if isinstance(dtype, pd.CategoricalDtype):
-        return [python_scalar(v) for v in dtype.categories]
-    observed = list(dict.fromkeys(observed))
+        # the categories' own dtype comes from the data (astype("category")):
+        # spelt as in an object column
+        values = _canonical_list(dtype.categories, None)
+        return values if dtype.ordered else canonical_order(values)
+    observed = _canonical_list(observed, dtype)
     if pd.api.types.is_float_dtype(dtype) and len(observed) > max_float_values:
         raise ValueError(
             f"Column {name!r} is a float column with more than max_float_values="
@@ -113,7 +225,7 @@ def value_list(name, dtype, observed, max_float_values):
             "categorical, so bin it first with public bounds, e.g. "
             f"TableEncoder(bounds={{{name!r}: (low, high)}}) or "
             "dpsynth.preprocessing.DPKBinsDiscretizer, or declare its categories.")
-    return _sorted(observed)
+    return canonical_order(observed)
 
 
 def discover_values(name, series, max_float_values):

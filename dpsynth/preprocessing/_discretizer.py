@@ -34,7 +34,7 @@ _STRATEGIES = ("uniform", "log", "quantile")
 _INVERSES = ("uniform", "midpoint", "dp_histogram")
 
 #: Default total ``delta`` of the DP frequent-value discovery: a constant fixed
-#: before seeing any data, a tenth of :data:`dpsynth.accounting.DEFAULT_DELTA`.
+#: before seeing any data (added to the synthesizer's ``delta``).
 DEFAULT_FREQUENT_DELTA = 1e-6
 
 

@@ -28,7 +28,7 @@ from ..schema import Column, Schema, default_missing_marker
 from ..utils._random import seed_sequence
 from ..utils._validation import check_table
 from ._binning import binned_column, make_binners
-from ._categories import check_categories, discover_values
+from ._categories import check_categories, discover_values, dtype_declared
 from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binning,
                            encode_binning)
 from ._dtypes import nullable_dtype, restore_dtype
@@ -79,7 +79,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         declares the category list of every pandas categorical column public
         (a promise that it does not come from the data).  Columns absent
         from a dict are learned.  Declared lists are public information:
-        the synthesizer does not pay privacy budget for them.
+        the synthesizer does not pay privacy budget for them.  Without
+        ``"dtype"``, a categorical column's categories come from the data
+        (``astype("category")``), and so does their dtype: its public schema
+        then has ``object`` categories (the released values only).
     missing : {"category", "absent"}, default="category"
         ``"category"``: missing values (None, NaN, pd.NA, NaT) are one more
         category of their column.  ``"absent"``: the SDS semantics, a missing
@@ -150,7 +153,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Integer columns always decode to integers.
     random_state : int, RandomState, Generator, SeedSequence or None, default=None
         Seeds the DP quantiles and the within-bin draws of
-        :meth:`inverse_transform`.  ``None``: OS entropy.
+        :meth:`inverse_transform`.  ``None``: OS entropy, or, inside a
+        :class:`~dpsynth.DPMarginalSynthesizer`, a child of the synthesizer's
+        stream.  A seed given here is kept by the synthesizer (which warns
+        when its own ``random_state`` is None: the DP steps would then draw
+        the same noise at every fit).
 
     Attributes
     ----------
@@ -177,6 +184,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     Missing values decode to a marker fixed by the column's dtype, never by
     the data: ``NaN`` in object and float columns, the dtype's ``na_value``
     in string columns, ``pd.NA`` in nullable ones, ``NaT`` in datetimes.
+
+    The values of an undeclared column are kept in one canonical spelling
+    per equality class and in a total order that no record can change
+    (``-0.0`` is ``0.0``, ``1.0`` among ints is ``1``, tz-aware timestamps
+    are in the dtype's zone or UTC; sorted by type rank, then value; see
+    the privacy page of the documentation).  A Python
+    list ``X`` has ``object`` columns: its dtypes would be inferred from its
+    values.
 
     Examples
     --------
@@ -266,6 +281,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                                frequent_epsilon=self.frequent_epsilon,
                                frequent_delta=self.frequent_delta, inverse=self.inverse,
                                inverse_epsilon=self.inverse_epsilon, decimals=self.decimals)
+        dtype_public = dtype_declared(self.categories, frame)
         columns = []
         for name in names:
             dtype = frame[name].dtype
@@ -276,9 +292,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             values = declared.get(name)
             if values is None:
                 values = discover(name)
+            # a categorical dtype's categories (and their dtype) come from the data
+            # (astype("category")) unless declared with categories="dtype"
             columns.append(Column(name, dtype, tuple(values), declared=name in declared,
                                   missing_marker=default_missing_marker(dtype),
-                                  has_missing=name not in not_null))
+                                  has_missing=name not in not_null,
+                                  categories_dtype_declared=name in dtype_public))
         self.epsilon_spent_ = float(sum(b.epsilon_spent_ for b in binners.values()))
         self.delta_spent_ = float(sum(b.delta_spent_ for b in binners.values()))
         self._set_schema(Schema(tuple(columns), self.missing), was_frame)

@@ -22,8 +22,8 @@ import os
 
 import numpy as np
 
-__all__ = ["available_memory", "default_max_memory", "format_bytes", "join_bound",
-           "level_bytes", "public_worst_case", "time_class"]
+__all__ = ["available_memory", "basis_bytes", "default_max_memory", "format_bytes",
+           "join_bound", "level_bytes", "public_worst_case", "time_class"]
 
 #: Candidates a level processes per second on one core (hash table, noise,
 #: thresholds; measured: 10 million in about 2 s on a 2020 laptop core).
@@ -34,6 +34,19 @@ _CANDIDATES_PER_SECOND = 5e6
 #: concatenated copies (16), the hash table (capacity 2-4x keys, 16 bytes a
 #: slot: 64), the count (8), the noise, noisy and rounded values (24), masks.
 _BYTES_PER_CANDIDATE = 130
+
+
+#: Bytes per cell of an ``n x n`` matrix at the peak of building a column's
+#: orthonormal contrast basis (:func:`~dpsynth.release.allocation.contrast_basis`):
+#: the Helmert matrix, QR's copy and factors, and the tensor products that use
+#: it (measured: about 540 MB for 3,000 codes, 4.1 GB for 10,000).
+_BYTES_PER_BASIS_CELL = 48
+
+
+def basis_bytes(n_codes):
+    """Estimated peak bytes of the workload release's basis of a column of ``n_codes``
+    codes (dense ``n x (n - 1)`` floats; building it takes ``O(n**3)`` time)."""
+    return float(n_codes) ** 2 * _BYTES_PER_BASIS_CELL
 
 
 def level_bytes(n_candidates, k):

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-__all__ = ["check_table", "is_missing_scalar", "value_kind"]
+__all__ = ["check_table", "check_target", "is_missing_scalar", "value_kind"]
 
 
 def is_missing_scalar(value):
@@ -74,6 +74,41 @@ def _check_object_column(name, series):
             )
 
 
+def _as_array(data):
+    """An array of ``data``: a Python list or tuple, which declares no dtype,
+    becomes an object array (its values kept as they are); anything else keeps
+    its own dtype.
+
+    ``np.asarray`` would infer the dtype from the values (one ``2.5`` makes a
+    column of ints float, one ``None`` makes it object, one number among
+    strings turns every number into text): a dtype chosen by a record.
+    """
+    if isinstance(data, (list, tuple)):
+        return np.array(data, dtype=object)
+    return np.asarray(data)
+
+
+def check_target(y, n_rows=None):
+    """``y`` as a Series: a Series as it is, other array-likes 1-D (see :func:`_as_array`).
+
+    A list or tuple becomes an ``object`` Series: its dtype would otherwise be
+    inferred from its values.  Give a Series or an array of the dtype you
+    declare (e.g. ``np.asarray(y, dtype=np.int64)``) to keep another.
+    """
+    from sklearn.utils.validation import column_or_1d
+
+    if isinstance(y, pd.Series):
+        target = y
+    else:
+        values = column_or_1d(_as_array(y), warn=True)
+        # an object array stays object: pandas would infer ``str`` from its values
+        target = pd.Series(values, dtype=object if values.dtype == object else None)
+    if n_rows is not None and len(target) != n_rows:
+        raise ValueError(f"y must be 1-D with one value per row of X ({n_rows}); got "
+                         f"shape {np.shape(y)}.")
+    return target
+
+
 def _to_frame(X, name):
     if isinstance(X, pd.DataFrame):
         return X.copy(), True
@@ -87,7 +122,7 @@ def _to_frame(X, name):
                         "with X.toarray() (categorical tables are rarely sparse).")
     if hasattr(X, "__array__") or isinstance(X, (list, tuple)):
         try:
-            array = np.asarray(X)
+            array = _as_array(X)
         except ValueError as exc:  # ragged nested sequences
             raise ValueError(
                 f"{name} is ragged: its rows have different lengths ({exc}). "
@@ -109,7 +144,9 @@ def _to_frame(X, name):
         if np.iscomplexobj(array):
             raise ValueError(f"Complex data not supported in {name}.")
         columns = [f"x{j}" for j in range(array.shape[1])]
-        return pd.DataFrame(array, columns=columns).copy(), False
+        # an object array stays object: pandas would infer ``str`` from its values
+        dtype = object if array.dtype == object else None
+        return pd.DataFrame(array, columns=columns, dtype=dtype).copy(), False
     raise TypeError(
         f"{name} must be a pandas DataFrame or a 2-D array-like; got "
         f"{type(X).__name__}."
