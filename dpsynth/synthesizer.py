@@ -79,6 +79,12 @@ def _public_domains(encoder, table):
     return sizes
 
 
+def _binner_delta(encoder):
+    """``delta`` of the encoder's binners (its ``numeric="auto"`` spends are listed apart)."""
+    spent = getattr(encoder, "delta_spent_", 0.0)
+    return max(spent - sum(s.delta for s in getattr(encoder, "spends_", ())), 0.0)
+
+
 class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     """Differentially private synthetic data from DP k-way marginals.
 
@@ -397,6 +403,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         encoder = clone(self.encoder) if self.encoder is not None else TableEncoder()
         if encoder.random_state is None:  # DP quantile binning: a child stream of ours
             encoder.set_params(random_state=binning_stream)
+        delta = delta - self._share_numeric_budget(encoder, table, epsilon, delta)
         if distributed:
             encoder, value_counts = dask_engine().fit_encoder(encoder, X)
             codes = dask_engine().DaskCodes(X, encoder, value_counts=value_counts)
@@ -410,14 +417,16 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             aggregates = release_adaptive(
                 codes, schema, epsilon=epsilon, delta=delta, reporting_length=R, rng=rng,
                 epsilon_binning=encoder.epsilon_spent_,
-                delta_binning=getattr(encoder, "delta_spent_", 0.0), target=target,
+                delta_binning=_binner_delta(encoder), target=target,
+                encoder_spends=getattr(encoder, "spends_", ()),
                 n_threads=n_threads(self.n_jobs))
             self._log(f"{len(aggregates.marginals)} noisy marginals measured", done=1,
                       total=1, label="marginals")
         else:
             aggregates = self._release_sds(codes, schema, epsilon, delta, R, proportions,
                                            rules, rng, encoder.epsilon_spent_, target,
-                                           getattr(encoder, "delta_spent_", 0.0), max_bytes)
+                                           _binner_delta(encoder), max_bytes,
+                                           getattr(encoder, "spends_", ()))
         if schema.leaks:  # PrivacyLeakWarnings of the encoder: not covered by the guarantee
             aggregates.privacy = aggregates.privacy.with_details(privacy_leak_warnings=[
                 note for notes in schema.leaks.values() for note in notes])
@@ -431,7 +440,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         return self
 
     def _release_sds(self, codes, schema, epsilon, delta, R, proportions, rules, rng,
-                     epsilon_binning, target, delta_binning=0.0, max_bytes=None):
+                     epsilon_binning, target, delta_binning=0.0, max_bytes=None,
+                     encoder_spends=()):
         """The SDS release (Gopi et al. Algorithm 1 with SDS's options)."""
         blocks = as_blocks(codes)
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
@@ -440,7 +450,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             epsilon=epsilon, delta=delta, reporting_length=R,
             percentile_epsilon_proportion=self.percentile_epsilon_proportion,
             proportions=proportions, epsilon_records=epsilon_records,
-            public_universe=schema.public_universe)
+            public_universe=schema.public_universe,
+            rho_reserved=sum(s.rho for s in encoder_spends))
         self._log("releasing the DP aggregates", done=0, total=R, label="marginals")
         stopped = []
         levels = release_marginals(
@@ -453,10 +464,48 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             on_limit=lambda *limit: stopped.append(limit))
         privacy = sds_privacy_spent(plan, levels, n_columns=len(schema),
                                     epsilon_binning=epsilon_binning,
-                                    delta_binning=delta_binning)
+                                    delta_binning=delta_binning,
+                                    encoder_spends=encoder_spends)
         if stopped:
             R = self._warn_stopped(*stopped[0], R=R, max_bytes=max_bytes)
         return DPAggregates.from_release(schema, levels, R, n_records, privacy, target=target)
+
+    def _share_numeric_budget(self, encoder, table, epsilon, delta):
+        """Give ``encoder`` its share of the budget for ``numeric="auto"``; return its delta.
+
+        A public function of the declaration (the candidate columns, read
+        from names and dtypes) and of ``(epsilon, delta)``: the share
+        :func:`~dpsynth.preprocessing._numeric.numeric_share` of the zCDP
+        ``rho`` of the release (computed with the smaller of its conversion
+        deltas, so never more than that share of the ``rho`` it uses) and
+        ``DELTA_SHARE`` of ``delta``.  The release spends what the encoder
+        does not (both are counted inside the one ``(epsilon, delta)``).
+        """
+        from .preprocessing._categories import check_categories
+        from .preprocessing._numeric import DELTA_SHARE, numeric_share
+        from .release.conversion import gdp_mu
+
+        if (not isinstance(encoder, TableEncoder) or encoder.numeric != "auto"
+                or encoder.numeric_rho is not None):
+            return 0.0
+        try:
+            declared = check_categories(encoder.categories, table)
+        except (ValueError, TypeError):  # the encoder's fit says what is wrong
+            return 0.0
+        candidates = encoder.set_params(numeric_rho=1.0)._auto_columns(table, declared)
+        encoder.set_params(numeric_rho=None)
+        if not candidates:
+            return 0.0
+        numeric_delta = DELTA_SHARE * delta
+        conversion_delta = (delta - numeric_delta) / 2.0
+        if self._resolved_release() == "workload":
+            rho = gdp_mu(epsilon, conversion_delta) ** 2 / 2.0
+        else:
+            rho = accounting.zcdp_rho(
+                epsilon * (1.0 - self.number_of_records_epsilon_proportion), conversion_delta)
+        encoder.set_params(numeric_rho=numeric_share(len(candidates)) * rho,
+                           numeric_delta=numeric_delta)
+        return numeric_delta
 
     def _max_bytes(self):
         return default_max_memory() if self.max_memory is None else float(self.max_memory)
