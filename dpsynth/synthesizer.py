@@ -403,7 +403,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         encoder = clone(self.encoder) if self.encoder is not None else TableEncoder()
         if encoder.random_state is None:  # DP quantile binning: a child stream of ours
             encoder.set_params(random_state=binning_stream)
-        delta = delta - self._share_numeric_budget(encoder, table, epsilon, delta)
+        self._share_numeric_budget(encoder, table, epsilon, delta)
         if distributed:
             encoder, value_counts = dask_engine().fit_encoder(encoder, X)
             codes = dask_engine().DaskCodes(X, encoder, value_counts=value_counts)
@@ -411,11 +411,14 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             codes = InMemoryCodes(encoder.fit_transform(table), n_threads(self.n_jobs))
         schema = encoder.schema_
         schema.to_json()  # every value can be written to a release file, before DP
+        # the point masses' thresholds spent part of delta: the release has the rest
+        release_delta = delta - sum(s.delta for s in getattr(encoder, "spends_", ()))
         if self._resolved_release() == "workload":
             self._log("releasing the DP aggregates (workload-aware)", done=0, total=1,
                       label="marginals")
             aggregates = release_adaptive(
-                codes, schema, epsilon=epsilon, delta=delta, reporting_length=R, rng=rng,
+                codes, schema, epsilon=epsilon, delta=release_delta, reporting_length=R,
+                rng=rng,
                 epsilon_binning=encoder.epsilon_spent_,
                 delta_binning=_binner_delta(encoder), target=target,
                 encoder_spends=getattr(encoder, "spends_", ()),
@@ -423,7 +426,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             self._log(f"{len(aggregates.marginals)} noisy marginals measured", done=1,
                       total=1, label="marginals")
         else:
-            aggregates = self._release_sds(codes, schema, epsilon, delta, R, proportions,
+            aggregates = self._release_sds(codes, schema, epsilon, release_delta, R,
+                                           proportions,
                                            rules, rng, encoder.epsilon_spent_, target,
                                            _binner_delta(encoder), max_bytes,
                                            getattr(encoder, "spends_", ()))
@@ -471,7 +475,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         return DPAggregates.from_release(schema, levels, R, n_records, privacy, target=target)
 
     def _share_numeric_budget(self, encoder, table, epsilon, delta):
-        """Give ``encoder`` its share of the budget for ``numeric="auto"``; return its delta.
+        """Give ``encoder`` its share of the budget for ``numeric="auto"``.
 
         A public function of the declaration (the candidate columns, read
         from names and dtypes) and of ``(epsilon, delta)``: the share
@@ -479,7 +483,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ``rho`` of the release (computed with the smaller of its conversion
         deltas, so never more than that share of the ``rho`` it uses) and
         ``DELTA_SHARE`` of ``delta``.  The release spends what the encoder
-        does not (both are counted inside the one ``(epsilon, delta)``).
+        does not (both are counted inside the one ``(epsilon, delta)``): its
+        conversion delta is then at least the one used here.
         """
         from .preprocessing._categories import check_categories
         from .preprocessing._numeric import DELTA_SHARE, numeric_share
@@ -487,15 +492,15 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
         if (not isinstance(encoder, TableEncoder) or encoder.numeric != "auto"
                 or encoder.numeric_rho is not None):
-            return 0.0
+            return
         try:
             declared = check_categories(encoder.categories, table)
         except (ValueError, TypeError):  # the encoder's fit says what is wrong
-            return 0.0
+            return
         candidates = encoder.set_params(numeric_rho=1.0)._auto_columns(table, declared)
         encoder.set_params(numeric_rho=None)
         if not candidates:
-            return 0.0
+            return
         numeric_delta = DELTA_SHARE * delta
         conversion_delta = (delta - numeric_delta) / 2.0
         if self._resolved_release() == "workload":
@@ -505,7 +510,6 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 epsilon * (1.0 - self.number_of_records_epsilon_proportion), conversion_delta)
         encoder.set_params(numeric_rho=numeric_share(len(candidates)) * rho,
                            numeric_delta=numeric_delta)
-        return numeric_delta
 
     def _max_bytes(self):
         return default_max_memory() if self.max_memory is None else float(self.max_memory)

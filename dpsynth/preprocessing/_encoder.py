@@ -360,6 +360,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             except (ValueError, TypeError) as exc:
                 errors.append((name, exc))
         raise_all(errors)
+        # numeric="auto" columns clip +-inf into their end bins, like any outlier
+        self._auto_binned = frozenset(c.name for c in columns
+                                      if c.name in auto and c.binning is not None)
         self.epsilon_spent_ = float(sum(b.epsilon_spent_ for b in binners.values()))
         self.rho_spent_ = float(sum(s.rho for s in spends))
         self.spends_ = tuple(spends)
@@ -446,7 +449,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                                  "`no_missing` declares it has none; remove it from "
                                  "`no_missing` or fill its missing values.")
             if column.binning is not None:
-                codes[:, j] = _bin_column(column, series, missing_codes[j])
+                codes[:, j] = _bin_column(column, series, missing_codes[j],
+                                          column.name in getattr(self, "_auto_binned", ()))
                 continue
             mask = series.isna().to_numpy()
             if isinstance(series.dtype, pd.StringDtype):  # looked up as it is: no copy
@@ -595,7 +599,7 @@ def _check_no_missing(no_missing, names):
     return frozenset(no_missing)
 
 
-def _bin_column(column, series, missing_code):
+def _bin_column(column, series, missing_code, clip_infinite=False):
     dtype = series.dtype
     if (is_text_dtype(dtype) and pd.api.types.is_numeric_dtype(column.dtype)
             and not pd.api.types.is_bool_dtype(column.dtype)):
@@ -607,7 +611,9 @@ def _bin_column(column, series, missing_code):
     if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
         raise TypeError(f"Column {column.name!r} is binned but has dtype {dtype}; give it as "
                         "numbers.")
-    col = encode_binning(series.to_numpy(dtype=np.float64, na_value=np.nan), column.binning,
-                         column.name)
+    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    if clip_infinite:
+        values = np.clip(values, -np.finfo(np.float64).max, np.finfo(np.float64).max)
+    col = encode_binning(values, column.binning, column.name)
     col[col < 0] = missing_code
     return col

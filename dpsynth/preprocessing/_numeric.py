@@ -111,7 +111,8 @@ def default_decimals(low, high):
 
 
 def _dp_range(values, weights, integer, rho, rng):
-    """Step 1: the DP range ``(low, high)`` (grid edges) and the noisy total count."""
+    """Step 1: the DP range ``(low, high)`` (grid edges), the noisy total count and the
+    noisy counts of the grid's cells."""
     grid = range_grid(integer)
     sigma = _sigma(rho)
     noisy = _histogram(values, weights, grid) + rng.normal(0.0, sigma, grid.size - 1)
@@ -133,7 +134,7 @@ def _dp_range(values, weights, integer, rho, rng):
     spend = Spend("range", "gaussian", rho=rho,
                   params=(("sigma", sigma), ("threshold", threshold), ("n_cells", n_cells),
                           ("sensitivity", 1)))
-    return (low, high), total, spend
+    return (low, high), total, spend, noisy
 
 
 def _clip(values, low, high, integer):
@@ -163,17 +164,17 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
     return tuple(float(v) for v in np.sort(observed[order])), spend
 
 
-def _shape_grid(grid, first, last, integer):
-    """Step 3's public grid: cells ``first..last`` of the range grid, each cut in parts."""
+def _shape_grid(grid, first, last, integer, parts):
+    """Step 3's grid: cells ``first..last`` of the range grid, cell ``k`` cut in ``parts[k]``."""
     edges = []
-    for k in range(first, last + 1):
+    for k, n_parts in zip(range(first, last + 1), parts):
         low, high = grid[k], grid[k + 1]
         if not integer and low < 0 < high:  # the zero cell stays whole
             edges.extend([low, high])
         elif integer:
-            edges.extend(np.round(np.linspace(low, high, min(SUB_CELLS, int(high - low)) + 1)))
+            edges.extend(np.round(np.linspace(low, high, min(n_parts, int(high - low)) + 1)))
         else:
-            edges.extend(np.linspace(low, high, SUB_CELLS + 1))
+            edges.extend(np.linspace(low, high, n_parts + 1))
     return np.unique(np.asarray(edges, dtype=np.float64))
 
 
@@ -193,8 +194,18 @@ def _capacity(lower, upper, integer, points):
     return (upper - lower) - inside
 
 
-def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rng):
-    """Step 3: interval edges (noisy quantiles) and within-bin sub-bin probabilities."""
+def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rng,
+                    decimals=None, range_counts=None):
+    """Step 3: interval edges (noisy quantiles) and within-bin sub-bin probabilities.
+
+    Each cell of the range grid is cut into as many parts (up to
+    :data:`SUB_CELLS`) as its noisy count of step 1 fills with about
+    ``4 sigma`` records each (post-processing: empty octaves stay whole,
+    crowded ones get the full resolution).  A part's noisy count is kept
+    when it clears the level that noise alone clears in half a part of the
+    grid on average (at least ``sigma``); float edges are rounded to
+    ``decimals`` (post-processing).
+    """
     grid = range_grid(integer)
     sigma = _sigma(rho)
     spend = Spend("bins and shape", "gaussian", rho=rho,
@@ -204,7 +215,11 @@ def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rn
     first = int(_cells(np.array([low]), grid)[0])
     last = int(_cells(np.array([high - 1 if integer else np.nextafter(high, -np.inf)]),
                       grid)[0])
-    fine = _shape_grid(grid, first, last, integer)
+    if range_counts is None:
+        parts = np.full(last - first + 1, SUB_CELLS)
+    else:
+        parts = np.clip(np.floor(range_counts[first:last + 1] / (4.0 * sigma)), 1, SUB_CELLS)
+    fine = _shape_grid(grid, first, last, integer, parts.astype(int))
     fine = fine[(fine > low) & (fine < high)]
     if not integer:  # the zero cell |x| < 2**-30 merges with its neighbours
         fine = fine[np.abs(fine) != 2.0 ** _FLOAT_OCTAVES[0]]
@@ -214,7 +229,8 @@ def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rn
     counts = _histogram(kept, None if weights is None else weights[rest], fine)
     noisy = counts + rng.normal(0.0, sigma, counts.size)
     capacity = _capacity(fine[:-1], fine[1:], integer, points)
-    mass = np.where((noisy > sigma) & (capacity > 0), noisy, 0.0)
+    level = sigma * max(1.0, float(-ndtri(0.5 / counts.size)))
+    mass = np.where((noisy > level) & (capacity > 0), noisy, 0.0)
     cumulative = np.cumsum(mass)
     if cumulative[-1] > 0 and n_bins > 1:
         targets = cumulative[-1] * np.arange(1, n_bins) / n_bins
@@ -228,6 +244,10 @@ def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rn
     if integer:  # snapped as a closed range: the last edge is the largest value + 1
         edges = _snap_edges(np.append(edges[:-1], edges[-1] - 1), np.dtype(np.int64))
     else:
+        if decimals is not None:  # readable edges, and decoded values rounded inside them
+            edges = np.unique(np.concatenate([[low], np.round(edges[1:-1], decimals),
+                                              [high]]))
+            edges = edges[(edges >= low) & (edges <= high)]
         edges = _snap_edges(edges, np.dtype(np.float64))
     within = []
     for k in range(edges.size - 1):
@@ -283,18 +303,21 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     values = np.where(finite | np.isnan(values), values,
                       np.sign(values) * np.finfo(np.float64).max)
     rho_range, rho_points, rho_shape = (rho * share for share in STEP_SHARES)
-    (low, high), total, range_spend = _dp_range(values, weights, integer, rho_range, rng)
+    (low, high), total, range_spend, cells = _dp_range(values, weights, integer, rho_range,
+                                                       rng)
     if not integer and decimals is None:
         decimals = default_decimals(low, high)
+    if not integer:  # bounds at the column's precision
+        low, high = math.floor(low * 10 ** decimals) / 10 ** decimals, \
+            math.ceil(high * 10 ** decimals) / 10 ** decimals
     special = tuple(float(v) for v in special)
     is_special = np.isin(values, np.asarray(special, dtype=np.float64))
     frequent, points_spend = _dp_points(
         values[~is_special], None if weights is None else weights[~is_special], low, high,
         integer, decimals, rho_points, delta, total, max_points, rng)
-    frequent = tuple(v for v in frequent if v not in special)
     points = special + frequent
     edges, within, shape_spend = _bins_and_shape(values, weights, low, high, integer, points,
-                                                 rho_shape, n_bins, rng)
+                                                 rho_shape, n_bins, rng, decimals, cells)
     binning = Binning(tuple(float(e) for e in edges), bool(integer), "dp_histogram",
                       bool(clip), special=special, frequent=frequent, within=within,
                       decimals=None if integer else int(decimals))
