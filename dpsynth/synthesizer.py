@@ -47,12 +47,14 @@ _BYTES_PER_SAMPLED_CELL = 64
 
 def _public_domains(encoder, table):
     """Number of codes of each column that the encoder's parameters make public
-    (declared categories, bins, booleans; plus the missing code), else None.
+    (declared categories, bins, booleans, at most ``2 n_bins`` for a
+    ``numeric="auto"`` column; plus the missing code), else None.
 
     Reads parameters and dtypes only, never values.
     """
     from .preprocessing._binning import make_binners
     from .preprocessing._categories import check_categories
+    from .preprocessing._numeric import is_auto_numeric
 
     encoder = encoder if encoder is not None else TableEncoder()
     names = list(table.columns)
@@ -73,6 +75,8 @@ def _public_domains(encoder, table):
             n = len(declared[name])
         elif pd.api.types.is_bool_dtype(table[name].dtype):
             n = 2
+        elif encoder.numeric == "auto" and is_auto_numeric(table[name].dtype):
+            n = 2 * encoder.n_bins  # DP intervals and point masses, at most
         else:
             n = None
         sizes.append(None if n is None else int(n) + 1)
@@ -105,8 +109,10 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     Parameters
     ----------
     epsilon : float, default=4.0
-        Total privacy budget of the release (record count + marginals; an
-        encoder's DP binning budget is added on top, see ``privacy_spent_``).
+        Total privacy budget of the release (record count + marginals, and
+        the DP binning of numeric columns with nothing declared, which takes
+        a share of it; an encoder's ``binning_epsilon``, ``frequent_epsilon``
+        and ``inverse_epsilon`` are added on top, see ``privacy_spent_``).
     delta : float or None, default=None
         ``delta`` of the guarantee, in ``(0, 0.01]``.  ``None`` uses the
         fixed default ``1e-5``, chosen before seeing any data (a delta that

@@ -603,6 +603,8 @@ def privacy_terms(privacy):
              f"({accounting} for the marginals")
     if privacy.get("epsilon_binning"):
         terms += f", epsilon {privacy['epsilon_binning']:g} for DP bin edges"
+    if privacy.get("rho_numeric"):
+        terms += f", rho {privacy['rho_numeric']:.4g} of it for DP numeric columns"
     return terms + ")"
 
 

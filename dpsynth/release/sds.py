@@ -402,6 +402,7 @@ def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0, delta_bin
         "epsilon_marginals": plan.epsilon_marginals,
         "epsilon_records": plan.epsilon_records,
         "epsilon_binning": float(epsilon_binning),
+        "rho_numeric": float(sum(s.rho for s in encoder_spends)),
         "delta_binning": float(delta_binning),
         "conversion_delta": plan.conversion_delta,
         "public_universe": plan.public_universe,
