@@ -493,7 +493,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         conversion delta is then at least the one used here.
         """
         from .preprocessing._categories import check_categories
-        from .preprocessing._numeric import DELTA_SHARE, numeric_share
+        from .preprocessing._numeric import DELTA_SHARE, auto_columns, numeric_share
         from .release.conversion import gdp_mu
 
         if (not isinstance(encoder, TableEncoder) or encoder.numeric != "auto"
@@ -503,8 +503,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             declared = check_categories(encoder.categories, table)
         except (ValueError, TypeError):  # the encoder's fit says what is wrong
             return
-        candidates = encoder.set_params(numeric_rho=1.0)._auto_columns(table, declared)
-        encoder.set_params(numeric_rho=None)
+        candidates = auto_columns(table, declared=declared, bounds=encoder.bounds,
+                                  binning=encoder.binning, text_numbers=encoder.text_numbers)
         if not candidates:
             return
         numeric_delta = DELTA_SHARE * delta
