@@ -121,8 +121,12 @@ def _dp_range(values, weights, integer, rho, rng):
     above = np.flatnonzero(noisy > threshold)
     if above.size:
         first, last = int(above[0]), int(above[-1])
-    else:  # nothing clears the threshold: the largest noisy cell
-        first = last = int(np.argmax(noisy))
+    else:  # nothing clears the threshold: the largest noisy cell and the neighbours
+        first = last = int(np.argmax(noisy))  # next to it that clear 1.5 sigma
+        while first > 0 and noisy[first - 1] > 1.5 * sigma:
+            first -= 1
+        while last < n_cells - 1 and noisy[last + 1] > 1.5 * sigma:
+            last += 1
     low, high = float(grid[first]), float(grid[last + 1])
     if not integer:  # the zero cell holds |x| < 2**-30: it bounds the range at 0
         zero = int(np.searchsorted(grid, 0.0)) - 1
@@ -224,7 +228,8 @@ def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rn
     if not integer:  # the zero cell |x| < 2**-30 merges with its neighbours
         fine = fine[np.abs(fine) != 2.0 ** _FLOAT_OCTAVES[0]]
     fine = np.concatenate([[low], fine, [high]])
-    rest = ~np.isin(values, np.asarray(points, dtype=np.float64))
+    matched = values if integer or decimals is None else np.round(values, decimals)
+    rest = ~np.isin(matched, np.asarray(points, dtype=np.float64))  # as encoded
     kept = _clip(values[rest], low, high, integer)
     counts = _histogram(kept, None if weights is None else weights[rest], fine)
     noisy = counts + rng.normal(0.0, sigma, counts.size)
@@ -383,7 +388,7 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=0.05):
 # ------------------------------------------------------------ the encoder's hooks
 #: Share of the synthesizer's zCDP budget spent on each candidate column of
 #: ``numeric="auto"``, and the most spent on all of them.
-SHARE_PER_COLUMN = 0.05
+SHARE_PER_COLUMN = 0.1
 MAX_SHARE = 0.25
 #: Share of the synthesizer's ``delta`` given to the point masses' thresholds.
 DELTA_SHARE = 0.1
@@ -392,8 +397,8 @@ DELTA_SHARE = 0.1
 def numeric_share(n_candidates):
     """Share of the synthesizer's budget for ``numeric="auto"``: a public function.
 
-    ``min(0.25, 0.05 * n_candidates)`` of ``rho`` (e.g. 0.05 for one
-    candidate column, 0.25 from five on).
+    ``min(0.25, 0.1 * n_candidates)`` of ``rho`` (0.1 for one candidate
+    column, 0.2 for two, 0.25 from three on).
     """
     return min(MAX_SHARE, SHARE_PER_COLUMN * n_candidates) if n_candidates else 0.0
 
