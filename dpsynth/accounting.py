@@ -240,6 +240,11 @@ class BudgetPlan:
     sigmas : ndarray
         Noise multiplier ``sigma_k`` of each level (the noise std is
         ``sigma_k * sqrt(Delta_k)``).
+    public_universe : bool
+    rho_reserved : float
+        Part of ``rho`` spent before the release (an encoder's zCDP
+        mechanisms, e.g. the DP binning of numeric columns); the
+        percentiles and levels share the rest.
     """
 
     epsilon: float
@@ -251,6 +256,7 @@ class BudgetPlan:
     percentile_epsilon: float
     sigmas: np.ndarray = field(repr=False)
     public_universe: bool = False
+    rho_reserved: float = 0.0
 
     @property
     def reporting_length(self):
@@ -258,11 +264,11 @@ class BudgetPlan:
 
 
 def plan_budget(*, epsilon, delta, reporting_length, percentile_epsilon_proportion,
-                proportions, epsilon_records, public_universe):
+                proportions, epsilon_records, public_universe, rho_reserved=0.0):
     """Split the budget (SDS eq. [3]-[4] with the squared zCDP conversion).
 
-    ``R * eps_Q**2 / 2 = rho * Q_p`` and ``sum_k 1 / (2 sigma_k**2) = rho * (1 - Q_p)``
-    with ``sigma_k = p_k * sigma``.
+    ``R * eps_Q**2 / 2 = rho' * Q_p`` and ``sum_k 1 / (2 sigma_k**2) = rho' * (1 - Q_p)``
+    with ``sigma_k = p_k * sigma`` and ``rho' = rho - rho_reserved``.
     """
     epsilon_marginals = epsilon - epsilon_records
     if not epsilon_marginals > 0:
@@ -270,11 +276,15 @@ def plan_budget(*, epsilon, delta, reporting_length, percentile_epsilon_proporti
                          "number_of_records_epsilon_proportion.")
     conversion_delta = delta if public_universe else delta / 2.0
     rho = zcdp_rho(epsilon_marginals, conversion_delta)
+    available = rho - float(rho_reserved)
+    if not available > 0:
+        raise ValueError(f"The encoder's DP steps spent rho {rho_reserved:g}, the whole "
+                         f"budget of the marginals ({rho:g}); raise epsilon.")
     R = reporting_length
     q_p = percentile_epsilon_proportion
-    percentile_epsilon = math.sqrt(2.0 * rho * q_p / R)
+    percentile_epsilon = math.sqrt(2.0 * available * q_p / R)
     proportions = np.asarray(proportions, dtype=np.float64)
-    sigma = math.sqrt(np.sum(1.0 / proportions**2) / (2.0 * rho * (1.0 - q_p)))
+    sigma = math.sqrt(np.sum(1.0 / proportions**2) / (2.0 * available * (1.0 - q_p)))
     return BudgetPlan(
         epsilon=float(epsilon), delta=float(delta),
         epsilon_records=float(epsilon_records),
@@ -282,6 +292,7 @@ def plan_budget(*, epsilon, delta, reporting_length, percentile_epsilon_proporti
         conversion_delta=float(conversion_delta), rho=float(rho),
         percentile_epsilon=float(percentile_epsilon),
         sigmas=proportions * sigma, public_universe=bool(public_universe),
+        rho_reserved=float(rho_reserved),
     )
 
 

@@ -52,13 +52,15 @@ _BYTES_PER_SAMPLED_CELL = 64
 
 def _public_domains(encoder, table, *, sources=None):
     """Number of codes of each column that the encoder's parameters make public
-    (declared categories, bins, booleans; plus the missing code), else None.
+    (declared categories, bins, booleans, at most ``2 n_bins`` for a
+    ``numeric="auto"`` column; plus the missing code), else None.
 
     Reads parameters and dtypes only, never values.  ``sources``, a list, gets
     what sets each size (a phrase naming the parameter).
     """
     from .preprocessing._binning import make_binners
     from .preprocessing._categories import check_categories
+    from .preprocessing._numeric import is_auto_numeric
 
     encoder = encoder if encoder is not None else TableEncoder()
     names = list(table.columns)
@@ -81,12 +83,21 @@ def _public_domains(encoder, table, *, sources=None):
             source = "its declared categories"
         elif pd.api.types.is_bool_dtype(table[name].dtype):
             n, source = 2, "its bool dtype"
+        elif encoder.numeric == "auto" and is_auto_numeric(table[name].dtype):
+            n = 2 * encoder.n_bins  # DP intervals and point masses, at most
+            source = "numeric='auto' (n_bins DP intervals and point masses)"
         else:
             n, source = None, None
         sizes.append(None if n is None else int(n) + 1)
         if sources is not None:
             sources.append(source)
     return sizes
+
+
+def _binner_delta(encoder):
+    """``delta`` of the encoder's binners (its ``numeric="auto"`` spends are listed apart)."""
+    spent = getattr(encoder, "delta_spent_", 0.0)
+    return max(spent - sum(s.delta for s in getattr(encoder, "spends_", ())), 0.0)
 
 
 class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
@@ -109,8 +120,10 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     Parameters
     ----------
     epsilon : float, default=4.0
-        Total privacy budget of the release (record count + marginals; an
-        encoder's DP binning budget is added on top, see ``privacy_spent_``).
+        Total privacy budget of the release (record count + marginals, and
+        the DP binning of numeric columns with nothing declared, which takes
+        a share of it; an encoder's ``binning_epsilon``, ``frequent_epsilon``
+        and ``inverse_epsilon`` are added on top, see ``privacy_spent_``).
     delta : float or None, default=None
         ``delta`` of the guarantee, in ``(0, 0.01]``.  ``None`` uses the
         fixed default ``1e-9`` (as private-pgm's AIM), chosen before seeing
@@ -422,6 +435,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         seeded_encoder = encoder.random_state is not None  # the user's explicit choice
         if not seeded_encoder:  # DP quantile binning: a child stream of ours
             encoder.set_params(random_state=binning_stream)
+        self._share_numeric_budget(encoder, table, epsilon, delta)
         if distributed:
             encoder, value_counts = dask_engine().fit_encoder(encoder, X)
             codes = dask_engine().DaskCodes(X, encoder, value_counts=value_counts)
@@ -430,7 +444,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         schema = encoder.schema_
         schema.to_json()  # every value can be written to a release file, before DP
         if seeded_encoder and self.random_state is None and (
-                encoder.epsilon_spent_ or getattr(encoder, "delta_spent_", 0.0)):
+                encoder.epsilon_spent_ or getattr(encoder, "delta_spent_", 0.0)
+                or getattr(encoder, "spends_", ())):
             warnings.warn(
                 "encoder.random_state is fixed while random_state=None: the encoder's DP "
                 "steps (DP quantile bin edges, frequent values, within-bin histograms) "
@@ -438,20 +453,26 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 "releases and whoever knows the seed can remove it. For a release you "
                 "publish, leave encoder.random_state=None: the synthesizer then seeds "
                 "it from its own fresh stream.", UserWarning, stacklevel=2)
+        # the point masses' thresholds spent part of delta: the release has the rest
+        release_delta = delta - sum(s.delta for s in getattr(encoder, "spends_", ()))
         if self._resolved_release() == "workload":
             self._log("releasing the DP aggregates (workload-aware)", done=0, total=1,
                       label="marginals")
             aggregates = release_adaptive(
-                codes, schema, epsilon=epsilon, delta=delta, reporting_length=R, rng=rng,
+                codes, schema, epsilon=epsilon, delta=release_delta, reporting_length=R,
+                rng=rng,
                 epsilon_binning=encoder.epsilon_spent_,
-                delta_binning=getattr(encoder, "delta_spent_", 0.0), target=target,
+                delta_binning=_binner_delta(encoder), target=target,
+                encoder_spends=getattr(encoder, "spends_", ()),
                 n_threads=n_threads(self.n_jobs))
             self._log(f"{len(aggregates.marginals)} noisy marginals measured", done=1,
                       total=1, label="marginals")
         else:
-            aggregates = self._release_sds(codes, schema, epsilon, delta, R, proportions,
+            aggregates = self._release_sds(codes, schema, epsilon, release_delta, R,
+                                           proportions,
                                            rules, rng, encoder.epsilon_spent_, target,
-                                           getattr(encoder, "delta_spent_", 0.0), max_bytes)
+                                           _binner_delta(encoder), max_bytes,
+                                           getattr(encoder, "spends_", ()))
         if schema.leaks:  # PrivacyLeakWarnings of the encoder: not covered by the guarantee
             aggregates.privacy = aggregates.privacy.with_details(privacy_leak_warnings=[
                 note for notes in schema.leaks.values() for note in notes])
@@ -465,7 +486,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         return self
 
     def _release_sds(self, codes, schema, epsilon, delta, R, proportions, rules, rng,
-                     epsilon_binning, target, delta_binning=0.0, max_bytes=None):
+                     epsilon_binning, target, delta_binning=0.0, max_bytes=None,
+                     encoder_spends=()):
         """The SDS release (Gopi et al. Algorithm 1 with SDS's options)."""
         blocks = as_blocks(codes)
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
@@ -474,7 +496,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             epsilon=epsilon, delta=delta, reporting_length=R,
             percentile_epsilon_proportion=self.percentile_epsilon_proportion,
             proportions=proportions, epsilon_records=epsilon_records,
-            public_universe=schema.public_universe)
+            public_universe=schema.public_universe,
+            rho_reserved=sum(s.rho for s in encoder_spends))
         self._log("releasing the DP aggregates", done=0, total=R, label="marginals")
         stopped = []
         levels = release_marginals(
@@ -487,10 +510,48 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             on_limit=lambda *limit: stopped.append(limit))
         privacy = sds_privacy_spent(plan, levels, n_columns=len(schema),
                                     epsilon_binning=epsilon_binning,
-                                    delta_binning=delta_binning)
+                                    delta_binning=delta_binning,
+                                    encoder_spends=encoder_spends)
         if stopped:
             R = self._warn_stopped(*stopped[0], R=R, max_bytes=max_bytes)
         return DPAggregates.from_release(schema, levels, R, n_records, privacy, target=target)
+
+    def _share_numeric_budget(self, encoder, table, epsilon, delta):
+        """Give ``encoder`` its share of the budget for ``numeric="auto"``.
+
+        A public function of the declaration (the candidate columns, read
+        from names and dtypes) and of ``(epsilon, delta)``: the share
+        :func:`~dpsynth.preprocessing._numeric.numeric_share` of the zCDP
+        ``rho`` of the release (computed with the smaller of its conversion
+        deltas, so never more than that share of the ``rho`` it uses) and
+        ``DELTA_SHARE`` of ``delta``.  The release spends what the encoder
+        does not (both are counted inside the one ``(epsilon, delta)``): its
+        conversion delta is then at least the one used here.
+        """
+        from .preprocessing._categories import check_categories
+        from .preprocessing._numeric import DELTA_SHARE, auto_columns, numeric_share
+        from .release.conversion import gdp_mu
+
+        if (not isinstance(encoder, TableEncoder) or encoder.numeric != "auto"
+                or encoder.numeric_rho is not None):
+            return
+        try:
+            declared = check_categories(encoder.categories, table)
+        except (ValueError, TypeError):  # the encoder's fit says what is wrong
+            return
+        candidates = auto_columns(table, declared=declared, bounds=encoder.bounds,
+                                  binning=encoder.binning, text_numbers=encoder.text_numbers)
+        if not candidates:
+            return
+        numeric_delta = DELTA_SHARE * delta
+        conversion_delta = (delta - numeric_delta) / 2.0
+        if self._resolved_release() == "workload":
+            rho = gdp_mu(epsilon, conversion_delta) ** 2 / 2.0
+        else:
+            rho = accounting.zcdp_rho(
+                epsilon * (1.0 - self.number_of_records_epsilon_proportion), conversion_delta)
+        encoder.set_params(numeric_rho=numeric_share(len(candidates)) * rho,
+                           numeric_delta=numeric_delta)
 
     def _max_bytes(self):
         return default_max_memory() if self.max_memory is None else float(self.max_memory)

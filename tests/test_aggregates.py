@@ -20,7 +20,9 @@ def fitted():
         "member": rng.choice([True, False], n),
         "note": pd.Series(rng.choice(["x", None], n, p=[0.7, 0.3]), dtype=object),
     })
-    return frame, DPMarginalSynthesizer(release="sds", epsilon=6.0, random_state=0).fit(frame)
+    # "age" as categories (numeric="auto" would bin it): its values are attributes
+    return frame, DPMarginalSynthesizer(release="sds", epsilon=6.0, random_state=0,
+                                        encoder=TableEncoder(numeric="categorical")).fit(frame)
 
 
 def test_to_dict_uses_column_order_original_types_and_none(fitted):

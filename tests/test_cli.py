@@ -464,10 +464,77 @@ def test_unknown_column_in_bounds(capsys, work, table_csv, command):
     assert listing(work) == []
 
 
+def _numeric_csv(path, n=3000, seed=0):
+    """A CSV whose numeric columns are undeclared: floats with a point mass, counts, codes."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "spend": np.where(rng.random(n) < 0.36, 0.0, rng.gamma(2.0, 300.0, n).round(2)),
+        "visits": np.where(rng.random(n) < 0.8, 0, rng.poisson(3, n) + 1),
+        "ratio": pd.Series(rng.beta(2, 5, n)).where(rng.random(n) > 0.1),
+        "zip": rng.choice(["02139", "01002", "02210"], n),
+        "color": rng.choice(["red", "green"], n)})
+    frame.to_csv(path, index=False)
+    return frame
+
+
 def test_decimal_column_without_bounds(capsys, work, table_csv):
-    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv")
-    assert_one_line_error(code, err, "synthesize", "'income'", "--bounds income=LO:HI")
-    assert listing(work) == []
+    # nothing declared: a DP count finds "age" and "income" numeric, DP bins them
+    code, out, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", "--seed", 0,
+                         "--aggregates-out", "agg.json")
+    assert code == 0, err
+    privacy = DPAggregates.load("agg.json").privacy
+    names = [m.name for m in privacy.mechanisms]
+    for column in ("color", "size", "age", "income"):
+        assert f"numeric column {column!r}: numeric or text" in names
+    assert "numeric column 'income': bins and shape" in names
+    assert "numeric column 'color': range" not in names
+    assert privacy["epsilon"] == 4 and privacy["delta"] == pytest.approx(1e-5)
+    synthetic = pd.read_csv("out.csv")
+    assert synthetic["age"].dtype == np.int64 and synthetic["income"].dtype == np.float64
+
+
+def test_synthesize_with_no_flags_keeps_numeric_columns(capsys, work):
+    from scipy.stats import ks_2samp
+
+    real = _numeric_csv(work / "data.csv")
+    code, out, err = run(capsys, "synthesize", "data.csv", "-o", "out.csv", "--seed", 1)
+    assert code == 0, err
+    assert err == ""
+    fake = pd.read_csv("out.csv", dtype={"zip": str})
+    assert abs(len(fake) - len(real)) <= 0.03 * len(real)
+    visits = fake["visits"].dropna()
+    assert (visits == visits.round()).all() and fake["visits"].isna().mean() <= 0.03
+    assert abs((fake["spend"] == 0).mean() - (real["spend"] == 0).mean()) <= 0.05
+    assert abs((fake["visits"] == 0).mean() - 0.8) <= 0.05
+    for name in ("spend", "ratio"):
+        assert ks_2samp(real[name].dropna(), fake[name].dropna()).statistic <= 0.10
+    assert abs(fake["ratio"].isna().mean() - real["ratio"].isna().mean()) <= 0.03
+    # codes written with a leading zero stay text; no float shows 15+ digits
+    assert set(fake["zip"].dropna()) <= {"02139", "01002", "02210"}
+    text = Path("out.csv").read_text()
+    assert not any(len(field.partition(".")[2]) > 4
+                   for line in text.splitlines()[1:] for field in line.split(","))
+
+
+def test_decimals_option(capsys, work):
+    _numeric_csv(work / "data.csv", n=1000)
+    code, _, err = run(capsys, "synthesize", "data.csv", "-o", "out.csv", "--seed", 1,
+                       "--decimals", "1", "ratio=2")
+    assert code == 0, err
+    fake = pd.read_csv("out.csv")
+    assert (fake["spend"] == fake["spend"].round(1)).all()
+    ratio = fake["ratio"].dropna()
+    assert (ratio == ratio.round(2)).all() and not (ratio == ratio.round(1)).all()
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ("x", "malformed --decimals 'x'"), ("ratio=-1", "between 0 and 15"),
+    ("nope=2", "unknown column 'nope'")])
+def test_decimals_option_errors(capsys, work, value, fragment):
+    _numeric_csv(work / "data.csv", n=200)
+    code, _, err = run(capsys, "synthesize", "data.csv", "-o", "out.csv", "--decimals", value)
+    assert_one_line_error(code, err, "synthesize", fragment)
+    assert listing(work) == ["data.csv"]
 
 
 @pytest.mark.parametrize("argv", [

@@ -42,32 +42,13 @@ ESTIMATORS = [
         DPMarginalSynthesizer(epsilon=1e4, random_state=0)),
 ]
 
-_EMPTY_RELEASE = (
-    "inapplicable: the check fits on 30 rows, whose DP release at epsilon=4 is empty "
-    "(the DP percentile and the noise threshold suppress every count), and score() "
-    "must sample from the release")
-
 EXPECTED_FAILED_CHECKS = {
-    # the default (workload) release passes every check
-    "DPMarginalSynthesizer(release='sds')": {
-        "check_fit_score_takes_y": _EMPTY_RELEASE,
-        "check_pipeline_consistency": _EMPTY_RELEASE,
-    },
+    # both releases pass every check (the checks' float columns are binned by DP)
     "TrainOnSynthetic": {
         "check_classifier_data_not_an_array": (
             "dpsynth design: check_table rejects DataFrames whose column names are not "
             "all strings (here pd.DataFrame(X) has the labels 0, 1), which scikit-learn "
             "accepts"),
-        "check_decision_proba_consistency": (
-            "inapplicable: the check fits on unrounded floats (80 distinct values per "
-            "column); TableEncoder refuses float columns with more than "
-            "max_float_values=32 values unless public bounds are given, since bin "
-            "edges must not come from the private data"),
-        "check_fit2d_1sample": (
-            "inapplicable: one training row releases nothing (a count of 1 never "
-            "clears the level-1 threshold, even at epsilon=1e4), so fit fails with "
-            "dpsynth's 'nothing to sample' message, not one of scikit-learn's "
-            "1-sample messages"),
     },
 }
 

@@ -216,3 +216,160 @@ def test_points_match_at_the_declared_precision():
     codes = binner.transform(X)[:, 0]
     assert codes.tolist()[:2] == [2, 2]  # 0.001 is 0.0 at one decimal
     assert binner.inverse_transform(codes[:, None])["v"].tolist()[:2] == [0.0, 0.0]
+
+
+# ------------------------------------------- numeric columns with nothing declared
+def _raw(n=8000, seed=0):
+    """Float, point-mass, count and small-integer columns, nothing declared."""
+    rng = np.random.default_rng(seed)
+    income = np.where(rng.random(n) < 0.36, 0.0, rng.lognormal(10.0, 1.0, n))
+    score = pd.Series(rng.normal(50.0, 12.0, n)).where(rng.random(n) > 0.1)
+    count = np.where(rng.random(n) < 0.8, 0, rng.poisson(3, n) + 1)
+    return pd.DataFrame({
+        "income": income, "score": score,
+        "count": count.astype(np.int64),
+        "level": rng.choice([0, 1, 2], n, p=[0.5, 0.3, 0.2]).astype(np.int64),
+        "kids": pd.array(np.where(rng.random(n) < 0.05, -1, rng.integers(0, 4, n)),
+                         dtype="Int64").astype("Int64"),
+        "city": rng.choice(["north", "south", "east"], n)})
+
+
+def _ks(a, b):
+    from scipy.stats import ks_2samp
+
+    return ks_2samp(np.asarray(a, dtype=float), np.asarray(b, dtype=float)).statistic
+
+
+@pytest.fixture(scope="module")
+def raw_fit():
+    X = _raw()
+    X["kids"] = X["kids"].mask(X["kids"] == -1)  # missing values in a nullable int column
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    return X, synth, synth.sample(random_state=1)
+
+
+def test_float_column_with_nothing_declared_keeps_its_distribution(raw_fit):
+    X, _, S = raw_fit
+    for name in ("income", "score"):
+        assert _ks(X[name].dropna(), S[name].dropna()) <= 0.10, name
+        assert abs(X[name].isna().mean() - S[name].isna().mean()) <= 0.03, name
+    assert S["income"].dtype == np.float64
+    # decoded to four significant digits of the DP range, not 15+ digits
+    assert (S["score"].dropna() == S["score"].dropna().round(1)).all()
+
+
+def test_point_mass_and_counts_keep_their_shares(raw_fit):
+    X, synth, S = raw_fit
+    assert abs((S["income"] == 0).mean() - (X["income"] == 0).mean()) <= 0.05
+    schema = synth.aggregates_.schema
+    assert 0.0 in schema[schema.names.index("income")].binning.frequent
+    real = X["count"].value_counts(normalize=True)
+    fake = S["count"].value_counts(normalize=True)
+    for value in range(0, 5):  # zeros and the small counts after them, not uniform draws
+        assert abs(real.get(value, 0) - fake.get(value, 0)) <= 0.02, value
+    assert _ks(X["count"], S["count"]) <= 0.05
+    level = S["level"].value_counts(normalize=True)
+    assert level.drop([0, 1, 2], errors="ignore").sum() <= 0.01  # noise in an empty bin
+    for value, share in X["level"].value_counts(normalize=True).items():
+        assert abs(level.get(value, 0) - share) <= 0.03
+
+
+def test_integer_columns_come_back_integers(raw_fit):
+    X, _, S = raw_fit
+    assert S["count"].dtype == np.int64 and S["level"].dtype == np.int64
+    assert S["kids"].dtype == pd.Int64Dtype()
+    assert abs(S["kids"].isna().mean() - X["kids"].isna().mean()) <= 0.03
+    assert S["city"].dtype == X["city"].dtype
+
+
+def test_numeric_discovery_is_a_share_of_the_budget(raw_fit):
+    _, synth, _ = raw_fit
+    spent = synth.privacy_spent_
+    assert spent["epsilon"] == 4.0 and spent["epsilon_binning"] == 0.0
+    assert spent["delta"] <= 1e-5 + 1e-18
+    names = [m.name for m in spent.mechanisms]
+    for column in ("income", "score", "count", "level", "kids"):
+        for step in ("range", "point masses", "bins and shape"):
+            assert f"numeric column {column!r}: {step}" in names
+    assert not any("'city'" in name for name in names)
+    numeric = sum(m.rho for m in spent.mechanisms if m.name.startswith("numeric column"))
+    assert numeric == pytest.approx(spent["rho_numeric"])
+    assert 0 < numeric <= 0.25 * spent["rho"] + 1e-12
+    assert sum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"])
+    assert (sum(m.delta for m in spent.mechanisms) + spent["conversion_delta"]
+            == pytest.approx(spent["delta"]))
+
+
+def test_numeric_discovery_in_the_sds_release_keeps_the_total():
+    X = _raw(4000).drop(columns=["kids"])
+    synth = DPMarginalSynthesizer(epsilon=4.0, release="sds", random_state=0).fit(X)
+    spent = synth.privacy_spent_
+    assert spent["epsilon"] == pytest.approx(4.0)
+    assert spent["delta"] <= 1e-5 + 1e-18
+    numeric = [m for m in spent.mechanisms if m.name.startswith("numeric column")]
+    assert len(numeric) == 3 * 4
+    assert sum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"])
+    S = synth.sample(random_state=0)
+    assert S["count"].dtype == np.int64
+    assert abs((S["income"] == 0).mean() - (X["income"] == 0).mean()) <= 0.05
+
+
+def test_declarations_win_over_numeric_discovery_and_cost_nothing():
+    X = _raw(3000)
+    encoder = TableEncoder(bounds={"income": (0, 1e6)}, categories={"level": [0, 1, 2]},
+                           special_values={"count": [0]}, numeric_rho=0.05, random_state=0)
+    encoder.fit(X)
+    schema = {c.name: c for c in encoder.schema_}
+    assert schema["income"].binning.inverse == "uniform"  # declared bounds, free
+    assert schema["level"].binning is None and schema["level"].values == (0, 1, 2)
+    assert schema["count"].binning.special == (0.0,)
+    assert 0.0 not in schema["count"].binning.frequent
+    columns = {s.name.split("'")[1] for s in encoder.spends_}
+    assert columns == {"score", "count", "kids"}
+    assert encoder.rho_spent_ == pytest.approx(0.05)
+    # alone, without a budget, numeric columns stay categorical (as numeric="categorical")
+    alone = TableEncoder().fit(X[["level", "city"]])
+    assert alone.schema_[0].binning is None and alone.rho_spent_ == 0.0
+
+
+def test_every_refused_column_is_reported_at_once():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=100), "b": rng.normal(size=100),
+                      "c": rng.choice(["x", "y"], 100), "d": rng.normal(size=100)})
+    with pytest.raises(ValueError) as caught:
+        TableEncoder(numeric="categorical").fit(X)
+    message = str(caught.value)
+    assert message.startswith("3 columns cannot be encoded")
+    for name in ("'a'", "'b'", "'d'"):
+        assert name in message
+    assert "bounds" in message and "'c'" not in message
+
+
+def test_numeric_discovery_is_reproducible_and_handles_edge_cases():
+    X = pd.DataFrame({"x": [-np.inf, np.inf, 1.5, 2.5] * 50, "y": [np.nan] * 200,
+                      "z": np.zeros(200, dtype=np.int64)})
+    first = TableEncoder(numeric_rho=0.5, random_state=3).fit(X)
+    second = TableEncoder(numeric_rho=0.5, random_state=3).fit(X)
+    assert first.schema_ == second.schema_
+    back = first.inverse_transform(first.transform(X), random_state=0)
+    assert np.isfinite(back["x"]).all() and back["y"].isna().all()
+    assert (back["z"] == 0).all() and back["z"].dtype == np.int64
+
+
+def test_text_numbers_are_decided_by_dp():
+    from dpsynth.preprocessing._numeric import decide_numeric, parse_numbers
+
+    text = pd.Series(["1", "2", " 3 ", "x", None, "02134", "1e3", "2.5"], dtype=object)
+    np.testing.assert_array_equal(np.isnan(parse_numbers(text)),
+                                  [False, False, False, True, True, True, False, False])
+    rng = np.random.default_rng(0)
+    many = pd.Series([str(v) for v in range(3000)] + ["n/a"] * 30, dtype="str")
+    assert decide_numeric(many, 1.0, rng)[0] == "int"
+    floats = pd.Series([f"{v / 7:.3f}" for v in range(3000)], dtype=object)
+    assert decide_numeric(floats, 1.0, rng)[0] == "float"
+    words = pd.Series(["a", "b", "1"] * 1000, dtype=object)
+    assert decide_numeric(words, 1.0, rng)[0] is None
+    zips = pd.Series(["02139", "01001", "94110"] * 1000, dtype=object)
+    assert decide_numeric(zips, 1.0, rng)[0] is None
+    spend = decide_numeric(words, 1.0, rng)[1]
+    assert spend.rho == 1.0 and spend.mechanism == "gaussian"

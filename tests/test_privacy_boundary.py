@@ -367,6 +367,8 @@ def test_neighbours_differ_only_in_dp_outputs(name, kind, position, neighbour_ta
                                               tmp_path):
     table, other = neighbour_tables[name, position]
     dp_binned = {"quantile": ("income",), "dp_values": ("income", "age")}.get(kind, ())
+    if kind != "declared":  # "kids" (Int64, undeclared) is binned by DP: numeric="auto"
+        dp_binned = (*dp_binned, "kids")
     _check_neighbours(_base_release(table, kind, tmp_path),
                       _release(other, kind, tmp_path, "b"), dp_binned)
 
@@ -671,5 +673,52 @@ def test_cli_neighbours_differ_only_in_dp_outputs(name, declared, tmp_path):
         extra = ["--categories", str(tmp_path / "cats.json")]
     first, out_1, err_1 = _cli_release(_csv_base(), tmp_path, "a", extra)
     second, out_2, err_2 = _cli_release(other, tmp_path, "b", extra)
-    assert _public_part(first) == _public_part(second)
+    # undeclared "rooms" holds numbers: a DP count finds it numeric, DP bins it
+    dp_binned = () if declared else ("rooms",)
+    assert _public_part(first, dp_binned) == _public_part(second, dp_binned)
     assert (out_1, err_1) == (out_2, err_2)
+
+
+# ------------------------------------- numeric columns with nothing declared
+def _numeric_base(n=800, seed=2):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "amount": pd.Series(np.where(rng.random(n) < 0.3, 0.0, rng.lognormal(5, 1, n)))
+        .where(rng.random(n) > 0.05),
+        "visits": rng.poisson(2, n).astype(np.int64),
+        "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+
+
+@pytest.mark.parametrize("name,values", [
+    ("a huge amount", {"amount": 1e15}),
+    ("a negative amount", {"amount": -3.5}),
+    ("an infinite amount", {"amount": np.inf}),
+    ("a missing amount", {"amount": np.nan}),
+    ("a huge count", {"visits": 2 ** 40}),
+    ("a negative count", {"visits": -7}),
+    ("a duplicate record", {}),
+])
+def test_numeric_discovery_neighbours_differ_only_in_dp_outputs(name, values, tmp_path):
+    base = _numeric_base()
+    other = _with_record(base, **values)
+    releases = []
+    for label, frame in (("a", base), ("b", other)):
+        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            synth.fit(frame)
+            sample = synth.sample(40)
+        path = tmp_path / f"{label}.json"
+        synth.aggregates_.save(path)
+        releases.append((json.loads(path.read_text()), sample.dtypes,
+                         sorted(str(w.message) for w in caught)))
+    (first, dtypes_1, messages_1), (second, dtypes_2, messages_2) = releases
+    dp_binned = ("amount", "visits")
+    assert _public_part(first, dp_binned) == _public_part(second, dp_binned)
+    pd.testing.assert_series_equal(dtypes_1, dtypes_2)
+    assert messages_1 == messages_2
+    # the share of the budget is public: the same rho for each numeric step
+    numeric = [m for m in first["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
+    assert [m["rho"] for m in numeric] == [
+        m["rho"] for m in second["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
+    assert first["privacy"]["epsilon"] == second["privacy"]["epsilon"] == 4.0

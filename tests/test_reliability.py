@@ -77,7 +77,9 @@ def test_large_domains_are_handled_in_seconds():
     # length 2 or 3 too large (the smaller default delta suppresses more)
     with pytest.warns(ResourceLimitWarning, match=r"length \d would have up to .* "
                       r"candidate combinations .* GiB, over max_memory=954 MiB"):
+        # the integers as 1,000 categories each (numeric="auto" would bin them)
         synth = DPMarginalSynthesizer(release="sds", reporting_length=3, max_memory=1e9,
+                                      encoder=TableEncoder(numeric="categorical"),
                                       delta=1e-5, random_state=0).fit(X)
     assert time.perf_counter() - start < 20  # 159 s and a MemoryError before
     assert synth.reporting_length_ < 3

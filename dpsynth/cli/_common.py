@@ -461,7 +461,6 @@ def encoder(args, frame, declaration):
         raise CommandError("--binning-epsilon must be a positive number")
     if args.n_bins < 1:
         raise CommandError("--n-bins must be a positive integer")
-    check_undeclared(frame, declaration, args.command)
     used = io.Declaration(tuple(c for c in declaration.columns if c.name in frame.columns))
     for column in used.columns:
         if (column.kind == "categorical" and column.dtype == "float64"
@@ -490,8 +489,72 @@ def encoder(args, frame, declaration):
                              **params["binning"]}
     else:
         params["binning"] = args.binning
+    decimals = parse_decimals(getattr(args, "decimals", None), frame.columns)
+    params["decimals"] = _default_decimals(used, params.get("decimals"), decimals,
+                                           list(frame.columns))
+    # every field is read as text: a DP count decides which undeclared columns hold
+    # numbers (TableEncoder's text_numbers="dp", in the release's budget)
     return TableEncoder(missing=_MISSING[args.missing], n_bins=args.n_bins,
-                        binning_epsilon=args.binning_epsilon, **params)
+                        binning_epsilon=args.binning_epsilon, text_numbers="dp", **params)
+
+
+def parse_decimals(specs, columns):
+    """``["2", "price=0"]`` -> ``(2, {"price": 0})``: the global K and per-column ones.
+
+    Parameters
+    ----------
+    specs : list of str or None
+        ``--decimals`` values: ``K`` or ``COL=K``.
+    columns : sequence of str
+        The table's columns (a named column must be one of them).
+
+    Returns
+    -------
+    (int or None, dict)
+    """
+    every, by_column = None, {}
+    for spec in specs or ():
+        name, equals, text = spec.rpartition("=")
+        try:
+            value = int(text)
+        except ValueError:
+            raise CommandError(f"malformed --decimals {spec!r}: expected K or COL=K with K "
+                               "an integer, e.g. --decimals 2 or --decimals price=0") from None
+        if not 0 <= value <= 15:
+            raise CommandError(f"--decimals {spec!r}: K must be between 0 and 15")
+        if not equals:
+            if every is not None and every != value:
+                raise CommandError("--decimals gives two global values; give one K (and "
+                                   "COL=K for single columns)")
+            every = value
+            continue
+        if name not in columns:
+            raise CommandError(f"--decimals names the unknown column {name!r}; "
+                               f"{io.column_list(list(columns))}")
+        if name in by_column and by_column[name] != value:
+            raise CommandError(f"--decimals gives column {name!r} twice")
+        by_column[name] = value
+    return every, by_column
+
+
+def _default_decimals(used, declared, options, columns):
+    """The encoder's ``decimals``: ``COL=K``, else the schema's, else ``K``, else a rule.
+
+    A declared decimal-number column without decimals gets
+    :func:`~dpsynth.preprocessing._numeric.default_decimals` of its declared
+    bounds (four significant digits); the columns found numeric by DP get
+    it from their DP range in the encoder.  Returns a dict or None.
+    """
+    from ..preprocessing._numeric import default_decimals
+
+    every, by_column = options
+    out = dict.fromkeys(columns, every) if every is not None else {}
+    for column in used.columns:
+        if column.kind == "numeric" and not column.is_integer and column.bounds is not None:
+            out.setdefault(column.name, default_decimals(*column.bounds))
+    out.update(declared or {})
+    out.update(by_column)
+    return out or None
 
 
 def fit(args, frame, declaration):
@@ -540,6 +603,8 @@ def privacy_terms(privacy):
              f"({accounting} for the marginals")
     if privacy.get("epsilon_binning"):
         terms += f", epsilon {privacy['epsilon_binning']:g} for DP bin edges"
+    if privacy.get("rho_numeric"):
+        terms += f", rho {privacy['rho_numeric']:.4g} of it for DP numeric columns"
     return terms + ")"
 
 

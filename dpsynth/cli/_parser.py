@@ -123,6 +123,10 @@ def _add_encoding(group):
                             "geometric widths, or DP quantiles (needs --binning-epsilon)")
     group.add_argument("--binning-epsilon", type=float, default=None, metavar="EPS",
                        help="extra privacy budget of the DP quantile bin edges")
+    group.add_argument("--decimals", action="extend", nargs="+", metavar="[COL=]K",
+                       help="decimals of the synthetic values of decimal-number columns: "
+                            "K for every such column, COL=K for one (default: four "
+                            "significant digits of the column's public or DP range)")
     group.add_argument("--missing", choices=("category", "uncounted", "absent"),
                        default="category", metavar="{category,uncounted}",
                        help="'category' (default): a missing value is one more value of "

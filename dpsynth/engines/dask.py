@@ -186,8 +186,10 @@ def fit_encoder(encoder, X):
         discover=lambda name: value_list(name, meta[name].dtype, observed[name],
                                          encoder.max_float_values),
         fit_binner=lambda name, binner: _binner_column(name, binner, meta[name].dtype,
-                                                       counts))
-    return encoder, {name: counts[name] for name in discover}
+                                                       counts),
+        column_values=lambda name: (_multiset(name, meta[name].dtype, counts[name]), None))
+    binned_now = {c.name for c in encoder.schema_ if c.binning is not None}  # numeric="auto"
+    return encoder, {name: counts[name] for name in discover if name not in binned_now}
 
 
 def _code_counts(schema, j, counts):

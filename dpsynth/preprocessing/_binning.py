@@ -34,14 +34,15 @@ def binned_names(names, bounds, binning, declared):
 def make_binners(*, bounds, binning, binning_epsilon, n_bins, names, declared,
                  random_state, special_values=None, frequent_values=None,
                  frequent_epsilon=None, frequent_delta=None, inverse="uniform",
-                 inverse_epsilon=None, decimals=None):
+                 inverse_epsilon=None, decimals=None, auto=()):
     """One unfitted :class:`DPKBinsDiscretizer` per binned column, by name.
 
     Parameters are those of :class:`TableEncoder`; ``declared`` holds the
     columns with declared categories (never binned).  Each binner gets its
     own child of ``random_state``'s :class:`numpy.random.SeedSequence`.
     ``frequent_epsilon``/``frequent_delta`` and ``inverse_epsilon`` are
-    split evenly over the binned columns.
+    split evenly over the binned columns.  ``auto`` names the candidates
+    of ``numeric="auto"``, which may have ``special_values`` too.
     """
     bounds = {} if bounds is None else bounds
     if not isinstance(bounds, dict):
@@ -69,7 +70,7 @@ def make_binners(*, bounds, binning, binning_epsilon, n_bins, names, declared,
     if isinstance(decimals, dict):
         _check_columns("decimals", decimals, names)
     binned = binned_names(names, bounds, per_column, declared)
-    unbinned = [c for c in special_values if c not in binned]
+    unbinned = [c for c in special_values if c not in binned and c not in auto]
     if unbinned:
         raise ValueError(f"special_values names column(s) {unbinned} that are not binned; "
                          "give them public bounds (special values are bins of a numeric "

@@ -25,13 +25,16 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..schema import Column, Schema, default_missing_marker
-from ..utils._random import seed_sequence
+from ..utils._random import seed_sequence, stream
 from ..utils._validation import check_table
 from ._binning import binned_column, make_binners
 from ._categories import check_categories, discover_values, dtype_declared
 from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binning,
                            encode_binning)
+from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ._dtypes import nullable_dtype, restore_dtype
+from ._numeric import NUMERIC, auto_columns, fit_auto_column, is_text_dtype, parse_numbers, \
+    raise_all
 
 __all__ = ["TableEncoder"]
 
@@ -99,8 +102,38 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         raises ``ValueError``.  In a column whose values are not declared,
         values that the DP release does not publish still decode as missing.
     max_float_values : int, default=32
-        A float column with more distinct values than this (and no declared
+        With ``numeric="categorical"`` (or no ``numeric_rho``), a float
+        column with more distinct values than this (and no declared
         categories or bounds) is rejected: give it public ``bounds``.
+    numeric : {"auto", "categorical"}, default="auto"
+        ``"auto"``: every numeric column (integer or float dtype, not bool)
+        with no declared ``categories``, ``bounds`` or ``binning`` is binned
+        by DP from ``numeric_rho`` alone (see
+        :mod:`dpsynth.preprocessing._numeric` and the numeric columns page):
+        a DP range, DP point masses (exact values such as 0 or 40, at most
+        ``n_bins`` of them, each decoding to exactly that value), ``n_bins``
+        DP quantile intervals and a DP histogram of values inside each
+        interval; integer columns decode to integers, float columns to the
+        declared ``decimals`` (else four significant digits of the DP
+        range).  ``"categorical"``: such columns are categorical (each value
+        a category).  A :class:`~dpsynth.DPMarginalSynthesizer` gives
+        ``numeric_rho`` a share of its own budget; an encoder fitted alone
+        with ``numeric_rho=None`` treats numeric columns as categorical.
+    numeric_rho : float, default=None
+        zCDP budget (``mu**2 / 2`` in Gaussian DP) of ``numeric="auto"``,
+        split evenly over its candidate columns (in ``rho_spent_``).
+    numeric_delta : float, default=None
+        ``delta`` of the point masses' threshold, split evenly over the
+        candidate columns (``None``: the fixed ``1e-6``; in ``delta_spent_``).
+    text_numbers : {None, "dp"}, default=None
+        ``"dp"``: undeclared text columns (object or string dtype) are
+        candidates of ``numeric="auto"`` too: a DP count of their fields
+        that are integers, other numbers or text decides whether the column
+        holds numbers (:func:`~dpsynth.preprocessing._numeric.decide_numeric`,
+        a tenth of the column's share); a numeric one is binned as above and
+        decodes as ``Int64`` or ``float64``, its fields that are no number
+        (or written with a leading zero, like ``"02134"``) becoming missing.
+        The command line uses it: it reads every field as text.
     bounds : dict, default=None
         ``{column: (low, high)}``: public ranges of numeric columns, e.g. from
         a data dictionary.  These columns are binned (their codes are bin
@@ -168,9 +201,15 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Privacy budget spent while fitting on DP quantiles, DP frequent
         values and DP within-bin histograms (0.0 without them).  A
         synthesizer adds it to its own spending (basic composition).
+    rho_spent_ : float
+        zCDP budget spent by ``numeric="auto"`` (Gaussian mechanisms, part of
+        ``numeric_rho``; 0.0 without them).  A synthesizer counts it inside
+        its own budget.
     delta_spent_ : float
-        ``delta`` spent while fitting (DP frequent values; else 0.0).  A
-        synthesizer adds it to its own ``delta``.
+        ``delta`` spent while fitting (DP frequent values and point masses;
+        else 0.0).
+    spends_ : tuple of dpsynth.accounting.Spend
+        Every mechanism of ``numeric="auto"``, by column.
     n_values_ : ndarray of shape (n_features,)
         Number of codes of each column (including the missing code).
     offsets_ : ndarray of shape (n_features + 1,)
@@ -213,6 +252,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         "handle_unknown": [StrOptions({"error", "missing"})],
         "no_missing": [list, tuple, None],
         "max_float_values": [Interval(Integral, 1, None, closed="left")],
+        "numeric": [StrOptions({"auto", "categorical"})],
+        "numeric_rho": [Interval(Real, 0, None, closed="neither"), None],
+        "numeric_delta": [Interval(Real, 0, 1, closed="neither"), None],
+        "text_numbers": [StrOptions({"dp"}), None],
         "bounds": [dict, None],
         "n_bins": [Interval(Integral, 1, None, closed="left")],
         "binning": [StrOptions(set(_STRATEGIES)), dict],
@@ -228,7 +271,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     }
 
     def __init__(self, *, categories="auto", missing="category",
-                 handle_unknown="error", no_missing=None, max_float_values=32, bounds=None, n_bins=10,
+                 handle_unknown="error", no_missing=None, max_float_values=32,
+                 numeric="auto", numeric_rho=None, numeric_delta=None, text_numbers=None,
+                 bounds=None, n_bins=10,
                  binning="uniform", binning_epsilon=None, special_values=None,
                  frequent_values=None, frequent_epsilon=None, frequent_delta=None,
                  inverse="uniform", inverse_epsilon=None, decimals=None, random_state=None):
@@ -237,6 +282,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self.handle_unknown = handle_unknown
         self.no_missing = no_missing
         self.max_float_values = max_float_values
+        self.numeric = numeric
+        self.numeric_rho = numeric_rho
+        self.numeric_delta = numeric_delta
+        self.text_numbers = text_numbers
         self.bounds = bounds
         self.n_bins = n_bins
         self.binning = binning
@@ -257,21 +306,32 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self._build_schema(
             frame, was_frame,
             discover=lambda name: discover_values(name, frame[name], self.max_float_values),
-            fit_binner=lambda name, binner: binned_column(name, frame[name], binner))
+            fit_binner=lambda name, binner: binned_column(name, frame[name], binner),
+            column_values=lambda name: (frame[name], None))
         return frame
 
-    def _build_schema(self, frame, was_frame, *, discover, fit_binner):
+    def _auto_columns(self, frame, declared):
+        """The candidates of ``numeric="auto"``: ``{name: "number" | "text"}`` (public)."""
+        if self.numeric != "auto" or self.numeric_rho is None:
+            return {}
+        return auto_columns(frame, declared=declared, bounds=self.bounds,
+                            binning=self.binning, text_numbers=self.text_numbers)
+
+    def _build_schema(self, frame, was_frame, *, discover, fit_binner, column_values=None):
         """Set ``schema_`` from the declaration (``frame``'s names and dtypes, parameters).
 
-        ``discover(name)`` gives an undeclared column's private value list and
-        ``fit_binner(name, binner)`` a binned column's :class:`Column`, so that
-        the values can come from a frame in memory or from partitions
-        (:mod:`dpsynth.engines.dask`).
+        ``discover(name)`` gives an undeclared column's private value list,
+        ``fit_binner(name, binner)`` a binned column's :class:`Column` and
+        ``column_values(name)`` a column's values (a Series, or its distinct
+        values and their numbers of records), so that the values can come
+        from a frame in memory or from partitions (:mod:`dpsynth.engines.dask`).
+        Every column that cannot be encoded is reported in one error.
         """
         names = list(frame.columns)
         declared = check_categories(self.categories, frame)
         not_null = _check_no_missing(self.no_missing, names)
         _check_integer_bounds(self.bounds, frame)
+        auto = self._auto_columns(frame, declared)
         binners = make_binners(bounds=self.bounds, binning=self.binning,
                                binning_epsilon=self.binning_epsilon, n_bins=self.n_bins,
                                names=names, declared=declared,
@@ -280,26 +340,50 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                                frequent_values=self.frequent_values,
                                frequent_epsilon=self.frequent_epsilon,
                                frequent_delta=self.frequent_delta, inverse=self.inverse,
-                               inverse_epsilon=self.inverse_epsilon, decimals=self.decimals)
+                               inverse_epsilon=self.inverse_epsilon, decimals=self.decimals,
+                               auto=auto)
         dtype_public = dtype_declared(self.categories, frame)
-        columns = []
+        auto_rng = np.random.default_rng(stream(self.random_state, NUMERIC))
+        columns, errors, spends = [], [], []
         for name in names:
             dtype = frame[name].dtype
-            if name in binners:
-                columns.append(replace(fit_binner(name, binners[name]),
-                                       has_missing=name not in not_null))
-                continue
-            values = declared.get(name)
-            if values is None:
-                values = discover(name)
-            # a categorical dtype's categories (and their dtype) come from the data
-            # (astype("category")) unless declared with categories="dtype"
-            columns.append(Column(name, dtype, tuple(values), declared=name in declared,
-                                  missing_marker=default_missing_marker(dtype),
-                                  has_missing=name not in not_null,
-                                  categories_dtype_declared=name in dtype_public))
+            try:
+                if name in binners:
+                    columns.append(replace(fit_binner(name, binners[name]),
+                                           has_missing=name not in not_null))
+                    continue
+                if name in auto:
+                    column, spent = fit_auto_column(
+                        name, *column_values(name), kind=auto[name],
+                        rho=self.numeric_rho / len(auto),
+                        delta=(DEFAULT_FREQUENT_DELTA if self.numeric_delta is None
+                               else self.numeric_delta) / len(auto),
+                        n_bins=self.n_bins, rng=auto_rng,
+                        special=(self.special_values or {}).get(name, ()),
+                        decimals=(self.decimals.get(name) if isinstance(self.decimals, dict)
+                                  else self.decimals))
+                    spends.extend(spent)
+                    if column is not None:
+                        columns.append(replace(column, has_missing=name not in not_null))
+                        continue
+                values = declared.get(name)
+                if values is None:
+                    values = discover(name)
+                columns.append(Column(name, dtype, tuple(values), declared=name in declared,
+                                      missing_marker=default_missing_marker(dtype),
+                                      has_missing=name not in not_null,
+                                      categories_dtype_declared=name in dtype_public))
+            except (ValueError, TypeError) as exc:
+                errors.append((name, exc))
+        raise_all(errors)
+        # numeric="auto" columns clip +-inf into their end bins, like any outlier
+        self._auto_binned = frozenset(c.name for c in columns
+                                      if c.name in auto and c.binning is not None)
         self.epsilon_spent_ = float(sum(b.epsilon_spent_ for b in binners.values()))
-        self.delta_spent_ = float(sum(b.delta_spent_ for b in binners.values()))
+        self.rho_spent_ = float(sum(s.rho for s in spends))
+        self.spends_ = tuple(spends)
+        self.delta_spent_ = float(sum(b.delta_spent_ for b in binners.values())
+                                  + sum(s.delta for s in spends))
         self._set_schema(Schema(tuple(columns), self.missing), was_frame)
         self._not_null = not_null
         self._columns_dtype = frame.columns.dtype  # declared with the names
@@ -381,7 +465,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                                  "`no_missing` declares it has none; remove it from "
                                  "`no_missing` or fill its missing values.")
             if column.binning is not None:
-                codes[:, j] = _bin_column(column, series, missing_codes[j])
+                codes[:, j] = _bin_column(column, series, missing_codes[j],
+                                          column.name in getattr(self, "_auto_binned", ()))
                 continue
             mask = series.isna().to_numpy()
             if isinstance(series.dtype, pd.StringDtype):  # looked up as it is: no copy
@@ -500,6 +585,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             schema = Schema.from_json(schema)
         encoder = cls(**params).set_params(missing=schema.missing)
         encoder.epsilon_spent_ = 0.0
+        encoder.rho_spent_ = 0.0
+        encoder.spends_ = ()
         encoder.delta_spent_ = 0.0
         encoder._set_schema(schema, True)
         encoder._not_null = _check_no_missing(encoder.no_missing, schema.names)
@@ -528,12 +615,21 @@ def _check_no_missing(no_missing, names):
     return frozenset(no_missing)
 
 
-def _bin_column(column, series, missing_code):
+def _bin_column(column, series, missing_code, clip_infinite=False):
     dtype = series.dtype
+    if (is_text_dtype(dtype) and pd.api.types.is_numeric_dtype(column.dtype)
+            and not pd.api.types.is_bool_dtype(column.dtype)):
+        # a text column found to hold numbers (text_numbers="dp"): fields that are
+        # no number are missing
+        col = encode_binning(parse_numbers(series), column.binning, column.name)
+        col[col < 0] = missing_code
+        return col
     if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
         raise TypeError(f"Column {column.name!r} is binned but has dtype {dtype}; give it as "
                         "numbers.")
-    col = encode_binning(series.to_numpy(dtype=np.float64, na_value=np.nan), column.binning,
-                         column.name)
+    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    if clip_infinite:
+        values = np.clip(values, -np.finfo(np.float64).max, np.finfo(np.float64).max)
+    col = encode_binning(values, column.binning, column.name)
     col[col < 0] = missing_code
     return col

@@ -146,7 +146,7 @@ def _public_codes(codes, schema, new_ids, public):
 
 def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
                      epsilon_binning=0.0, target=None, delta_binning=0.0,
-                     accounting="gdp", **workload_params):
+                     accounting="gdp", encoder_spends=(), **workload_params):
     """Run the workload-aware release; return :class:`~dpsynth.DPAggregates`.
 
     Parameters
@@ -169,6 +169,10 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         the total).
     target : str or None
         Name of the target column.
+    encoder_spends : sequence of Spend, default=()
+        The encoder's Gaussian mechanisms (DP binning of numeric columns
+        with nothing declared): their ``rho`` is part of the budget (the
+        release spends the rest), their ``delta`` is added to the total.
     accounting : {"gdp", "zcdp"}, default="gdp"
         ``"gdp"``: the budget is the Gaussian-DP ``mu`` of ``(epsilon,
         delta)`` (exact conversion) and selections are charged their GDP
@@ -192,7 +196,13 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         rho = gdp_mu(epsilon, conversion_delta) ** 2 / 2.0
     else:
         rho = zcdp_rho_tight(epsilon, conversion_delta)
-    spends = []
+    rho_total = rho
+    rho_encoder = float(sum(s.rho for s in encoder_spends))
+    rho = rho_total - rho_encoder
+    if not rho > 0:
+        raise ValueError(f"The encoder's DP steps spent rho {rho_encoder:g}, the whole "
+                         f"budget ({rho_total:g}); raise epsilon.")
+    spends = list(encoder_spends)
     if epsilon_binning or delta_binning:  # the encoder's DP steps
         spends.append(Spend("binning (DP quantiles, frequent values, within-bin)",
                             "encoder", epsilon=float(epsilon_binning),
@@ -238,11 +248,13 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
                "epsilon_marginals": float(epsilon), "epsilon_records": 0.0,
                "epsilon_binning": float(epsilon_binning),
                "delta_binning": float(delta_binning),
-               "rho_discovery": rho_discovery, "n_measurements": len(marginals)}
+               "rho_discovery": rho_discovery, "rho_numeric": rho_encoder,
+               "n_measurements": len(marginals)}
     if accounting == "gdp":
-        details["mu"] = math.sqrt(2.0 * rho)
+        details["mu"] = math.sqrt(2.0 * rho_total)
     privacy = PrivacySpent(float(epsilon) + float(epsilon_binning),
-                           float(delta) + float(delta_binning), rho, spends, details)
+                           float(delta) + float(delta_binning)
+                           + sum(s.delta for s in encoder_spends), rho_total, spends, details)
     n_records = max(int(round(release.total)), 1)
     return DPAggregates(public, reporting_length, [], [], n_records, privacy, target,
                         marginals)

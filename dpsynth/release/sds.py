@@ -358,13 +358,15 @@ def normalise_counts(levels):
     return levels
 
 
-def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0, delta_binning=0.0):
+def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0, delta_binning=0.0,
+                      encoder_spends=()):
     """The :class:`~dpsynth.accounting.PrivacySpent` of one SDS release.
 
     Every mechanism of the release is listed: the Laplace record count, the
     DP bin edges (if any), per length the exponential-mechanism percentile
     and the Gaussian counts, and the DP set union of a data-derived 1-tuple
-    universe (``delta / 2``).  Only public numbers enter it: the plan, the
+    universe (``delta / 2``); ``encoder_spends`` are the encoder's zCDP
+    mechanisms (inside ``plan.rho``, their ``delta`` added).  Only public numbers enter it: the plan, the
     DP contribution bounds, thresholds and noise scales, and ``|V_k|`` for
     ``k >= 2`` (derived from released tuples); ``|V_1|`` of a data-derived
     universe is private and left out.
@@ -377,6 +379,7 @@ def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0, delta_bin
         spends.append(Spend("binning (DP quantiles, frequent values, within-bin)",
                             "encoder", epsilon=float(epsilon_binning),
                             delta=float(delta_binning)))
+    spends += list(encoder_spends)
     for k in lengths:
         spends.append(Spend(f"percentile k={k}", "exponential",
                             rho=plan.percentile_epsilon ** 2 / 2.0,
@@ -399,6 +402,7 @@ def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0, delta_bin
         "epsilon_marginals": plan.epsilon_marginals,
         "epsilon_records": plan.epsilon_records,
         "epsilon_binning": float(epsilon_binning),
+        "rho_numeric": float(sum(s.rho for s in encoder_spends)),
         "delta_binning": float(delta_binning),
         "conversion_delta": plan.conversion_delta,
         "public_universe": plan.public_universe,
@@ -412,4 +416,5 @@ def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0, delta_bin
                          if k in by_length and (k > 1 or plan.public_universe)},
     }
     return PrivacySpent(plan.epsilon + float(epsilon_binning),
-                        plan.delta + float(delta_binning), plan.rho, spends, details)
+                        plan.delta + float(delta_binning)
+                        + sum(s.delta for s in encoder_spends), plan.rho, spends, details)

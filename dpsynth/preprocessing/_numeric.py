@@ -1,0 +1,511 @@
+"""Numeric columns with nothing declared: DP range, DP point masses, DP bins and shape.
+
+A numeric column that the user gave no ``bounds``, ``bin_edges`` or
+``categories`` is binned from Gaussian mechanisms only, in three steps that
+each read every record once (sensitivity 1, so each is exactly
+``1/sigma``-Gaussian-DP, i.e. ``1/(2 sigma**2)``-zCDP):
+
+1. **Range.**  A noisy histogram over a *public* grid of signed
+   powers of two (``[2**k, 2**(k+1))`` and their negatives, and a zero
+   cell; integer columns from ``k = 0``, float columns from ``k = -30``), as
+   in SmartNoise's DP bounds: the lowest and highest cells whose noisy
+   count clears a threshold give the range; values outside are clipped
+   into it (what keeps a record's influence bounded).
+2. **Point masses.**  The exact values in the range (floats rounded to the
+   column's ``decimals``) with Gaussian noise; the values above the
+   threshold of the DP set union (a value held by one record crosses it with
+   probability ``delta``) and holding at least :data:`MIN_POINT_SHARE` of
+   the noisy count are released, at most ``max_points`` of them, each
+   with a bin of its own that decodes to exactly that value (a 0 income,
+   40 hours, the 0/1/2 of a small count).
+3. **Bins and shape.**  The other values on a finer public grid (each
+   power-of-two cell of the range cut into :data:`SUB_CELLS` equal parts,
+   whole integers for integer columns) with Gaussian noise.  Post-processing
+   of this one histogram gives both the ``n_bins`` interval edges (its
+   noisy quantiles) and, for every interval, the DP probabilities of its
+   sub-bins from which decoded values are drawn
+   (``inverse="dp_histogram"``), so that skewed and small-count columns
+   keep their shape inside each bin.
+
+Float columns decode rounded to :func:`default_decimals` of the DP range (a
+public rule: four significant digits of the largest magnitude) unless
+``decimals`` is given.  :func:`parse_numbers` is the DP decision, for text
+columns (a CSV file read as text), of whether a column holds numbers.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtri
+
+from ..accounting import Spend, first_level_threshold
+from ..schema import Binning, sub_bin_edges
+from ._discretizer import _snap_edges
+
+__all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
+           "is_auto_numeric", "SUB_CELLS", "MIN_POINT_SHARE", "RANGE_FALSE_CELL"]
+
+#: Each power-of-two cell of the range is cut into this many equal parts for
+#: the shape histogram (integer columns: at most one part per integer).
+SUB_CELLS = 16
+#: Sub-bins per interval in the released within-bin histogram.
+WITHIN_SUB_BINS = 16
+#: A released point mass holds at least this share of the column's noisy count.
+MIN_POINT_SHARE = 0.01
+#: Probability that noise alone makes an empty cell of the range grid clear
+#: the range threshold (over all the grid's cells).
+RANGE_FALSE_CELL = 1e-3
+#: Shares of a column's zCDP budget: range, point masses, bins and shape.
+STEP_SHARES = (0.25, 0.25, 0.5)
+_FLOAT_OCTAVES = (-30, 63)  # |x| in [2**-30, 2**63): below, the zero cell
+_INT_OCTAVES = (0, 63)
+
+
+def is_auto_numeric(dtype):
+    """Whether a column of ``dtype`` is binned by DP when nothing is declared (public rule).
+
+    Integer (not boolean) and float dtypes, NumPy or pandas nullable.
+    """
+    if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
+        return False
+    return pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype)
+
+
+def _sigma(rho):
+    return math.sqrt(1.0 / (2.0 * rho))
+
+
+def range_grid(integer):
+    """The public grid of step 1: edges of signed power-of-two cells and a zero cell."""
+    if integer:
+        low, high = _INT_OCTAVES
+        positive = np.concatenate([[0.0], 2.0 ** np.arange(low, high + 1)])
+        negative = 1.0 - 2.0 ** np.arange(low + 1, high + 1)  # [-3, -1) holds -3, -2
+        return np.concatenate([negative[::-1], positive])
+    low, high = _FLOAT_OCTAVES
+    positive = 2.0 ** np.arange(low, high + 1)
+    return np.concatenate([-positive[::-1], positive])
+
+
+def _cells(values, edges):
+    """Cell of each value on ``edges`` (half-open cells, clipped into the end cells)."""
+    index = np.searchsorted(edges, values, side="right") - 1
+    return np.clip(index, 0, edges.size - 2)
+
+
+def _histogram(values, weights, edges):
+    return np.bincount(_cells(values, edges), weights=weights,
+                       minlength=edges.size - 1).astype(np.float64)
+
+
+def default_decimals(low, high):
+    """Decimals of decoded floats: four significant digits of ``max(|low|, |high|)``.
+
+    A public rule applied to public (declared or DP) bounds, between 0 and 10.
+    """
+    magnitude = max(abs(float(low)), abs(float(high)))
+    if not magnitude > 0 or not math.isfinite(magnitude):
+        return 3
+    return int(min(10, max(0, 3 - math.floor(math.log10(magnitude)))))
+
+
+def _dp_range(values, weights, integer, rho, rng):
+    """Step 1: the DP range ``(low, high)`` (grid edges), the noisy total count and the
+    noisy counts of the grid's cells."""
+    grid = range_grid(integer)
+    sigma = _sigma(rho)
+    noisy = _histogram(values, weights, grid) + rng.normal(0.0, sigma, grid.size - 1)
+    n_cells = grid.size - 1
+    threshold = sigma * float(-ndtri(RANGE_FALSE_CELL / n_cells))
+    above = np.flatnonzero(noisy > threshold)
+    if above.size:
+        first, last = int(above[0]), int(above[-1])
+    else:  # nothing clears the threshold: the largest noisy cell and the neighbours
+        first = last = int(np.argmax(noisy))  # next to it that clear 1.5 sigma
+        while first > 0 and noisy[first - 1] > 1.5 * sigma:
+            first -= 1
+        while last < n_cells - 1 and noisy[last + 1] > 1.5 * sigma:
+            last += 1
+    low, high = float(grid[first]), float(grid[last + 1])
+    if not integer:  # the zero cell holds |x| < 2**-30: it bounds the range at 0
+        zero = int(np.searchsorted(grid, 0.0)) - 1
+        if first == zero:
+            low = 0.0
+        if last == zero:
+            high = 0.0
+    total = float(np.clip(noisy[first:last + 1], 0, None).sum())
+    spend = Spend("range", "gaussian", rho=rho,
+                  params=(("sigma", sigma), ("threshold", threshold), ("n_cells", n_cells),
+                          ("sensitivity", 1)))
+    return (low, high), total, spend, noisy
+
+
+def _clip(values, low, high, integer):
+    top = high - 1 if integer and high > low else high
+    return np.clip(values, low, top)
+
+
+def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
+               max_points, rng):
+    """Step 2: DP frequent exact values (a Gaussian DP set union over one record's value)."""
+    sigma = _sigma(rho)
+    threshold = first_level_threshold(sigma, 1, 2.0 * delta)  # a unique value: delta
+    spend = Spend("point masses", "gaussian", rho=rho, delta=delta,
+                  params=(("sigma", sigma), ("threshold", threshold),
+                          ("min_share", MIN_POINT_SHARE), ("max_points", max_points),
+                          ("sensitivity", 1)))
+    candidates = _clip(values, low, high, integer)
+    if not integer and decimals is not None:
+        candidates = np.round(candidates, decimals)
+    if not candidates.size:
+        return (), spend
+    observed, inverse = np.unique(candidates, return_inverse=True)
+    counts = np.bincount(inverse, weights=weights, minlength=observed.size)
+    noisy = counts + rng.normal(0.0, sigma, observed.size)
+    keep = (noisy > threshold) & (noisy >= MIN_POINT_SHARE * total)
+    order = np.flatnonzero(keep)[np.argsort(-noisy[keep], kind="stable")][:max_points]
+    return tuple(float(v) for v in np.sort(observed[order])), spend
+
+
+def _shape_grid(grid, first, last, integer, parts):
+    """Step 3's grid: cells ``first..last`` of the range grid, cell ``k`` cut in ``parts[k]``."""
+    edges = []
+    for k, n_parts in zip(range(first, last + 1), parts):
+        low, high = grid[k], grid[k + 1]
+        if not integer and low < 0 < high:  # the zero cell stays whole
+            edges.extend([low, high])
+        elif integer:
+            edges.extend(np.round(np.linspace(low, high, min(n_parts, int(high - low)) + 1)))
+        else:
+            edges.extend(np.linspace(low, high, n_parts + 1))
+    return np.unique(np.asarray(edges, dtype=np.float64))
+
+
+def _overlap(lower, upper, fine):
+    """Matrix of the share of each fine cell that lies in each ``[lower_i, upper_i)``."""
+    left = np.maximum(lower[:, None], fine[None, :-1])
+    right = np.minimum(upper[:, None], fine[None, 1:])
+    return np.clip(right - left, 0, None) / np.diff(fine)[None, :]
+
+
+def _capacity(lower, upper, integer, points):
+    """Values each sub-bin can decode to: its length, integers that are no point value."""
+    if not integer:
+        return (upper > lower).astype(np.float64) + (upper == lower)
+    points = np.sort(np.asarray(points, dtype=np.float64))
+    inside = np.searchsorted(points, upper, "left") - np.searchsorted(points, lower, "left")
+    return (upper - lower) - inside
+
+
+def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rng,
+                    decimals=None, range_counts=None):
+    """Step 3: interval edges (noisy quantiles) and within-bin sub-bin probabilities.
+
+    Each cell of the range grid is cut into as many parts (up to
+    :data:`SUB_CELLS`) as its noisy count of step 1 fills with about
+    ``4 sigma`` records each (post-processing: empty octaves stay whole,
+    crowded ones get the full resolution).  A part's noisy count is kept
+    when it clears the level that noise alone clears in half a part of the
+    grid on average (at least ``sigma``); float edges are rounded to
+    ``decimals`` (post-processing).
+    """
+    grid = range_grid(integer)
+    sigma = _sigma(rho)
+    spend = Spend("bins and shape", "gaussian", rho=rho,
+                  params=(("sigma", sigma), ("sub_cells", SUB_CELLS), ("sensitivity", 1)))
+    if high <= low:  # one value (a float range [0, 0]): one closed bin
+        return np.array([low, high]), ((1.0,),), spend
+    first = int(_cells(np.array([low]), grid)[0])
+    last = int(_cells(np.array([high - 1 if integer else np.nextafter(high, -np.inf)]),
+                      grid)[0])
+    if range_counts is None:
+        parts = np.full(last - first + 1, SUB_CELLS)
+    else:
+        parts = np.clip(np.floor(range_counts[first:last + 1] / (4.0 * sigma)), 1, SUB_CELLS)
+    fine = _shape_grid(grid, first, last, integer, parts.astype(int))
+    fine = fine[(fine > low) & (fine < high)]
+    if not integer:  # the zero cell |x| < 2**-30 merges with its neighbours
+        fine = fine[np.abs(fine) != 2.0 ** _FLOAT_OCTAVES[0]]
+    fine = np.concatenate([[low], fine, [high]])
+    matched = values if integer or decimals is None else np.round(values, decimals)
+    rest = ~np.isin(matched, np.asarray(points, dtype=np.float64))  # as encoded
+    kept = _clip(values[rest], low, high, integer)
+    counts = _histogram(kept, None if weights is None else weights[rest], fine)
+    noisy = counts + rng.normal(0.0, sigma, counts.size)
+    capacity = _capacity(fine[:-1], fine[1:], integer, points)
+    level = sigma * max(1.0, float(-ndtri(0.5 / counts.size)))
+    mass = np.where((noisy > level) & (capacity > 0), noisy, 0.0)
+    cumulative = np.cumsum(mass)
+    if cumulative[-1] > 0 and n_bins > 1:
+        targets = cumulative[-1] * np.arange(1, n_bins) / n_bins
+        cuts = fine[1:][np.searchsorted(cumulative, targets)]
+        edges = np.unique(np.concatenate([[low], cuts, [high]]))
+    else:  # no shape measured: the range grid's cells
+        edges = np.unique(np.clip(grid[first:last + 2], low, high))
+        if edges.size - 1 > n_bins:
+            edges = edges[np.unique(np.linspace(0, edges.size - 1, n_bins + 1).round()
+                                    .astype(int))]
+    if integer:  # snapped as a closed range: the last edge is the largest value + 1
+        edges = _snap_edges(np.append(edges[:-1], edges[-1] - 1), np.dtype(np.int64))
+    else:
+        if decimals is not None:  # readable edges, and decoded values rounded inside them
+            edges = np.unique(np.concatenate([[low], np.round(edges[1:-1], decimals),
+                                              [high]]))
+            edges = edges[(edges >= low) & (edges <= high)]
+        edges = _snap_edges(edges, np.dtype(np.float64))
+    within = []
+    for k in range(edges.size - 1):
+        sub = sub_bin_edges(edges[k], edges[k + 1], integer, WITHIN_SUB_BINS)
+        weights_k = _overlap(sub[:-1], sub[1:], fine) @ mass
+        room = _capacity(sub[:-1], sub[1:], integer, points)
+        weights_k = np.where(room > 0, weights_k, 0.0)
+        if not weights_k.sum() > 0:
+            weights_k = np.where(room > 0, 1.0, 0.0) if (room > 0).any() else np.ones(room.size)
+        weights_k = weights_k / weights_k.sum()
+        within.append(tuple(round(float(w), 6) for w in weights_k))
+    return edges, tuple(within), spend
+
+
+def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
+                    weights=None, special=(), decimals=None, clip=True):
+    """The DP :class:`~dpsynth.schema.Binning` of one numeric column, and its spends.
+
+    Parameters
+    ----------
+    values : ndarray of float64
+        The column's values, missing values removed (or distinct values, with
+        ``weights`` their numbers of records).
+    integer : bool
+        Whether the column holds integers (its dtype, public).
+    rho : float
+        zCDP budget of the column (``rho = mu**2 / 2`` in Gaussian DP),
+        split by :data:`STEP_SHARES` over the three steps.
+    delta : float
+        Failure probability of the point masses' threshold.
+    n_bins : int
+        Largest number of intervals.
+    max_points : int
+        Largest number of DP point masses.
+    rng : numpy.random.Generator
+    weights : ndarray, default=None
+        Records per value.
+    special : sequence of float, default=()
+        Declared point values (free; excluded from the DP steps 2 and 3).
+    decimals : int, default=None
+        Declared decimals of a float column; ``None`` uses
+        :func:`default_decimals` of the DP range.
+
+    Returns
+    -------
+    binning : dpsynth.schema.Binning
+    spends : list of dpsynth.accounting.Spend
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+    finite = np.isfinite(values)  # +-inf: clipped into the end cells like any outlier
+    values = np.where(finite | np.isnan(values), values,
+                      np.sign(values) * np.finfo(np.float64).max)
+    rho_range, rho_points, rho_shape = (rho * share for share in STEP_SHARES)
+    (low, high), total, range_spend, cells = _dp_range(values, weights, integer, rho_range,
+                                                       rng)
+    if not integer and decimals is None:
+        decimals = default_decimals(low, high)
+    if not integer:  # bounds at the column's precision
+        low, high = math.floor(low * 10 ** decimals) / 10 ** decimals, \
+            math.ceil(high * 10 ** decimals) / 10 ** decimals
+    special = tuple(float(v) for v in special)
+    is_special = np.isin(values, np.asarray(special, dtype=np.float64))
+    frequent, points_spend = _dp_points(
+        values[~is_special], None if weights is None else weights[~is_special], low, high,
+        integer, decimals, rho_points, delta, total, max_points, rng)
+    points = special + frequent
+    edges, within, shape_spend = _bins_and_shape(values, weights, low, high, integer, points,
+                                                 rho_shape, n_bins, rng, decimals, cells)
+    binning = Binning(tuple(float(e) for e in edges), bool(integer), "dp_histogram",
+                      bool(clip), special=special, frequent=frequent, within=within,
+                      decimals=None if integer else int(decimals))
+    return binning, [range_spend, points_spend, shape_spend]
+
+
+# ------------------------------------------------------------- text columns
+def parse_numbers(series):
+    """The numbers of a text column: float64, NaN where a field is missing or no number.
+
+    A field is a number when it parses as a finite decimal number and is not
+    written with a leading zero (``"02134"`` is a code, ``"0.5"`` a number).
+    """
+    text = series.astype(object).where(series.notna(), None)
+    text = pd.Series(text, dtype="string").str.strip()
+    coded = text.str.fullmatch(r"[+-]?0\d.*").fillna(False).astype(bool).to_numpy()
+    numbers = pd.to_numeric(text, errors="coerce").astype("Float64")
+    out = numbers.to_numpy(dtype=np.float64, na_value=np.nan)
+    out[coded | ~np.isfinite(out)] = np.nan
+    return out
+
+
+def decide_numeric(series, rho, rng, *, weights=None, max_text_share=0.05):
+    """DP decision of whether a text column holds numbers, and which kind.
+
+    The present fields of the column fall in three public cells (integers,
+    other decimal numbers, text); their counts get Gaussian noise (one
+    record changes one count by one: ``rho``-zCDP).  From the noisy counts
+    alone: the column is numeric when text makes at most ``max_text_share``
+    of them and numbers clear ``3 sigma``; integer when the decimals do not
+    clear ``3 sigma`` and make at most 0.1% of the numbers.
+
+    ``series`` may be the column's distinct fields with ``weights`` their
+    numbers of records.
+
+    Returns
+    -------
+    kind : {"int", "float", None}
+        ``None``: the column stays text.
+    spend : dpsynth.accounting.Spend
+    """
+    present = series.notna().to_numpy()
+    numbers = parse_numbers(series)
+    is_number = ~np.isnan(numbers)
+    is_integer = is_number & (np.abs(numbers) < 2.0 ** 53)
+    is_integer[is_integer] = numbers[is_integer] == np.round(numbers[is_integer])
+    weights = np.ones(present.size) if weights is None else np.asarray(weights, np.float64)
+    counts = np.array([weights[is_integer].sum(), weights[is_number & ~is_integer].sum(),
+                       weights[present & ~is_number].sum()], dtype=np.float64)
+    sigma = _sigma(rho)
+    noisy = np.clip(counts + rng.normal(0.0, sigma, 3), 0, None)
+    spend = Spend("numeric or text", "gaussian", rho=rho,
+                  params=(("sigma", sigma), ("max_text_share", max_text_share),
+                          ("sensitivity", 1)))
+    n_numbers = noisy[0] + noisy[1]
+    if not (n_numbers > 3 * sigma and noisy[2] <= max_text_share * noisy.sum()):
+        return None, spend
+    if noisy[1] > 3 * sigma and noisy[1] > 0.001 * n_numbers:
+        return "float", spend
+    return "int", spend
+
+
+# ------------------------------------------------------------ the encoder's hooks
+#: Share of the synthesizer's zCDP budget spent on each candidate column of
+#: ``numeric="auto"``, and the most spent on all of them.
+SHARE_PER_COLUMN = 0.1
+MAX_SHARE = 0.25
+#: Share of the synthesizer's ``delta`` given to the point masses' thresholds.
+DELTA_SHARE = 0.1
+
+
+def numeric_share(n_candidates):
+    """Share of the synthesizer's budget for ``numeric="auto"``: a public function.
+
+    ``min(0.25, 0.1 * n_candidates)`` of ``rho`` (0.1 for one candidate
+    column, 0.2 for two, 0.25 from three on).
+    """
+    return min(MAX_SHARE, SHARE_PER_COLUMN * n_candidates) if n_candidates else 0.0
+
+#: ``spawn_key`` of the random stream of ``numeric="auto"`` (distinct from ``spawn``'s).
+NUMERIC = 2 ** 20 + 36
+
+
+def is_text_dtype(dtype):
+    """Object or pandas string dtype (a column read as text)."""
+    return dtype == object or isinstance(dtype, pd.StringDtype)
+
+
+def auto_columns(frame, *, declared, bounds, binning, text_numbers):
+    """Candidates of ``numeric="auto"``: ``{name: "number" | "text"}``, from the declaration.
+
+    Numeric columns (see :func:`is_auto_numeric`) and, with
+    ``text_numbers="dp"``, text columns, that have no declared categories,
+    ``bounds`` or ``binning`` entry.  Reads names and dtypes only.
+    """
+    named = set(bounds or ()) | set(binning if isinstance(binning, dict) else ())
+    out = {}
+    for name in frame.columns:
+        if name in declared or name in named:
+            continue
+        dtype = frame[name].dtype
+        if is_auto_numeric(dtype):
+            out[name] = "number"
+        elif text_numbers == "dp" and is_text_dtype(dtype):
+            out[name] = "text"
+    return out
+
+
+def _named(spends, name):
+    return [Spend(f"numeric column {name!r}: {s.name}", s.mechanism, s.epsilon, s.rho,
+                  s.delta, s.params) for s in spends]
+
+
+def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, special=(),
+                    decimals=None):
+    """The binned :class:`~dpsynth.schema.Column` of one candidate of ``numeric="auto"``.
+
+    Parameters
+    ----------
+    name : str
+    series : Series
+        The column (or its distinct values, ``weights`` their numbers of records).
+    weights : ndarray or None
+    kind : {"number", "text"}
+        A numeric column, or a text column to test first with
+        :func:`decide_numeric` (a tenth of ``rho``).
+    rho, delta : float
+        The column's budget.
+    n_bins : int
+        Intervals and point masses, at most.
+
+    Returns
+    -------
+    column : dpsynth.schema.Column or None
+        None: a text column that stays text.
+    spends : list of dpsynth.accounting.Spend
+    """
+    from ..schema import Column, default_missing_marker
+
+    spends = []
+    if kind == "text":
+        found, spend = decide_numeric(series, 0.1 * rho, rng, weights=weights)
+        spends += _named([spend], name)
+        if found is None:
+            return None, spends
+        rho *= 0.9
+        values = parse_numbers(series)
+        integer = found == "int"
+        dtype = pd.Int64Dtype() if integer else np.dtype(np.float64)
+    else:
+        dtype = series.dtype
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        integer = pd.api.types.is_integer_dtype(dtype)
+    present = ~np.isnan(values)
+    binning, spent = numeric_binning(
+        values[present], integer=integer, rho=rho, delta=delta, n_bins=n_bins,
+        max_points=n_bins, rng=rng, weights=None if weights is None
+        else np.asarray(weights, dtype=np.float64)[present],
+        special=_special(special, name, integer), decimals=decimals)
+    spends += _named(spent, name)
+    return Column(name, dtype, tuple(binning.labels), declared=True,
+                  missing_marker=default_missing_marker(dtype), binning=binning), spends
+
+
+def _special(values, name, integer):
+    from ._discretizer import _check_special
+
+    special = _check_special(values, name) if len(values) else ()
+    if integer and not all(float(v).is_integer() for v in special):
+        raise ValueError(f"special_values for the integer column {name!r} must be integers; "
+                         f"got {list(special)}.")
+    return special
+
+
+def raise_all(errors):
+    """Raise one error for every column of ``errors`` (``[(name, exception)]``).
+
+    One column: its own exception.  Several: a ``ValueError`` listing each
+    column and what fixes it, so that one run reports them all.
+    """
+    if not errors:
+        return
+    if len(errors) == 1:
+        raise errors[0][1]
+    lines = "\n".join(f"  - {name!r}: {' '.join(str(exc).split())}" for name, exc in errors)
+    raise ValueError(f"{len(errors)} columns cannot be encoded; fix each of them:\n{lines}")
