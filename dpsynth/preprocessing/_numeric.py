@@ -155,7 +155,8 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
                   params=(("sigma", sigma), ("threshold", threshold),
                           ("min_share", MIN_POINT_SHARE), ("max_points", max_points),
                           ("sensitivity", 1)))
-    candidates = _clip(values, low, high, integer)
+    # + 0.0: -0.0 and 0.0 are one value, spelled 0.0 whichever a record used
+    candidates = _clip(values, low, high, integer) + 0.0
     if not integer and decimals is not None:
         candidates = np.round(candidates, decimals)
     if not candidates.size:
