@@ -51,7 +51,6 @@ __all__ = ["ColumnDeclaration", "Declaration", "InputFileError", "check_values",
            "load_declaration", "looks_numeric", "read_csv", "read_header"]
 
 _SEPARATORS = ",;\t|"
-_SAMPLE_LINES = 50
 _SAMPLE_BYTES = 1 << 16
 _NUMERIC_DTYPES = ("int64", "float64")
 _CATEGORICAL_DTYPES = ("str", "int64", "float64", "bool")
@@ -546,7 +545,8 @@ def load_declaration(path):
 
 
 # ------------------------------------------------------------------- CSV
-def _sample_text(path):
+def _first_line(path):
+    """The first line of ``path`` (its header row, or first record)."""
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:
             text = handle.read(_SAMPLE_BYTES)
@@ -554,28 +554,33 @@ def _sample_text(path):
         raise InputFileError(f"{path} is not UTF-8 text; save it as UTF-8 CSV") from None
     if not text.strip():
         raise InputFileError(f"{path} is empty")
-    lines = text.splitlines()
-    if len(text) == _SAMPLE_BYTES and len(lines) > 1:
-        lines = lines[:-1]  # the last line may be cut
-    return "\n".join(lines[:_SAMPLE_LINES])
+    return text.splitlines()[0] if text.splitlines() else ""
 
 
-def _likely_separator(lines):
-    """A separator that every sampled line holds equally often (>0), or None."""
-    best = None
-    for sep in _SEPARATORS:
-        counts = {line.count(sep) for line in lines if line.strip()}
-        if len(counts) == 1 and counts.pop() > 0:
-            if best is None or lines[0].count(sep) > lines[0].count(best):
-                best = sep
-    return best
+def _split(line, sep):
+    """The fields of one line split at ``sep`` (quotes respected)."""
+    return next(csv.reader([line], delimiter=sep), [])
 
 
-def _detect_separator(sample):
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=_SEPARATORS).delimiter
-    except csv.Error:
-        return _likely_separator(sample.splitlines()) or ","
+def _header_separator(path, line):
+    """The separator of a header row: the one of ``, ; TAB |`` that splits it most.
+
+    Only the header row is looked at: column names are public, records are
+    not, so no record can change how the file is split.  A row that no
+    candidate splits is one column (``","``); a tie is an error asking for
+    the separator.
+    """
+    counts = {sep: len(_split(line, sep)) for sep in _SEPARATORS}
+    most = max(counts.values())
+    if most == 1:
+        return ","
+    tied = [sep for sep, n in counts.items() if n == most]
+    if len(tied) > 1:
+        shown = " and ".join(repr(s) for s in tied)
+        raise InputFileError(f"{path}: the header row splits into as many columns at "
+                             f"{shown}; give the separator with {{sep}}",
+                             sep=_sep_option(tied[0]))
+    return tied[0]
 
 
 def _looks_like_data(header):
@@ -588,18 +593,42 @@ def _looks_like_data(header):
     return all(number(field) for field in header) and bool(header)
 
 
-def _header(sample, sep):
-    rows = list(csv.reader(sample.splitlines()[:1], delimiter=sep))
-    return rows[0] if rows else []
+def _check_sep(sep):
+    if not isinstance(sep, str) or len(sep) != 1 or sep in "\"\n\r":
+        raise InputFileError("the separator must be one character (not a quote or line "
+                             "break); got {sep}", sep=(repr(sep), repr(sep)))
 
 
-def _check_header(path, header, sep, sample, explicit_sep):
-    if len(header) == 1 and not explicit_sep:
-        likely = _likely_separator(sample.splitlines())
-        if likely is not None and likely != sep:
+def _first_row(path, sep, header):
+    """``(sep, fields of the first line)``; the separator inferred from a header row
+    when ``sep`` is None, ``","`` for a file without one (records never decide it)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InputFileError(f"input file not found: {path}")
+    if os.path.isdir(path):
+        raise InputFileError(f"{path} is a directory, not a CSV file")
+    line = _first_line(path)
+    explicit = sep is not None
+    if explicit:
+        _check_sep(sep)
+    elif header:
+        sep = _header_separator(path, line)
+    else:
+        sep = ","
+    first = _split(line, sep)
+    if header:
+        _check_header(path, first, sep, line, explicit)
+    return sep, first
+
+
+def _check_header(path, header, sep, line, explicit_sep):
+    if len(header) == 1 and explicit_sep:
+        likely = [other for other in _SEPARATORS if other != sep
+                  and len(_split(line, other)) > 1]
+        if likely:
             raise InputFileError(
-                f"{path} was read as one column although {likely!r} looks like its "
-                "separator; give the separator with {sep}", sep=_sep_option(likely))
+                f"{path} was read as one column although {likely[0]!r} splits its header "
+                "row; give the separator with {sep}", sep=_sep_option(likely[0]))
     if _looks_like_data(header):
         raise InputFileError(
             f"{path}: the first line looks like a record (all its fields are numbers), "
@@ -625,7 +654,7 @@ def read_header(path, *, sep=None, header=True):
     ----------
     path : str or path-like
     sep : str, default=None
-        The separator; None detects it.
+        The separator; None infers it from the header row as :func:`read_csv` does.
     header : bool, default=True
         False: the file has no header row; the names are then ``column_1``,
         ``column_2``, ...
@@ -634,18 +663,9 @@ def read_header(path, *, sep=None, header=True):
     -------
     list of str
     """
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise InputFileError(f"input file not found: {path}")
-    if os.path.isdir(path):
-        raise InputFileError(f"{path} is a directory, not a CSV file")
-    sample = _sample_text(path)
-    explicit = sep is not None
-    sep = _detect_separator(sample) if sep is None else sep
-    first = _header(sample, sep)
+    _, first = _first_row(path, sep, header)
     if not header:
         return [f"column_{i + 1}" for i in range(len(first))]
-    _check_header(path, first, sep, sample, explicit)
     return first
 
 
@@ -701,8 +721,10 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
         every other column stays text.  Its ``missing_values``, if declared,
         replace ``na_values``.
     sep : str, default=None
-        The field separator; None detects it among ``, ; TAB |`` from the
-        first lines.
+        The field separator.  None infers it from the header row alone (the
+        one of ``, ; TAB |`` that splits it into the most columns; ``","``
+        if none does) and uses ``","`` when ``header=False``: records never
+        decide how the file is split.
     na_values : sequence of str, default=("",)
         Exact field texts read as missing (no other text is: ``"NA"``,
         ``"None"`` and ``"nan"`` stay text unless listed).
@@ -726,9 +748,10 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
     ------
     InputFileError
         (a ``ValueError``) for a file that cannot be read as asked: not
-        UTF-8, empty, one column where a separator is likely, unnamed or
-        duplicate header names, a header that looks like a record, ragged
-        rows, unknown ``columns``/``drop``/schema columns, or a value of a
+        UTF-8, empty, a header row split as many ways at two separators, one
+        column where the header holds another separator, unnamed or
+        duplicate header names, a header that looks like a record, a record
+        with more or fewer fields than the header (naming its line), unknown ``columns``/``drop``/schema columns, or a value of a
         declared column that is not of its type (naming the column and line).
     OSError
         If the file cannot be opened.
@@ -744,10 +767,6 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
     (['02139', '10001'], ['NA', nan])
     """
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise InputFileError(f"input file not found: {path}")
-    if os.path.isdir(path):
-        raise InputFileError(f"{path} is a directory, not a CSV file")
     if schema is not None and not isinstance(schema, Declaration):
         raise TypeError(f"schema must be a dpsynth.io.Declaration; got "
                         f"{type(schema).__name__}")
@@ -756,16 +775,8 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
     if schema is not None and schema.missing_values is not None:
         na_values = schema.missing_values
     na_values = list(dict.fromkeys(na_values))
-    sample = _sample_text(path)
-    explicit_sep = sep is not None
-    if explicit_sep and (not isinstance(sep, str) or len(sep) != 1 or sep in "\"\n\r"):
-        raise InputFileError("the separator must be one character (not a quote or line "
-                             "break); got {sep}", sep=(repr(sep), repr(sep)))
-    if sep is None:
-        sep = _detect_separator(sample)
-    first = _header(sample, sep)
+    sep, first = _first_row(path, sep, header)
     if header:
-        _check_header(path, first, sep, sample, explicit_sep)
         names = first
     else:
         if (schema is not None and len(schema.columns) == len(first)):
@@ -778,23 +789,30 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
         if absent:
             raise InputFileError(f"the schema declares column(s) {absent} that {path} "
                                  f"does not have; {column_list(names)}")
+    one_column = len(names) == 1
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
             frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False,
-                                na_values=na_values, header=0 if header else None,
+                                na_filter=False, header=0 if header else None,
                                 names=None if header else names, index_col=False,
                                 encoding="utf-8-sig", engine="c",
                                 # a blank line is an empty field in a one-column file
-                                skip_blank_lines=len(names) > 1)
-    except pd.errors.ParserWarning:
-        raise InputFileError(f"cannot read {path} as CSV: its records have more fields "
-                             "than its header row") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"cannot read {path} as CSV: {' '.join(str(exc).split())}"
-                             ) from None
+                                skip_blank_lines=not one_column)
+    except (pd.errors.ParserWarning, pd.errors.ParserError) as exc:
+        _raise_ragged(path, sep, len(names), header, exc)
+    except UnicodeDecodeError:
+        raise InputFileError(f"{path} is not UTF-8 text; save it as UTF-8 CSV") from None
     except pd.errors.EmptyDataError:
         raise InputFileError(f"{path} is empty") from None
+    if one_column:
+        frame = frame.fillna("")  # a blank line: one empty field
+    elif len(frame) and (frame.iloc[:, -1] == "").any():
+        # the parser fills a short record's absent fields with "": only records
+        # whose last field is empty may be short, so only then is the file scanned
+        _raise_ragged(path, sep, len(names), header, None)
+    if na_values:
+        frame = frame.mask(frame.isin(na_values))
     frame = frame[keep]
     text = _text_dtype()
     for name in frame.columns:
@@ -806,6 +824,32 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
             if column.name in frame.columns and column.converts:
                 frame[column.name] = _convert(frame[column.name], column, path, first_line)
     return frame
+
+
+def _raise_ragged(path, sep, n_fields, header, error):
+    """Raise an InputFileError naming the first record whose field count is not the
+    header's (its line, never its content).  ``error``: the parser's, raised if
+    every record has the header's count; None: return then."""
+    shown = "\\t" if sep == "\t" else sep
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle, delimiter=sep)
+        if header:
+            next(reader, None)
+        for row in reader:
+            if not row and n_fields > 1:  # a blank line is skipped
+                continue
+            if len(row) != n_fields:
+                what = "header row" if header else "first record"
+                relation = "more" if len(row) > n_fields else "fewer"
+                raise InputFileError(
+                    f"{path}, line {reader.line_num}: the record has {relation} fields "
+                    f"than the {what} ({n_fields}, separated by {shown!r}); quote the "
+                    "fields that hold the separator, or give the file's separator with "
+                    "{sep}", sep=("sep=", "--sep"))
+    if error is None:
+        return
+    raise InputFileError(f"cannot read {path} as CSV: {' '.join(str(error).split())}"
+                         ) from None
 
 
 def _convert(series, column, path, first_line):

@@ -69,15 +69,43 @@ def test_explicit_separator(tmp_path):
         read_csv(path, sep="||")
 
 
-def test_one_column_with_a_likely_separator_names_sep(tmp_path, monkeypatch):
-    import dpsynth.io as dio
-
+def test_one_column_with_a_likely_separator_names_sep(tmp_path):
     path = write(tmp_path, "a;b\n1;2\n3;4\n")
-    monkeypatch.setattr(dio, "_detect_separator", lambda sample: ",")  # a wrong guess
     with pytest.raises(InputFileError) as info:
-        read_csv(path)
+        read_csv(path, sep=",")  # a wrong separator, given explicitly
     assert "sep=';'" in str(info.value)
     assert "--sep ';'" in info.value.for_cli()
+
+
+def test_separator_comes_from_the_header_row_alone(tmp_path):
+    # a first record full of other separators must not change how the file is split
+    path = write(tmp_path, 'zip,rooms,age,status\n"x,;\'y\';",1,2,ok\n'
+                 + "02139,2,30,NA\n" * 30)
+    frame = read_csv(path)
+    assert list(frame.columns) == ["zip", "rooms", "age", "status"]
+    assert frame["zip"].iloc[0] == "x,;'y';"
+    assert read_header(path) == ["zip", "rooms", "age", "status"]
+    # a header with one column: one column, whatever the records hold
+    path = write(tmp_path, "note\na;b;c\nd;e;f\n")
+    assert read_csv(path)["note"].tolist() == ["a;b;c", "d;e;f"]
+
+
+def test_without_a_header_the_separator_is_a_comma_unless_given(tmp_path):
+    path = write(tmp_path, "x;'y';z\n" + "a,b,c\n" * 20)
+    with pytest.raises(InputFileError, match="line 2: the record has more fields"):
+        read_csv(path, header=False)  # not a silent 3-column release
+    path = write(tmp_path, "x;'y';z\n" + "a;b;c\n" * 20)
+    assert read_csv(path, header=False).shape == (21, 1)  # one column, as declared by ","
+    assert read_csv(path, header=False, sep=";").shape == (21, 3)
+
+
+def test_a_header_split_as_many_ways_at_two_separators_needs_sep(tmp_path):
+    path = write(tmp_path, "a;b,c\n1;2,3\n")
+    with pytest.raises(InputFileError) as info:
+        read_csv(path)
+    assert "';' and ','" in str(info.value) or "',' and ';'" in str(info.value)
+    assert "--sep" in info.value.for_cli()
+    assert list(read_csv(path, sep=";").columns) == ["a", "b,c"]
 
 
 def test_duplicate_and_empty_header_names_are_refused(tmp_path):
@@ -114,11 +142,35 @@ def test_columns_and_drop(tmp_path):
         read_csv(path, drop=["id", "a", "b"])
 
 
-def test_ragged_records_are_refused(tmp_path):
-    with pytest.raises(InputFileError, match="Expected 2 fields in line 3"):
-        read_csv(write(tmp_path, "a,b\n1,2\n3,4,5\n"))
-    with pytest.raises(InputFileError, match="more fields than its header"):
-        read_csv(write(tmp_path, "a,b\n1,2,3\n4,5,6\n"))
+@pytest.mark.parametrize("text, line, relation", [
+    ("a,b\n1,2\n3,4,5\n", 3, "more"),
+    ("a,b\n1,2,3\n4,5,6\n", 2, "more"),
+    ("a,b\n1,2\n3\n4,5\n", 3, "fewer"),
+    ("a,b,c\n1,2,3\n4,5\n", 3, "fewer"),
+    ("a,b,c\n1,2,\n4,5,6\n", None, None),  # an empty last field is a field
+    ("a,b\n1,2\n\n3,4\n", None, None),  # a blank line is not a record
+])
+def test_every_record_has_the_header_field_count(tmp_path, text, line, relation):
+    path = write(tmp_path, text)
+    if line is None:
+        assert read_csv(path).shape[1] == text.split("\n")[0].count(",") + 1
+        return
+    with pytest.raises(InputFileError) as info:
+        read_csv(path)
+    message = info.value.for_cli()
+    assert f"line {line}: the record has {relation} fields than the header row" in message
+    assert "--sep" in message
+    for record in text.split("\n")[1:]:  # the message shows no field of any record
+        for field in record.split(","):
+            if field:
+                assert f"'{field}'" not in message
+
+
+def test_short_records_are_refused_without_a_header(tmp_path):
+    path = write(tmp_path, "1,2,3\n4,5\n")
+    with pytest.raises(InputFileError, match="line 2: the record has fewer fields than the "
+                                             "first record"):
+        read_csv(path, header=False)
 
 
 def test_not_utf8_and_empty(tmp_path):

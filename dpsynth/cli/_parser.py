@@ -29,8 +29,9 @@ def _separator(text):
 
 def _add_reading(group, *, selection=True):
     group.add_argument("--sep", type=_separator, default=None, metavar="CHAR",
-                       help="field separator (default: detected among , ; tab |); "
-                            "'\\t' for a tab")
+                       help="field separator, '\\t' for a tab (default: the one of , ; "
+                            "tab | that splits the header row into the most columns, "
+                            "never guessed from records; ',' with --no-header)")
     group.add_argument("--na-values", action="append", metavar="TEXT",
                        help="also read the field TEXT as a missing value (repeatable); "
                             "by default only the empty field is missing and 'NA', "
