@@ -427,7 +427,11 @@ def test_invalid_aggregates_file(capsys, work):
 
 @pytest.mark.parametrize("content, fragment", [
     (b"\xff\xfe\x00\x81\x9f binary \x00\x00", "in.csv is not UTF-8 text"),
-    (b"a,b\n1,2\n3,4,5,6\n", "cannot read in.csv as CSV"),
+    (b"a,b\n1,2\n3,4,5,6\n", "in.csv, line 3: the record has more fields than the "
+                              "header row (2, separated by ','); quote the fields that hold "
+                              "the separator, or give the file's separator with --sep"),
+    (b"a,b\n1,2\n3\n", "in.csv, line 3: the record has fewer fields"),
+    (b'a,b\n1,"2\n', "cannot read in.csv as CSV"),
     (b"", "in.csv is empty"),
     (b"a,a\n1,2\n", "names column(s) ['a'] more than once"),
     (b"1,2\n3,4\n", "--no-header"),
