@@ -100,7 +100,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     ----------
     epsilon : float, default=4.0
         Total privacy budget of the release (record count + marginals; an
-        encoder's DP binning budget is added on top, see ``privacy_spent_``).
+        encoder's DP binning budget is added on top, see ``privacy_spent_``),
+        in ``(0, 1e15]``: larger budgets protect nothing and would overflow
+        the accounting.
     delta : float or None, default=None
         ``delta`` of the guarantee, in ``(0, 0.01]``.  ``None`` uses the
         fixed default ``1e-5``, chosen before seeing any data (a delta that
@@ -260,7 +262,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, accounting.MAX_EPSILON, closed="right")],
         "delta": [Interval(Real, 0, accounting.MAX_DELTA, closed="right"), None],
         "reporting_length": [Interval(Integral, 1, None, closed="left")],
         "percentile": [Interval(Real, 0, 100, closed="right")],

@@ -58,6 +58,8 @@ def read_input(args, declaration, origins):
 
 def _release_and_write(args, declaration, origins, parquet):
     frame = read_input(args, declaration, origins)
+    if not parquet:
+        _common.check_output_size(args.n_samples, frame.shape[1], args.output)
     synthesizer = _common.fit(args, frame, declaration)
     aggregates = synthesizer.aggregates_
     if args.aggregates_out:
@@ -73,6 +75,7 @@ def _release_and_write(args, declaration, origins, parquet):
                                                     args.seed, args.partition_size,
                                                     args.force)
         else:
+            _common.check_free_space(synthesizer, args.n_samples, args.output)
             written = _common.write_records(synthesizer, args.n_samples, args.output,
                                             args.seed)
     except (_common.CommandError, ValueError, OSError) as exc:
