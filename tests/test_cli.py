@@ -278,10 +278,42 @@ def test_evaluate_writes_a_report(capsys, work, table_csv, no_plots):
     assert listing(work) == ["report.html", "synth.csv"]
 
 
-def test_evaluate_column_mismatch(capsys, work, table_csv):
+def test_evaluate_compares_the_columns_both_tables_hold(capsys, work, table_csv):
     pd.read_csv(table_csv).drop(columns="size").to_csv("synth.csv", index=False)
-    code, _, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS)
-    assert_one_line_error(code, err, "evaluate", "missing ['size']")
+    code, out, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS)
+    assert code == 0, err
+    assert "3 columns" in out
+    assert err == (f"dpsynth evaluate: note: comparing the 3 column(s) both tables hold; "
+                   f"left out size (only in {table_csv})\n")
+    code, _, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS,
+                       "--columns", "color,size")
+    assert_one_line_error(code, err, "evaluate", "--columns names column(s) ['size'] that "
+                          "synth.csv does not have")
+    code, _, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS, "--drop", "zzz")
+    assert_one_line_error(code, err, "evaluate", "--drop names column(s) ['zzz'] that "
+                          "neither")
+    code, _, err = run(capsys, "evaluate", table_csv, "synth.csv", "--bounds",
+                       "income=0.0:200000", "--columns", "color,income")
+    assert code == 0, err
+    assert err == ""
+
+
+@pytest.mark.parametrize("drop", [[], ["--drop", "rownames"]])
+@pytest.mark.parametrize("through_release", [False, True])
+def test_evaluate_after_synthesize_with_drop(capsys, work, table_csv, drop,
+                                             through_release):
+    # the real table keeps the identifier the synthesizing command dropped
+    frame = pd.read_csv(table_csv)
+    frame.insert(0, "rownames", np.arange(len(frame)))
+    frame.to_csv("real.csv", index=False)
+    code, _, err = run(capsys, "synthesize", "real.csv", "-o", "synth.csv", *BOUNDS,
+                       "--drop", "rownames", "--aggregates-out", "agg.json", "--seed", 0)
+    assert code == 0, err
+    how = ["--aggregates", "agg.json"] if through_release else BOUNDS
+    code, out, err = run(capsys, "evaluate", "real.csv", "synth.csv", *how, *drop)
+    assert code == 0, err
+    assert "4 columns" in out and "mean TVD" in out
+    assert ("left out rownames (only in real.csv)" in err) == (not drop)
 
 
 def test_evaluate_needs_bounds_for_decimal_columns(capsys, work, table_csv):
