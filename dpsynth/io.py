@@ -32,7 +32,9 @@ values, in code order; without it they are discovered by the DP release;
 a column holds no missing values (``TableEncoder(no_missing=...)``: no synthetic
 record gets one there).  ``missing_values`` lists the
 text markers of missing values (default ``[""]``).  Columns of the file that
-the declaration does not name are read as text.
+the declaration does not name are read as text.  Keys starting with ``_``
+(such as the ``"_warning"`` of a :func:`draft_declaration`) are comments,
+ignored.
 """
 
 import csv
@@ -47,8 +49,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-__all__ = ["ColumnDeclaration", "Declaration", "InputFileError", "check_values",
-           "load_declaration", "looks_numeric", "read_csv", "read_header"]
+__all__ = ["DRAFT_WARNING", "ColumnDeclaration", "Declaration", "InputFileError",
+           "check_values", "draft_declaration", "load_declaration", "looks_numeric",
+           "read_csv", "read_header"]
 
 _SEPARATORS = ",;\t|"
 _SAMPLE_BYTES = 1 << 16
@@ -220,6 +223,7 @@ class Declaration:
         """
         if not isinstance(document, dict):
             raise ValueError(f"{source} must hold a JSON object with a \"columns\" list")
+        document = _without_comments(document)
         unknown = sorted(set(document) - _TOP_KEYS)
         if unknown:
             raise ValueError(f"{source} has unknown key(s) {unknown}; the keys are "
@@ -336,6 +340,11 @@ class Declaration:
         return document
 
 
+def _without_comments(entry):
+    """``entry`` without its comment keys (those starting with ``_``, e.g. ``"_warning"``)."""
+    return {k: v for k, v in entry.items() if not (isinstance(k, str) and k.startswith("_"))}
+
+
 def _merge_column(a, b, names):
     """One declaration of a column declared in two places; ValueError if they disagree."""
     if a.kind != b.kind:
@@ -383,6 +392,7 @@ def _parse_column(entry, position, source):
     if not isinstance(name, str) or not name:
         raise ValueError(f"{where} needs a \"name\" (a non-empty string)")
     where = f"{source}, column {name!r}"
+    entry = _without_comments(entry)
     unknown = sorted(set(entry) - _COLUMN_KEYS)
     if unknown:
         raise ValueError(f"{where} has unknown key(s) {unknown}; allowed: "
@@ -977,3 +987,152 @@ def looks_numeric(series):
     if not text.str.fullmatch(_NUMBER).all():
         return None
     return "integer" if text.str.fullmatch(r"\s*[-+]?\d+\s*").all() else "decimal"
+
+
+# ------------------------------------------------------------ schema drafts
+DRAFT_WARNING = (
+    "DRAFT written from the data by 'dpsynth schema draft': every category, bound, "
+    "special value and no_missing flag kept in this file is PUBLISHED WITHOUT "
+    "DIFFERENTIAL PRIVACY in every release made with it (--schema). Review it before "
+    "use: delete the categories that are private (rare values, identifiers), replace "
+    "the observed minima and maxima by public bounds, and keep only what anyone could "
+    "know without the data.")
+
+_LEADING_ZERO = re.compile(r"\s*[-+]?0\d")
+
+
+def _decimals(text):
+    """Most digits after the decimal point in plain-notation numbers, or None."""
+    if text.str.contains(r"[eE]").any():
+        return None
+    fraction = text.str.strip().str.extract(r"\.(\d*)$", expand=False).fillna("")
+    return int(fraction.str.len().max())
+
+
+def _draft_column(name, series, max_categories, max_numeric_categories, point_mass_share):
+    """One column's draft declaration, or ``(declaration, note)``."""
+    present = series.dropna()
+    no_missing = True if len(present) == len(series) and len(series) else None
+    note = None
+    if present.empty:
+        return ColumnDeclaration(name, "categorical", "str", no_missing=no_missing), note
+    text = None
+    if pd.api.types.is_bool_dtype(series.dtype):
+        values = present.astype(bool)
+        return ColumnDeclaration(name, "categorical", "bool",
+                                 categories=tuple(sorted(set(values.tolist()))),
+                                 no_missing=no_missing), note
+    if pd.api.types.is_numeric_dtype(series.dtype):
+        numbers_ = pd.to_numeric(present).astype(np.float64)
+        integer = pd.api.types.is_integer_dtype(series.dtype)
+    else:
+        text = present.astype(str)
+        kind = looks_numeric(text)
+        if kind is None or text.str.match(_LEADING_ZERO).any():  # "02139" is a code
+            numbers_ = None
+        else:
+            numbers_ = pd.to_numeric(text).astype(np.float64)
+            # "12.0" written for an integer column (pandas writes those with NaN so)
+            integer = kind == "integer" or bool((numbers_ == np.round(numbers_)).all())
+    if numbers_ is not None and not np.isfinite(numbers_.to_numpy()).all():
+        numbers_ = None
+    if numbers_ is None:
+        observed = sorted(set(text.tolist()) if text is not None
+                          else set(present.astype(str).tolist()))
+        if len(observed) > max_categories:
+            note = (f"{name!r} has more than {max_categories} values: its categories are "
+                    "left to the DP release")
+            return ColumnDeclaration(name, "categorical", "str", no_missing=no_missing), note
+        return ColumnDeclaration(name, "categorical", "str", categories=tuple(observed),
+                                 no_missing=no_missing), note
+    dtype = "int64" if integer else "float64"
+    cast = int if integer else float
+    distinct = np.unique(numbers_.to_numpy())
+    if len(distinct) <= max_numeric_categories:
+        return ColumnDeclaration(name, "categorical", dtype,
+                                 categories=tuple(cast(v) for v in distinct),
+                                 no_missing=no_missing), note
+    shares = numbers_.value_counts(normalize=True)
+    special = sorted(cast(v) for v, share in shares.items() if share >= point_mass_share)
+    decimals = _decimals(text) if text is not None and not integer else None
+    return ColumnDeclaration(name, "numeric", dtype,
+                             bounds=(cast(distinct[0]), cast(distinct[-1])),
+                             special_values=tuple(special) or None, decimals=decimals,
+                             no_missing=no_missing), note
+
+
+def draft_declaration(data, *, sep=None, na_values=("",), columns=None, drop=None,
+                      header=True, max_categories=100, max_numeric_categories=32,
+                      point_mass_share=0.05, notes=None):
+    """A declaration drafted from the data, for the data owner to review and edit.
+
+    Everything in it comes from the private values and is published without
+    differential privacy by every release that uses it (see
+    :data:`DRAFT_WARNING`): it is a starting point the owner edits into
+    public knowledge, the explicit counterpart of the DP discovery that
+    undeclared columns get.
+
+    Parameters
+    ----------
+    data : DataFrame, or str or path-like
+        A table, or a CSV file read as :func:`read_csv` reads it.
+    sep, na_values, columns, drop, header
+        How to read a CSV file (as in :func:`read_csv`).
+    max_categories : int, default=100
+        Text columns with at most this many values get them as
+        ``categories``; the others are declared without (values found by the
+        DP release).
+    max_numeric_categories : int, default=32
+        Numeric columns with at most this many values are declared
+        categorical with those values (exact, no bins); the others numeric
+        with their observed minimum and maximum as ``bounds``.
+    point_mass_share : float, default=0.05
+        Values of a numeric column held by at least this share of its
+        records become ``special_values`` (bins of their own).
+    notes : list, default=None
+        If a list, one line is appended per column whose draft needs a word
+        (categories left out).
+
+    Returns
+    -------
+    Declaration
+        In the format of :func:`load_declaration`: text columns (codes with
+        leading zeros included) as ``"str"`` categories, numbers as ``int64``
+        or ``float64`` (with ``decimals`` for a file's decimal numbers), each
+        complete column with ``no_missing``; ``missing_values`` as read.
+
+    Examples
+    --------
+    >>> import json, pandas as pd
+    >>> from dpsynth.io import DRAFT_WARNING, draft_declaration
+    >>> frame = pd.DataFrame({"zip": ["02139", "10001"] * 20, "age": range(40)})
+    >>> draft = draft_declaration(frame)
+    >>> draft["zip"].categories, draft["age"].bounds
+    (('02139', '10001'), (0, 39))
+    >>> document = {"_warning": DRAFT_WARNING, **draft.to_dict()}  # json.dump it
+    """
+    for value, what in ((max_categories, "max_categories"),
+                        (max_numeric_categories, "max_numeric_categories")):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+            raise ValueError(f"{what} must be a non-negative integer; got {value!r}")
+    if not 0 < point_mass_share <= 1:
+        raise ValueError(f"point_mass_share must be in (0, 1]; got {point_mass_share!r}")
+    if isinstance(data, pd.DataFrame):
+        frame, missing = data, None
+        if columns is not None or drop is not None:
+            frame = frame[_select([str(c) for c in frame.columns], columns, drop,
+                                  "the table")]
+    else:
+        if isinstance(na_values, str):
+            na_values = (na_values,)
+        frame = read_csv(data, sep=sep, na_values=na_values, columns=columns, drop=drop,
+                         header=header)
+        missing = tuple(dict.fromkeys(na_values))
+    drafted = []
+    for name in frame.columns:
+        column, note = _draft_column(str(name), frame[name], max_categories,
+                                     max_numeric_categories, point_mass_share)
+        drafted.append(column)
+        if note is not None and notes is not None:
+            notes.append(note)
+    return Declaration(tuple(drafted), missing)

@@ -1238,3 +1238,40 @@ def test_verbose_prints_each_sampled_chunk_once(capsys, work, table_csv, monkeyp
     sampled = [line for line in err.splitlines() if "sampled" in line]
     assert sampled == ["sampled 100 of 250 records", "sampled 200 of 250 records",
                        "sampled 250 of 250 records"]
+
+
+# ------------------------------------------------------------ schema draft
+def test_schema_draft_round_trip(capsys, work, table_csv):
+    code, out, err = run(capsys, "schema", "draft", table_csv)
+    assert code == 0, err
+    document = json.loads(out)
+    assert list(document)[0] == "_warning"
+    assert "WITHOUT DIFFERENTIAL PRIVACY" in document["_warning"]
+    assert "published without differential privacy" in err and "review" in err
+    columns = {c["name"]: c for c in document["columns"]}
+    assert columns["color"]["categories"] == ["blue", "green", "red"]
+    assert columns["age"]["kind"] == "numeric" and columns["age"]["dtype"] == "int64"
+    assert columns["income"]["dtype"] == "float64" and columns["income"]["decimals"] == 2
+    assert all(c["no_missing"] for c in document["columns"])
+    Path("schema.json").write_text(out)
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", "--schema",
+                       "schema.json", "--aggregates-out", "agg.json", "--seed", 0)
+    assert code == 0, err
+    schema = {c.name: c for c in DPAggregates.load("agg.json").schema}
+    assert schema["color"].declared and schema["size"].declared
+    out = pd.read_csv("out.csv", dtype=str, keep_default_na=False)
+    assert out["age"].str.fullmatch(r"\d+").all()  # declared int64, no missing
+
+
+def test_schema_draft_to_a_file(capsys, work, table_csv):
+    code, out, err = run(capsys, "schema", "draft", table_csv, "-o", "schema.json",
+                         "--drop", "income", "--max-numeric-categories", "100")
+    assert code == 0, err
+    assert out == "" and "schema.json" in err
+    document = json.loads(Path("schema.json").read_text())
+    assert [c["name"] for c in document["columns"]] == ["color", "size", "age"]
+    assert document["columns"][2]["kind"] == "categorical"  # 72 ages <= 100
+    code, _, err = run(capsys, "schema", "draft", table_csv, "-o", "schema.json")
+    assert_one_line_error(code, err, "schema draft", "schema.json exists", "--force")
+    code, _, err = run(capsys, "schema", "draft", "missing.csv")
+    assert_one_line_error(code, err, "schema draft", "input file not found")

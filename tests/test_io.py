@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from dpsynth import DPMarginalSynthesizer
-from dpsynth.io import (ColumnDeclaration, Declaration, InputFileError, check_values,
+from dpsynth.io import (DRAFT_WARNING, ColumnDeclaration, Declaration, InputFileError,
+                        check_values, draft_declaration,
                         load_declaration, looks_numeric, read_csv, read_header)
 from dpsynth.preprocessing import TableEncoder
 
@@ -455,3 +456,67 @@ def test_declared_decimals_round_synthetic_floats():
     with pytest.raises(ValueError, match="decimals"):
         Declaration.from_dict({"columns": [{"name": "a", "kind": "numeric",
                                             "bounds": [0, 9], "decimals": 1}]})
+
+
+# ------------------------------------------------------------ schema drafts
+def _draft_table(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "zip": rng.choice(["02139", "10001", "00501"], n),
+        "age": rng.integers(0, 90, n).astype(float),
+        "income": np.where(rng.random(n) < 0.3, 0, rng.gamma(2, 1000, n)).round(2),
+        "rooms": rng.integers(1, 4, n),
+        "id": [f"id{i}" for i in range(n)],
+        "note": rng.choice(["NA", "ok"], n)})
+    frame.loc[3, "age"] = np.nan  # pandas writes the other ages as "12.0"
+    return frame
+
+
+def test_draft_declaration_of_a_csv_file(tmp_path):
+    path = tmp_path / "t.csv"
+    _draft_table().to_csv(path, index=False)
+    notes = []
+    draft = draft_declaration(path, notes=notes)
+    assert draft.names == ["zip", "age", "income", "rooms", "id", "note"]
+    assert draft["zip"] == ColumnDeclaration("zip", "categorical", "str",
+                                             categories=("00501", "02139", "10001"),
+                                             no_missing=True)
+    age = draft["age"]  # integers (written "12.0"), one missing: no no_missing
+    assert (age.kind, age.dtype, age.no_missing) == ("numeric", "int64", None)
+    assert age.bounds == (0, 89)
+    income = draft["income"]
+    assert (income.dtype, income.special_values, income.decimals) == ("float64", (0.0,), 2)
+    assert draft["rooms"].categories == (1, 2, 3) and draft["rooms"].dtype == "int64"
+    assert draft["id"].categories is None  # too many values: left to the DP release
+    assert notes == ["'id' has more than 100 values: its categories are left to the DP "
+                     "release"]
+    assert draft["note"].categories == ("NA", "ok")
+    assert draft.missing_values == ("",)
+    # the file format load_declaration reads, with the warning as a comment
+    schema_path = tmp_path / "schema.json"
+    schema_path.write_text(json.dumps({"_warning": DRAFT_WARNING, **draft.to_dict()}))
+    assert load_declaration(schema_path) == draft
+    frame = read_csv(path, load_declaration(schema_path))
+    assert check_values(frame, draft) == []
+    assert str(frame["age"].dtype) == "Int64"
+
+
+def test_draft_declaration_of_a_frame_and_its_options():
+    frame = _draft_table()
+    draft = draft_declaration(frame, drop=["id"], max_categories=2,
+                              max_numeric_categories=2)
+    assert "id" not in draft.names and draft.missing_values is None
+    assert draft["zip"].categories is None  # 3 values > 2
+    assert draft["rooms"].kind == "numeric" and draft["rooms"].bounds == (1, 3)
+    assert draft["age"].dtype == "float64"  # the frame's dtype
+    assert draft_declaration(frame, columns=["note"]).names == ["note"]
+    with pytest.raises(ValueError, match="max_categories"):
+        draft_declaration(frame, max_categories=-1)
+
+
+def test_comment_keys_are_ignored():
+    document = {"_warning": "published", "columns": [
+        {"name": "a", "kind": "categorical", "_note": "edit me"}]}
+    assert Declaration.from_dict(document).names == ["a"]
+    with pytest.raises(ValueError, match="unknown key"):
+        Declaration.from_dict({"warning": "x", "columns": document["columns"]})

@@ -4,7 +4,7 @@ import argparse
 import math
 
 from .._version import __version__
-from . import aggregate, demo, evaluate, sample, synthesize
+from . import aggregate, demo, evaluate, sample, schema, synthesize
 from ._distributed import add_engine_options
 
 __all__ = ["build_parser"]
@@ -244,6 +244,33 @@ def build_parser():
                       categories=False)
     _add_reporting(command, "print a line per evaluation step")
     command.set_defaults(func=evaluate.run)
+
+    command = commands.add_parser(
+        "schema", help="draft a --schema file from a CSV file (for its owner to edit)",
+        description="Tools for the --schema declaration file.")
+    actions = command.add_subparsers(dest="action", required=True, metavar="ACTION")
+    draft = actions.add_parser(
+        "draft", help="write a declaration drafted from the data",
+        description="Write a --schema declaration drafted from IN.csv: the observed "
+                    "categories of text columns, the dtype and observed range of numeric "
+                    "columns (exact values for those with few), their frequent values as "
+                    "special values, and no_missing for complete columns. Everything kept "
+                    "in it is published WITHOUT differential privacy by releases made "
+                    "with it: the owner reviews and edits it (public bounds, no private "
+                    "categories) before passing it to --schema.")
+    draft.add_argument("input", metavar="IN.csv")
+    draft.add_argument("-o", "--output", metavar="SCHEMA.json",
+                       help="write the draft there (default: stdout)")
+    _add_force(draft)
+    _add_reading(draft.add_argument_group("reading IN.csv"))
+    draft.add_argument("--max-categories", type=int, default=100, metavar="N",
+                       help="list the values of text columns with at most N of them "
+                            "(default: 100); the others are left to the DP release")
+    draft.add_argument("--max-numeric-categories", type=int, default=32, metavar="N",
+                       help="declare numeric columns with at most N values categorical, "
+                            "others numeric with bounds (default: 32)")
+    _add_reporting(draft, "(no progress to show)")
+    draft.set_defaults(func=schema.run_draft, command="schema draft")
 
     command = commands.add_parser(
         "demo", help="run end to end on a built-in table and print privacy and fidelity",
