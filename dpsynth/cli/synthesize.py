@@ -79,8 +79,8 @@ def _release_and_write(args, declaration, origins, parquet):
             written = _common.write_records(synthesizer, args.n_samples, args.output,
                                             args.seed)
     except (_common.CommandError, ValueError, OSError) as exc:
-        if not args.aggregates_out:
-            raise
+        if not args.aggregates_out or isinstance(exc, BrokenPipeError):
+            raise  # a closed pipe (-o /dev/stdout | head) ends quietly
         if isinstance(exc, _common.CommandError):  # the release itself cannot be sampled
             raise _common.CommandError(f"{_common.one_line(exc)}; the DP aggregates are "
                                        f"saved in {args.aggregates_out}") from None
