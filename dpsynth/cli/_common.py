@@ -257,7 +257,8 @@ def check_free_space(synthesizer, n_samples, path):
 
     The size of a record is measured on a pilot sample of the release (post-
     processing: no privacy cost, and its own random stream, so the written
-    records do not change); not checked for a device or pipe.
+    records do not change); not checked for a device or pipe, nor for at
+    most 1,000 records.
 
     Parameters
     ----------
@@ -267,11 +268,13 @@ def check_free_space(synthesizer, n_samples, path):
         None: the DP record count.
     path : str
     """
-    space = _free_space(path)
     n_samples = synthesizer.n_records_ if n_samples is None else n_samples
-    if space is None or n_samples == 0:
+    if n_samples <= _PILOT_RECORDS:  # a small file: a failed write leaves nothing anyway
         return
-    pilot = min(n_samples, _PILOT_RECORDS)
+    space = _free_space(path)
+    if space is None:
+        return
+    pilot = _PILOT_RECORDS
     with muted_progress("sampling"):
         records = as_table(synthesizer.sample(pilot, random_state=np.random.RandomState(0)))
     header = len(records.iloc[:0].to_csv(index=False, lineterminator="\n").encode())
