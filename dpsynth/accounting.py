@@ -203,6 +203,9 @@ DEFAULT_DELTA = 1e-9
 #: Largest ``delta`` accepted: beyond it the guarantee means little (a
 #: mechanism may then publish a record outright with probability ``delta``).
 MAX_DELTA = 1e-2
+# The largest epsilon accepted: far beyond any meaningful privacy (the noise is
+# already negligible), and below where the conversions to zCDP and back overflow.
+MAX_EPSILON = 1e15
 
 
 def check_delta(delta):

@@ -32,7 +32,9 @@ values, in code order; without it they are discovered by the DP release;
 a column holds no missing values (``TableEncoder(no_missing=...)``: no synthetic
 record gets one there).  ``missing_values`` lists the
 text markers of missing values (default ``[""]``).  Columns of the file that
-the declaration does not name are read as text.
+the declaration does not name are read as text.  Keys starting with ``_``
+(such as the ``"_warning"`` of a :func:`draft_declaration`) are comments,
+ignored.
 """
 
 import csv
@@ -47,11 +49,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-__all__ = ["ColumnDeclaration", "Declaration", "InputFileError", "check_values",
-           "load_declaration", "looks_numeric", "read_csv", "read_header"]
+__all__ = ["DRAFT_WARNING", "ColumnDeclaration", "Declaration", "InputFileError",
+           "check_values", "draft_declaration", "load_declaration", "looks_numeric",
+           "read_csv", "read_header"]
 
 _SEPARATORS = ",;\t|"
-_SAMPLE_LINES = 50
 _SAMPLE_BYTES = 1 << 16
 _NUMERIC_DTYPES = ("int64", "float64")
 _CATEGORICAL_DTYPES = ("str", "int64", "float64", "bool")
@@ -221,6 +223,7 @@ class Declaration:
         """
         if not isinstance(document, dict):
             raise ValueError(f"{source} must hold a JSON object with a \"columns\" list")
+        document = _without_comments(document)
         unknown = sorted(set(document) - _TOP_KEYS)
         if unknown:
             raise ValueError(f"{source} has unknown key(s) {unknown}; the keys are "
@@ -337,6 +340,11 @@ class Declaration:
         return document
 
 
+def _without_comments(entry):
+    """``entry`` without its comment keys (those starting with ``_``, e.g. ``"_warning"``)."""
+    return {k: v for k, v in entry.items() if not (isinstance(k, str) and k.startswith("_"))}
+
+
 def _merge_column(a, b, names):
     """One declaration of a column declared in two places; ValueError if they disagree."""
     if a.kind != b.kind:
@@ -384,6 +392,7 @@ def _parse_column(entry, position, source):
     if not isinstance(name, str) or not name:
         raise ValueError(f"{where} needs a \"name\" (a non-empty string)")
     where = f"{source}, column {name!r}"
+    entry = _without_comments(entry)
     unknown = sorted(set(entry) - _COLUMN_KEYS)
     if unknown:
         raise ValueError(f"{where} has unknown key(s) {unknown}; allowed: "
@@ -546,7 +555,8 @@ def load_declaration(path):
 
 
 # ------------------------------------------------------------------- CSV
-def _sample_text(path):
+def _first_line(path):
+    """The first line of ``path`` (its header row, or first record)."""
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:
             text = handle.read(_SAMPLE_BYTES)
@@ -554,28 +564,33 @@ def _sample_text(path):
         raise InputFileError(f"{path} is not UTF-8 text; save it as UTF-8 CSV") from None
     if not text.strip():
         raise InputFileError(f"{path} is empty")
-    lines = text.splitlines()
-    if len(text) == _SAMPLE_BYTES and len(lines) > 1:
-        lines = lines[:-1]  # the last line may be cut
-    return "\n".join(lines[:_SAMPLE_LINES])
+    return text.splitlines()[0] if text.splitlines() else ""
 
 
-def _likely_separator(lines):
-    """A separator that every sampled line holds equally often (>0), or None."""
-    best = None
-    for sep in _SEPARATORS:
-        counts = {line.count(sep) for line in lines if line.strip()}
-        if len(counts) == 1 and counts.pop() > 0:
-            if best is None or lines[0].count(sep) > lines[0].count(best):
-                best = sep
-    return best
+def _split(line, sep):
+    """The fields of one line split at ``sep`` (quotes respected)."""
+    return next(csv.reader([line], delimiter=sep), [])
 
 
-def _detect_separator(sample):
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=_SEPARATORS).delimiter
-    except csv.Error:
-        return _likely_separator(sample.splitlines()) or ","
+def _header_separator(path, line):
+    """The separator of a header row: the one of ``, ; TAB |`` that splits it most.
+
+    Only the header row is looked at: column names are public, records are
+    not, so no record can change how the file is split.  A row that no
+    candidate splits is one column (``","``); a tie is an error asking for
+    the separator.
+    """
+    counts = {sep: len(_split(line, sep)) for sep in _SEPARATORS}
+    most = max(counts.values())
+    if most == 1:
+        return ","
+    tied = [sep for sep, n in counts.items() if n == most]
+    if len(tied) > 1:
+        shown = " and ".join(repr(s) for s in tied)
+        raise InputFileError(f"{path}: the header row splits into as many columns at "
+                             f"{shown}; give the separator with {{sep}}",
+                             sep=_sep_option(tied[0]))
+    return tied[0]
 
 
 def _looks_like_data(header):
@@ -588,18 +603,42 @@ def _looks_like_data(header):
     return all(number(field) for field in header) and bool(header)
 
 
-def _header(sample, sep):
-    rows = list(csv.reader(sample.splitlines()[:1], delimiter=sep))
-    return rows[0] if rows else []
+def _check_sep(sep):
+    if not isinstance(sep, str) or len(sep) != 1 or sep in "\"\n\r":
+        raise InputFileError("the separator must be one character (not a quote or line "
+                             "break); got {sep}", sep=(repr(sep), repr(sep)))
 
 
-def _check_header(path, header, sep, sample, explicit_sep):
-    if len(header) == 1 and not explicit_sep:
-        likely = _likely_separator(sample.splitlines())
-        if likely is not None and likely != sep:
+def _first_row(path, sep, header):
+    """``(sep, fields of the first line)``; the separator inferred from a header row
+    when ``sep`` is None, ``","`` for a file without one (records never decide it)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InputFileError(f"input file not found: {path}")
+    if os.path.isdir(path):
+        raise InputFileError(f"{path} is a directory, not a CSV file")
+    line = _first_line(path)
+    explicit = sep is not None
+    if explicit:
+        _check_sep(sep)
+    elif header:
+        sep = _header_separator(path, line)
+    else:
+        sep = ","
+    first = _split(line, sep)
+    if header:
+        _check_header(path, first, sep, line, explicit)
+    return sep, first
+
+
+def _check_header(path, header, sep, line, explicit_sep):
+    if len(header) == 1 and explicit_sep:
+        likely = [other for other in _SEPARATORS if other != sep
+                  and len(_split(line, other)) > 1]
+        if likely:
             raise InputFileError(
-                f"{path} was read as one column although {likely!r} looks like its "
-                "separator; give the separator with {sep}", sep=_sep_option(likely))
+                f"{path} was read as one column although {likely[0]!r} splits its header "
+                "row; give the separator with {sep}", sep=_sep_option(likely[0]))
     if _looks_like_data(header):
         raise InputFileError(
             f"{path}: the first line looks like a record (all its fields are numbers), "
@@ -625,7 +664,7 @@ def read_header(path, *, sep=None, header=True):
     ----------
     path : str or path-like
     sep : str, default=None
-        The separator; None detects it.
+        The separator; None infers it from the header row as :func:`read_csv` does.
     header : bool, default=True
         False: the file has no header row; the names are then ``column_1``,
         ``column_2``, ...
@@ -634,18 +673,9 @@ def read_header(path, *, sep=None, header=True):
     -------
     list of str
     """
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise InputFileError(f"input file not found: {path}")
-    if os.path.isdir(path):
-        raise InputFileError(f"{path} is a directory, not a CSV file")
-    sample = _sample_text(path)
-    explicit = sep is not None
-    sep = _detect_separator(sample) if sep is None else sep
-    first = _header(sample, sep)
+    _, first = _first_row(path, sep, header)
     if not header:
         return [f"column_{i + 1}" for i in range(len(first))]
-    _check_header(path, first, sep, sample, explicit)
     return first
 
 
@@ -701,8 +731,10 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
         every other column stays text.  Its ``missing_values``, if declared,
         replace ``na_values``.
     sep : str, default=None
-        The field separator; None detects it among ``, ; TAB |`` from the
-        first lines.
+        The field separator.  None infers it from the header row alone (the
+        one of ``, ; TAB |`` that splits it into the most columns; ``","``
+        if none does) and uses ``","`` when ``header=False``: records never
+        decide how the file is split.
     na_values : sequence of str, default=("",)
         Exact field texts read as missing (no other text is: ``"NA"``,
         ``"None"`` and ``"nan"`` stay text unless listed).
@@ -726,9 +758,10 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
     ------
     InputFileError
         (a ``ValueError``) for a file that cannot be read as asked: not
-        UTF-8, empty, one column where a separator is likely, unnamed or
-        duplicate header names, a header that looks like a record, ragged
-        rows, unknown ``columns``/``drop``/schema columns, or a value of a
+        UTF-8, empty, a header row split as many ways at two separators, one
+        column where the header holds another separator, unnamed or
+        duplicate header names, a header that looks like a record, a record
+        with more or fewer fields than the header (naming its line), unknown ``columns``/``drop``/schema columns, or a value of a
         declared column that is not of its type (naming the column and line).
     OSError
         If the file cannot be opened.
@@ -744,10 +777,6 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
     (['02139', '10001'], ['NA', nan])
     """
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise InputFileError(f"input file not found: {path}")
-    if os.path.isdir(path):
-        raise InputFileError(f"{path} is a directory, not a CSV file")
     if schema is not None and not isinstance(schema, Declaration):
         raise TypeError(f"schema must be a dpsynth.io.Declaration; got "
                         f"{type(schema).__name__}")
@@ -756,16 +785,8 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
     if schema is not None and schema.missing_values is not None:
         na_values = schema.missing_values
     na_values = list(dict.fromkeys(na_values))
-    sample = _sample_text(path)
-    explicit_sep = sep is not None
-    if explicit_sep and (not isinstance(sep, str) or len(sep) != 1 or sep in "\"\n\r"):
-        raise InputFileError("the separator must be one character (not a quote or line "
-                             "break); got {sep}", sep=(repr(sep), repr(sep)))
-    if sep is None:
-        sep = _detect_separator(sample)
-    first = _header(sample, sep)
+    sep, first = _first_row(path, sep, header)
     if header:
-        _check_header(path, first, sep, sample, explicit_sep)
         names = first
     else:
         if (schema is not None and len(schema.columns) == len(first)):
@@ -778,23 +799,30 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
         if absent:
             raise InputFileError(f"the schema declares column(s) {absent} that {path} "
                                  f"does not have; {column_list(names)}")
+    one_column = len(names) == 1
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
             frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False,
-                                na_values=na_values, header=0 if header else None,
+                                na_filter=False, header=0 if header else None,
                                 names=None if header else names, index_col=False,
                                 encoding="utf-8-sig", engine="c",
                                 # a blank line is an empty field in a one-column file
-                                skip_blank_lines=len(names) > 1)
-    except pd.errors.ParserWarning:
-        raise InputFileError(f"cannot read {path} as CSV: its records have more fields "
-                             "than its header row") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"cannot read {path} as CSV: {' '.join(str(exc).split())}"
-                             ) from None
+                                skip_blank_lines=not one_column)
+    except (pd.errors.ParserWarning, pd.errors.ParserError) as exc:
+        _raise_ragged(path, sep, len(names), header, exc)
+    except UnicodeDecodeError:
+        raise InputFileError(f"{path} is not UTF-8 text; save it as UTF-8 CSV") from None
     except pd.errors.EmptyDataError:
         raise InputFileError(f"{path} is empty") from None
+    if one_column:
+        frame = frame.fillna("")  # a blank line: one empty field
+    elif len(frame) and (frame.iloc[:, -1] == "").any():
+        # the parser fills a short record's absent fields with "": only records
+        # whose last field is empty may be short, so only then is the file scanned
+        _raise_ragged(path, sep, len(names), header, None)
+    if na_values:
+        frame = frame.mask(frame.isin(na_values))
     frame = frame[keep]
     text = _text_dtype()
     for name in frame.columns:
@@ -806,6 +834,32 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
             if column.name in frame.columns and column.converts:
                 frame[column.name] = _convert(frame[column.name], column, path, first_line)
     return frame
+
+
+def _raise_ragged(path, sep, n_fields, header, error):
+    """Raise an InputFileError naming the first record whose field count is not the
+    header's (its line, never its content).  ``error``: the parser's, raised if
+    every record has the header's count; None: return then."""
+    shown = "\\t" if sep == "\t" else sep
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle, delimiter=sep)
+        if header:
+            next(reader, None)
+        for row in reader:
+            if not row and n_fields > 1:  # a blank line is skipped
+                continue
+            if len(row) != n_fields:
+                what = "header row" if header else "first record"
+                relation = "more" if len(row) > n_fields else "fewer"
+                raise InputFileError(
+                    f"{path}, line {reader.line_num}: the record has {relation} fields "
+                    f"than the {what} ({n_fields}, separated by {shown!r}); quote the "
+                    "fields that hold the separator, or give the file's separator with "
+                    "{sep}", sep=("sep=", "--sep"))
+    if error is None:
+        return
+    raise InputFileError(f"cannot read {path} as CSV: {' '.join(str(error).split())}"
+                         ) from None
 
 
 def _convert(series, column, path, first_line):
@@ -933,3 +987,152 @@ def looks_numeric(series):
     if not text.str.fullmatch(_NUMBER).all():
         return None
     return "integer" if text.str.fullmatch(r"\s*[-+]?\d+\s*").all() else "decimal"
+
+
+# ------------------------------------------------------------ schema drafts
+DRAFT_WARNING = (
+    "DRAFT written from the data by 'dpsynth schema draft': every category, bound, "
+    "special value and no_missing flag kept in this file is PUBLISHED WITHOUT "
+    "DIFFERENTIAL PRIVACY in every release made with it (--schema). Review it before "
+    "use: delete the categories that are private (rare values, identifiers), replace "
+    "the observed minima and maxima by public bounds, and keep only what anyone could "
+    "know without the data.")
+
+_LEADING_ZERO = re.compile(r"\s*[-+]?0\d")
+
+
+def _decimals(text):
+    """Most digits after the decimal point in plain-notation numbers, or None."""
+    if text.str.contains(r"[eE]").any():
+        return None
+    fraction = text.str.strip().str.extract(r"\.(\d*)$", expand=False).fillna("")
+    return int(fraction.str.len().max())
+
+
+def _draft_column(name, series, max_categories, max_numeric_categories, point_mass_share):
+    """One column's draft declaration, or ``(declaration, note)``."""
+    present = series.dropna()
+    no_missing = True if len(present) == len(series) and len(series) else None
+    note = None
+    if present.empty:
+        return ColumnDeclaration(name, "categorical", "str", no_missing=no_missing), note
+    text = None
+    if pd.api.types.is_bool_dtype(series.dtype):
+        values = present.astype(bool)
+        return ColumnDeclaration(name, "categorical", "bool",
+                                 categories=tuple(sorted(set(values.tolist()))),
+                                 no_missing=no_missing), note
+    if pd.api.types.is_numeric_dtype(series.dtype):
+        numbers_ = pd.to_numeric(present).astype(np.float64)
+        integer = pd.api.types.is_integer_dtype(series.dtype)
+    else:
+        text = present.astype(str)
+        kind = looks_numeric(text)
+        if kind is None or text.str.match(_LEADING_ZERO).any():  # "02139" is a code
+            numbers_ = None
+        else:
+            numbers_ = pd.to_numeric(text).astype(np.float64)
+            # "12.0" written for an integer column (pandas writes those with NaN so)
+            integer = kind == "integer" or bool((numbers_ == np.round(numbers_)).all())
+    if numbers_ is not None and not np.isfinite(numbers_.to_numpy()).all():
+        numbers_ = None
+    if numbers_ is None:
+        observed = sorted(set(text.tolist()) if text is not None
+                          else set(present.astype(str).tolist()))
+        if len(observed) > max_categories:
+            note = (f"{name!r} has more than {max_categories} values: its categories are "
+                    "left to the DP release")
+            return ColumnDeclaration(name, "categorical", "str", no_missing=no_missing), note
+        return ColumnDeclaration(name, "categorical", "str", categories=tuple(observed),
+                                 no_missing=no_missing), note
+    dtype = "int64" if integer else "float64"
+    cast = int if integer else float
+    distinct = np.unique(numbers_.to_numpy())
+    if len(distinct) <= max_numeric_categories:
+        return ColumnDeclaration(name, "categorical", dtype,
+                                 categories=tuple(cast(v) for v in distinct),
+                                 no_missing=no_missing), note
+    shares = numbers_.value_counts(normalize=True)
+    special = sorted(cast(v) for v, share in shares.items() if share >= point_mass_share)
+    decimals = _decimals(text) if text is not None and not integer else None
+    return ColumnDeclaration(name, "numeric", dtype,
+                             bounds=(cast(distinct[0]), cast(distinct[-1])),
+                             special_values=tuple(special) or None, decimals=decimals,
+                             no_missing=no_missing), note
+
+
+def draft_declaration(data, *, sep=None, na_values=("",), columns=None, drop=None,
+                      header=True, max_categories=100, max_numeric_categories=32,
+                      point_mass_share=0.05, notes=None):
+    """A declaration drafted from the data, for the data owner to review and edit.
+
+    Everything in it comes from the private values and is published without
+    differential privacy by every release that uses it (see
+    :data:`DRAFT_WARNING`): it is a starting point the owner edits into
+    public knowledge, the explicit counterpart of the DP discovery that
+    undeclared columns get.
+
+    Parameters
+    ----------
+    data : DataFrame, or str or path-like
+        A table, or a CSV file read as :func:`read_csv` reads it.
+    sep, na_values, columns, drop, header
+        How to read a CSV file (as in :func:`read_csv`).
+    max_categories : int, default=100
+        Text columns with at most this many values get them as
+        ``categories``; the others are declared without (values found by the
+        DP release).
+    max_numeric_categories : int, default=32
+        Numeric columns with at most this many values are declared
+        categorical with those values (exact, no bins); the others numeric
+        with their observed minimum and maximum as ``bounds``.
+    point_mass_share : float, default=0.05
+        Values of a numeric column held by at least this share of its
+        records become ``special_values`` (bins of their own).
+    notes : list, default=None
+        If a list, one line is appended per column whose draft needs a word
+        (categories left out).
+
+    Returns
+    -------
+    Declaration
+        In the format of :func:`load_declaration`: text columns (codes with
+        leading zeros included) as ``"str"`` categories, numbers as ``int64``
+        or ``float64`` (with ``decimals`` for a file's decimal numbers), each
+        complete column with ``no_missing``; ``missing_values`` as read.
+
+    Examples
+    --------
+    >>> import json, pandas as pd
+    >>> from dpsynth.io import DRAFT_WARNING, draft_declaration
+    >>> frame = pd.DataFrame({"zip": ["02139", "10001"] * 20, "age": range(40)})
+    >>> draft = draft_declaration(frame)
+    >>> draft["zip"].categories, draft["age"].bounds
+    (('02139', '10001'), (0, 39))
+    >>> document = {"_warning": DRAFT_WARNING, **draft.to_dict()}  # json.dump it
+    """
+    for value, what in ((max_categories, "max_categories"),
+                        (max_numeric_categories, "max_numeric_categories")):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+            raise ValueError(f"{what} must be a non-negative integer; got {value!r}")
+    if not 0 < point_mass_share <= 1:
+        raise ValueError(f"point_mass_share must be in (0, 1]; got {point_mass_share!r}")
+    if isinstance(data, pd.DataFrame):
+        frame, missing = data, None
+        if columns is not None or drop is not None:
+            frame = frame[_select([str(c) for c in frame.columns], columns, drop,
+                                  "the table")]
+    else:
+        if isinstance(na_values, str):
+            na_values = (na_values,)
+        frame = read_csv(data, sep=sep, na_values=na_values, columns=columns, drop=drop,
+                         header=header)
+        missing = tuple(dict.fromkeys(na_values))
+    drafted = []
+    for name in frame.columns:
+        column, note = _draft_column(str(name), frame[name], max_categories,
+                                     max_numeric_categories, point_mass_share)
+        drafted.append(column)
+        if note is not None and notes is not None:
+            notes.append(note)
+    return Declaration(tuple(drafted), missing)

@@ -123,7 +123,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         Total privacy budget of the release (record count + marginals, and
         the DP binning of numeric columns with nothing declared, which takes
         a share of it; an encoder's ``binning_epsilon``, ``frequent_epsilon``
-        and ``inverse_epsilon`` are added on top, see ``privacy_spent_``).
+        and ``inverse_epsilon`` are added on top, see ``privacy_spent_``),
+        in ``(0, 1e15]``: larger budgets protect nothing and would overflow
+        the accounting.
     delta : float or None, default=None
         ``delta`` of the guarantee, in ``(0, 0.01]``.  ``None`` uses the
         fixed default ``1e-9`` (as private-pgm's AIM), chosen before seeing
@@ -301,7 +303,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, accounting.MAX_EPSILON, closed="right")],
         "delta": [Interval(Real, 0, accounting.MAX_DELTA, closed="right"), None],
         "reporting_length": [Interval(Integral, 1, None, closed="left")],
         "percentile": [Interval(Real, 0, 100, closed="right")],

@@ -278,10 +278,42 @@ def test_evaluate_writes_a_report(capsys, work, table_csv, no_plots):
     assert listing(work) == ["report.html", "synth.csv"]
 
 
-def test_evaluate_column_mismatch(capsys, work, table_csv):
+def test_evaluate_compares_the_columns_both_tables_hold(capsys, work, table_csv):
     pd.read_csv(table_csv).drop(columns="size").to_csv("synth.csv", index=False)
-    code, _, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS)
-    assert_one_line_error(code, err, "evaluate", "missing ['size']")
+    code, out, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS)
+    assert code == 0, err
+    assert "3 columns" in out
+    assert err == (f"dpsynth evaluate: note: comparing the 3 column(s) both tables hold; "
+                   f"left out size (only in {table_csv})\n")
+    code, _, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS,
+                       "--columns", "color,size")
+    assert_one_line_error(code, err, "evaluate", "--columns names column(s) ['size'] that "
+                          "synth.csv does not have")
+    code, _, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS, "--drop", "zzz")
+    assert_one_line_error(code, err, "evaluate", "--drop names column(s) ['zzz'] that "
+                          "neither")
+    code, _, err = run(capsys, "evaluate", table_csv, "synth.csv", "--bounds",
+                       "income=0.0:200000", "--columns", "color,income")
+    assert code == 0, err
+    assert err == ""
+
+
+@pytest.mark.parametrize("drop", [[], ["--drop", "rownames"]])
+@pytest.mark.parametrize("through_release", [False, True])
+def test_evaluate_after_synthesize_with_drop(capsys, work, table_csv, drop,
+                                             through_release):
+    # the real table keeps the identifier the synthesizing command dropped
+    frame = pd.read_csv(table_csv)
+    frame.insert(0, "rownames", np.arange(len(frame)))
+    frame.to_csv("real.csv", index=False)
+    code, _, err = run(capsys, "synthesize", "real.csv", "-o", "synth.csv", *BOUNDS,
+                       "--drop", "rownames", "--aggregates-out", "agg.json", "--seed", 0)
+    assert code == 0, err
+    how = ["--aggregates", "agg.json"] if through_release else BOUNDS
+    code, out, err = run(capsys, "evaluate", "real.csv", "synth.csv", *how, *drop)
+    assert code == 0, err
+    assert "4 columns" in out and "mean TVD" in out
+    assert ("left out rownames (only in real.csv)" in err) == (not drop)
 
 
 def test_evaluate_needs_bounds_for_decimal_columns(capsys, work, table_csv):
@@ -427,7 +459,11 @@ def test_invalid_aggregates_file(capsys, work):
 
 @pytest.mark.parametrize("content, fragment", [
     (b"\xff\xfe\x00\x81\x9f binary \x00\x00", "in.csv is not UTF-8 text"),
-    (b"a,b\n1,2\n3,4,5,6\n", "cannot read in.csv as CSV"),
+    (b"a,b\n1,2\n3,4,5,6\n", "in.csv, line 3: the record has more fields than the "
+                              "header row (2, separated by ','); quote the fields that hold "
+                              "the separator, or give the file's separator with --sep"),
+    (b"a,b\n1,2\n3\n", "in.csv, line 3: the record has fewer fields"),
+    (b'a,b\n1,"2\n', "cannot read in.csv as CSV"),
     (b"", "in.csv is empty"),
     (b"a,a\n1,2\n", "names column(s) ['a'] more than once"),
     (b"1,2\n3,4\n", "--no-header"),
@@ -1125,3 +1161,184 @@ def test_max_memory_option(capsys, work, table_csv):
     with pytest.raises(SystemExit):
         run(capsys, "aggregate", table_csv, "-o", "agg.json", "--max-memory", "lots")
 
+
+
+# ------------------------------------------------ output safety (issue 30)
+def test_device_node_output_is_written_through_not_replaced(capsys, work, table_csv):
+    before = os.stat(os.devnull)
+    code, out, err = run(capsys, "synthesize", table_csv, "-o", os.devnull, *BOUNDS,
+                         "--aggregates-out", os.devnull, "--force", "--seed", 0)
+    assert code == 0, err
+    after = os.stat(os.devnull)
+    assert (after.st_mode, after.st_rdev, after.st_ino) == \
+        (before.st_mode, before.st_rdev, before.st_ino)
+    # nothing is replaced, so no --force is needed for a device
+    code, _, err = run(capsys, "aggregate", table_csv, "-o", os.devnull, *BOUNDS)
+    assert code == 0, err
+    assert listing(work) == []
+
+
+def test_symlink_output_replaces_its_target(capsys, work, table_csv):
+    Path("real").mkdir()
+    Path("real/out.csv").write_text("old")
+    Path("link.csv").symlink_to(Path("real/out.csv").resolve())
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "link.csv", *BOUNDS)
+    assert_one_line_error(code, err, "synthesize", "link.csv exists", "--force")
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "link.csv", *BOUNDS,
+                       "--force", "-n", 7)
+    assert code == 0, err
+    assert Path("link.csv").is_symlink()
+    assert len(pd.read_csv("real/out.csv")) == 7
+
+
+def _no_fit(monkeypatch):
+    def fit(self, X, y=None):
+        raise AssertionError("the fit ran before the outputs were checked")
+
+    monkeypatch.setattr(DPMarginalSynthesizer, "fit", fit)
+
+
+@pytest.mark.parametrize("flag", ["-o", "--aggregates-out"])
+def test_unwritable_outputs_are_refused_before_the_fit(capsys, work, table_csv, monkeypatch,
+                                                      flag):
+    # os.access says yes to root everywhere (e.g. /proc): the directory is probed
+    _no_fit(monkeypatch)
+    Path("sealed").mkdir()
+    real_mkstemp = _common.tempfile.mkstemp
+
+    def mkstemp(*args, dir=None, **kwargs):
+        if dir is not None and Path(dir).name == "sealed":
+            raise PermissionError(13, "Read-only file system")
+        return real_mkstemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(_common.tempfile, "mkstemp", mkstemp)
+    outputs = {"-o": "out.csv", "--aggregates-out": "agg.json"}
+    outputs[flag] = "sealed/x.csv"
+    code, _, err = run(capsys, "synthesize", table_csv, *BOUNDS,
+                       *[a for pair in outputs.items() for a in pair])
+    assert_one_line_error(code, err, "synthesize", "cannot write to the directory of "
+                          "output sealed/x.csv: Read-only file system")
+    assert listing(work) == ["sealed"]
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and os.geteuid() == 0
+                         and os.path.isdir("/proc")), reason="root on Linux")
+def test_proc_output_is_refused_before_the_fit_as_root(capsys, work, table_csv,
+                                                       monkeypatch):
+    _no_fit(monkeypatch)
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS,
+                       "--aggregates-out", "/proc/x.json")
+    assert_one_line_error(code, err, "synthesize", "/proc/x.json")
+    assert listing(work) == []
+
+
+def test_sample_refuses_records_that_do_not_fit_on_the_disk(capsys, work, table_csv,
+                                                            monkeypatch):
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS, "--seed", 0)[0] == 0
+    free = 50 * 2**20
+    monkeypatch.setattr(_common.shutil, "disk_usage",
+                        lambda path: type("usage", (), {"free": free})())
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "out.csv", "-n", 10_000_000_000)
+    assert_one_line_error(code, err, "sample", "would take about", "bytes a record",
+                          "measured on 1000 records", "has 50 MiB free", "-n/--n-samples")
+    assert listing(work) == ["agg.json"]
+    # the estimate is close to what is written
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "small.csv", "-n", 20_000)
+    assert code == 0, err
+    size = Path("small.csv").stat().st_size
+    monkeypatch.setattr(_common.shutil, "disk_usage",
+                        lambda path: type("usage", (), {"free": size * 0.8})())
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "again.csv", "-n", 20_000)
+    assert_one_line_error(code, err, "sample", "would take about")
+    # a device stores nothing: no check
+    code, _, err = run(capsys, "sample", "agg.json", "-o", os.devnull, "-n", 5000)
+    assert code == 0, err
+
+
+def test_synthesize_refuses_records_that_cannot_fit_before_the_fit(capsys, work, table_csv,
+                                                                   monkeypatch):
+    _no_fit(monkeypatch)
+    monkeypatch.setattr(_common.shutil, "disk_usage",
+                        lambda path: type("usage", (), {"free": 2**30})())
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS,
+                       "-n", 10**12)
+    assert_one_line_error(code, err, "synthesize", "at least 4 bytes a record",
+                          "has 1 GiB free")
+
+
+@pytest.mark.parametrize("argv", [["aggregate", "--epsilon", "1e300"],
+                                  ["aggregate", "--epsilon", "inf"]])
+def test_huge_epsilon_is_refused_clearly(capsys, work, table_csv, argv):
+    code, _, err = run(capsys, argv[0], table_csv, "-o", "agg.json", *BOUNDS, *argv[1:])
+    assert_one_line_error(code, err, "aggregate", "--epsilon must be")
+    assert "sensitivity" not in err
+
+
+def test_huge_epsilon_in_python():
+    frame = pd.DataFrame({"a": ["x", "y"] * 50})
+    with pytest.raises(ValueError, match=r"'epsilon' parameter .* range \(0.0, 1"):
+        DPMarginalSynthesizer(epsilon=1e300).fit(frame)
+    spent = DPMarginalSynthesizer(epsilon=1e15, random_state=0).fit(frame).privacy_spent_
+    assert spent["epsilon"] == 1e15
+
+
+def test_a_closed_stdout_pipe_exits_quietly(work, table_csv):
+    # `dpsynth evaluate ... | head`: as cat or git killed by SIGPIPE (141), no traceback
+    assert main(["synthesize", str(table_csv), "-o", "synth.csv", *BOUNDS, "--seed",
+                 "0"]) == 0
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dpsynth", "evaluate", str(table_csv), "synth.csv", *BOUNDS],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    process.stdout.close()  # the reader is gone before anything is printed
+    err = process.stderr.read().decode()
+    process.stderr.close()
+    assert process.wait(timeout=300) == 141
+    assert err == ""
+
+
+def test_verbose_prints_each_sampled_chunk_once(capsys, work, table_csv, monkeypatch):
+    monkeypatch.setattr(_common, "CHUNK_SIZE", 100)
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS, "-v",
+                       "-n", 250)
+    assert code == 0, err
+    sampled = [line for line in err.splitlines() if "sampled" in line]
+    assert sampled == ["sampled 100 of 250 records", "sampled 200 of 250 records",
+                       "sampled 250 of 250 records"]
+
+
+# ------------------------------------------------------------ schema draft
+def test_schema_draft_round_trip(capsys, work, table_csv):
+    code, out, err = run(capsys, "schema", "draft", table_csv)
+    assert code == 0, err
+    document = json.loads(out)
+    assert list(document)[0] == "_warning"
+    assert "WITHOUT DIFFERENTIAL PRIVACY" in document["_warning"]
+    assert "published without differential privacy" in err and "review" in err
+    columns = {c["name"]: c for c in document["columns"]}
+    assert columns["color"]["categories"] == ["blue", "green", "red"]
+    assert columns["age"]["kind"] == "numeric" and columns["age"]["dtype"] == "int64"
+    assert columns["income"]["dtype"] == "float64" and columns["income"]["decimals"] == 2
+    assert all(c["no_missing"] for c in document["columns"])
+    Path("schema.json").write_text(out)
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", "--schema",
+                       "schema.json", "--aggregates-out", "agg.json", "--seed", 0)
+    assert code == 0, err
+    schema = {c.name: c for c in DPAggregates.load("agg.json").schema}
+    assert schema["color"].declared and schema["size"].declared
+    out = pd.read_csv("out.csv", dtype=str, keep_default_na=False)
+    assert out["age"].str.fullmatch(r"\d+").all()  # declared int64, no missing
+
+
+def test_schema_draft_to_a_file(capsys, work, table_csv):
+    code, out, err = run(capsys, "schema", "draft", table_csv, "-o", "schema.json",
+                         "--drop", "income", "--max-numeric-categories", "100")
+    assert code == 0, err
+    assert out == "" and "schema.json" in err
+    document = json.loads(Path("schema.json").read_text())
+    assert [c["name"] for c in document["columns"]] == ["color", "size", "age"]
+    assert document["columns"][2]["kind"] == "categorical"  # 72 ages <= 100
+    code, _, err = run(capsys, "schema", "draft", table_csv, "-o", "schema.json")
+    assert_one_line_error(code, err, "schema draft", "schema.json exists", "--force")
+    code, _, err = run(capsys, "schema", "draft", "missing.csv")
+    assert_one_line_error(code, err, "schema draft", "input file not found")

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from dpsynth import DPMarginalSynthesizer
-from dpsynth.io import (ColumnDeclaration, Declaration, InputFileError, check_values,
+from dpsynth.io import (DRAFT_WARNING, ColumnDeclaration, Declaration, InputFileError,
+                        check_values, draft_declaration,
                         load_declaration, looks_numeric, read_csv, read_header)
 from dpsynth.preprocessing import TableEncoder
 
@@ -69,15 +70,43 @@ def test_explicit_separator(tmp_path):
         read_csv(path, sep="||")
 
 
-def test_one_column_with_a_likely_separator_names_sep(tmp_path, monkeypatch):
-    import dpsynth.io as dio
-
+def test_one_column_with_a_likely_separator_names_sep(tmp_path):
     path = write(tmp_path, "a;b\n1;2\n3;4\n")
-    monkeypatch.setattr(dio, "_detect_separator", lambda sample: ",")  # a wrong guess
     with pytest.raises(InputFileError) as info:
-        read_csv(path)
+        read_csv(path, sep=",")  # a wrong separator, given explicitly
     assert "sep=';'" in str(info.value)
     assert "--sep ';'" in info.value.for_cli()
+
+
+def test_separator_comes_from_the_header_row_alone(tmp_path):
+    # a first record full of other separators must not change how the file is split
+    path = write(tmp_path, 'zip,rooms,age,status\n"x,;\'y\';",1,2,ok\n'
+                 + "02139,2,30,NA\n" * 30)
+    frame = read_csv(path)
+    assert list(frame.columns) == ["zip", "rooms", "age", "status"]
+    assert frame["zip"].iloc[0] == "x,;'y';"
+    assert read_header(path) == ["zip", "rooms", "age", "status"]
+    # a header with one column: one column, whatever the records hold
+    path = write(tmp_path, "note\na;b;c\nd;e;f\n")
+    assert read_csv(path)["note"].tolist() == ["a;b;c", "d;e;f"]
+
+
+def test_without_a_header_the_separator_is_a_comma_unless_given(tmp_path):
+    path = write(tmp_path, "x;'y';z\n" + "a,b,c\n" * 20)
+    with pytest.raises(InputFileError, match="line 2: the record has more fields"):
+        read_csv(path, header=False)  # not a silent 3-column release
+    path = write(tmp_path, "x;'y';z\n" + "a;b;c\n" * 20)
+    assert read_csv(path, header=False).shape == (21, 1)  # one column, as declared by ","
+    assert read_csv(path, header=False, sep=";").shape == (21, 3)
+
+
+def test_a_header_split_as_many_ways_at_two_separators_needs_sep(tmp_path):
+    path = write(tmp_path, "a;b,c\n1;2,3\n")
+    with pytest.raises(InputFileError) as info:
+        read_csv(path)
+    assert "';' and ','" in str(info.value) or "',' and ';'" in str(info.value)
+    assert "--sep" in info.value.for_cli()
+    assert list(read_csv(path, sep=";").columns) == ["a", "b,c"]
 
 
 def test_duplicate_and_empty_header_names_are_refused(tmp_path):
@@ -114,11 +143,35 @@ def test_columns_and_drop(tmp_path):
         read_csv(path, drop=["id", "a", "b"])
 
 
-def test_ragged_records_are_refused(tmp_path):
-    with pytest.raises(InputFileError, match="Expected 2 fields in line 3"):
-        read_csv(write(tmp_path, "a,b\n1,2\n3,4,5\n"))
-    with pytest.raises(InputFileError, match="more fields than its header"):
-        read_csv(write(tmp_path, "a,b\n1,2,3\n4,5,6\n"))
+@pytest.mark.parametrize("text, line, relation", [
+    ("a,b\n1,2\n3,4,5\n", 3, "more"),
+    ("a,b\n1,2,3\n4,5,6\n", 2, "more"),
+    ("a,b\n1,2\n3\n4,5\n", 3, "fewer"),
+    ("a,b,c\n1,2,3\n4,5\n", 3, "fewer"),
+    ("a,b,c\n1,2,\n4,5,6\n", None, None),  # an empty last field is a field
+    ("a,b\n1,2\n\n3,4\n", None, None),  # a blank line is not a record
+])
+def test_every_record_has_the_header_field_count(tmp_path, text, line, relation):
+    path = write(tmp_path, text)
+    if line is None:
+        assert read_csv(path).shape[1] == text.split("\n")[0].count(",") + 1
+        return
+    with pytest.raises(InputFileError) as info:
+        read_csv(path)
+    message = info.value.for_cli()
+    assert f"line {line}: the record has {relation} fields than the header row" in message
+    assert "--sep" in message
+    for record in text.split("\n")[1:]:  # the message shows no field of any record
+        for field in record.split(","):
+            if field:
+                assert f"'{field}'" not in message
+
+
+def test_short_records_are_refused_without_a_header(tmp_path):
+    path = write(tmp_path, "1,2,3\n4,5\n")
+    with pytest.raises(InputFileError, match="line 2: the record has fewer fields than the "
+                                             "first record"):
+        read_csv(path, header=False)
 
 
 def test_not_utf8_and_empty(tmp_path):
@@ -403,3 +456,67 @@ def test_declared_decimals_round_synthetic_floats():
     with pytest.raises(ValueError, match="decimals"):
         Declaration.from_dict({"columns": [{"name": "a", "kind": "numeric",
                                             "bounds": [0, 9], "decimals": 1}]})
+
+
+# ------------------------------------------------------------ schema drafts
+def _draft_table(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "zip": rng.choice(["02139", "10001", "00501"], n),
+        "age": rng.integers(0, 90, n).astype(float),
+        "income": np.where(rng.random(n) < 0.3, 0, rng.gamma(2, 1000, n)).round(2),
+        "rooms": rng.integers(1, 4, n),
+        "id": [f"id{i}" for i in range(n)],
+        "note": rng.choice(["NA", "ok"], n)})
+    frame.loc[3, "age"] = np.nan  # pandas writes the other ages as "12.0"
+    return frame
+
+
+def test_draft_declaration_of_a_csv_file(tmp_path):
+    path = tmp_path / "t.csv"
+    _draft_table().to_csv(path, index=False)
+    notes = []
+    draft = draft_declaration(path, notes=notes)
+    assert draft.names == ["zip", "age", "income", "rooms", "id", "note"]
+    assert draft["zip"] == ColumnDeclaration("zip", "categorical", "str",
+                                             categories=("00501", "02139", "10001"),
+                                             no_missing=True)
+    age = draft["age"]  # integers (written "12.0"), one missing: no no_missing
+    assert (age.kind, age.dtype, age.no_missing) == ("numeric", "int64", None)
+    assert age.bounds == (0, 89)
+    income = draft["income"]
+    assert (income.dtype, income.special_values, income.decimals) == ("float64", (0.0,), 2)
+    assert draft["rooms"].categories == (1, 2, 3) and draft["rooms"].dtype == "int64"
+    assert draft["id"].categories is None  # too many values: left to the DP release
+    assert notes == ["'id' has more than 100 values: its categories are left to the DP "
+                     "release"]
+    assert draft["note"].categories == ("NA", "ok")
+    assert draft.missing_values == ("",)
+    # the file format load_declaration reads, with the warning as a comment
+    schema_path = tmp_path / "schema.json"
+    schema_path.write_text(json.dumps({"_warning": DRAFT_WARNING, **draft.to_dict()}))
+    assert load_declaration(schema_path) == draft
+    frame = read_csv(path, load_declaration(schema_path))
+    assert check_values(frame, draft) == []
+    assert str(frame["age"].dtype) == "Int64"
+
+
+def test_draft_declaration_of_a_frame_and_its_options():
+    frame = _draft_table()
+    draft = draft_declaration(frame, drop=["id"], max_categories=2,
+                              max_numeric_categories=2)
+    assert "id" not in draft.names and draft.missing_values is None
+    assert draft["zip"].categories is None  # 3 values > 2
+    assert draft["rooms"].kind == "numeric" and draft["rooms"].bounds == (1, 3)
+    assert draft["age"].dtype == "float64"  # the frame's dtype
+    assert draft_declaration(frame, columns=["note"]).names == ["note"]
+    with pytest.raises(ValueError, match="max_categories"):
+        draft_declaration(frame, max_categories=-1)
+
+
+def test_comment_keys_are_ignored():
+    document = {"_warning": "published", "columns": [
+        {"name": "a", "kind": "categorical", "_note": "edit me"}]}
+    assert Declaration.from_dict(document).names == ["a"]
+    with pytest.raises(ValueError, match="unknown key"):
+        Declaration.from_dict({"warning": "x", "columns": document["columns"]})

@@ -624,13 +624,25 @@ def _csv_neighbours():
     base = _csv_base()
     row = base.iloc[[0]]
 
-    def plus(**values):
+    def plus(where="last", **values):
         extra = row.copy()
         for name, value in values.items():
             extra[name] = value
-        return pd.concat([base, extra], ignore_index=True)
+        parts = {"first": [extra, base], "middle": [base.iloc[:300], extra, base.iloc[300:]],
+                 "last": [base, extra]}[where]
+        return pd.concat(parts, ignore_index=True)
 
-    return [
+    # canaries placed first, in the middle and last: the first record once decided
+    # the separator of the file (io._detect_separator read the first lines)
+    placed = [(f"{name} ({where})", plus(where, **values))
+              for where in ("first", "middle", "last")
+              for name, values in (("a separator canary", {"zip": "x,;'y';"}),
+                                   ("a no-header separator canary", {"zip": "x;'y';z"}),
+                                   ("a unique zip", {"zip": "99999"}),
+                                   ("a duplicate record", {}),
+                                   ("a tab and a pipe", {"status": "a\tb|c"}),
+                                   ("a missing field", {"rooms": ""}))]
+    return placed + [
         ("add a unique zip", plus(zip="99999")),
         ("remove a record", base.iloc[1:]),
         ("a float in an integer-looking column", plus(rooms="2.5")),
@@ -645,19 +657,20 @@ def _csv_neighbours():
     ]
 
 
-def _cli_release(frame, tmp_path, name, extra):
+def _cli_release(frame, tmp_path, name, extra, header=True):
     from dpsynth.cli import main
 
     folder = tmp_path / name
     folder.mkdir()
     data = folder / "table.csv"
-    frame.to_csv(data, index=False)
+    frame.to_csv(data, index=False, header=header)
     out = folder / "release.json"
     import contextlib
     import io
     stdout, stderr = io.StringIO(), io.StringIO()
+    bounds = "age=0:120" if header else "column_3=0:120"
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = main(["aggregate", str(data), "-o", str(out), "--bounds", "age=0:120",
+        code = main(["aggregate", str(data), "-o", str(out), "--bounds", bounds,
                      "--seed", "0", "--epsilon", "4", *extra])
     assert code == 0, stderr.getvalue()
     # DP outputs (counts) are printed: compare the text around them
@@ -669,7 +682,10 @@ def _cli_release(frame, tmp_path, name, extra):
 # with declared categories, a value outside them is refused before any release
 # (an error to the data owner, documented): those pairs run undeclared only
 _UNDECLARED_VALUES = {"add a unique zip", "a float in an integer-looking column",
-                      "a value with a delimiter and quotes", "a value with a semicolon"}
+                      "a value with a delimiter and quotes", "a value with a semicolon"} | {
+    f"{name} ({where})" for where in ("first", "middle", "last")
+    for name in ("a separator canary", "a no-header separator canary", "a unique zip",
+                 "a tab and a pipe")}
 
 
 @pytest.mark.parametrize("name,declared", [
@@ -734,3 +750,18 @@ def test_numeric_discovery_neighbours_differ_only_in_dp_outputs(name, values, tm
     assert [m["rho"] for m in numeric] == [
         m["rho"] for m in second["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
     assert first["privacy"]["epsilon"] == second["privacy"]["epsilon"] == 4.0
+
+
+@pytest.mark.parametrize("name", [name for name, _ in _csv_neighbours()
+                                  if name.endswith(("(first)", "(middle)", "(last)"))
+                                  or name == "remove a record"])
+def test_cli_neighbours_without_a_header(name, tmp_path):
+    # --no-header: the first line is a record, so the separator is "," unless --sep
+    other = dict(_csv_neighbours())[name]
+    first, out_1, err_1 = _cli_release(_csv_base(), tmp_path, "a", ["--no-header"],
+                                       header=False)
+    second, out_2, err_2 = _cli_release(other, tmp_path, "b", ["--no-header"], header=False)
+    assert _public_part(first) == _public_part(second)
+    assert [c["name"] for c in second["schema"]["columns"]] == [
+        "column_1", "column_2", "column_3", "column_4"]
+    assert (out_1, err_1) == (out_2, err_2)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dpsynth.utils._files import Terminated, atomic_write, raise_on_sigterm
-from dpsynth.utils._progress import PROGRESS_KEY, log_progress, progress_logger
+from dpsynth.utils._files import Terminated, atomic_write, output_target, raise_on_sigterm
+from dpsynth.utils._progress import PROGRESS_KEY, log_progress, muted_progress, progress_logger
 
 
 def _umask():
@@ -102,3 +102,67 @@ def test_log_progress_records(caplog):
 def test_log_progress_is_silent_by_default(capsys):
     log_progress(1, 1, "x", "not shown")  # INFO: below the last-resort handler
     assert capsys.readouterr() == ("", "")
+
+
+# ------------------------------------------------ non-regular outputs
+def test_atomic_write_writes_through_a_device_node():
+    # a rename onto /dev/null would replace the device with a regular file
+    before = os.stat(os.devnull)
+    with atomic_write(os.devnull) as temporary:
+        assert temporary == os.devnull
+        with open(temporary, "w") as handle:
+            handle.write("discarded")
+    after = os.stat(os.devnull)
+    assert (after.st_mode, after.st_rdev, after.st_ino) == \
+        (before.st_mode, before.st_rdev, before.st_ino)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_atomic_write_writes_through_a_named_pipe(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen([sys.executable, "-c",
+                               f"print(open({str(fifo)!r}).read(), end='')"],
+                              stdout=subprocess.PIPE, text=True)
+    with atomic_write(fifo) as temporary:
+        Path(temporary).write_text("through the pipe")
+    assert reader.communicate(timeout=60)[0] == "through the pipe"
+    assert output_target(fifo)[1] == "stream"
+
+
+def test_atomic_write_replaces_the_target_of_a_symlink(tmp_path):
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "out.csv"
+    target.write_text("old")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    with atomic_write(link) as temporary:
+        assert Path(temporary).parent == tmp_path / "real"  # atomic where the file is
+        Path(temporary).write_text("new")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == "new"
+    dangling = tmp_path / "dangling.csv"
+    dangling.symlink_to(tmp_path / "real" / "created.csv")
+    with atomic_write(dangling) as temporary:
+        Path(temporary).write_text("created")
+    assert dangling.is_symlink() and (tmp_path / "real" / "created.csv").read_text() == \
+        "created"
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["created.csv",
+                                                                      "out.csv"]
+
+
+def test_output_target_kinds(tmp_path):
+    (tmp_path / "file").write_text("x")
+    assert output_target(tmp_path / "file") == (str(tmp_path / "file"), "file")
+    assert output_target(tmp_path / "new")[1] == "new"
+    assert output_target(tmp_path)[1] == "directory"
+    assert output_target(os.devnull) == (os.devnull, "stream")
+
+
+def test_muted_progress_drops_one_task_only(caplog):
+    with caplog.at_level(logging.INFO, logger="dpsynth"):
+        with muted_progress("sampling"):
+            log_progress(1, 1, "sampling", "inner")
+            log_progress(1, 2, "marginals", "kept")
+        log_progress(1, 2, "sampling", "outer")
+    assert [r.getMessage() for r in caplog.records] == ["kept", "outer"]

@@ -12,6 +12,7 @@ Run ``dpsynth demo`` for an end-to-end example, ``dpsynth COMMAND --help``
 for the options of a command.
 """
 
+import os
 import sys
 import warnings
 
@@ -23,6 +24,23 @@ from ._progress import show_progress
 __all__ = ["main"]
 
 _EXPECTED_ERRORS = (CommandError, ValueError, TypeError, OSError)
+_BROKEN_PIPE = 141  # 128 + SIGPIPE: what the shell reports for `cat big | head`
+
+
+def _broken_pipe():
+    """Exit quietly when stdout's reader is gone (``dpsynth evaluate ... | head``).
+
+    As ``cat`` or ``git`` killed by ``SIGPIPE``: status 141, no message.
+    stdout is pointed at the null device so that the interpreter's final
+    flush does not fail again.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real file behind stdout
+        pass
+    return _BROKEN_PIPE
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -41,7 +59,8 @@ def main(argv=None):
     -------
     int
         Exit status: 0 on success, 1 on an error (reported on one line of
-        stderr), 130 when interrupted, 143 when terminated by ``SIGTERM``.
+        stderr), 130 when interrupted, 143 when terminated by ``SIGTERM``,
+        141 (silently) when the reader of stdout goes away, as ``| head`` does.
         Usage errors exit with status 2 via ``SystemExit``, as in every
         argparse program.
     """
@@ -53,7 +72,11 @@ def main(argv=None):
         with raise_on_sigterm(), warnings.catch_warnings(), \
                 show_progress(getattr(args, "verbose", False)):
             warnings.showwarning = _show_warning
-            return args.func(args)
+            code = args.func(args)
+            sys.stdout.flush()  # a closed pipe fails here, not at the interpreter's exit
+            return code
+    except BrokenPipeError:
+        return _broken_pipe()
     except KeyboardInterrupt:
         print("dpsynth: interrupted", file=sys.stderr)
         return 130

@@ -12,6 +12,8 @@ the private data (only DP outputs and public parameters).
 import json
 import math
 import os
+import shutil
+import tempfile
 from dataclasses import replace
 
 import numpy as np
@@ -21,8 +23,9 @@ from .. import accounting, io
 from ..engines import is_dask_collection
 from ..preprocessing import TableEncoder
 from ..synthesizer import DPMarginalSynthesizer
-from ..utils._files import atomic_write
-from ..utils._progress import log_progress
+from ..utils._files import atomic_write, output_target
+from ..utils._progress import log_progress, muted_progress
+from ..utils._resources import format_bytes
 
 __all__ = ["CHUNK_SIZE", "CommandError", "aggregates_line", "as_table",
            "build_declaration", "check_inputs", "check_n_jobs", "check_n_samples",
@@ -76,8 +79,26 @@ def _same_file(a, b):
         return False
 
 
+def _probe_directory(directory, path):
+    """Create and remove a file in ``directory``: the test ``atomic_write`` will pass.
+
+    ``os.access`` alone is not enough: it says yes to root for ``/proc`` and
+    for a read-only file system."""
+    try:
+        descriptor, probe = tempfile.mkstemp(prefix=".dpsynth-probe.", suffix=".tmp",
+                                             dir=directory)
+    except OSError as exc:
+        raise CommandError(f"cannot write to the directory of output {path}: "
+                           f"{exc.strerror or one_line(exc)}") from None
+    os.close(descriptor)
+    os.unlink(probe)
+
+
 def check_outputs(outputs, *, inputs=(), force=False):
     """Refuse outputs that would fail or destroy something, before any work is done.
+
+    A character device or named pipe (``/dev/null``) is written through and
+    needs no ``--force``: no file is replaced.  A symbolic link is followed.
 
     Parameters
     ----------
@@ -89,23 +110,32 @@ def check_outputs(outputs, *, inputs=(), force=False):
         Whether existing outputs may be replaced.
     """
     for i, (flag, path) in enumerate(outputs):
+        target, kind = output_target(path)
         for other_flag, other in outputs[:i]:
-            if _same_file(path, other):
+            if kind != "stream" and _same_file(path, other):
                 raise CommandError(f"{other_flag} and {flag} must be different files")
         for source in inputs:
             if _same_file(path, source):
                 raise CommandError(f"{flag} {path} is also an input; write the output to "
                                    "another file (inputs are never overwritten)")
-        if os.path.isdir(path):
+        if kind == "directory":
             raise CommandError(f"output {path} is a directory")
-        directory = os.path.dirname(os.path.abspath(path))
+        if kind == "device":
+            raise CommandError(f"output {path} is a block device or socket; write to a "
+                               "file")
+        if kind == "stream":
+            if not os.access(path, os.W_OK):
+                raise CommandError(f"cannot write to output {path}: permission denied")
+            continue
+        directory = os.path.dirname(target)
         if not os.path.isdir(directory):
             raise CommandError(f"directory of output {path} does not exist")
         if not os.access(directory, os.W_OK | os.X_OK):
             raise CommandError(f"cannot write to the directory of output {path}: "
                                "permission denied")
-        if os.path.exists(path) and not force:
+        if kind == "file" and not force:
             raise CommandError(f"output {path} exists; pass --force to overwrite it")
+        _probe_directory(directory, path)
 
 
 def save_aggregates(aggregates, path):
@@ -174,12 +204,86 @@ def write_records(synthesizer, n_samples, path, seed, *, chunk_size=None):
             for i, stream in enumerate(streams):
                 size = min(chunk_size, n_samples - written)
                 state = np.random.RandomState(np.random.MT19937(stream))
-                chunk = as_table(synthesizer.sample(size, random_state=state))
+                with muted_progress("sampling"):  # one line per chunk, below
+                    chunk = as_table(synthesizer.sample(size, random_state=state))
                 chunk.to_csv(handle, index=False, header=i == 0, lineterminator="\n")
                 written += len(chunk)
                 log_progress(i + 1, n_chunks, "sampling",
                              f"sampled {written} of {n_samples} records")
     return written
+
+
+_PILOT_RECORDS = 1000  # records drawn to measure the size of a synthetic record
+
+
+def _free_space(path):
+    """``(free bytes, target)`` where ``path`` will be written, or None for a stream."""
+    target, kind = output_target(path)
+    if kind == "stream":  # /dev/null, a pipe: nothing is stored
+        return None
+    return shutil.disk_usage(os.path.dirname(target)).free, target
+
+
+def _refuse_size(estimate, free, path, how):
+    raise CommandError(f"the synthetic records would take about {format_bytes(estimate)} "
+                       f"({how}), but the file system of {path} has "
+                       f"{format_bytes(free)} free; ask for fewer records with "
+                       "-n/--n-samples or write them to another disk")
+
+
+def check_output_size(n_samples, n_columns, path):
+    """Refuse, before any budget is spent, ``n_samples`` records that cannot fit.
+
+    A lower bound from public facts: every record takes at least one byte
+    per column (its separators and line break), whatever its values.
+
+    Parameters
+    ----------
+    n_samples : int or None
+        None: the DP record count, unknown before the release (no check).
+    n_columns : int
+    path : str
+    """
+    space = _free_space(path)
+    if n_samples is None or space is None:
+        return
+    estimate = n_samples * max(n_columns, 1)
+    if estimate > space[0]:
+        _refuse_size(estimate, space[0], path, f"at least {n_columns} bytes a record")
+
+
+def check_free_space(synthesizer, n_samples, path):
+    """Refuse to start writing records that would not fit on the target's disk.
+
+    The size of a record is measured on a pilot sample of the release (post-
+    processing: no privacy cost, and its own random stream, so the written
+    records do not change); not checked for a device or pipe, nor for at
+    most 1,000 records.
+
+    Parameters
+    ----------
+    synthesizer : DPMarginalSynthesizer
+        Fitted, or built with ``from_aggregates``.
+    n_samples : int or None
+        None: the DP record count.
+    path : str
+    """
+    n_samples = synthesizer.n_records_ if n_samples is None else n_samples
+    if n_samples <= _PILOT_RECORDS:  # a small file: a failed write leaves nothing anyway
+        return
+    space = _free_space(path)
+    if space is None:
+        return
+    pilot = _PILOT_RECORDS
+    with muted_progress("sampling"):
+        records = as_table(synthesizer.sample(pilot, random_state=np.random.RandomState(0)))
+    header = len(records.iloc[:0].to_csv(index=False, lineterminator="\n").encode())
+    body = len(records.to_csv(index=False, header=False, lineterminator="\n").encode())
+    per_record = body / pilot
+    estimate = header + per_record * n_samples
+    if estimate > space[0]:
+        _refuse_size(estimate, space[0], path, f"{per_record:.0f} bytes a record, measured "
+                     f"on {pilot} records")
 
 
 # ---------------------------------------------------------- declarations
@@ -677,6 +781,9 @@ def check_privacy_options(args):
     """
     if not (math.isfinite(args.epsilon) and args.epsilon > 0):
         raise CommandError("--epsilon must be a positive number")
+    if args.epsilon > accounting.MAX_EPSILON:
+        raise CommandError(f"--epsilon must be at most {accounting.MAX_EPSILON:g}: larger "
+                           "budgets protect nothing and overflow the privacy accounting")
     if args.delta is not None and not 0 < args.delta <= accounting.MAX_DELTA:
         raise CommandError(f"--delta must be in (0, {accounting.MAX_DELTA:g}] (and far below "
                            "1 / the number of records); leave it out for the fixed 1e-9")

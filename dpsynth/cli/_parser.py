@@ -4,7 +4,7 @@ import argparse
 import math
 
 from .._version import __version__
-from . import aggregate, demo, evaluate, sample, synthesize
+from . import aggregate, demo, evaluate, sample, schema, synthesize
 from ._distributed import add_engine_options
 
 __all__ = ["build_parser"]
@@ -29,8 +29,9 @@ def _separator(text):
 
 def _add_reading(group, *, selection=True):
     group.add_argument("--sep", type=_separator, default=None, metavar="CHAR",
-                       help="field separator (default: detected among , ; tab |); "
-                            "'\\t' for a tab")
+                       help="field separator, '\\t' for a tab (default: the one of , ; "
+                            "tab | that splits the header row into the most columns, "
+                            "never guessed from records; ',' with --no-header)")
     group.add_argument("--na-values", action="append", metavar="TEXT",
                        help="also read the field TEXT as a missing value (repeatable); "
                             "by default only the empty field is missing and 'NA', "
@@ -226,7 +227,10 @@ def build_parser():
                     "marginals, SDS combination errors, NIST k-marginal score. Give the "
                     "release with --aggregates so both tables are read and binned with its "
                     "public schema (and the report shows its privacy), or the --bounds "
-                    "(or --schema) used for synthesis.")
+                    "(or --schema) used for synthesis. The columns both tables hold are "
+                    "compared (a column only one holds, such as an identifier dropped "
+                    "when synthesizing, is left out with a note); --drop and --columns "
+                    "take the same names as the command that made SYNTH.csv.")
     command.add_argument("real", metavar="REAL.csv")
     command.add_argument("synthetic", metavar="SYNTH.csv")
     command.add_argument("--aggregates", metavar="AGG.json",
@@ -244,6 +248,33 @@ def build_parser():
                       categories=False)
     _add_reporting(command, "print a line per evaluation step")
     command.set_defaults(func=evaluate.run)
+
+    command = commands.add_parser(
+        "schema", help="draft a --schema file from a CSV file (for its owner to edit)",
+        description="Tools for the --schema declaration file.")
+    actions = command.add_subparsers(dest="action", required=True, metavar="ACTION")
+    draft = actions.add_parser(
+        "draft", help="write a declaration drafted from the data",
+        description="Write a --schema declaration drafted from IN.csv: the observed "
+                    "categories of text columns, the dtype and observed range of numeric "
+                    "columns (exact values for those with few), their frequent values as "
+                    "special values, and no_missing for complete columns. Everything kept "
+                    "in it is published WITHOUT differential privacy by releases made "
+                    "with it: the owner reviews and edits it (public bounds, no private "
+                    "categories) before passing it to --schema.")
+    draft.add_argument("input", metavar="IN.csv")
+    draft.add_argument("-o", "--output", metavar="SCHEMA.json",
+                       help="write the draft there (default: stdout)")
+    _add_force(draft)
+    _add_reading(draft.add_argument_group("reading IN.csv"))
+    draft.add_argument("--max-categories", type=int, default=100, metavar="N",
+                       help="list the values of text columns with at most N of them "
+                            "(default: 100); the others are left to the DP release")
+    draft.add_argument("--max-numeric-categories", type=int, default=32, metavar="N",
+                       help="declare numeric columns with at most N values categorical, "
+                            "others numeric with bounds (default: 32)")
+    _add_reporting(draft, "(no progress to show)")
+    draft.set_defaults(func=schema.run_draft, command="schema draft")
 
     command = commands.add_parser(
         "demo", help="run end to end on a built-in table and print privacy and fidelity",

@@ -1,5 +1,8 @@
 """``dpsynth evaluate``: fidelity of synthetic records to the real ones."""
 
+import argparse
+import sys
+
 import pandas as pd
 
 from .. import io
@@ -57,13 +60,65 @@ def release_declaration(encoder):
     return io.Declaration(tuple(columns))
 
 
-def _check_columns(frame, names, path, reference):
-    missing = [c for c in names if c not in frame.columns]
-    extra = [c for c in frame.columns if c not in names]
-    if missing or (extra and reference is not None):
-        raise _common.CommandError(f"{path} does not have the columns of {reference}: "
-                                   f"missing {missing}, unexpected {extra}")
-    return frame[list(names)]
+def _header(args, path):
+    try:
+        names = io.read_header(path, sep=args.sep, header=not args.no_header)
+    except ValueError as exc:
+        raise _common.CommandError(_common.one_line(exc)) from None
+    return names
+
+
+def _compared_columns(args, required=None):
+    """The columns compared: those both tables hold after ``--columns``/``--drop``.
+
+    The two files come from different commands (the real table often has an
+    identifier the synthesizing command dropped), so ``--drop`` leaves out
+    the named columns from whichever table holds them, and columns only one
+    table holds are left out with a note.  ``--columns`` names columns both
+    must hold.  ``required``: columns both must hold (a release's).
+    """
+    headers = {path: _header(args, path) for path in (args.real, args.synthetic)}
+    if args.drop:
+        unknown = [c for c in args.drop if not any(c in h for h in headers.values())]
+        if unknown:
+            raise _common.CommandError(f"--drop names column(s) {unknown} that neither "
+                                       f"{args.real} nor {args.synthetic} has")
+    kept = {}
+    for path, names in headers.items():
+        if args.columns is not None:
+            absent = [c for c in args.columns if c not in names]
+            if absent:
+                raise _common.CommandError(f"--columns names column(s) {absent} that "
+                                           f"{path} does not have; "
+                                           f"{io.column_list(names)}")
+            kept[path] = list(args.columns)
+        else:
+            kept[path] = [c for c in names if c not in (args.drop or ())]
+    real, synth = kept[args.real], kept[args.synthetic]
+    for path, names in kept.items():
+        absent = [c for c in (required or ()) if c not in names]
+        if absent:
+            raise _common.CommandError(f"{path} does not have the column(s) {absent} of the "
+                                       f"release {args.aggregates}")
+    compared = [c for c in (required or real) if c in real and c in synth]
+    if not compared:
+        raise _common.CommandError(f"{args.real} and {args.synthetic} have no column in "
+                                   f"common; {io.column_list(real)} and "
+                                   f"{io.column_list(synth).replace('the columns are ', '')}")
+    only = [(f"only in {path}", [c for c in names if c not in compared])
+            for path, names in kept.items()]
+    only = [f"{', '.join(names)} ({where})" for where, names in only if names]
+    if only:
+        print(f"dpsynth evaluate: note: comparing the {len(compared)} column(s) both tables "
+              f"hold; left out {'; '.join(only)}", file=sys.stderr)
+    return compared
+
+
+def _read(args, path, declaration, compared, origins=None):
+    """``path`` read with ``--columns`` set to the compared columns."""
+    return _common.read_table(
+        argparse.Namespace(**{**vars(args), "columns": compared, "drop": None}), path,
+        declaration, origins)
 
 
 def _print_fidelity(summary):
@@ -90,11 +145,9 @@ def _tables_through_release(args):
     declaration = release_declaration(aggregates.encoder)
     markers = tuple(dict.fromkeys(("", *(args.na_values or ()))))
     declaration = io.Declaration(declaration.columns, markers)
-    names = aggregates.column_names
-    real = _common.read_table(args, args.real, declaration)
-    synth = _common.read_table(args, args.synthetic, declaration)
-    real = _check_columns(real, names, args.real, None)
-    synth = _check_columns(synth, names, args.synthetic, args.aggregates)
+    names = _compared_columns(args, required=aggregates.column_names)
+    real = _read(args, args.real, declaration, names)
+    synth = _read(args, args.synthetic, declaration, names)
     try:  # both tables must bin under the release's schema
         binned_view(real, aggregates.encoder)
         binned_view(synth, aggregates.encoder)
@@ -105,11 +158,17 @@ def _tables_through_release(args):
 
 def _tables_with_bounds(args):
     declaration, origins = _common.build_declaration(args)
-    real = _common.read_table(args, args.real, declaration, origins)
-    synth = _common.read_table(args, args.synthetic, declaration, origins)
-    if sorted(real.columns) != sorted(synth.columns):
-        _check_columns(synth, list(real.columns), args.synthetic, args.real)
-    synth = synth[list(real.columns)]
+    compared = _compared_columns(args)
+    undeclared = [c for c in declaration.names if c not in compared
+                  and origins.get(c) != "--schema"]
+    if undeclared:
+        name = undeclared[0]
+        held = [p for p in (args.real, args.synthetic) if name in _header(args, p)]
+        what = (f"declares the column {name!r}, which only {held[0]} holds" if held
+                else f"names the unknown column {name!r}")
+        raise _common.CommandError(f"{origins[name]} {what}; {io.column_list(compared)}")
+    real = _read(args, args.real, declaration, compared)
+    synth = _read(args, args.synthetic, declaration, compared)
     _common.check_undeclared(real, declaration, args.command)
     used = io.Declaration(tuple(c for c in declaration.columns
                                 if c.name in real.columns and c.kind == "numeric"))

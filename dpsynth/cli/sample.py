@@ -50,6 +50,7 @@ def run(args):
                                                     args.seed, args.partition_size,
                                                     args.force)
     else:
+        _common.check_free_space(synthesizer, args.n_samples, args.output)
         written = _common.write_records(synthesizer, args.n_samples, args.output, args.seed)
     print(_common.aggregates_line(aggregates))
     print(f"released with {_common.privacy_terms(aggregates.privacy)}; "

@@ -58,6 +58,8 @@ def read_input(args, declaration, origins):
 
 def _release_and_write(args, declaration, origins, parquet):
     frame = read_input(args, declaration, origins)
+    if not parquet:
+        _common.check_output_size(args.n_samples, frame.shape[1], args.output)
     synthesizer = _common.fit(args, frame, declaration)
     aggregates = synthesizer.aggregates_
     if args.aggregates_out:
@@ -73,11 +75,12 @@ def _release_and_write(args, declaration, origins, parquet):
                                                     args.seed, args.partition_size,
                                                     args.force)
         else:
+            _common.check_free_space(synthesizer, args.n_samples, args.output)
             written = _common.write_records(synthesizer, args.n_samples, args.output,
                                             args.seed)
     except (_common.CommandError, ValueError, OSError) as exc:
-        if not args.aggregates_out:
-            raise
+        if not args.aggregates_out or isinstance(exc, BrokenPipeError):
+            raise  # a closed pipe (-o /dev/stdout | head) ends quietly
         if isinstance(exc, _common.CommandError):  # the release itself cannot be sampled
             raise _common.CommandError(f"{_common.one_line(exc)}; the DP aggregates are "
                                        f"saved in {args.aggregates_out}") from None

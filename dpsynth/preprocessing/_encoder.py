@@ -24,6 +24,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..accounting import MAX_EPSILON
 from ..schema import Column, Schema, default_missing_marker
 from ..utils._random import seed_sequence, stream
 from ..utils._validation import check_table
@@ -259,13 +260,13 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         "bounds": [dict, None],
         "n_bins": [Interval(Integral, 1, None, closed="left")],
         "binning": [StrOptions(set(_STRATEGIES)), dict],
-        "binning_epsilon": [Interval(Real, 0, None, closed="neither"), None],
+        "binning_epsilon": [Interval(Real, 0, MAX_EPSILON, closed="right"), None],
         "special_values": [dict, None],
         "frequent_values": [StrOptions({"dp"}), None],
-        "frequent_epsilon": [Interval(Real, 0, None, closed="neither"), None],
+        "frequent_epsilon": [Interval(Real, 0, MAX_EPSILON, closed="right"), None],
         "frequent_delta": [Interval(Real, 0, 1, closed="neither"), None],
         "inverse": [StrOptions(set(_INVERSES))],
-        "inverse_epsilon": [Interval(Real, 0, None, closed="neither"), None],
+        "inverse_epsilon": [Interval(Real, 0, MAX_EPSILON, closed="right"), None],
         "decimals": [Interval(Integral, None, None, closed="neither"), dict, None],
         "random_state": _RANDOM_STATE,
     }

@@ -14,9 +14,10 @@ To see progress in a script::
     logging.basicConfig(level=logging.INFO)  # or a handler on "dpsynth" only
 """
 
+import contextlib
 import logging
 
-__all__ = ["PROGRESS_KEY", "log_progress", "progress_logger"]
+__all__ = ["PROGRESS_KEY", "log_progress", "muted_progress", "progress_logger"]
 
 PROGRESS_KEY = "dpsynth_progress"
 _LOGGER_NAME = "dpsynth"
@@ -51,3 +52,34 @@ def log_progress(done, total, label, message):
     logger = progress_logger()
     if logger.isEnabledFor(logging.INFO):
         logger.info(message, extra={PROGRESS_KEY: (int(done), total, str(label))})
+
+
+class _MuteLabel(logging.Filter):
+    def __init__(self, label):
+        super().__init__()
+        self.label = label
+
+    def filter(self, record):
+        progress = getattr(record, PROGRESS_KEY, None)
+        return progress is None or progress[2] != self.label
+
+
+@contextlib.contextmanager
+def muted_progress(label):
+    """Drop the progress records of task ``label`` inside the block.
+
+    For a caller that reports the same task itself at a coarser grain (the
+    command line's chunked sampling reports each chunk, not each ``sample``
+    call inside it).
+
+    Parameters
+    ----------
+    label : str
+    """
+    logger = progress_logger()
+    mute = _MuteLabel(label)
+    logger.addFilter(mute)
+    try:
+        yield
+    finally:
+        logger.removeFilter(mute)
