@@ -524,7 +524,7 @@ def test_decimal_column_without_bounds(capsys, work, table_csv):
         assert f"numeric column {column!r}: numeric or text" in names
     assert "numeric column 'income': bins and shape" in names
     assert "numeric column 'color': range" not in names
-    assert privacy["epsilon"] == 4 and privacy["delta"] == pytest.approx(1e-5)
+    assert privacy["epsilon"] == 4 and privacy["delta"] == pytest.approx(1e-9)
     synthetic = pd.read_csv("out.csv")
     assert synthetic["age"].dtype == np.int64 and synthetic["income"].dtype == np.float64
 
