@@ -268,6 +268,18 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     marginals); every selection and measurement is listed in
     ``privacy_spent_.mechanisms`` and they add up to ``rho``.
 
+    Values a workload release does not publish (too rare to pass the DP
+    threshold: identifiers, the tail of a many-valued column) become their
+    column's *other* value, a code every undeclared column has whatever the
+    data, measured and synthesized like any value: the DP record count and
+    the other columns' marginals do not depend on how many values a column
+    has.  It decodes to the encoder's ``other_label`` (``"<other>"`` in text
+    columns, missing in numeric ones).  Missing values are a value of their
+    own, so a column without them gets none back, up to noise.  A release
+    too noisy for its table (few records for its budget), or with a column
+    of which no value was released, raises a
+    :class:`~dpsynth.NoisyReleaseWarning` in ``fit``.
+
     SDS release, budget split (all numbers in ``privacy_spent_``): ``epsilon_records =
     epsilon * number_of_records_epsilon_proportion`` (Laplace); the rest is
     converted to zCDP ``rho = (sqrt(eps_M + L) - sqrt(L))**2`` with

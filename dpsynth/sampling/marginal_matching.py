@@ -238,7 +238,12 @@ class MarginalMatchingSampler(Sampler):
         ``"auto"``: 1 for declared values, 2 for values a DP release
         discovered and for missing values (3-way TVD at epsilon 1, 3 seeds:
         declared Adult 0.049 with 1 against 0.050 with 2; discovered Adult
-        0.063 with 2 against 0.064 with 0; NIST MA within 1%).
+        0.063 with 2 against 0.064 with 0; NIST MA within 1%), 3 for a
+        column's other value (:attr:`~dpsynth.schema.Column.other`): the
+        discovery does not measure it, so its noise is larger than the
+        1-way marginal's mean variance says (NIST MA at epsilon 4, 3 seeds:
+        with 2, one release synthesized the other value of 3 of its 11
+        columns that hold none; with 3, none did).
     reference_size : int, default=300_000
         With dense marginals, a sample of ``n <= max_population`` records
         (one population) is rounded to a reference population of
@@ -567,10 +572,12 @@ class MarginalMatchingSampler(Sampler):
             if len(m.columns) == 1:
                 j = m.columns[0]
                 min_count = self.min_count
-                if min_count == "auto":  # declared values 1, the others (missing too) 2
-                    min_count = np.full(self.sizes[j], 2.0)
+                if min_count == "auto":  # declared values 1, the others (missing too) 2,
+                    min_count = np.full(self.sizes[j], 2.0)  # other 3
                     if schema[j].declared:
                         min_count[:len(schema[j].values)] = 1.0
+                    if schema[j].other:
+                        min_count[len(schema[j].values)] = 3.0
                 masks[j] = masks[j] & (m.table > min_count * math.sqrt(m.variance))
         targets = []
         for m in consistent:
