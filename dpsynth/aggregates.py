@@ -117,8 +117,8 @@ class NoisyMarginal:
         Noise variance of every cell (coordinate).  A 1-way marginal of an
         undeclared column averages the discovery's noisy counts into its
         measurement (:mod:`dpsynth.release.adaptive`); where its cells differ
-        in variance (with ``missing="absent"``, discovery does not measure
-        the absent code), this is their mean.
+        in variance (discovery does not measure the other code, nor, with
+        ``missing="absent"``, the absent one), this is their mean.
     basis : {"marginal", "residual"}, default="marginal"
     """
 

@@ -711,7 +711,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 compared.append(target)
             else:
                 real[target] = fake[target] = None
-        # real values outside the release count as missing
+        # real values outside the release count as other (undeclared columns) or missing
         encoder = TableEncoder.from_schema(self.aggregates_.schema, handle_unknown="missing")
         positions = [names.index(c) for c in compared]
         real_codes = pd.DataFrame(encoder.transform(real[names])[:, positions], columns=compared)

@@ -180,6 +180,8 @@ def _neighbours():
     with_none = _with_record(_with_record(base, city=None), city=np.nan)
     with_nan = _with_record(_with_record(base, city=np.nan), city=None)
     out.append(("first missing marker None vs NaN", with_none, with_nan))
+    # the other value (values not released) is a code whether or not one was held back
+    out.append(("value equal to the other label", base, _with_record(base, city="<other>")))
     return out
 
 
