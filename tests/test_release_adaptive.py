@@ -357,3 +357,19 @@ def test_the_other_value_is_there_whether_or_not_a_value_was_suppressed(tmp_path
         pd.testing.assert_frame_equal(again, synth.sample())
     # (nearly) no record is synthesized as other when every value was released
     assert (synth.sample() == "<other>").to_numpy().mean() < 0.005
+
+
+def test_a_tiny_table_warns_and_keeps_its_records():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(["x", "y"], 30), "b": rng.choice(["u", "v", "w"], 30)},
+                     dtype=object)
+    synth = DPMarginalSynthesizer(random_state=0)
+    with pytest.warns(NoisyReleaseWarning) as caught:
+        synth.fit(X)
+    text = " ".join(str(w.message) for w in caught)
+    # public facts only: the budget, the noise, DP outputs (the DP count, released values)
+    assert "epsilon=4, delta=1e-05" in text and f"n_records_={synth.n_records_}" in text
+    assert abs(synth.n_records_ - 30) < 15  # not half of the records lost
+    out = synth.sample()
+    assert len(out) == synth.n_records_
+    assert out.notna().all().all()  # no value released: their other value, not missing
