@@ -13,7 +13,7 @@ pac-synth.  The release, :class:`DPAggregates`, is the privacy boundary.
 from ._version import __version__
 from .accounting import PrivacySpent
 from .aggregates import DPAggregates
-from .exceptions import PrivacyLeakWarning
+from .exceptions import NoisyReleaseWarning, PrivacyLeakWarning
 from .local import CALMSynthesizer
 from .model_selection import TrainOnSynthetic
 from .release import PriViewSynthesizer
@@ -21,5 +21,5 @@ from .schema import Column, Schema
 from .synthesizer import DPMarginalSynthesizer
 
 __all__ = ["__version__", "CALMSynthesizer", "Column", "DPAggregates", "DPMarginalSynthesizer",
-           "PrivacyLeakWarning", "PrivacySpent", "PriViewSynthesizer", "Schema",
-           "TrainOnSynthetic"]
+           "NoisyReleaseWarning", "PrivacyLeakWarning", "PrivacySpent", "PriViewSynthesizer",
+           "Schema", "TrainOnSynthetic"]

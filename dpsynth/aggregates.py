@@ -36,9 +36,10 @@ from .utils._files import atomic_write
 __all__ = ["DPAggregates", "NoisyMarginal"]
 
 _FORMAT = "dpsynth-aggregates"
-_VERSION = 3  # 3: checksum; CSV labels escaped
-_READABLE_VERSIONS = (1, 2, 3)
+_VERSION = 4  # 3: checksum; CSV labels escaped.  4: other values (schema version 3)
+_READABLE_VERSIONS = (1, 2, 3, 4)
 _MISSING_TOKEN = "<missing>"
+_OTHER_TOKEN = "<other>"
 _ESCAPE = "\\"
 
 
@@ -64,9 +65,11 @@ def _verify_checksum(metadata, body=""):
                          "written (a release must be re-saved by dpsynth, not edited)")
 
 
-def _escape_label(text):
-    """CSV label of a value's text: the empty cell and the missing token stay free."""
-    if text == "" or text == _MISSING_TOKEN or text.startswith(_ESCAPE):
+def _escape_label(text, version=_VERSION):
+    """CSV label of a value's text: the empty cell and the missing token (from version
+    4, the other token too) stay free."""
+    tokens = (_MISSING_TOKEN, _OTHER_TOKEN) if version >= 4 else (_MISSING_TOKEN,)
+    if text == "" or text in tokens or text.startswith(_ESCAPE):
         return _ESCAPE + text
     return text
 
@@ -114,8 +117,8 @@ class NoisyMarginal:
         Noise variance of every cell (coordinate).  A 1-way marginal of an
         undeclared column averages the discovery's noisy counts into its
         measurement (:mod:`dpsynth.release.adaptive`); where its cells differ
-        in variance (with ``missing="absent"``, discovery does not measure
-        the absent code), this is their mean.
+        in variance (discovery does not measure the other code, nor, with
+        ``missing="absent"``, the absent one), this is their mean.
     basis : {"marginal", "residual"}, default="marginal"
     """
 
@@ -322,7 +325,9 @@ class DPAggregates:
         """One row per combination: ``length``, ``count`` and one column per data column.
 
         A column that is not part of the combination is empty (None); a
-        missing value that is part of it is shown as ``"<missing>"``.
+        missing value that is part of it is shown as ``"<missing>"``, an
+        other value as its label (see
+        :meth:`~dpsynth.schema.Schema.attribute_names`).
         """
         columns = self.column_names
         position = {name: j for j, name in enumerate(columns)}
@@ -432,19 +437,21 @@ class DPAggregates:
 
         From version 3 a text that is empty, the missing token, or starts with
         a backslash is escaped by a leading backslash, so every value has a
-        label distinct from the empty cell and from ``<missing>``.
+        label distinct from the empty cell and from ``<missing>``; from
+        version 4 from ``<other>`` too, the label of a column's other value.
         """
         labels = []
         for column in self.schema:
             names = [str(v.isoformat() if hasattr(v, "isoformat") else v)
                      for v in column.values]
             if version >= 3:
-                names = [_escape_label(n) for n in names]
-            if len(set(names)) != len(names) or "" in names or _MISSING_TOKEN in names:
+                names = [_escape_label(n, version) for n in names]
+            tokens = ([_OTHER_TOKEN] if column.other else []) + [_MISSING_TOKEN]
+            if len(set(names)) != len(names) or "" in names or set(tokens) & set(names):
                 raise ValueError(
                     f"Column {column.name!r} has values whose text forms collide; "
                     "save as JSON instead.")
-            labels.append(names + [_MISSING_TOKEN])
+            labels.append(names + tokens)
         return labels
 
     def _to_csv(self):

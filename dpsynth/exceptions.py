@@ -1,6 +1,7 @@
 """Warnings and errors specific to dpsynth."""
 
-__all__ = ["PrivacyLeakWarning", "ResourceLimitError", "ResourceLimitWarning"]
+__all__ = ["NoisyReleaseWarning", "PrivacyLeakWarning", "ResourceLimitError",
+           "ResourceLimitWarning"]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -24,4 +25,15 @@ class ResourceLimitWarning(UserWarning):
     """A release was reduced to fit its resource limit (e.g. fewer lengths).
 
     The message states the estimate, the limit and what to change.
+    """
+
+
+class NoisyReleaseWarning(UserWarning):
+    """A release is dominated by its noise: too few records for its budget.
+
+    Its synthetic records then reproduce little of the table (e.g. columns
+    whose values the release could not publish come back as their other
+    value only).  The message uses public facts and DP outputs only: the
+    budget, the noise of the measurements, the DP record count and the
+    values released.
     """

@@ -46,6 +46,16 @@ from .utils._validation import check_target
 __all__ = ["TrainOnSynthetic", "search_privacy_cost"]
 
 
+def _other_label_of_target(synthesizer):
+    """The label a synthesizer's other value of y decodes to (None: no such label)."""
+    aggregates = getattr(synthesizer, "aggregates_", None)
+    target = getattr(aggregates, "target", None)
+    if target is None:
+        return None
+    column = aggregates.schema[aggregates.column_names.index(target)]
+    return column.other_label if column.other else None
+
+
 def _estimator_has(attr):
     """``available_if`` check: the fitted (else the unfitted) inner estimator has ``attr``."""
 
@@ -102,7 +112,9 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
         (:class:`~dpsynth.DPMarginalSynthesizer` draws its DP record count).
         Records whose synthetic label is missing are dropped before fitting
         the estimator (with ``TableEncoder(missing="absent")`` the sampler
-        may leave any cell empty, the label's too).
+        may leave any cell empty, the label's too), and so are those whose
+        label is the other value (classes the release did not publish,
+        see ``TableEncoder(other_label=...)``): neither is a class.
 
     Attributes
     ----------
@@ -191,7 +203,19 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
                 f"with y; got {type(synthetic).__name__}."
             )
         X_syn, y_syn = synthetic
-        labelled = np.flatnonzero(~np.asarray(pd.isna(y_syn), dtype=bool))
+        labelled = ~np.asarray(pd.isna(y_syn), dtype=bool)
+        other = _other_label_of_target(synthesizer)
+        if other is not None:  # no class: the release did not publish that label
+            labelled &= np.asarray(pd.Series(np.asarray(y_syn, dtype=object)) != other)
+        if len(labelled) and not labelled.any():
+            name = getattr(getattr(synthesizer, "aggregates_", None), "target", None) or "y"
+            raise ValueError(
+                f"None of the {len(labelled)} synthetic records has a label: the release "
+                "published no class of y (see the synthesizer's warnings), so there is "
+                "nothing to train the estimator on. Raise the synthesizer's epsilon, fit "
+                "on more records, or declare the classes in its encoder, e.g. "
+                f"TableEncoder(categories={{{name!r}: [...]}}).")
+        labelled = np.flatnonzero(labelled)
         self.synthesizer_ = synthesizer
         self.estimator_ = clone(self.estimator).fit(_typed(_safe_indexing(X_syn, labelled)),
                                                     _typed(_safe_indexing(y_syn, labelled)))

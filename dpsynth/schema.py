@@ -19,8 +19,10 @@ Where the facts come from (the privacy boundary, see ``doc/privacy.rst``):
   publishes.
 
 Attributes: a (column, code) pair is one *attribute* with the integer id
-``offsets[j] + code``; with ``missing="category"`` the last code of each
-column is its missing value.
+``offsets[j] + code``.  A column's codes are its values, then its *other*
+code if it has one (:attr:`Column.other`: the values a DP release did not
+publish), then, with ``missing="category"``, its missing value (always the
+last code).
 """
 
 from dataclasses import dataclass, field, replace
@@ -34,7 +36,10 @@ __all__ = ["Binning", "Column", "Schema", "MISSING_MARKERS"]
 #: Names of the missing-value markers a column can decode to.
 MISSING_MARKERS = {"none": None, "nan": np.nan, "na": pd.NA, "nat": pd.NaT}
 
-_FORMAT_VERSION = 2
+#: The default label of a text column's other value (values not released).
+DEFAULT_OTHER_LABEL = "<other>"
+
+_FORMAT_VERSION = 3  # 3: the other value ("other", "other_label")
 
 
 # ------------------------------------------------------------------ values
@@ -374,7 +379,10 @@ class Column:
         The missing value decoded into an object column (fixed by the dtype).
     has_missing : bool
         Whether the missing value is part of the column's public values
-        (with ``missing="category"``: declared possible, or released).
+        (with ``missing="category"``: declared possible, or released).  In a
+        column with an other value it is the declaration alone: the column
+        may hold missing values (not declared ``no_missing``) and its dtype
+        can hold one.
     binning : Binning or None
         Bins of a numeric column.
     leaked : tuple of str, default=()
@@ -389,6 +397,18 @@ class Column:
         dtype came with the data (``astype("category")`` infers it from the
         values: one ``2.5`` makes ints float); :meth:`Schema.restrict` then
         publishes ``object`` categories.
+    other : bool, default=False
+        Whether the column has an *other* value, coded right after
+        :attr:`values`: every value outside them (like scikit-learn's
+        infrequent categories).  A release gives one to every column whose
+        values are not declared, whatever the data (:meth:`Schema.restrict`),
+        and maps the values it does not publish to it, so they are counted
+        and synthesized as one value of their own, apart from missing ones.
+    other_label : object, default=None
+        The public value the other value decodes to (``None``: the column's
+        missing marker).  Chosen by the user or the fixed default
+        :data:`DEFAULT_OTHER_LABEL` for text columns, never from the data;
+        a private schema carries it for the column's release.
     """
 
     name: str
@@ -400,6 +420,8 @@ class Column:
     binning: Binning = None
     leaked: tuple = ()
     categories_dtype_declared: bool = True
+    other: bool = False
+    other_label: object = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -412,6 +434,16 @@ class Column:
         if self.binning is not None and list(self.values) != self.binning.labels:
             raise ValueError(f"the values of binned column {self.name!r} must be its bin "
                              "labels")
+        if not isinstance(self.other, bool):
+            raise ValueError(f"'other' of column {self.name!r} must be true or false")
+        if self.other and (self.declared or self.binning is not None):
+            raise ValueError(f"column {self.name!r} has declared values: it has no other "
+                             "value")
+        label = self.other_label
+        if label is not None and (isinstance(label, float) and math.isnan(label)
+                                  or label is pd.NA or label is pd.NaT):
+            raise ValueError(f"the other label of column {self.name!r} must not be a "
+                             "missing value")
 
     @property
     def kind(self):
@@ -419,8 +451,20 @@ class Column:
         return "numeric" if self.binning is not None else "categorical"
 
     @property
+    def n_codes(self):
+        """Codes of the values and of the other value (the missing code not included)."""
+        return len(self.values) + (1 if self.other else 0)
+
+    @property
+    def decoded_values(self):
+        """What the codes ``0 .. n_codes - 1`` decode to (the other value: its label,
+        ``None`` for the missing marker)."""
+        return list(self.values) + ([self.other_label] if self.other else [])
+
+    @property
     def output_dtype(self):
-        """The dtype of decoded values; a categorical dtype gets the public values.
+        """The dtype of decoded values; a categorical dtype gets the public values
+        (and the other label).
 
         A private schema's categorical dtype that still holds its categories
         (a fitted encoder's) decodes to that dtype itself, so that encoding
@@ -431,7 +475,8 @@ class Column:
             if held is not None and len(held) and set(self.values) <= set(held):
                 return self.dtype
             sub = categories_dtype(self.dtype)
-            index = pd.Index(list(self.values), dtype=object if sub is None else sub)
+            labels = [v for v in self.decoded_values if v is not None]
+            index = pd.Index(labels, dtype=object if sub is None else sub)
             return pd.CategoricalDtype(index, ordered=self.dtype.ordered)
         return self.dtype
 
@@ -443,6 +488,11 @@ class Column:
                  "has_missing": bool(self.has_missing)}
         if self.leaked:  # not a public declaration: derived from the data, unaccounted
             entry["leaked"] = list(self.leaked)
+        # optional fields: absent means none (files of earlier versions read the same)
+        if self.other:
+            entry["other"] = True
+        if self.other_label is not None:
+            entry["other_label"] = value_to_json(self.other_label, self.name)
         if isinstance(self.dtype, pd.CategoricalDtype):
             sub = categories_dtype(self.dtype)
             entry["dtype"]["categories_dtype"] = "object" if sub is None else str(sub)
@@ -489,8 +539,12 @@ class Column:
                 raise ValueError("duplicate values")
             if any(isinstance(v, float) and math.isnan(v) for v in values):
                 raise ValueError("a value is NaN: missing values are not categories")
+            other = entry.get("other", False)
+            other_label = entry.get("other_label")
+            if other_label is not None:
+                other_label = value_from_json(other_label)
             return cls(name, dtype, values, declared, marker, has_missing, binning,
-                       tuple(leaked))
+                       tuple(leaked), other, other_label)
         except KeyError as exc:
             raise ValueError(f"column {name!r:.60}: missing field {exc}") from None
         except (TypeError, ValueError) as exc:
@@ -508,6 +562,8 @@ class Schema:
     missing : {"category", "absent"}, default="category"
         ``"category"``: the missing value is one more code of every column
         (its last); ``"absent"``: a missing cell is empty (code ``-1``).
+        The other value of a column that has one (:attr:`Column.other`) is
+        a code either way, right after the column's values.
     """
 
     columns: tuple
@@ -522,7 +578,7 @@ class Schema:
         if len(set(names)) != len(names):
             raise ValueError("column names must be unique")
         extra = 1 if self.missing == "category" else 0
-        n_values = np.array([len(c.values) + extra for c in self.columns], dtype=np.int64)
+        n_values = np.array([c.n_codes + extra for c in self.columns], dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(n_values)]).astype(np.int64)
         for array in (n_values, offsets):
             array.setflags(write=False)
@@ -545,7 +601,7 @@ class Schema:
 
     @property
     def n_values(self):
-        """Number of codes of every column (the missing code included)."""
+        """Number of codes of every column (the other and missing codes included)."""
         return self._derived["n_values"]
 
     @property
@@ -570,6 +626,12 @@ class Schema:
         return self.n_values - 1
 
     @property
+    def other_codes(self):
+        """Code of each column's other value (-1 in a column without one)."""
+        return np.array([len(c.values) if c.other else -1 for c in self.columns],
+                        dtype=np.int64)
+
+    @property
     def public_universe(self):
         """Whether every column's values are declared (no data-derived universe)."""
         return all(c.declared for c in self.columns)
@@ -592,22 +654,28 @@ class Schema:
         return np.where(ids >= 0, ids - offsets, -1).astype(np.int32)
 
     def attribute_name(self, attribute):
-        """``(column name, value)`` of an attribute id (the missing value is None)."""
+        """``(column name, value)`` of an attribute id (see :meth:`attribute_names`)."""
         j = int(np.searchsorted(self.offsets, attribute, side="right") - 1)
         if not 0 <= j < len(self.columns):
             raise ValueError(f"Attribute id {attribute} is out of range.")
-        column = self.columns[j]
-        code = int(attribute - self.offsets[j])
-        return column.name, (column.values[code] if code < len(column.values) else None)
+        return self._column_names(self.columns[j])[int(attribute - self.offsets[j])]
 
     def attribute_names(self):
-        """``(column name, value)`` of every attribute id."""
+        """``(column name, value)`` of every attribute id: the missing value is None,
+        the other value its label (:data:`DEFAULT_OTHER_LABEL` if it has none)."""
         out = []
         for column in self.columns:
-            out.extend((column.name, v) for v in column.values)
-            if self.missing == "category":
-                out.append((column.name, None))
+            out.extend(self._column_names(column))
         return out
+
+    def _column_names(self, column):
+        names = [(column.name, v) for v in column.values]
+        if column.other:
+            label = column.other_label
+            names.append((column.name, DEFAULT_OTHER_LABEL if label is None else label))
+        if self.missing == "category":
+            names.append((column.name, None))
+        return names
 
     @property
     def possible_attributes(self):
@@ -634,18 +702,20 @@ class Schema:
         """Per column, which codes of a dense table can hold records (public facts).
 
         A dense table has ``n_values[j]`` codes per column, plus the empty
-        cell with ``missing="absent"`` (always possible).  A declared
-        column's impossible missing code (:attr:`possible_attributes`) is
-        ruled out; an undeclared column's missing code also holds the
-        values a DP release did not publish, so none of its codes is.
+        cell with ``missing="absent"`` (always possible).  An impossible
+        missing code (:attr:`possible_attributes`) is ruled out.  A column
+        whose values are not declared and that has no other value (a
+        release file of version 3 or earlier) maps the values its release
+        did not publish to the missing code, so none of its codes is.
         """
         extra = 1 if self.missing == "absent" else 0
-        return [np.append(codes, np.ones(extra, dtype=bool)) if column.declared
+        return [np.append(codes, np.ones(extra, dtype=bool))
+                if column.declared or column.other
                 else np.ones(codes.size + extra, dtype=bool)
                 for column, codes in zip(self.columns, self.possible_codes())]
 
     # ------------------------------------------------------- publication
-    def restrict(self, keep):
+    def restrict(self, keep, *, other=False):
         """The publishable schema: declared values, plus the attributes in ``keep``.
 
         Parameters
@@ -654,6 +724,12 @@ class Schema:
             Attributes released by a DP mechanism.  Declared values are
             always kept; so is the missing code of a declared column that
             can hold one.
+        other : bool, default=False
+            Give every column whose values are not declared an other value
+            (:attr:`Column.other`), whatever ``keep`` holds, and map the
+            values not kept to it.  Its missing code then holds the missing
+            values only, and is public when the declaration allows one.
+            Without it, the values not kept are dropped (mapped to -1).
 
         Returns
         -------
@@ -675,12 +751,17 @@ class Schema:
                     kept.append(value)
                     new_ids[start + i] = next_id
                     next_id += 1
+            has_other = column.other or (other and not column.declared)
+            if has_other:  # every value not kept (and an earlier other value) -> other
+                span = new_ids[start:start + column.n_codes]
+                span[span < 0] = next_id
+                next_id += 1
             has_missing = column.has_missing
             if self.missing == "category":
-                missing_id = start + len(column.values)
-                has_missing = bool((column.declared and column.has_missing
-                                    and can_hold_missing(column.dtype))
-                                   or keep[missing_id])
+                missing_id = start + column.n_codes
+                possible = column.has_missing and can_hold_missing(column.dtype)
+                has_missing = bool(possible if has_other
+                                   else (column.declared and possible) or keep[missing_id])
                 if keep[missing_id] or has_missing:
                     new_ids[missing_id] = next_id
                 next_id += 1
@@ -689,7 +770,8 @@ class Schema:
                 sub = categories_dtype(dtype) if column.categories_dtype_declared else None
                 dtype = pd.CategoricalDtype(pd.Index([], dtype=sub), ordered=dtype.ordered)
             columns.append(replace(column, values=tuple(kept), dtype=dtype,
-                                   has_missing=has_missing, categories_dtype_declared=True))
+                                   has_missing=has_missing, other=has_other,
+                                   categories_dtype_declared=True))
         return Schema(tuple(columns), self.missing), new_ids
 
     def to_json(self):

@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from . import accounting
 from .aggregates import DPAggregates
 from .engines import InMemoryCodes, as_blocks, is_dask_collection
-from .exceptions import ResourceLimitError, ResourceLimitWarning
+from .exceptions import NoisyReleaseWarning, ResourceLimitError, ResourceLimitWarning
 from .mechanisms import laplace_count
 from .preprocessing import TableEncoder
 from .release.adaptive import release_adaptive
@@ -43,6 +43,51 @@ def dask_engine():
     from .engines import dask as engine
 
     return engine
+
+
+#: A release whose DP record count is below this many noise standard deviations
+#: of its best-measured 1-way marginal is dominated by noise (warned about):
+#: a value with a share below ``min_count / _NOISY_RELEASE_FACTOR`` of the
+#: records is then within the sampler's ``min_count`` of zero.
+_NOISY_RELEASE_FACTOR = 20
+
+
+def _noisy_release_warnings(aggregates, epsilon, delta):
+    """Warn about a release dominated by its noise, and about columns without a released value.
+
+    Reads the release alone (public facts and DP outputs): the noise of its
+    1-way measurements, the DP record count, the discovery threshold and
+    the values released.
+    """
+    schema = aggregates.schema
+    precision = np.zeros(len(schema))
+    for m in aggregates.marginals:
+        if m.basis == "marginal" and len(m.columns) == 1:
+            precision[m.columns[0]] += 1.0 / max(m.variance, 1e-12)
+    n = aggregates.n_records
+    budget = f"epsilon={epsilon:g}, delta={delta:g}"
+    if precision.any():
+        sigma = float(np.sqrt(1.0 / precision.max()))
+        if n < _NOISY_RELEASE_FACTOR * sigma:
+            warnings.warn(
+                f"The release at {budget} is dominated by its noise: the DP record count "
+                f"n_records_={n} is below {_NOISY_RELEASE_FACTOR} times the noise standard "
+                f"deviation of its 1-way marginals ({sigma:.3g} records), so the synthetic "
+                "records reproduce little of the table. Raise epsilon, fit on more "
+                "records, declare the columns' categories (TableEncoder(categories=...)) "
+                "or drop columns.", NoisyReleaseWarning, stacklevel=3)
+    empty = [c.name for c in schema if c.other and not c.values]
+    if empty:
+        threshold = [dict(m.params).get("threshold") for m in aggregates.privacy.mechanisms
+                     if m.name.startswith("discovery")]
+        need = (f" (a value needs a noisy count above {threshold[0]:.3g} records at {budget})"
+                if threshold and threshold[0] is not None else "")
+        shown = f"{empty[:10]}{'...' if len(empty) > 10 else ''}"
+        warnings.warn(
+            f"No value of the column(s) {shown} was released{need}: they come back as "
+            "their other value only (TableEncoder's other_label, missing in non-text "
+            "columns). Declare their categories, bin numeric ones, or drop columns such "
+            "as identifiers.", NoisyReleaseWarning, stacklevel=3)
 
 
 #: Peak bytes of one sampled cell: codes and work arrays of the samplers, the
@@ -266,6 +311,18 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     marginals); every selection and measurement is listed in
     ``privacy_spent_.mechanisms`` and they add up to ``rho``.
 
+    Values a workload release does not publish (too rare to pass the DP
+    threshold: identifiers, the tail of a many-valued column) become their
+    column's *other* value, a code every undeclared column has whatever the
+    data, measured and synthesized like any value: the DP record count and
+    the other columns' marginals do not depend on how many values a column
+    has.  It decodes to the encoder's ``other_label`` (``"<other>"`` in text
+    columns, missing in numeric ones).  Missing values are a value of their
+    own, so a column without them gets none back, up to noise.  A release
+    too noisy for its table (few records for its budget), or with a column
+    of which no value was released, raises a
+    :class:`~dpsynth.NoisyReleaseWarning` in ``fit``.
+
     SDS release, budget split (all numbers in ``privacy_spent_``): ``epsilon_records =
     epsilon * number_of_records_epsilon_proportion`` (Laplace); the rest is
     converted to zCDP ``rho = (sqrt(eps_M + L) - sqrt(L))**2`` with
@@ -480,6 +537,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 note for notes in schema.leaks.values() for note in notes])
         self.encoder_ = encoder
         self._set_release(aggregates, output_frame=was_frame)
+        _noisy_release_warnings(aggregates, epsilon, delta)
         if delta >= 1.0 / self.n_records_:
             warnings.warn(
                 f"delta={delta:g} is not below 1 / n_records_ (the DP record count): a "
@@ -786,7 +844,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 compared.append(target)
             else:
                 real[target] = fake[target] = None
-        # real values outside the release count as missing
+        # real values outside the release count as other (undeclared columns) or missing
         encoder = TableEncoder.from_schema(self.aggregates_.schema, handle_unknown="missing")
         positions = [names.index(c) for c in compared]
         real_codes = pd.DataFrame(encoder.transform(real[names])[:, positions], columns=compared)

@@ -320,3 +320,88 @@ def test_lists_are_object_columns_whatever_their_values():
     assert encoder.schema_[0].values == (1, 2, 2.5)
     # an array declares its dtype: kept
     assert TableEncoder().fit(np.array([[1], [2]])).schema_[0].dtype == np.int64
+
+
+# ------------------------------------------------------------- other value
+def _public(encoder, keep_first=1):
+    """The release schema of an encoder that keeps the first value of every column."""
+    keep = np.zeros(encoder.schema_.n_attributes, dtype=bool)
+    keep[encoder.schema_.offsets[:-1]] = True
+    return encoder.schema_.restrict(keep, other=True)[0]
+
+
+def test_other_value_codes_and_labels():
+    frame = pd.DataFrame({
+        "text": pd.Series(["a", "b", None, "c"], dtype=object),
+        "string": pd.Series(["a", "b", "c", "a"], dtype="string"),
+        "cat": pd.Categorical(["a", "b", "c", "a"], ordered=True),
+        "int": [1, 2, 3, 1],
+        "flag": [True, False, True, True]})
+    encoder = TableEncoder().fit(frame)
+    # private schema: no other code yet, the labels from the parameter and the dtypes
+    assert [c.other for c in encoder.schema_] == [False] * 5
+    assert [c.other_label for c in encoder.schema_] == ["<other>"] * 3 + [None, None]
+    assert encoder.schema_[4].declared and encoder.schema_[4].values == (False, True)
+    public = TableEncoder.from_schema(_public(encoder))
+    schema = public.schema_
+    assert [c.other for c in schema] == [True, True, True, True, False]
+    np.testing.assert_array_equal(schema.other_codes, [1, 1, 1, 1, -1])
+    np.testing.assert_array_equal(schema.missing_codes, [2, 2, 2, 2, 2])
+    # a value outside the released ones is other, the label itself too; missing stays
+    codes = public.transform(frame)
+    np.testing.assert_array_equal(codes[:, 0], [0, 1, 2, 1])
+    np.testing.assert_array_equal(codes[:, 3], [0, 1, 1, 0])
+    back = public.inverse_transform(codes)
+    assert back["text"].tolist()[:2] == ["a", "<other>"] and pd.isna(back["text"][2])
+    assert back["string"].tolist() == ["a", "<other>", "<other>", "a"]
+    assert back["string"].dtype == frame["string"].dtype
+    assert list(back["cat"].cat.categories) == ["a", "<other>"] and back["cat"].cat.ordered
+    assert back["int"].isna().tolist() == [False, True, True, False]  # no text label
+    again = public.transform(back)  # text labels read back as other; int's are missing
+    np.testing.assert_array_equal(again[:, [0, 1, 2, 4]], codes[:, [0, 1, 2, 4]])
+    np.testing.assert_array_equal(again[:, 3], [0, 2, 2, 0])
+
+
+def test_other_label_parameter():
+    frame = pd.DataFrame({"text": ["a", "b"], "int": [1, 2], "when": pd.to_datetime(
+        ["2020-01-01", "2021-01-01"])})
+    encoder = TableEncoder(other_label={"int": -1, "text": None}).fit(frame)
+    assert [c.other_label for c in encoder.schema_] == [None, -1, None]
+    public = TableEncoder.from_schema(_public(encoder))
+    back = public.inverse_transform(np.array([[1, 1, 1]]))
+    assert pd.isna(back["text"][0]) and back["int"].tolist() == [-1]
+    assert back["int"].dtype == np.int64 and pd.isna(back["when"][0])
+    assert [c.other_label for c in TableEncoder(other_label="OTHER").fit(frame).schema_] == [
+        "OTHER", None, None]
+    assert all(c.other_label is None
+               for c in TableEncoder(other_label=None).fit(frame).schema_)
+
+
+@pytest.mark.parametrize("other_label,error,match", [
+    ({"nope": "x"}, ValueError, "other_label names column"),
+    ({"int": "x"}, TypeError, r"other_label\['int'\].*int64"),
+    ({"int": True}, TypeError, r"other_label\['int'\]"),
+    ({"text": np.nan}, ValueError, "missing value"),
+    ({"binned": 0}, ValueError, "declared"),
+    (3, ValueError, "other_label"),
+])
+def test_bad_other_label(other_label, error, match):
+    frame = pd.DataFrame({"text": ["a", "b"], "int": [1, 2], "binned": [0.5, 1.5]})
+    with pytest.raises(error, match=match):
+        TableEncoder(other_label=other_label, bounds={"binned": (0, 2)}).fit(frame)
+
+
+def test_other_value_round_trips_through_json():
+    from dpsynth.schema import Schema
+
+    frame = pd.DataFrame({"text": ["a", "b"], "int": [1, 2]})
+    schema = _public(TableEncoder(other_label={"int": -7}).fit(frame))
+    document = schema.to_json()
+    assert document["version"] == 3
+    assert document["columns"][0]["other"] and document["columns"][1]["other_label"] == -7
+    assert Schema.from_json(document) == schema
+    # a schema without the fields (an earlier version) has no other value
+    for entry in document["columns"]:
+        del entry["other"], entry["other_label"]
+    old = Schema.from_json(document)
+    assert not any(c.other for c in old) and old.n_values.tolist() == [2, 2]

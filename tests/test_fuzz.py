@@ -91,14 +91,15 @@ def _expect_clean(call):
 
 
 def _check_records(X, synth, n):
-    """Sampled records: the training columns, n rows, released values only."""
+    """Sampled records: the training columns, n rows, released values (or the other
+    label) only."""
     assert list(X.columns) == list(synth.feature_names_in_)
     assert len(X) == n
     schema = synth.aggregates_.schema
     for column in schema:
         if column.binning is not None:
             continue
-        allowed = set(column.values)
+        allowed = {v for v in column.decoded_values if v is not None}
         values = X[column.name]
         present = values[values.notna()] if len(values) else values
         for value in present.tolist():

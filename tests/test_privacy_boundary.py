@@ -280,6 +280,8 @@ def _neighbours(position="last"):
     with_none = _with_record(_with_record(base, position, city=None), position, city=np.nan)
     with_nan = _with_record(_with_record(base, position, city=np.nan), position, city=None)
     out.append(("first missing marker None vs NaN", with_none, with_nan))
+    # the other value (values not released) is a code whether or not one was held back
+    out.append(("value equal to the other label", base, _with_record(base, city="<other>")))
     return out
 
 

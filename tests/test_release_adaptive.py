@@ -9,6 +9,7 @@ import pytest
 
 from dpsynth import DPAggregates, DPMarginalSynthesizer
 from dpsynth.aggregates import NoisyMarginal
+from dpsynth.exceptions import NoisyReleaseWarning
 from dpsynth.preprocessing import TableEncoder
 from dpsynth.release.adaptive import discovery_proportion
 from dpsynth.release.conversion import zcdp_delta
@@ -136,15 +137,18 @@ def test_discovery_counts_are_averaged_into_the_one_way_marginals():
         own = params["1-way marginal 0"]["sigma"] ** 2
         combined = 1.0 / (1.0 / own + 1.0 / discovery)
         for j, name in enumerate(["a", "b"]):
-            values = aggregates.schema.columns[j].values  # then the missing code
+            values = aggregates.schema.columns[j].values  # then the other and missing codes
             assert len(values) == 3
-            truth = np.append(frame[name].value_counts().reindex(list(values)).to_numpy(float),
-                              frame[name].isna().sum())  # b: a third missing
+            truth = np.concatenate([
+                frame[name].value_counts().reindex(list(values)).to_numpy(float),
+                [0.0, frame[name].isna().sum()]])  # nothing other; b: a third missing
             (one_way,) = [m for m in aggregates.marginals
                           if m.columns == (j,) and m.basis == "marginal"]
-            errors.append(one_way.table - truth)
-            # every code is measured by both: the missing code (public) too
-            assert one_way.variance == pytest.approx(combined)
+            both = np.array([True, True, True, False, True])
+            errors.append((one_way.table - truth)[both])
+            # every code but other is measured by both: the missing code (public) too;
+            # the other code (what discovery left out) by the 1-way measurement alone
+            assert one_way.variance == pytest.approx((4 * combined + own) / 5)
         claimed.append(combined)
         (declared,) = [m for m in aggregates.marginals  # age: declared bins
                        if m.columns == (3,) and m.basis == "marginal"]
@@ -216,14 +220,20 @@ def test_reproducible_with_a_seed_and_fresh_without():
     assert not np.array_equal(*fresh)
 
 
-def test_an_all_missing_column_with_missing_absent_gives_a_clear_error():
-    # no attribute exists at all: fit releases nothing, and sample says so
-    # (this crashed with an IndexError while mapping codes to the public schema)
+def test_an_all_missing_column_with_missing_absent_warns_and_invents_no_value():
+    # no value exists at all: fit releases none and says so, and sample gives the
+    # column's public codes only, its other value or empty cells (this crashed with
+    # an IndexError while mapping codes to the public schema)
     X = pd.DataFrame({"a": [None, None, None]}, dtype=object)
     synth = DPMarginalSynthesizer(epsilon=0.5, reporting_length=1, random_state=0,
-                                  encoder=TableEncoder(missing="absent")).fit(X)
-    with pytest.raises(ValueError, match="no released attribute"):
-        synth.sample(5)
+                                  encoder=TableEncoder(missing="absent"))
+    with pytest.warns(NoisyReleaseWarning) as caught:
+        synth.fit(X)
+    messages = " ".join(str(w.message) for w in caught)
+    assert "dominated by its noise" in messages and "No value of the column(s) ['a']" in messages
+    assert synth.aggregates_.schema[0].values == ()
+    out = synth.sample(5)
+    assert set(out["a"].dropna()) <= {"<other>"}
 
 
 def test_a_release_file_with_a_bad_residual_is_refused(tmp_path):
@@ -248,3 +258,118 @@ def test_a_release_file_with_a_bad_residual_is_refused(tmp_path):
     write()
     with pytest.raises(ValueError, match="basis"):
         DPAggregates.load(path)
+
+
+# ------------------------------------------------- many-valued columns, other value
+def _people(n=4000, seed=0, extra=None):
+    """Four dependent categorical columns (2-14 values), and one many-valued column."""
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(["M", "F"], n, p=[0.4, 0.6])
+    education = rng.choice([f"e{i}" for i in range(7)], n,
+                           p=[0.15, 0.3, 0.2, 0.15, 0.1, 0.05, 0.05])
+    status = np.where(rng.random(n) < 0.5, np.where(sex == "M", "m0", "m1"),
+                      rng.choice(["m0", "m1", "m2", "m3"], n, p=[0.4, 0.3, 0.2, 0.1]))
+    pay = np.where((sex == "M") & (rng.random(n) < 0.3), "p0",
+                   rng.choice([f"p{i}" for i in range(14)], n,
+                              p=np.r_[[0.3, 0.2, 0.15], [0.35 / 11] * 11]))
+    frame = pd.DataFrame({"sex": sex, "education": education, "status": status, "pay": pay},
+                         dtype=object)
+    if extra == "id":  # one value per record: nothing of it can be released
+        frame["id"] = pd.Series([f"id-{i:06d}" for i in rng.permutation(n)], dtype=object)
+    elif extra == "name":  # thousands of values, a few frequent ones
+        common = rng.choice(["Ann", "Bob", "Eve"], n)
+        frame["name"] = np.where(rng.random(n) < 0.4, common,
+                                 [f"n{v}" for v in rng.integers(0, 3000, n)])
+    return frame
+
+
+@pytest.mark.parametrize("extra", ["id", "name"])
+def test_a_many_valued_column_changes_no_other_column(extra):
+    from dpsynth.metrics import marginal_tvd
+
+    real = _people()
+    columns = list(real.columns)
+    plain = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(real).sample()
+    wide_real = _people(extra=extra)
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0)
+    if extra == "id":  # said, with public facts only
+        with pytest.warns(NoisyReleaseWarning, match=r"No value of the column\(s\) \['id'\]"):
+            synth.fit(wide_real)
+    else:
+        synth.fit(wide_real)
+    wide = synth.sample()
+    # every record comes back: the DP record count is the real one, up to noise
+    assert abs(synth.n_records_ - len(real)) <= 0.03 * len(real)
+    assert len(wide) == synth.n_records_
+    for k in (1, 2):  # the other columns keep their marginals, within noise
+        with_extra = marginal_tvd(real, wide[columns], k=k)
+        without = marginal_tvd(real, plain, k=k)
+        assert with_extra <= without + 0.01, (k, with_extra, without)
+    assert marginal_tvd(real, wide[columns], k=1) <= 0.02
+    # its values that were not released are its other value, never missing ones
+    column = synth.aggregates_.schema[len(columns)]
+    assert column.other and column.other_label == "<other>"
+    assert wide[extra].notna().all()
+    other_share = (wide[extra] == "<other>").mean()
+    real_other = (~wide_real[extra].isin(column.values)).mean()
+    assert abs(other_share - real_other) <= 0.03
+    if extra == "name":  # the frequent names are released and keep their shares
+        assert {"Ann", "Bob", "Eve"} <= set(column.values)
+        assert abs((wide[extra] == "Ann").mean() - (wide_real[extra] == "Ann").mean()) < 0.02
+
+
+def test_the_other_value_is_measured_and_the_missing_one_holds_missing_values_only():
+    frame = _people(3000, extra="name")
+    frame.loc[frame.index[::10], "status"] = None  # a tenth missing
+    synth = DPMarginalSynthesizer(epsilon=2.0, random_state=1).fit(frame)
+    schema = synth.aggregates_.schema
+    j = schema.names.index("name")
+    assert schema.other_codes[j] == len(schema[j].values)
+    assert schema.missing_codes[j] == schema.other_codes[j] + 1
+    # complete columns: their missing code is possible (not declared no_missing) but
+    # measured near zero, so no record gets it; status keeps its missing share
+    out = synth.sample()
+    assert out["name"].isna().mean() < 0.005
+    assert out["sex"].isna().mean() < 0.005
+    assert abs(out["status"].isna().mean() - 0.1) < 0.02
+    # the 1-way marginals of every column count the same records (the real count)
+    for m in synth.aggregates_.marginals:
+        if m.basis == "marginal" and len(m.columns) == 1:
+            noise = math.sqrt(m.variance * m.table.size)
+            assert abs(m.table.sum() - len(frame)) < 5 * noise
+
+
+def test_the_other_value_is_there_whether_or_not_a_value_was_suppressed(tmp_path):
+    frame = _table()[["a", "b", "c"]]
+    frame = frame.astype(object)
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame)
+    schema = synth.aggregates_.schema
+    # every value released: the other value is still a code of every undeclared column
+    assert [len(c.values) for c in schema] == [3, 3, 2]
+    assert all(c.other and c.other_label == "<other>" for c in schema)
+    np.testing.assert_array_equal(schema.n_values, [5, 5, 4])
+    # it comes back from a file: JSON and CSV
+    for name in ("agg.json", "agg.csv"):
+        synth.aggregates_.save(tmp_path / name)
+        loaded = DPAggregates.load(tmp_path / name)
+        assert loaded.schema == schema
+        again = DPMarginalSynthesizer.from_aggregates(loaded, random_state=0).sample()
+        pd.testing.assert_frame_equal(again, synth.sample())
+    # (nearly) no record is synthesized as other when every value was released
+    assert (synth.sample() == "<other>").to_numpy().mean() < 0.005
+
+
+def test_a_tiny_table_warns_and_keeps_its_records():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(["x", "y"], 30), "b": rng.choice(["u", "v", "w"], 30)},
+                     dtype=object)
+    synth = DPMarginalSynthesizer(random_state=0)
+    with pytest.warns(NoisyReleaseWarning) as caught:
+        synth.fit(X)
+    text = " ".join(str(w.message) for w in caught)
+    # public facts only: the budget, the noise, DP outputs (the DP count, released values)
+    assert "epsilon=4, delta=1e-05" in text and f"n_records_={synth.n_records_}" in text
+    assert abs(synth.n_records_ - 30) < 15  # not half of the records lost
+    out = synth.sample()
+    assert len(out) == synth.n_records_
+    assert out.notna().all().all()  # no value released: their other value, not missing

@@ -4,7 +4,9 @@ Every column is encoded as categorical: its own values, or, for numeric
 columns given public ``bounds`` (or a binner), the bins of a
 :class:`~dpsynth.preprocessing.DPKBinsDiscretizer`.  Column ``j`` gets the
 codes ``0 .. n_values_[j] - 1``; with ``missing="category"`` the last code is
-the column's missing value.
+the column's missing value.  A public schema (a release's) also gives each
+column whose values are not declared an *other* code, right after its
+values, for every value the release did not publish.
 
 The fitted encoder's :class:`~dpsynth.schema.Schema` (``schema_``) is
 private: it lists every observed value of the undeclared columns.  A release
@@ -25,9 +27,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import MAX_EPSILON
-from ..schema import Column, Schema, default_missing_marker
+from ..schema import (DEFAULT_OTHER_LABEL, Column, Schema, default_missing_marker,
+                      python_scalar, value_to_json)
 from ..utils._random import seed_sequence, stream
-from ..utils._validation import check_table
+from ..utils._validation import check_table, is_missing_scalar
 from ._binning import binned_column, make_binners
 from ._categories import check_categories, discover_values, dtype_declared
 from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binning,
@@ -77,7 +80,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     ----------
     categories : "auto", "dtype", dict or list, default="auto"
         Public category lists.  ``"auto"`` learns them from the data (they
-        then stay private; the DP release decides which ones are published).
+        then stay private; the DP release decides which ones are published),
+        but for boolean columns, whose dtype declares their two values.
         A dict maps column names to value lists (or ``"dtype"``/``"auto"``);
         a list gives one value list per column in order.  ``"dtype"``
         declares the category list of every pandas categorical column public
@@ -93,15 +97,33 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         cell is empty, encoded as ``-1`` and never counted.
     handle_unknown : {"error", "missing"}, default="error"
         What to do with a value outside a declared category list: raise, or
-        treat it as missing.
+        treat it as missing.  A column with an other value (see
+        ``other_label``) encodes such a value as other instead.
     no_missing : list of str, default=None
         Columns declared to hold no missing values (public, like a schema's
         ``NOT NULL`` constraints).  With ``missing="category"`` their missing
         code is impossible, so no noise can put synthetic records there (and
         none is spent measuring it).  A missing value in such
         a column (or an unknown value with ``handle_unknown="missing"``)
-        raises ``ValueError``.  In a column whose values are not declared,
-        values that the DP release does not publish still decode as missing.
+        raises ``ValueError``.  This holds for columns whose values are not
+        declared too: the values a DP release does not publish become their
+        other value, not missing ones.
+    other_label : str, dict or None, default="<other>"
+        The public label of the *other* value of the columns whose values
+        are not declared.  A DP release publishes only some of their values;
+        it gives each such column one more code, *other*, for all the
+        values it did not publish (whether or not there are any: the code
+        never depends on the data), measured and synthesized like any value
+        and apart from the missing one, as scikit-learn's infrequent
+        categories.  Synthetic other values decode to this label in text
+        columns (object, string, categorical of strings) and to the missing
+        marker in the others (numbers, booleans, datetimes), whose dtype
+        cannot hold a text.  A dict ``{column: label}`` sets the label of
+        some columns (any value their dtype holds, e.g. ``-1`` for an integer
+        column; ``None``: the missing marker); the other text columns keep
+        ``"<other>"``.  ``None`` decodes every other value as missing.  The
+        label is public: chosen by you, never read from the data.  (A
+        released value equal to it decodes the same way.)
     max_float_values : int, default=32
         With ``numeric="categorical"`` (or no ``numeric_rho``), a float
         column with more distinct values than this (and no declared
@@ -224,6 +246,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     Missing values decode to a marker fixed by the column's dtype, never by
     the data: ``NaN`` in object and float columns, the dtype's ``na_value``
     in string columns, ``pd.NA`` in nullable ones, ``NaT`` in datetimes.
+    With ``missing="category"`` they are a value of their own, so a column
+    without missing values gets none back (up to noise), and a column
+    declared in ``no_missing`` never does.
 
     The values of an undeclared column are kept in one canonical spelling
     per equality class and in a total order that no record can change
@@ -252,6 +277,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         "missing": [StrOptions({"category", "absent"})],
         "handle_unknown": [StrOptions({"error", "missing"})],
         "no_missing": [list, tuple, None],
+        "other_label": [str, dict, None],
         "max_float_values": [Interval(Integral, 1, None, closed="left")],
         "numeric": [StrOptions({"auto", "categorical"})],
         "numeric_rho": [Interval(Real, 0, None, closed="neither"), None],
@@ -272,9 +298,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     }
 
     def __init__(self, *, categories="auto", missing="category",
-                 handle_unknown="error", no_missing=None, max_float_values=32,
-                 numeric="auto", numeric_rho=None, numeric_delta=None, text_numbers=None,
-                 bounds=None, n_bins=10,
+                 handle_unknown="error", no_missing=None, other_label=DEFAULT_OTHER_LABEL,
+                 max_float_values=32, numeric="auto", numeric_rho=None, numeric_delta=None,
+                 text_numbers=None, bounds=None, n_bins=10,
                  binning="uniform", binning_epsilon=None, special_values=None,
                  frequent_values=None, frequent_epsilon=None, frequent_delta=None,
                  inverse="uniform", inverse_epsilon=None, decimals=None, random_state=None):
@@ -282,6 +308,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self.missing = missing
         self.handle_unknown = handle_unknown
         self.no_missing = no_missing
+        self.other_label = other_label
         self.max_float_values = max_float_values
         self.numeric = numeric
         self.numeric_rho = numeric_rho
@@ -343,6 +370,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                                frequent_delta=self.frequent_delta, inverse=self.inverse,
                                inverse_epsilon=self.inverse_epsilon, decimals=self.decimals,
                                auto=auto)
+        labels = _other_labels(self.other_label, frame, declared, binners)
         dtype_public = dtype_declared(self.categories, frame)
         auto_rng = np.random.default_rng(stream(self.random_state, NUMERIC))
         columns, errors, spends = [], [], []
@@ -368,12 +396,16 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                         columns.append(replace(column, has_missing=name not in not_null))
                         continue
                 values = declared.get(name)
+                public = name in declared
+                if values is None and _is_bool(dtype):  # the dtype declares its two values
+                    values, public = [False, True], True
                 if values is None:
                     values = discover(name)
-                columns.append(Column(name, dtype, tuple(values), declared=name in declared,
+                columns.append(Column(name, dtype, tuple(values), declared=public,
                                       missing_marker=default_missing_marker(dtype),
                                       has_missing=name not in not_null,
-                                      categories_dtype_declared=name in dtype_public))
+                                      categories_dtype_declared=name in dtype_public,
+                                      other_label=labels.get(name)))
             except (ValueError, TypeError) as exc:
                 errors.append((name, exc))
         raise_all(errors)
@@ -449,7 +481,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         """Encode X as an ``int32`` code matrix of shape (n_samples, n_features).
 
         Missing cells get the column's missing code (``missing="category"``)
-        or ``-1`` (``missing="absent"``).
+        or ``-1`` (``missing="absent"``).  In a column with an other value
+        (a release's schema), every value outside the column's values, its
+        other label included, gets the other code.
         """
         check_is_fitted(self, "schema_")
         frame, _ = check_table(X)
@@ -476,7 +510,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 values = series.astype(object).to_numpy()
             col = index.get_indexer(values).astype(np.int32)
             unknown = (col < 0) & ~mask
-            if unknown.any():
+            if column.other:  # every value outside the list is the other value
+                col[unknown] = len(column.values)
+            elif unknown.any():
                 if self.handle_unknown == "error":
                     shown = list(column.values[:10])
                     raise ValueError(
@@ -516,6 +552,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             that receives missing values becomes the matching pandas nullable
             dtype (``Int64``, ``boolean``); with ``missing="absent"`` it always
             does (any cell may be empty), so the dtype never depends on the codes.
+            The other code decodes to its column's other label; without one
+            (numeric and datetime columns by default) to the missing marker,
+            like a missing code.
         """
         check_is_fitted(self, "schema_")
         codes = np.asarray(X)
@@ -551,10 +590,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if column.binning is not None:
             values = decode_binning(np.where(mask, 0, col), column.binning, rng)
             return pd.Series(_restore_numeric(values, mask, column.dtype))
-        lookup = np.empty(n_real + 1, dtype=object)
-        lookup[:n_real] = column.values
-        lookup[n_real] = None
-        return restore_dtype(lookup[np.where(mask, n_real, col)], mask, column)
+        decoded = column.decoded_values  # the values, then the other label
+        n_decoded = len(decoded)
+        lookup = np.empty(n_decoded + 1, dtype=object)
+        lookup[:n_decoded] = decoded
+        lookup[n_decoded] = None
+        if column.other and column.other_label is not None:
+            mask = (col < 0) | (col >= n_decoded)
+        return restore_dtype(lookup[np.where(mask, n_decoded, col)], mask, column)
 
     # --------------------------------------------------- public metadata
     def public_schema(self, keep=None):
@@ -600,6 +643,87 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         tags.input_tags.categorical = True
         tags.transformer_tags.preserves_dtype = []
         return tags
+
+
+def _is_bool(dtype):
+    """Whether ``dtype`` is a boolean dtype (numpy ``bool`` or pandas ``boolean``)."""
+    return (not isinstance(dtype, pd.CategoricalDtype)
+            and pd.api.types.is_bool_dtype(dtype))
+
+
+def _is_text(dtype):
+    """Whether a column of ``dtype`` holds text (its other value then decodes to a text)."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        categories = dtype.categories
+        return categories is None or _is_text(categories.dtype)
+    return isinstance(dtype, pd.StringDtype) or dtype == object
+
+
+def _check_other_label(label, name, dtype):
+    """``label`` as the other label of column ``name`` of ``dtype``, validated."""
+    where = f"other_label[{name!r}]"
+    label = python_scalar(label)
+    if label is None:
+        return None
+    if is_missing_scalar(label):
+        raise ValueError(f"{where} is a missing value; give None to decode the other value "
+                         "as missing.")
+    if isinstance(dtype, pd.CategoricalDtype):
+        dtype = dtype.categories.dtype
+    if isinstance(dtype, pd.StringDtype):
+        ok = isinstance(label, str)
+    elif dtype == object:
+        ok = True
+    elif pd.api.types.is_bool_dtype(dtype):
+        ok = isinstance(label, bool)
+    elif pd.api.types.is_integer_dtype(dtype):
+        ok = isinstance(label, Integral) and not isinstance(label, bool)
+        if ok:
+            info = np.iinfo(getattr(dtype, "numpy_dtype", dtype))
+            ok = info.min <= label <= info.max
+    elif pd.api.types.is_float_dtype(dtype):
+        ok = isinstance(label, Real) and not isinstance(label, bool)
+    elif pd.api.types.is_datetime64_any_dtype(dtype):
+        ok = isinstance(label, pd.Timestamp)
+    elif pd.api.types.is_timedelta64_dtype(dtype):
+        ok = isinstance(label, pd.Timedelta)
+    else:
+        ok = True
+    if not ok:
+        raise TypeError(f"{where} = {label!r:.60} does not fit the column's dtype {dtype}; "
+                        "give a value of that type, or None to decode it as missing.")
+    value_to_json(label, name)  # it is written to release files
+    return label
+
+
+def _other_labels(other_label, frame, declared, binners):
+    """``{column: label}`` of the columns whose values are not declared (public:
+    from the parameter and the dtypes only)."""
+    names = list(frame.columns)
+    default, per_column = other_label, {}
+    if isinstance(other_label, dict):
+        default, per_column = DEFAULT_OTHER_LABEL, other_label
+        unknown = [c for c in per_column if c not in names]
+        if unknown:
+            raise ValueError(f"other_label names column(s) {unknown} that are not in X; X "
+                             f"has columns {names}.")
+        fixed = [c for c in per_column if c in declared or c in binners]
+        if fixed:
+            raise ValueError(f"other_label names column(s) {fixed} whose values are "
+                             "declared (categories or bins): they have no other value; "
+                             "remove them from other_label.")
+    labels = {}
+    for name in names:
+        if name in declared or name in binners:
+            continue
+        dtype = frame[name].dtype
+        if name in per_column:
+            labels[name] = _check_other_label(per_column[name], name, dtype)
+        elif default is not None and _is_text(dtype):
+            labels[name] = _check_other_label(default, name, dtype)
+        else:
+            labels[name] = None
+    return labels
 
 
 def _check_no_missing(no_missing, names):

@@ -22,13 +22,19 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
    above the threshold ``rho_1`` of the DP set union are published (Gopi,
    Mahabadi and Yekhanin, Algorithm 1, level 1; each record has exactly one
    value per column, so its contribution bound is the number of undeclared
-   columns, a public number).  Values that were not released are encoded as
-   missing from then on, as ``handle_unknown="missing"`` would.  The
-   released values' noisy counts are DP outputs as well (Gopi et al.
-   release them), and so is the missing code's, measured without a
-   threshold (it is public): they are averaged into the 1-way marginals of
-   step 3, code by code, so the discovery budget is not spent on the value
-   lists only.
+   columns, a public number).  Every undeclared column gets an *other*
+   code (public: whatever was released, see
+   :meth:`~dpsynth.schema.Schema.restrict`), and the values that were not
+   released are encoded as other from then on: the missing code holds the
+   missing values only.  The released values' noisy counts are DP outputs
+   as well (Gopi et al. release them), and so is the missing code's,
+   measured without a threshold (it is public): they are averaged into the
+   1-way marginals of step 3, code by code, so the discovery budget is not
+   spent on the value lists only.  Each of them counts exactly the records
+   that the code holds in step 3, so the averages stay unbiased and every
+   column's 1-way marginal sums to the same number of records; the other
+   code (whose records depend on which values were released) is measured
+   in step 3 only.
 3. **Adaptive selection** (:func:`~dpsynth.release.workload.release_workload`,
    after AIM, McKenna et al. 2022) over the public domain: all 1-way
    marginals, then rounds of exponential-mechanism selection of a 2- or
@@ -74,12 +80,12 @@ def _discover(codes, schema, rho, delta, rng):
     """Released attributes of the undeclared columns (DP set union, level 1).
 
     The Gaussian noise covers the observed values and, with
-    ``missing="category"``, the missing code (a public code, always
-    measured: a record holds one value or the missing code per column, so
-    the L2 sensitivity stays ``sqrt(bound)``).  Returns the attributes to
-    keep, the spends, the released noisy counts ``{column: (attribute ids,
-    noisy counts)}`` (DP outputs, as in Gopi et al.'s release; the missing
-    code's counts the records truly missing only) and their noise variance.
+    ``missing="category"``, the missing code where the declaration allows
+    missing values (a public code, always measured: a record holds one
+    value or the missing code per column, so the L2 sensitivity stays
+    ``sqrt(bound)``).  Returns the attributes to keep, the spends, the
+    released noisy counts ``{column: (attribute ids, noisy counts)}`` (DP
+    outputs, as in Gopi et al.'s release) and their noise variance.
     """
     undeclared = [j for j, column in enumerate(schema) if not column.declared]
     keep = np.zeros(schema.n_attributes, dtype=bool)
@@ -101,10 +107,11 @@ def _discover(codes, schema, rho, delta, rng):
         above = noisy > threshold
         ids, found = schema.offsets[j] + observed[above], noisy[above]
         keep[ids] = True
-        if schema.missing == "category":  # the code unreleased values are mapped to:
+        missing_id = schema.offsets[j + 1] - 1
+        if schema.missing == "category" and possible[missing_id]:
             # public, so its count is measured (same noise, same sensitivity) unthresholded
-            keep[schema.offsets[j + 1] - 1] = True
-            ids = np.append(ids, schema.offsets[j + 1] - 1)
+            keep[missing_id] = True
+            ids = np.append(ids, missing_id)
             found = np.append(found, counts[n_known] + rng.normal(0.0, scale))
         released[j] = (ids, found)
     spends = [Spend("discovery of undeclared values", "gaussian", rho=rho,
@@ -118,11 +125,9 @@ def _public_counts(released, variance, public, new_ids, sizes):
     """The released noisy counts as :func:`release_workload`'s ``one_way_counts``.
 
     Over each column's public codes (``sizes``), NaN where discovery
-    measured nothing (the ``"absent"`` code).  The missing code's count is
-    of the records truly missing: averaged into the public missing code
-    (which also holds the values not released), it pulls the synthetic
-    share of missing values towards the true one rather than towards the
-    rare values it cannot show either way.
+    measured nothing (the other code, the ``"absent"`` code).  Every count
+    measured is of exactly the records its public code holds: the values
+    not released went to the other code, not to the missing one.
     """
     out = {}
     for j, (attributes, noisy) in released.items():
@@ -133,15 +138,13 @@ def _public_counts(released, variance, public, new_ids, sizes):
 
 
 def _public_codes(codes, schema, new_ids, public):
-    """Codes of the public schema; unreleased values become missing (or empty)."""
+    """Codes of the public schema: unreleased values become other, empty cells
+    (``missing="absent"``) stay ``-1``."""
     ids = schema.ids(codes)
     mapped = np.full(ids.shape, -1, dtype=np.int64)  # also when no attribute exists at all
     present = ids >= 0
     mapped[present] = new_ids[ids[present]]
-    out = public.codes(mapped)
-    if public.missing == "category":  # an unreleased value counts as missing
-        out = np.where(out < 0, public.missing_codes[None, :], out)
-    return out.astype(np.int32)
+    return public.codes(mapped).astype(np.int32)
 
 
 def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
@@ -215,7 +218,7 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         keep, found, released, discovery_variance = _discover(codes, schema, rho_discovery,
                                                               delta, rng)
         spends += found
-    public, new_ids = schema.restrict(keep)
+    public, new_ids = schema.restrict(keep, other=True)
     sizes = public.n_values + (1 if public.missing == "absent" else 0)
     if not public_universe:  # the discovery's noisy counts measure the 1-way marginals too
         workload_params = dict(workload_params, one_way_counts=_public_counts(
@@ -225,10 +228,9 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         public_codes = _public_codes(block, schema, new_ids, public)
         return np.where(public_codes < 0, sizes[None, :] - 1, public_codes).astype(np.int32)
 
-    # cells a declared column rules out (its missing code, declared
-    # no_missing or in a numpy int/bool column) hold no record: measured as
-    # exact zeros.  An undeclared column's missing code also holds the values
-    # discovery did not release, so it is never empty.
+    # cells the declaration rules out (a missing code declared no_missing or
+    # in a numpy int/bool column) hold no record: measured as exact zeros.
+    # The other code is always possible (it never depends on the data).
     impossible = [~possible for possible in public.possible_cells()]
     release = release_workload(codes.map(table_codes), sizes, rho=rho - rho_discovery, rng=rng,
                                reporting_length=reporting_length, empty_cells=impossible,

@@ -235,7 +235,10 @@ class MarginalMatchingSampler(Sampler):
         alone).  ``0`` keeps every value with a positive estimate.
         ``"auto"``: 1 for declared values, 2 for values a DP release
         discovered and for missing values (chosen on the benchmarks, see
-        ``benchmarks/LOG.md``).
+        ``benchmarks/LOG.md``), 3 for a column's other value
+        (:attr:`~dpsynth.schema.Column.other`): the discovery does not
+        measure it, so its noise is larger than the 1-way marginal's mean
+        variance says.
     reference_size : int, default=300_000
         With dense marginals, a sample of ``n <= max_population`` records
         (one population) is rounded to a reference population of
@@ -555,10 +558,12 @@ class MarginalMatchingSampler(Sampler):
             if len(m.columns) == 1:
                 j = m.columns[0]
                 min_count = self.min_count
-                if min_count == "auto":  # declared values 1, the others (missing too) 2
-                    min_count = np.full(self.sizes[j], 2.0)
+                if min_count == "auto":  # declared values 1, the others (missing too) 2,
+                    min_count = np.full(self.sizes[j], 2.0)  # other 3
                     if schema[j].declared:
                         min_count[:len(schema[j].values)] = 1.0
+                    if schema[j].other:
+                        min_count[len(schema[j].values)] = 3.0
                 masks[j] = masks[j] & (m.table > min_count * math.sqrt(m.variance))
         targets = []
         for m in consistent:

@@ -137,7 +137,10 @@ def check_sample_dtypes_roundtrip(name, synthesizer_orig):
 
     With ``missing="absent"`` (any cell may be empty) a NumPy ``int``/``bool``
     column always becomes the matching nullable dtype (``Int64``/``boolean``),
-    whatever the sample holds; every other dtype is kept exactly.
+    whatever the sample holds; every other dtype is kept exactly.  A
+    categorical column's categories are its public values (declared or
+    released, among the training ones, in their order), then the other label
+    of a column whose values were not declared.
     """
     X, _ = _table()
     synthesizer = _prepare(synthesizer_orig).fit(X)
@@ -146,10 +149,17 @@ def check_sample_dtypes_roundtrip(name, synthesizer_orig):
     for column in X.columns:
         expected, got = X[column].dtype, sample[column].dtype
         allowed = {_nullable(expected) if absent else expected}
-        assert got in allowed, (
+        assert got in allowed or (isinstance(expected, pd.CategoricalDtype)
+                                  and isinstance(got, pd.CategoricalDtype)), (
             f"{name}.sample changed the dtype of {column!r} from {expected} to {got}.")
         if isinstance(expected, pd.CategoricalDtype):
-            assert got == expected, (
+            # the public values (in their order), then the other label of an undeclared column
+            public = synthesizer.aggregates_.schema[list(X.columns).index(column)]
+            assert list(got.categories) == [v for v in public.decoded_values
+                                            if v is not None], (
+                f"{name}.sample changed the categories of {column!r}: {got}.")
+            assert got.ordered == expected.ordered and set(public.values) <= set(
+                expected.categories), (
                 f"{name}.sample changed the categories of {column!r}: {got} != {expected}.")
 
 
@@ -248,6 +258,20 @@ def _released_ids(synthesizer, sample):
         codes = encoder.transform(sample)
     except ValueError as exc:  # a value outside the public schema
         raise AssertionError(f"The sample leaves the released domain: {exc}") from None
+    # a column with an other value encodes every value outside its list as other:
+    # a synthetic one must be the other label itself (or missing, without a label)
+    for j, column in enumerate(encoder.schema_):
+        if not column.other:
+            continue
+        series = sample[column.name]
+        outside = (codes[:, j] == len(column.values)) & series.notna().to_numpy()
+        if column.other_label is not None:
+            outside &= (series.astype(object) != column.other_label).to_numpy()
+        if outside.any():
+            raise AssertionError(
+                f"The sample leaves the released domain: column {column.name!r} has the "
+                f"value {series[outside].iloc[0]!r}, neither released nor its other label "
+                f"{column.other_label!r}.")
     return encoder.schema_.ids(codes)
 
 
