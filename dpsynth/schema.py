@@ -544,7 +544,7 @@ class Column:
             if other_label is not None:
                 other_label = value_from_json(other_label)
             return cls(name, dtype, values, declared, marker, has_missing, binning,
-                       tuple(leaked), other, other_label)
+                       tuple(leaked), other=other, other_label=other_label)
         except KeyError as exc:
             raise ValueError(f"column {name!r:.60}: missing field {exc}") from None
         except (TypeError, ValueError) as exc:

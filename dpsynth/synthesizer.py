@@ -105,7 +105,7 @@ def _public_domains(encoder, table, *, sources=None):
     """
     from .preprocessing._binning import make_binners
     from .preprocessing._categories import check_categories
-    from .preprocessing._numeric import is_auto_numeric
+    from .preprocessing._numeric import is_auto_numeric, numeric_mode
 
     encoder = encoder if encoder is not None else TableEncoder()
     names = list(table.columns)
@@ -128,7 +128,8 @@ def _public_domains(encoder, table, *, sources=None):
             source = "its declared categories"
         elif pd.api.types.is_bool_dtype(table[name].dtype):
             n, source = 2, "its bool dtype"
-        elif encoder.numeric == "auto" and is_auto_numeric(table[name].dtype):
+        elif (numeric_mode(encoder.numeric, name) == "auto"
+              and is_auto_numeric(table[name].dtype)):
             n = 2 * encoder.n_bins  # DP intervals and point masses, at most
             source = "numeric='auto' (n_bins DP intervals and point masses)"
         else:
@@ -137,6 +138,24 @@ def _public_domains(encoder, table, *, sources=None):
         if sources is not None:
             sources.append(source)
     return sizes
+
+
+def _target_as_classes(encoder, table, target):
+    """Keep an integer target categorical: integer labels are classes, not amounts.
+
+    A public rule on the target's dtype; a ``numeric`` setting the user gave
+    for the target column wins.
+    """
+    if (target is None or not isinstance(encoder, TableEncoder)
+            or encoder.numeric == "categorical"):
+        return
+    numeric = encoder.numeric
+    if isinstance(numeric, dict) and target in numeric:
+        return
+    dtype = table[target].dtype
+    if pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
+        modes = dict(numeric) if isinstance(numeric, dict) else {}
+        encoder.set_params(numeric={**modes, target: "categorical"})
 
 
 def _binner_delta(encoder):
@@ -470,7 +489,10 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             release); the aggregates equal those of the same table in
             memory for the same ``random_state``.
         y : array-like of shape (n_samples,), default=None
-            Modelled jointly with X; ``sample`` then returns ``(X, y)``.
+            Modelled jointly with X; ``sample`` then returns ``(X, y)``.  An
+            integer or bool ``y`` is taken for class labels: categorical
+            (each label a value) unless the encoder's ``numeric`` names it;
+            a float ``y`` is binned like any numeric column.
 
         Returns
         -------
@@ -494,6 +516,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         seeded_encoder = encoder.random_state is not None  # the user's explicit choice
         if not seeded_encoder:  # DP quantile binning: a child stream of ours
             encoder.set_params(random_state=binning_stream)
+        _target_as_classes(encoder, table, None if distributed else target)
         self._share_numeric_budget(encoder, table, epsilon, delta)
         if distributed:
             encoder, value_counts = dask_engine().fit_encoder(encoder, X)
@@ -592,7 +615,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         from .preprocessing._numeric import DELTA_SHARE, auto_columns, numeric_share
         from .release.conversion import gdp_mu
 
-        if (not isinstance(encoder, TableEncoder) or encoder.numeric != "auto"
+        if (not isinstance(encoder, TableEncoder) or encoder.numeric == "categorical"
                 or encoder.numeric_rho is not None):
             return
         try:
@@ -600,7 +623,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         except (ValueError, TypeError):  # the encoder's fit says what is wrong
             return
         candidates = auto_columns(table, declared=declared, bounds=encoder.bounds,
-                                  binning=encoder.binning, text_numbers=encoder.text_numbers)
+                                  binning=encoder.binning, text_numbers=encoder.text_numbers,
+                                  numeric=encoder.numeric)
         if not candidates:
             return
         numeric_delta = DELTA_SHARE * delta

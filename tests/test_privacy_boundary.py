@@ -145,7 +145,9 @@ def _public_part(document, dp_binned=()):
             m = {k: v for k, v in m.items() if k not in ("rho", "epsilon", "params")}
         return m
 
-    kept_privacy["mechanisms"] = [kept(m) for m in privacy["mechanisms"] if not _adaptive(m)]
+    kept_privacy["mechanisms"] = [  # whether a second measurement is needed: DP-derived too
+        kept(m) for m in privacy["mechanisms"] if not _adaptive(m)
+        and not (m["name"].startswith(dp_shared) and "second measurement" in m["name"])]
     columns = []
     for column in document["schema"]["columns"]:
         entry = {k: v for k, v in column.items() if k not in ("values", "has_missing")}

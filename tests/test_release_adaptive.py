@@ -368,7 +368,7 @@ def test_a_tiny_table_warns_and_keeps_its_records():
         synth.fit(X)
     text = " ".join(str(w.message) for w in caught)
     # public facts only: the budget, the noise, DP outputs (the DP count, released values)
-    assert "epsilon=4, delta=1e-05" in text and f"n_records_={synth.n_records_}" in text
+    assert "epsilon=4, delta=1e-09" in text and f"n_records_={synth.n_records_}" in text
     assert abs(synth.n_records_ - 30) < 15  # not half of the records lost
     out = synth.sample()
     assert len(out) == synth.n_records_

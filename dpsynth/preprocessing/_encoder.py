@@ -37,7 +37,7 @@ from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binn
                            encode_binning)
 from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ._dtypes import nullable_dtype, restore_dtype
-from ._numeric import NUMERIC, auto_columns, fit_auto_column, is_text_dtype, parse_numbers, \
+from ._numeric import NUMERIC, auto_columns, check_numeric, fit_auto_column, is_text_dtype, parse_numbers, \
     raise_all
 
 __all__ = ["TableEncoder"]
@@ -128,7 +128,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         With ``numeric="categorical"`` (or no ``numeric_rho``), a float
         column with more distinct values than this (and no declared
         categories or bounds) is rejected: give it public ``bounds``.
-    numeric : {"auto", "categorical"}, default="auto"
+    numeric : {"auto", "categorical"} or dict, default="auto"
         ``"auto"``: every numeric column (integer or float dtype, not bool)
         with no declared ``categories``, ``bounds`` or ``binning`` is binned
         by DP from ``numeric_rho`` alone (see
@@ -139,7 +139,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         interval; integer columns decode to integers, float columns to the
         declared ``decimals`` (else four significant digits of the DP
         range).  ``"categorical"``: such columns are categorical (each value
-        a category).  A :class:`~dpsynth.DPMarginalSynthesizer` gives
+        a category).  A dict ``{column: "auto" | "categorical"}`` sets it
+        per column (absent columns: ``"auto"``).  A :class:`~dpsynth.DPMarginalSynthesizer` gives
         ``numeric_rho`` a share of its own budget; an encoder fitted alone
         with ``numeric_rho=None`` treats numeric columns as categorical.
     numeric_rho : float, default=None
@@ -279,7 +280,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         "no_missing": [list, tuple, None],
         "other_label": [str, dict, None],
         "max_float_values": [Interval(Integral, 1, None, closed="left")],
-        "numeric": [StrOptions({"auto", "categorical"})],
+        "numeric": [StrOptions({"auto", "categorical"}), dict],
         "numeric_rho": [Interval(Real, 0, None, closed="neither"), None],
         "numeric_delta": [Interval(Real, 0, 1, closed="neither"), None],
         "text_numbers": [StrOptions({"dp"}), None],
@@ -340,10 +341,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     def _auto_columns(self, frame, declared):
         """The candidates of ``numeric="auto"``: ``{name: "number" | "text"}`` (public)."""
-        if self.numeric != "auto" or self.numeric_rho is None:
+        check_numeric(self.numeric, list(frame.columns))
+        if self.numeric == "categorical" or self.numeric_rho is None:
             return {}
         return auto_columns(frame, declared=declared, bounds=self.bounds,
-                            binning=self.binning, text_numbers=self.text_numbers)
+                            binning=self.binning, text_numbers=self.text_numbers,
+                            numeric=self.numeric)
 
     def _build_schema(self, frame, was_frame, *, discover, fit_binner, column_values=None):
         """Set ``schema_`` from the declaration (``frame``'s names and dtypes, parameters).

@@ -412,17 +412,42 @@ def is_text_dtype(dtype):
     return dtype == object or isinstance(dtype, pd.StringDtype)
 
 
-def auto_columns(frame, *, declared, bounds, binning, text_numbers):
+def numeric_mode(numeric, name):
+    """A column's ``numeric`` setting: ``"auto"`` or ``"categorical"``.
+
+    ``numeric`` is the encoder's parameter: one of the two for every column,
+    or a dict ``{column: mode}`` whose absent columns are ``"auto"``.
+    """
+    if isinstance(numeric, dict):
+        return numeric.get(name, "auto")
+    return numeric
+
+
+def check_numeric(numeric, names):
+    """Validate a dict ``numeric`` against the table's column ``names``."""
+    if not isinstance(numeric, dict):
+        return
+    unknown = [name for name in numeric if name not in names]
+    if unknown:
+        raise ValueError(f"numeric names column(s) {unknown} that are not in X; X has "
+                         f"columns {list(names)}.")
+    bad = {name: mode for name, mode in numeric.items() if mode not in ("auto", "categorical")}
+    if bad:
+        raise ValueError(f"numeric values must be 'auto' or 'categorical'; got {bad}.")
+
+
+def auto_columns(frame, *, declared, bounds, binning, text_numbers, numeric="auto"):
     """Candidates of ``numeric="auto"``: ``{name: "number" | "text"}``, from the declaration.
 
     Numeric columns (see :func:`is_auto_numeric`) and, with
     ``text_numbers="dp"``, text columns, that have no declared categories,
-    ``bounds`` or ``binning`` entry.  Reads names and dtypes only.
+    ``bounds`` or ``binning`` entry and are not ``"categorical"`` in
+    ``numeric`` (see :func:`numeric_mode`).  Reads names and dtypes only.
     """
     named = set(bounds or ()) | set(binning if isinstance(binning, dict) else ())
     out = {}
     for name in frame.columns:
-        if name in declared or name in named:
+        if name in declared or name in named or numeric_mode(numeric, name) != "auto":
             continue
         dtype = frame[name].dtype
         if is_auto_numeric(dtype):
