@@ -129,7 +129,7 @@ def run_one(real, epsilon, seed, budget=None):
             "tvd_3": marginal_tvd(r, s, k=3), "tvd_2": marginal_tvd(r, s, k=2),
             "fit_seconds": fit_seconds, "n_views": len(cells), "max_view_cells": max(cells),
             "mean_view_cells": float(np.mean(cells)), "strength": int(synth.strength_),
-            "chosen_max_view_cells": int(getattr(synth, "max_view_cells_", max(cells)))}
+            "chosen_budget": int(getattr(synth, "max_view_cells_", max(cells)))}
 
 
 def table(results):

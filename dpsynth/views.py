@@ -452,8 +452,17 @@ class ViewSet:
         picked = np.searchsorted(cumulative, positions, side="right").clip(0, len(pool) - 1)
         return pool[rng.permutation(picked)]
 
-    def _rake(self, pool, *, max_iter=50, tol=1e-4):
-        """Weights of the pool's records whose weighted fractions match every view."""
+    def _rake(self, pool, *, max_iter=50, tol=1e-4, smoothing=None):
+        """Weights of the pool's records whose weighted fractions match every view.
+
+        Each sweep scales the weights of the records in every cell of every
+        view by ``(target + s) / (current + s)`` (fractions), ``s`` =
+        ``smoothing`` (default: one record of the pool, ``1 / len(pool)``):
+        a cell a noisy view puts at 0 lowers its records instead of removing
+        them, so that overlapping noisy views cannot wipe out the pool.
+        """
+        if smoothing is None:
+            smoothing = 1.0 / len(pool)
         cells, targets = [], []
         for attrs, table in self.views:
             shape = tuple(self.cardinalities[a] for a in attrs)
@@ -467,14 +476,14 @@ class ViewSet:
             for cell, target in zip(cells, targets):
                 current = np.bincount(cell, weights=weights, minlength=target.size)
                 total = current.sum()
-                moved = max(moved, float(np.abs(current / total - target).max()))
-                ratio = np.divide(target * total, current, out=np.zeros_like(target),
-                                  where=current > 0)
+                if not total > 0:  # no candidate left in the view's support
+                    return np.full(len(pool), 1.0 / len(pool))
+                fractions = current / total
+                moved = max(moved, float(np.abs(fractions - target).max()))
+                ratio = (target + smoothing) / (fractions + smoothing)
                 weights = weights * ratio[cell]
             if moved <= tol:
                 break
-            if weights.sum() <= 0:
-                return np.full(len(pool), 1.0 / len(pool))
         return weights
 
     def _draw(self, n, rng):

@@ -94,7 +94,10 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         epsilon``): larger views cover more ``strength``-sets and give the
         sampler more columns to condition on, but spread the records over
         more cells.  ``N`` is a Laplace count that spends
-        ``count_epsilon``.  On binary tables with enough records
+        ``count_epsilon`` (a rough estimate: its scale is
+        ``1 / count_epsilon``, 1000 records by default; raise
+        ``count_epsilon`` or set ``max_view_cells`` on tables of a few
+        thousand records).  On binary tables with enough records
         (``N epsilon`` at least the cells of the book's design) this is the
         book's 8 attributes (256 cells) per view; with fewer records, smaller
         views.  Set it (e.g. 4096) to trade noise for coverage yourself:
@@ -130,7 +133,12 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     view_size_, strength_ : int
         Most columns in a view, and the strength of the cover.
     max_view_cells_ : int
-        Cells of the largest view.
+        The cell budget used (the views have at most this many cells, but
+        for a pair larger than it); with a given ``view_size``, the cells of
+        the largest view.
+    noisy_count_ : float or None
+        The Laplace count of the records (at least 1) the automatic choices
+        used, ``None`` when none needed it.
     marginal_sets_ : list of tuple of int
         The views' column sets (the covering design; public).
     noise_scale_ : float
@@ -266,7 +274,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                           if t <= max_t and math.comb(d, t) <= _MAX_AUTO_SETS] or [min(2, d)]
         spends = []
         epsilon_views = float(self.epsilon)
-        noisy_n = None
+        noisy_n = self.noisy_count_ = None
         if auto_budget or len(candidates) > 1:
             if self.count_epsilon >= self.epsilon:
                 raise ValueError(f"count_epsilon ({self.count_epsilon}) must be below "
@@ -274,6 +282,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             epsilon_views = float(self.epsilon) - float(self.count_epsilon)
             rng = np.random.default_rng(count_ss)
             noisy_n = max(1.0, codes.shape[0] + rng.laplace(0.0, 1.0 / self.count_epsilon))
+            self.noisy_count_ = float(noisy_n)
             spends.append({"name": "record count (to choose the views)",
                            "mechanism": "laplace", "epsilon": float(self.count_epsilon),
                            "sensitivity": 1.0})
@@ -290,8 +299,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                     t, budget = cand, b
         views = self._design(budget, t)
         ell = max(len(v) for v in views)
-        self.max_view_cells_ = int(max(math.prod(int(self.cardinalities_[a]) for a in v)
-                                       for v in views))
+        self.max_view_cells_ = int(budget) if budget is not None else int(max(
+            math.prod(int(self.cardinalities_[a]) for a in v) for v in views))
         self.view_size_, self.strength_ = int(ell), int(t)
         self.marginal_sets_ = [tuple(b) for b in views]
         w = len(self.marginal_sets_)
