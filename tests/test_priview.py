@@ -84,19 +84,24 @@ def test_automatic_views_on_many_valued_columns():
     for pair in itertools.combinations(range(X.shape[1]), 2):
         assert any(set(pair) <= set(v) for v in views)
     assert any(0 in v and len(v) >= 3 for v in views)
-    # the budget: the largest power of two whose views hold <= N eps cells in all
+    # the budget: the power of two minimising sqrt(L / (P T)) over the views built
+    # (mean cells, pairs and triples of a view), computed here independently
     budget = synth.max_view_cells_
     assert budget & (budget - 1) == 0 and max(cells) <= budget
     assert views == bounded_cover(cards, budget, synth.strength_, max_size=8)
-    eps_views = 1.0 - synth.count_epsilon
-    assert sum(cells) <= synth.noisy_count_ * eps_views
-    larger = bounded_cover(cards, 2 * budget, synth.strength_, max_size=8)
-    assert larger == views or sum(math.prod(int(cards[a]) for a in v) for v in larger) > \
-        synth.noisy_count_ * eps_views
-    # a larger epsilon (or more records) allows larger views
+
+    def factor(b):
+        vs = bounded_cover(cards, b, 2, max_size=8)
+        size = np.mean([math.prod(int(cards[a]) for a in v) for v in vs])
+        pairs = np.mean([len(v) * (len(v) - 1) / 2 for v in vs])
+        triples = np.mean([len(v) * (len(v) - 1) * (len(v) - 2) / 6 for v in vs])
+        return math.sqrt(size / (pairs * triples)) if triples else math.inf
+
+    assert factor(budget) == min(factor(2 ** k) for k in range(2, 23))
+    # like the book's ell, the budget does not depend on epsilon (nor on N)
     wide = PriViewSynthesizer(epsilon=8.0, categories=cats, allow_missing=True,
                               random_state=0).fit(X)
-    assert wide.max_view_cells_ > budget
+    assert wide.max_view_cells_ == budget and wide.strength_ >= synth.strength_
     # every column comes back, with its missing values
     out = synth.sample(5000, random_state=1)
     assert list(out.columns) == list(X.columns) and out["e"].isna().mean() > 0.01

@@ -88,21 +88,18 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         ``floor(log_c(max_view_cells))`` columns per view.
     max_view_cells : int or "auto", default="auto"
         Cell budget of a view (with ``view_size="auto"``).  ``"auto"``: the
-        largest power of two whose views hold, in all, at most
-        ``N * epsilon`` cells, i.e. whose mean cell holds at least as many
-        records (``N / L``) as the Laplace scale of its noise (``w /
-        epsilon``): larger views cover more ``strength``-sets and give the
-        sampler more columns to condition on, but spread the records over
-        more cells.  ``N`` is a Laplace count that spends
-        ``count_epsilon`` (a rough estimate: its scale is
-        ``1 / count_epsilon``, 1000 records by default; raise
-        ``count_epsilon`` or set ``max_view_cells`` on tables of a few
-        thousand records).  On binary tables with enough records
-        (``N epsilon`` at least the cells of the book's design) this is the
-        book's 8 attributes (256 cells) per view; with fewer records, smaller
-        views.  Set it (e.g. 4096) to trade noise for coverage yourself:
-        larger when 3-way associations matter more than the noise, smaller
-        on a small table or a small epsilon.
+        power of two whose views minimise the book's noise-versus-coverage
+        factor, ``sqrt(L / (P T))`` with ``L`` the mean cells of a view and
+        ``P``, ``T`` the mean pairs and triples of columns it holds (the
+        geometric mean of the two columns of the book's table in Section
+        6.3), from the columns' numbers of values alone, as the book's
+        ``ell = 8`` is independent of the data: 256
+        cells (8 columns) on binary tables, larger budgets holding a
+        many-valued column with a few others on non-binary ones.  Set it to
+        trade noise for coverage yourself: larger when associations among
+        three or more columns matter more than the noise of each cell (many
+        records, a large epsilon), smaller when the cells are noise-dominated
+        (few records, a small epsilon).
     strength : int or "auto", default="auto"
         Every ``strength``-set of columns lies in a view (with
         ``view_size="auto"``: every such set that fits the cell budget).
@@ -110,9 +107,10 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         (:func:`priview_noise_error`, with the design's mean cells and
         coverage) is <= 0.003, else 2 (the book's rule).
     count_epsilon : float, default=0.001
-        Budget of the record count (only spent when an automatic choice
-        needs it: ``max_view_cells="auto"`` with ``view_size="auto"``, or
-        ``strength="auto"`` with more than one possible strength).
+        Budget of the record count that ``strength="auto"`` needs (only spent
+        when more than one strength is possible).  Its noise has scale
+        ``1 / count_epsilon`` (1000 records by default: a rough estimate, as
+        the book suggests).
     categories, bounds, n_bins, binning, allow_missing
         The public domain, as in :class:`~dpsynth.local.CALMSynthesizer`.
     weights : {"cells", "equal"}, default="cells"
@@ -137,8 +135,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         for a pair larger than it); with a given ``view_size``, the cells of
         the largest view.
     noisy_count_ : float or None
-        The Laplace count of the records (at least 1) the automatic choices
-        used, ``None`` when none needed it.
+        The Laplace count of the records (at least 1) that chose the
+        strength, ``None`` when it was not needed.
     marginal_sets_ : list of tuple of int
         The views' column sets (the covering design; public).
     noise_scale_ : float
@@ -222,32 +220,38 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         return priview_noise_error(n_records, epsilon, len(views), d, 2,
                                    float(np.mean(cells)), coverage=coverage)
 
-    def _choose_budget(self, t, n_records, epsilon):
-        """The largest cell budget whose views' mean cell holds at least the noise scale.
+    def _choose_budget(self):
+        """The cell budget whose views balance noise and coverage (Li et al., Section 6.3).
 
-        ``N / L_mean >= w / epsilon``, i.e. ``sum_i L_i <= N epsilon``: larger
-        views cover more ``t``-sets but spread the records over more cells,
-        each with ``Laplace(w / epsilon)`` noise.  Without any such budget,
-        the one with the fewest cells in all.
+        The book's trade-off: a view of ``L`` cells adds noise of order
+        ``sqrt(L)`` to every marginal read from it and covers ``C(ell, 2)``
+        pairs and ``C(ell, 3)`` triples; with ``w`` proportional to the sets
+        to cover over the sets per view, the noise of a pair goes as
+        ``sqrt(L) / C(ell, 2)`` and that of a triple as ``sqrt(L) / C(ell, 3)``
+        (the columns of its table).  The budget minimises their geometric
+        mean, with ``L``, ``C(ell, 2)`` and ``C(ell, 3)`` the means over the
+        views of :func:`~dpsynth.local.bounded_cover`; for binary columns
+        this is ``ell = 8`` (256 cells), the book's choice.  Ties: the
+        smallest budget.
         """
-        best, fallback, previous = None, None, None
+        best, previous = None, None
         budget = 4
-        largest = math.prod(sorted(int(c) for c in self.cardinalities_)[-BOOK_VIEW_SIZE:])
-        while True:
-            views = self._design(budget, t)
+        while budget <= _MAX_AUTO_CELLS:
+            views = self._design(budget, 2)
             if views != previous:
-                total = sum(math.prod(int(self.cardinalities_[a]) for a in v) for v in views)
-                if total <= n_records * epsilon:
-                    best = budget
-                elif best is not None:
-                    break  # larger budgets only add cells
-                if fallback is None or total < fallback[0]:
-                    fallback = (total, budget)
+                cells = np.mean([math.prod(int(self.cardinalities_[a]) for a in v)
+                                 for v in views])
+                pairs = np.mean([math.comb(len(v), 2) for v in views])
+                triples = np.mean([math.comb(len(v), 3) for v in views])
+                key = ((0, math.sqrt(cells / (pairs * triples))) if triples > 0
+                       else (1, math.sqrt(cells) / pairs))
+                if best is None or key < best[0]:
+                    best = (key, budget)
                 previous = views
-            if budget >= largest or budget >= _MAX_AUTO_CELLS:
-                break
+            if all(len(v) >= min(BOOK_VIEW_SIZE, self.n_features_in_) for v in views):
+                break  # every view is as wide as allowed: larger budgets change nothing
             budget *= 2
-        return best if best is not None else fallback[1]
+        return best[1]
 
     def fit(self, X, y=None):
         """Release the noisy views of X and post-process them.
@@ -265,38 +269,36 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         codes = self._validated_codes(X)
         count_ss, noise_ss = seed_sequence(self.random_state).spawn(3)[:2]
         d = self.n_features_in_
-        auto_budget = self.view_size == "auto" and self.max_view_cells == "auto"
         max_t = d if self.view_size == "auto" else min(int(self.view_size), d)
         if self.strength != "auto":
             candidates = [min(int(self.strength), max_t)]
         else:
             candidates = [t for t in (2, 3, 4)
                           if t <= max_t and math.comb(d, t) <= _MAX_AUTO_SETS] or [min(2, d)]
+        budget = None
+        if self.view_size == "auto":
+            budget = (self._choose_budget() if self.max_view_cells == "auto"
+                      else int(self.max_view_cells))
         spends = []
         epsilon_views = float(self.epsilon)
-        noisy_n = self.noisy_count_ = None
-        if auto_budget or len(candidates) > 1:
+        self.noisy_count_ = None
+        t = candidates[0]
+        if len(candidates) > 1:
             if self.count_epsilon >= self.epsilon:
                 raise ValueError(f"count_epsilon ({self.count_epsilon}) must be below "
                                  f"epsilon ({self.epsilon}).")
             epsilon_views = float(self.epsilon) - float(self.count_epsilon)
             rng = np.random.default_rng(count_ss)
-            noisy_n = max(1.0, codes.shape[0] + rng.laplace(0.0, 1.0 / self.count_epsilon))
-            self.noisy_count_ = float(noisy_n)
-            spends.append({"name": "record count (to choose the views)",
+            self.noisy_count_ = max(
+                1.0, codes.shape[0] + float(rng.laplace(0.0, 1.0 / self.count_epsilon)))
+            spends.append({"name": "record count (to choose strength)",
                            "mechanism": "laplace", "epsilon": float(self.count_epsilon),
                            "sensitivity": 1.0})
-        fixed_budget = None if self.max_view_cells == "auto" else int(self.max_view_cells)
-        t, budget = candidates[0], fixed_budget
-        for cand in candidates:
-            b = fixed_budget if not auto_budget else self._choose_budget(
-                cand, noisy_n, epsilon_views)
-            if cand == candidates[0]:
-                budget = b
-            if noisy_n is not None and len(candidates) > 1:
-                views = self._design(b, cand)
-                if self._noise_error(views, noisy_n, epsilon_views) <= 0.003:
-                    t, budget = cand, b
+            for cand in candidates:
+                err = self._noise_error(self._design(budget, cand), self.noisy_count_,
+                                        epsilon_views)
+                if err <= 0.003:
+                    t = cand
         views = self._design(budget, t)
         ell = max(len(v) for v in views)
         self.max_view_cells_ = int(budget) if budget is not None else int(max(
