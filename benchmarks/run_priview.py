@@ -15,8 +15,8 @@ Tables (no setting of the automatic choice was tuned on them):
   ``INDP_CAT`` 19, ``OWN_RENT``...);
 - ``synth87``: a 20,000 x 10 table drawn from a latent-class model, one
   87-value column, missing values in three columns (:func:`synth87`);
-- ``binary``: 20,000 x 10 binary columns with planted correlations (the
-  book's setting).
+- ``binary``: 20,000 x 10 binary columns with planted correlations
+  (:func:`benchmarks.run_local.planted_binary`; the book's setting).
 
 The domains are declared from the table itself (its value lists, public in
 this benchmark) so that no budget goes to discovering them; every column with
@@ -43,6 +43,7 @@ from dpsynth.metrics import marginal_tvd
 from dpsynth.release import PriViewSynthesizer
 
 from ._results import RESULTS, save
+from .run_local import planted_binary
 
 STEM = "priview"
 
@@ -82,23 +83,11 @@ def synth87(n=20_000, seed=12345, cards=(87, 2, 3, 4, 5, 6, 8, 10, 12, 16)):
     return pd.DataFrame(cols)
 
 
-def planted_binary(n=20_000, d=10, seed=7):
-    """Binary columns with planted correlations (a latent class and a chain)."""
-    rng = np.random.default_rng(seed)
-    tables = rng.beta(0.4, 0.4, size=(d, 4, 2))
-    z = rng.choice(4, size=n, p=[0.4, 0.3, 0.2, 0.1])
-    x = np.zeros((n, d), dtype=np.int64)
-    x[:, 0] = rng.random(n) < tables[0, z, 0]
-    for j in range(1, d):
-        x[:, j] = rng.random(n) < tables[j, z, x[:, j - 1]]
-    return pd.DataFrame(x, columns=[f"b{j}" for j in range(d)])
-
-
 def load(name):
     if name == "synth87":
         return synth87()
     if name == "binary":
-        return planted_binary()
+        return planted_binary(20_000, 10, seed=7)
     from .datasets import DATASETS
     return DATASETS[name]()
 

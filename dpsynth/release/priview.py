@@ -244,7 +244,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 pairs = np.mean([math.comb(len(v), 2) for v in views])
                 triples = np.mean([math.comb(len(v), 3) for v in views])
                 key = ((0, math.sqrt(cells / (pairs * triples))) if triples > 0
-                       else (1, math.sqrt(cells) / pairs))
+                       else (1, math.sqrt(cells) / pairs) if pairs > 0 else (2, cells))
                 if best is None or key < best[0]:
                     best = (key, budget)
                 previous = views
