@@ -26,7 +26,12 @@ same, with a warning).
 Usage, from the repository root::
 
     python -m benchmarks.run_priview [--seeds 0 1 2] [--epsilons 1 4]
-        [--datasets synth87 adult nist_ma binary] [--budgets 256 4096] [--table-only]
+        [--datasets synth87 adult nist_ma binary] [--budgets 256 4096]
+        [--strengths 1] [--label default] [--table-only]
+
+``--label before`` runs the default under another label (the numbers of
+``results/priview.md`` labelled ``before`` are the code before issue #34,
+run from a checkout of it).
 
 Writes ``benchmarks/results/priview.json`` and ``priview.md``.
 """
@@ -98,10 +103,10 @@ def declared(real):
     return cats, bool(real.isna().any().any())
 
 
-def run_one(real, epsilon, seed, budget=None):
+def run_one(real, epsilon, seed, budget=None, **extra):
     cats, has_missing = declared(real)
     params = {"epsilon": epsilon, "categories": cats, "allow_missing": has_missing,
-              "random_state": seed}
+              "random_state": seed, **extra}
     if budget is not None:
         params["max_view_cells"] = budget
     synth = PriViewSynthesizer(**params)
@@ -146,8 +151,12 @@ def main(argv=None):
                         default=["synth87", "adult", "nist_ma", "binary"])
     parser.add_argument("--budgets", nargs="*", default=[],
                         help="fixed max_view_cells to compare with the default")
+    parser.add_argument("--strengths", nargs="*", default=[], type=int,
+                        help="fixed strengths to compare with the default")
     parser.add_argument("--label", default="default",
                         help="label of the default configuration's rows (e.g. 'before')")
+    parser.add_argument("--skip-default", action="store_true",
+                        help="run only the --budgets and --strengths configurations")
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args(argv)
     path = RESULTS / f"{STEM}.json"
@@ -155,12 +164,13 @@ def main(argv=None):
     if not args.table_only:
         for name in args.datasets:
             real = load(name)
-            configs = [(args.label, None)] + [(f"max_view_cells={b}", int(b))
-                                              for b in args.budgets]
-            for label, budget in configs:
+            configs = ([] if args.skip_default else [(args.label, None, {})]) + [
+                (f"max_view_cells={b}", int(b), {}) for b in args.budgets] + [
+                (f"strength={t}", None, {"strength": t}) for t in args.strengths]
+            for label, budget, extra in configs:
                 for eps in args.epsilons:
                     for seed in args.seeds:
-                        rec = run_one(real, eps, seed, budget)
+                        rec = run_one(real, eps, seed, budget, **extra)
                         rec.update(dataset=name, label=label)
                         print(json.dumps(rec), flush=True)
                         results = [r for r in results if not (

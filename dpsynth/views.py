@@ -26,7 +26,8 @@ sub-marginals and have negative cells.  This module makes them
   iteration cap that is reported (:class:`~sklearn.exceptions.ConvergenceWarning`
   and the returned info) when hit.
 
-:class:`ViewSet` bundles these, and samples records from the views.
+:class:`ViewSet` bundles these, and samples records from the views (a pool
+drawn from the views' conditionals, raked to match every view).
 Everything here is post-processing of already private views: no privacy cost.
 """
 

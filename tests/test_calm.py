@@ -308,3 +308,10 @@ def test_many_valued_column_is_in_calm_marginals_like_any_other():
     # the (big, a) association survives in the released marginal (a = big mod 3)
     est = synth.marginal(["big", "a"])
     assert est[np.arange(87), np.arange(87) % 3].sum() > 0.6
+
+
+def test_bounded_cover_strength_one_packs_each_attribute_once():
+    cards = [21, 3, 7, 11, 4, 9, 13, 6, 5, 3, 8, 2]
+    views = bounded_cover(cards, 1024, 1, max_size=4)
+    assert sorted(a for v in views for a in v) == list(range(len(cards)))
+    assert all(_cells(v, cards) <= 1024 and len(v) <= 4 for v in views)

@@ -130,6 +130,16 @@ def test_automatic_views_answer_marginals_with_a_many_valued_column():
     assert 0.5 * (np.abs(sampled - truth).sum() + (1 - complete.mean())) < 0.12
 
 
+def test_strength_one_puts_each_column_in_one_view():
+    X, cats = _many_valued(3000)
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, allow_missing=True, strength=1,
+                               max_view_cells=256, random_state=0).fit(X)
+    columns = sorted(a for v in synth.marginal_sets_ for a in v)
+    assert columns == list(range(6)) and synth.strength_ == 1
+    assert synth.noise_scale_ == pytest.approx(len(synth.marginal_sets_) / 1.0)
+    assert synth.sample(100, random_state=0).shape == (100, 6)
+
+
 def test_fixed_view_size_keeps_the_covering_design_of_indices():
     X, cats = _many_valued(3000)
     synth = PriViewSynthesizer(epsilon=1.0, categories=cats, allow_missing=True, view_size=3,

@@ -1,5 +1,8 @@
 """Covering designs: sets of ``block``-subsets covering every ``strength``-subset.
 
+(:func:`bounded_cover` is the cardinality-aware variant PriView uses on
+non-binary tables: blocks bounded by their number of cells, not of points.)
+
 A ``(v, k, t)`` covering design is a family of ``k``-subsets (blocks) of
 ``{0..v-1}`` such that every ``t``-subset lies in at least one block; the
 covering number ``C(v, k, t)`` is the least number of blocks.  CALM's
@@ -198,7 +201,7 @@ def bounded_cover(cardinalities, max_cells, strength=2, *, max_size=None):
     """Views of at most ``max_cells`` cells covering every pair (and ``strength``-set).
 
     The cardinality-aware covering of PriView's views on non-binary tables:
-    every pair of attributes lies in some view, and so does every
+    with ``strength >= 2`` every pair of attributes lies in some view, and so does every
     ``strength``-set whose own table has at most ``max_cells`` cells.  A pair
     whose table alone exceeds ``max_cells`` (two many-valued attributes) is a
     view of its own, the smallest that holds it.  Greedy and deterministic:
@@ -218,6 +221,8 @@ def bounded_cover(cardinalities, max_cells, strength=2, *, max_size=None):
         Cell budget of a view (>= 1).
     strength : int, default=2
         Cover every ``strength``-set that fits in ``max_cells`` cells.
+        ``1``: no pair is required; each attribute lies in exactly one view
+        (first-fit packing, most values first).
     max_size : int, default=None
         At most this many attributes per view (no limit: ``None``).
 
@@ -236,7 +241,9 @@ def bounded_cover(cardinalities, max_cells, strength=2, *, max_size=None):
     if d == 1:
         return [(0,)]
     size = d if max_size is None else max(2, min(int(max_size), d))
-    t = max(2, min(int(strength), size))
+    if int(strength) <= 1:
+        return _packing(cards, int(max_cells), size)
+    t = min(int(strength), size)
     if len(set(cards)) == 1 and cards[0] > 1:
         ell = 1
         while ell < size and cards[0] ** (ell + 1) <= max_cells:
@@ -244,6 +251,19 @@ def bounded_cover(cardinalities, max_cells, strength=2, *, max_size=None):
         if ell >= 2:
             return covering_design(d, ell, min(t, ell))
     return [tuple(b) for b in _bounded_greedy(tuple(cards), int(max_cells), t, size)]
+
+
+def _packing(cards, max_cells, max_size):
+    """Strength 1: each attribute in one view, first fit, most values first."""
+    views = []
+    for a in sorted(range(len(cards)), key=lambda a: (-cards[a], a)):
+        for view in views:
+            if len(view) < max_size and math.prod(cards[b] for b in view) * cards[a] <= max_cells:
+                view.append(a)
+                break
+        else:
+            views.append([a])
+    return sorted(tuple(sorted(v)) for v in views)
 
 
 @lru_cache(maxsize=64)

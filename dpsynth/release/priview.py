@@ -105,7 +105,10 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         ``view_size="auto"``: every such set that fits the cell budget).
         ``"auto"``: the largest ``t`` in {2, 3, 4} whose eq. 6.7 noise error
         (:func:`priview_noise_error`, with the design's mean cells and
-        coverage) is <= 0.003, else 2 (the book's rule).
+        coverage) is <= 0.003, else 2 (the book's rule).  ``1``: no pair
+        is required, each column lies in one view (an option for small
+        tables with many columns, where the views of every pair would be
+        dominated by noise).
     count_epsilon : float, default=0.001
         Budget of the record count that ``strength="auto"`` needs (only spent
         when more than one strength is possible).  Its noise has scale
