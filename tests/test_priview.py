@@ -130,6 +130,26 @@ def test_automatic_views_answer_marginals_with_a_many_valued_column():
     assert 0.5 * (np.abs(sampled - truth).sum() + (1 - complete.mean())) < 0.12
 
 
+def test_small_wide_table_covers_no_pair():
+    # 3,000 records, 16 columns of 6 values, epsilon 1: the pairs' views would be
+    # dominated by noise (eq. 6.7 above 0.05), so strength 1: each column in one view
+    rng = np.random.default_rng(0)
+    z = rng.integers(0, 6, 3000)
+    X = pd.DataFrame({f"c{j}": (z + rng.integers(0, 2, 3000) * j) % 6 for j in range(16)})
+    cats = {c: list(range(6)) for c in X}
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    pairs = bounded_cover([6] * 16, synth.max_view_cells_, 2, max_size=8)
+    eps_views = 1.0 - synth.count_epsilon
+    err = priview_noise_error(synth.noisy_count_, eps_views, len(pairs), 16,
+                              len(pairs[0]), 6.0 ** len(pairs[0]))
+    assert err > 0.05 and synth.strength_ == 1
+    assert sorted(a for v in synth.marginal_sets_ for a in v) == list(range(16))
+    # with more records the same columns get the pairs' views
+    many = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(
+        pd.concat([X] * 20, ignore_index=True))
+    assert many.strength_ >= 2
+
+
 def test_strength_one_puts_each_column_in_one_view():
     X, cats = _many_valued(3000)
     synth = PriViewSynthesizer(epsilon=1.0, categories=cats, allow_missing=True, strength=1,

@@ -30,6 +30,10 @@ __all__ = ["PriViewSynthesizer", "priview_noise_error", "view_counts"]
 BOOK_VIEW_SIZE = 8
 _MAX_AUTO_CELLS = 2 ** 22  # no view of the automatic choice beyond 4 million cells
 _MAX_AUTO_SETS = 50_000  # strength 3 and 4 are considered up to this many sets
+#: Eq. 6.7 error of the pairs' design above which ``strength="auto"`` covers no pair
+#: (strength 1): the noise of a pair's table (its L2 norm, in fractions) is then of
+#: the order of the associations between two columns that the views would carry.
+PAIR_NOISE_LIMIT = 0.05
 
 
 def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_cells=None,
@@ -105,13 +109,15 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         ``view_size="auto"``: every such set that fits the cell budget).
         ``"auto"``: the largest ``t`` in {2, 3, 4} whose eq. 6.7 noise error
         (:func:`priview_noise_error`, with the design's mean cells and
-        coverage) is <= 0.003, else 2 (the book's rule).  ``1``: no pair
-        is required, each column lies in one view (an option for small
-        tables with many columns, where the views of every pair would be
-        dominated by noise).
+        coverage) is <= 0.003, else 2 (the book's rule); but 1 when that
+        error exceeds 0.05 at strength 2 (a small table with many columns:
+        the noise of a pair's table would be of the order of the pairwise
+        associations the views are meant to carry).  ``1``: no pair is
+        required, each column lies in one view, the views as wide as the
+        budget allows.
     count_epsilon : float, default=0.001
         Budget of the record count that ``strength="auto"`` needs (only spent
-        when more than one strength is possible).  Its noise has scale
+        when more than one strength is possible: three or more columns).  Its noise has scale
         ``1 / count_epsilon`` (1000 records by default: a rough estimate, as
         the book suggests).
     categories, bounds, n_bins, binning, allow_missing
@@ -302,6 +308,9 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                                         epsilon_views)
                 if err <= 0.003:
                     t = cand
+                if cand == 2 and err > PAIR_NOISE_LIMIT:
+                    t = 1  # the pairs' views would hold more noise than association
+                    break
         views = self._design(budget, t)
         ell = max(len(v) for v in views)
         self.max_view_cells_ = int(budget) if budget is not None else int(max(
