@@ -26,7 +26,8 @@ sub-marginals and have negative cells.  This module makes them
   iteration cap that is reported (:class:`~sklearn.exceptions.ConvergenceWarning`
   and the returned info) when hit.
 
-:class:`ViewSet` bundles these, and samples records from the views.
+:class:`ViewSet` bundles these, and samples records from the views (a pool
+drawn from the views' conditionals, raked to match every view).
 Everything here is post-processing of already private views: no privacy cost.
 """
 
@@ -413,16 +414,85 @@ class ViewSet:
             remaining.discard(a)
         return plan
 
-    def sample(self, n, rng):
-        """Draw ``n`` coded records: each attribute from its view's conditional.
+    def sample(self, n, rng, *, pool_factor=3, max_iter=50, tol=1e-4):
+        """Draw ``n`` coded records that match every view, not only one per attribute.
 
-        Each attribute is drawn given the already drawn attributes that share
-        the chosen view with it (:meth:`sampling_order`), from that view's
-        (clipped) conditional distribution.
+        A pool of ``pool_factor * n`` candidates is drawn attribute by
+        attribute, each from one view's conditional given the attributes
+        already drawn in that view (:meth:`sampling_order`); such records keep
+        the associations inside that view only.  The candidates are then
+        weighted by iterative proportional fitting so that their weighted
+        counts match every view (raking, the same fit as
+        :func:`maximum_entropy` over the pool's support), and ``n`` records
+        are drawn from the weights by systematic sampling.  Post-processing
+        of the views only.
+
+        Parameters
+        ----------
+        n : int
+        rng : numpy.random.Generator
+        pool_factor : int, default=3
+            Candidates per record (1: no choice among candidates, only the
+            draw from the views' conditionals).
+        max_iter : int, default=50
+            Cap on the raking sweeps.
+        tol : float, default=1e-4
+            Stop when no view's weighted fractions move by more than ``tol``.
 
         Returns
         -------
         ndarray of int32, shape (n, n_attributes)
+        """
+        pool = self._draw(max(n, int(pool_factor) * n), rng)
+        if len(pool) == n or not self.views:
+            return pool
+        weights = self._rake(pool, max_iter=max_iter, tol=tol)
+        positions = (rng.random() + np.arange(n)) / n
+        cumulative = np.cumsum(weights)
+        cumulative /= cumulative[-1]
+        picked = np.searchsorted(cumulative, positions, side="right").clip(0, len(pool) - 1)
+        return pool[rng.permutation(picked)]
+
+    def _rake(self, pool, *, max_iter=50, tol=1e-4, smoothing=None):
+        """Weights of the pool's records whose weighted fractions match every view.
+
+        Each sweep scales the weights of the records in every cell of every
+        view by ``(target + s) / (current + s)`` (fractions), ``s`` =
+        ``smoothing`` (default: one record of the pool, ``1 / len(pool)``):
+        a cell a noisy view puts at 0 lowers its records instead of removing
+        them, so that overlapping noisy views cannot wipe out the pool.
+        """
+        if smoothing is None:
+            smoothing = 1.0 / len(pool)
+        cells, targets = [], []
+        for attrs, table in self.views:
+            shape = tuple(self.cardinalities[a] for a in attrs)
+            cells.append(np.ravel_multi_index(tuple(pool[:, a] for a in attrs), shape))
+            target = np.clip(np.asarray(table, dtype=float).ravel(), 0, None)
+            total = target.sum()
+            targets.append(target / total if total > 0 else np.full(target.size, 1 / target.size))
+        weights = np.full(len(pool), 1.0 / len(pool))
+        for _ in range(max_iter):
+            moved = 0.0
+            for cell, target in zip(cells, targets):
+                current = np.bincount(cell, weights=weights, minlength=target.size)
+                total = current.sum()
+                if not total > 0:  # no candidate left in the view's support
+                    return np.full(len(pool), 1.0 / len(pool))
+                fractions = current / total
+                moved = max(moved, float(np.abs(fractions - target).max()))
+                ratio = (target + smoothing) / (fractions + smoothing)
+                weights = weights * ratio[cell]
+            if moved <= tol:
+                break
+        return weights
+
+    def _draw(self, n, rng):
+        """``n`` coded records, each attribute from one view's conditional.
+
+        Each attribute is drawn given the already drawn attributes that share
+        the chosen view with it (:meth:`sampling_order`), from that view's
+        (clipped) conditional distribution.
         """
         d = len(self.cardinalities)
         codes = np.zeros((n, d), dtype=np.int32)

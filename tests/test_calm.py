@@ -1,5 +1,6 @@
 """CALM: Algorithm 1 against the paper's Table 2, and the estimator."""
 
+import itertools
 import math
 import warnings
 
@@ -9,7 +10,8 @@ import pytest
 from sklearn.base import clone
 
 from dpsynth.exceptions import PrivacyLeakWarning
-from dpsynth.local import CALMSynthesizer, calm_parameters, covering_design, covering_number
+from dpsynth.local import (CALMSynthesizer, bounded_cover, calm_parameters, covering_design,
+                           covering_number)
 from dpsynth.local._covering import schoenheim_bound
 
 EPSILONS = [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
@@ -246,3 +248,70 @@ def test_plan_accepts_a_dict_domain():
     assert list(server.feature_names_in_) == ["a", "b"]
     unseeded = CALMSynthesizer(epsilon=1.0, k=2, categories=cats).plan(5000, cats)
     np.testing.assert_array_equal(unseeded.assign_groups(5000), unseeded.assign_groups(5000))
+
+
+def _cells(view, cards):
+    return math.prod(cards[a] for a in view)
+
+
+@pytest.mark.parametrize("cards, budget, strength", [
+    ([87, 2, 3, 4, 5, 6, 8, 10, 12, 16], 4096, 2),
+    ([87, 2, 3, 4, 5, 6, 8, 10, 12, 16], 256, 3),
+    ([40, 50, 3, 2, 2], 64, 2),
+    ([3, 4, 5, 6, 7, 2], 512, 3),
+])
+def test_bounded_cover_holds_every_pair_within_the_budget(cards, budget, strength):
+    views = bounded_cover(cards, budget, strength)
+    assert views == sorted(set(views)) and all(list(v) == sorted(v) for v in views)
+    d = len(cards)
+    for pair in itertools.combinations(range(d), 2):
+        assert any(set(pair) <= set(v) for v in views)
+    for triple in itertools.combinations(range(d), 3):
+        if strength >= 3 and _cells(triple, cards) <= budget:
+            assert any(set(triple) <= set(v) for v in views)
+    for v in views:  # within the budget, but for a pair too large on its own
+        assert _cells(v, cards) <= budget or len(v) == 2
+    smallest = sorted(cards[1:])
+    if cards[0] * smallest[0] * smallest[1] <= budget:  # views built around column 0
+        assert any(0 in v and len(v) >= 3 for v in views)
+
+
+def test_bounded_cover_is_the_covering_design_on_equal_columns():
+    assert bounded_cover([2] * 10, 256) == covering_design(10, 8, 2)
+    assert bounded_cover([2] * 10, 300, 3) == covering_design(10, 8, 3)
+    assert bounded_cover([3] * 9, 81, 2) == covering_design(9, 4, 2)
+    assert bounded_cover([2] * 12, 4096, max_size=8) == covering_design(12, 8, 2)
+    assert all(len(v) <= 3 for v in bounded_cover([5, 2, 2, 3, 2, 4], 10 ** 6, max_size=3))
+
+
+@pytest.mark.parametrize("cards, budget", [([2, 0, 3], 16), ([2, 3], 0), ([2, 3], True)])
+def test_bounded_cover_validation(cards, budget):
+    with pytest.raises(ValueError, match="cardinalities|max_cells"):
+        bounded_cover(cards, budget)
+
+
+def test_many_valued_column_is_in_calm_marginals_like_any_other():
+    # Algorithm 1 has no cell budget: the marginal size comes from the mean cells of an
+    # ell-set, and every column, the 87-value one too, is in about m * ell / d marginals
+    rng = np.random.default_rng(0)
+    n = 20000
+    big = rng.integers(0, 87, n)
+    X = pd.DataFrame({"big": big, "a": big % 3, "b": rng.integers(0, 4, n),
+                      "c": (big // 30 + rng.integers(0, 2, n)) % 3, "e": rng.integers(0, 2, n)})
+    cats = {"big": list(range(87)), "a": [0, 1, 2], "b": [0, 1, 2, 3], "c": [0, 1, 2],
+            "e": [0, 1]}
+    synth = CALMSynthesizer(epsilon=4.0, categories=cats, random_state=0).fit(X)
+    ell, m = calm_parameters(5, 3, n, 4.0, cardinality=[87, 3, 4, 3, 2])
+    assert (synth.ell_, synth.n_marginals_) == (ell, m)
+    use = np.bincount(np.concatenate(synth.marginal_sets_), minlength=5)
+    assert use.min() >= 1 and use.max() - use.min() <= 1
+    # the (big, a) association survives in the released marginal (a = big mod 3)
+    est = synth.marginal(["big", "a"])
+    assert est[np.arange(87), np.arange(87) % 3].sum() > 0.6
+
+
+def test_bounded_cover_strength_one_packs_each_attribute_once():
+    cards = [21, 3, 7, 11, 4, 9, 13, 6, 5, 3, 8, 2]
+    views = bounded_cover(cards, 1024, 1, max_size=4)
+    assert sorted(a for v in views for a in v) == list(range(len(cards)))
+    assert all(_cells(v, cards) <= 1024 and len(v) <= 4 for v in views)

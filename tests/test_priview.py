@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 
-from dpsynth.local import covering_design
+from dpsynth.local import bounded_cover, covering_design
 from dpsynth.release import PriViewSynthesizer, priview_noise_error, view_counts
 from dpsynth.views import make_consistent, project
 
@@ -33,8 +33,140 @@ def test_book_view_size_table():
     assert 2 ** 4 / (8 * 7) == pytest.approx(0.286, abs=5e-4)
     assert 2 ** 4 / (8 * 7 * 6) == pytest.approx(0.048, abs=5e-4)
     X, cats = _binary(500, 10)
-    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, strength=2, random_state=0).fit(X)
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, strength=2, max_view_cells=256,
+                               random_state=0).fit(X)
     assert synth.view_size_ == 8  # 2^8 = 256 cells
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 4.0])
+def test_automatic_choice_on_binary_table_is_the_books(epsilon):
+    # default settings, binary columns, enough records: 8 attributes per view (256
+    # cells) and the book's covering design of the strength chosen by eq. 6.7
+    X, cats = _binary(20000, 10)
+    synth = PriViewSynthesizer(epsilon=epsilon, categories=cats, random_state=0).fit(X)
+    assert synth.view_size_ == 8 and synth.max_view_cells_ == 256
+    assert synth.marginal_sets_ == covering_design(10, 8, synth.strength_)
+    assert all(len(v) == 8 for v in synth.marginal_sets_)
+    # the strength: the largest t in {2, 3, 4} whose eq. 6.7 error is <= 0.003
+    eps_views = epsilon - synth.count_epsilon
+    errors = {t: priview_noise_error(synth.noisy_count_, eps_views,
+                                     len(covering_design(10, 8, t)), 10, 8) for t in (2, 3, 4)}
+    expected = max([t for t, e in errors.items() if e <= 0.003], default=2)
+    assert synth.strength_ == expected
+
+
+def _many_valued(n, seed=0):
+    """One 40-value column tied to the others, plus small columns and missing values."""
+    rng = np.random.default_rng(seed)
+    big = rng.choice(40, n, p=np.r_[np.full(10, 0.08), np.full(30, 0.2 / 30)])
+    frame = pd.DataFrame({
+        "big": big,
+        "a": (big % 3 + (rng.random(n) < 0.1)) % 3,
+        "b": (big // 10 + rng.integers(0, 2, n)) % 4,
+        "c": rng.integers(0, 2, n),
+        "d": (big % 2 + rng.integers(0, 2, n)) % 5,
+        "e": rng.integers(0, 3, n).astype(float),
+    })
+    frame.loc[rng.random(n) < 0.05, "e"] = np.nan
+    cats = {"big": list(range(40)), "a": [0, 1, 2], "b": [0, 1, 2, 3], "c": [0, 1],
+            "d": list(range(5)), "e": [0.0, 1.0, 2.0]}
+    return frame, cats
+
+
+def test_automatic_views_on_many_valued_columns():
+    X, cats = _many_valued(20000)
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, allow_missing=True,
+                               random_state=0).fit(X)
+    cards = synth.cardinalities_
+    views = synth.marginal_sets_
+    cells = [math.prod(int(cards[a]) for a in v) for v in views]
+    # every pair in some view; the many-valued column shares views with the others
+    for pair in itertools.combinations(range(X.shape[1]), 2):
+        assert any(set(pair) <= set(v) for v in views)
+    assert any(0 in v and len(v) >= 3 for v in views)
+    # the budget: the power of two minimising sqrt(L / (P T)) over the views built
+    # (mean cells, pairs and triples of a view), computed here independently
+    budget = synth.max_view_cells_
+    assert budget & (budget - 1) == 0 and max(cells) <= budget
+    assert views == bounded_cover(cards, budget, synth.strength_, max_size=8)
+
+    def factor(b):
+        vs = bounded_cover(cards, b, 2, max_size=8)
+        size = np.mean([math.prod(int(cards[a]) for a in v) for v in vs])
+        pairs = np.mean([len(v) * (len(v) - 1) / 2 for v in vs])
+        triples = np.mean([len(v) * (len(v) - 1) * (len(v) - 2) / 6 for v in vs])
+        return math.sqrt(size / (pairs * triples)) if triples else math.inf
+
+    assert factor(budget) == min(factor(2 ** k) for k in range(2, 23))
+    # like the book's ell, the budget does not depend on epsilon (nor on N)
+    wide = PriViewSynthesizer(epsilon=8.0, categories=cats, allow_missing=True,
+                              random_state=0).fit(X)
+    assert wide.max_view_cells_ == budget and wide.strength_ >= synth.strength_
+    # every column comes back, with its missing values
+    out = synth.sample(5000, random_state=1)
+    assert list(out.columns) == list(X.columns) and out["e"].isna().mean() > 0.01
+
+
+def test_automatic_views_answer_marginals_with_a_many_valued_column():
+    X, cats = _many_valued(20000, seed=1)
+    cells = np.ravel_multi_index((X.big, X.a, X.b), (40, 3, 4))
+    truth = np.bincount(cells, minlength=480).reshape(40, 3, 4) / len(X)
+
+    def error(synth):
+        est = synth.marginal(["big", "a", "b"])  # each axis ends with "missing" (empty)
+        return 0.5 * (np.abs(est[:40, :3, :4] - truth).sum() + est[40:].sum()
+                      + est[:40, 3:].sum() + est[:40, :3, 4:].sum())
+
+    auto = PriViewSynthesizer(epsilon=2.0, categories=cats, allow_missing=True,
+                              random_state=0).fit(X)
+    independent = truth.sum(axis=(1, 2))[:, None, None] * truth.sum(axis=(0, 2))[None, :, None] \
+        * truth.sum(axis=(0, 1))[None, None, :]
+    assert error(auto) < 0.1 < 0.5 * np.abs(independent - truth).sum()
+    # and the synthetic records keep it (they match every view, not only one per column)
+    out = auto.sample(20000, random_state=0)[["big", "a", "b"]]
+    complete = out.notna().all(axis=1).to_numpy()  # a missing value is a miss
+    cells = np.ravel_multi_index(tuple(out[complete].to_numpy(int).T), (40, 3, 4))
+    sampled = np.bincount(cells, minlength=480).reshape(40, 3, 4) / len(out)
+    assert 0.5 * (np.abs(sampled - truth).sum() + (1 - complete.mean())) < 0.12
+
+
+def test_small_wide_table_covers_no_pair():
+    # 3,000 records, 16 columns of 6 values, epsilon 1: the pairs' views would be
+    # dominated by noise (eq. 6.7 above 0.05), so strength 1: each column in one view
+    rng = np.random.default_rng(0)
+    z = rng.integers(0, 6, 3000)
+    X = pd.DataFrame({f"c{j}": (z + rng.integers(0, 2, 3000) * j) % 6 for j in range(16)})
+    cats = {c: list(range(6)) for c in X}
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    pairs = bounded_cover([6] * 16, synth.max_view_cells_, 2, max_size=8)
+    eps_views = 1.0 - synth.count_epsilon
+    err = priview_noise_error(synth.noisy_count_, eps_views, len(pairs), 16,
+                              len(pairs[0]), 6.0 ** len(pairs[0]))
+    assert err > 0.05 and synth.strength_ == 1
+    assert sorted(a for v in synth.marginal_sets_ for a in v) == list(range(16))
+    # with more records the same columns get the pairs' views
+    many = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(
+        pd.concat([X] * 20, ignore_index=True))
+    assert many.strength_ >= 2
+
+
+def test_strength_one_puts_each_column_in_one_view():
+    X, cats = _many_valued(3000)
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, allow_missing=True, strength=1,
+                               max_view_cells=256, random_state=0).fit(X)
+    columns = sorted(a for v in synth.marginal_sets_ for a in v)
+    assert columns == list(range(6)) and synth.strength_ == 1
+    assert synth.noise_scale_ == pytest.approx(len(synth.marginal_sets_) / 1.0)
+    assert synth.sample(100, random_state=0).shape == (100, 6)
+
+
+def test_fixed_view_size_keeps_the_covering_design_of_indices():
+    X, cats = _many_valued(3000)
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, allow_missing=True, view_size=3,
+                               strength=2, random_state=0).fit(X)
+    assert synth.marginal_sets_ == covering_design(6, 3, 2)
+    assert synth.noisy_count_ is None  # nothing automatic: no count spent
+    assert len(synth.privacy_spent_.mechanisms) == 1
 
 
 def test_noise_scale_is_w_over_epsilon_per_cell():
@@ -63,8 +195,11 @@ def test_accounting_against_independent_computation():
     eps_count = sum(s.epsilon for s in spent.mechanisms if s.name.startswith("record"))
     assert eps_count + eps_views == pytest.approx(1.0)
     assert spent["epsilon"] == pytest.approx(1.0) and spent["delta"] == 0.0
-    fixed = PriViewSynthesizer(epsilon=1.0, strength=2, categories=cats, random_state=0).fit(X)
+    # with the strength and the cell budget fixed, no count is needed: all to the views
+    fixed = PriViewSynthesizer(epsilon=1.0, strength=2, max_view_cells=256, categories=cats,
+                               random_state=0).fit(X)
     assert fixed.noise_scale_ == pytest.approx(len(fixed.marginal_sets_) / 1.0)
+    assert fixed.noisy_count_ is None
 
 
 def test_cnc_output_consistent_and_nonnegative():
@@ -105,7 +240,8 @@ def test_clone_and_reproducible():
 
 
 @pytest.mark.parametrize("param, value", [("epsilon", -1), ("strength", 0),
-                                          ("weights", "mean"), ("view_size", "big")])
+                                          ("weights", "mean"), ("view_size", "big"),
+                                          ("max_view_cells", "big"), ("max_view_cells", 1)])
 def test_bad_parameters(param, value):
     X, cats = _binary(100, 4)
     with pytest.raises((ValueError, TypeError), match=param):

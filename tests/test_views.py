@@ -195,6 +195,37 @@ def test_viewset_sampling_follows_the_views():
     np.testing.assert_allclose(emp / 20000, joint.sum(2), atol=0.02)
 
 
+def test_viewset_sample_matches_every_view_not_only_one_per_attribute():
+    # three pairwise views of a joint whose (0, 2) association is not implied by the
+    # chain 0 - 1 - 2 that a one-view-per-attribute draw follows
+    joint = np.zeros((2, 2, 2))
+    joint[0, 0, 0], joint[1, 1, 1], joint[0, 1, 0], joint[1, 0, 1] = 0.3, 0.3, 0.2, 0.2
+    views = [((0, 1), joint.sum(2)), ((1, 2), joint.sum(0)), ((0, 2), joint.sum(1))]
+    view_set = ViewSet(views, [2, 2, 2])
+
+    def gap(codes):
+        emp = np.zeros((2, 2))
+        np.add.at(emp, (codes[:, 0], codes[:, 2]), 1)
+        return 0.5 * np.abs(emp / len(codes) - joint.sum(1)).sum()
+
+    chain = view_set.sample(20000, np.random.default_rng(0), pool_factor=1)
+    raked = view_set.sample(20000, np.random.default_rng(0))
+    assert gap(chain) > 0.2  # x0 and x2 drawn independently given x1
+    assert gap(raked) < 0.03
+    for attrs, table in views:  # and the other views still hold
+        emp = np.zeros((2, 2))
+        np.add.at(emp, (raked[:, attrs[0]], raked[:, attrs[1]]), 1)
+        np.testing.assert_allclose(emp / len(raked), table, atol=0.03)
+
+
+def test_viewset_sample_survives_views_that_zero_every_candidate():
+    # noisy views may put 0 where the others put all the mass: the weights stay finite
+    views = [((0,), np.array([1.0, 0.0])), ((0, 1), np.array([[0.0, 0.0], [0.5, 0.5]]))]
+    with np.errstate(all="raise"):
+        codes = ViewSet(views, [2, 2]).sample(500, np.random.default_rng(1))
+    assert codes.shape == (500, 2) and codes.min() >= 0 and codes.max() <= 1
+
+
 # scikit-learn's common checks on the two view-based estimators
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 

@@ -7,10 +7,11 @@ records from such reports; the oracles (:class:`GRR`, :class:`OUE`,
 :class:`OLH`, :func:`adaptive_oracle`) are the building blocks.
 """
 
-from ._covering import covering_design, covering_number
+from ._covering import bounded_cover, covering_design, covering_number
 from .calm import CALMSynthesizer, calm_parameters, select_marginals
 from .oracles import GRR, OLH, OUE, FrequencyOracle, adaptive_oracle, fo_variance
 
 __all__ = ["CALMSynthesizer", "calm_parameters", "select_marginals", "covering_design",
+           "bounded_cover",
            "covering_number", "FrequencyOracle", "GRR", "OUE", "OLH", "adaptive_oracle",
            "fo_variance"]

@@ -1,5 +1,8 @@
 """Covering designs: sets of ``block``-subsets covering every ``strength``-subset.
 
+(:func:`bounded_cover` is the cardinality-aware variant PriView uses on
+non-binary tables: blocks bounded by their number of cells, not of points.)
+
 A ``(v, k, t)`` covering design is a family of ``k``-subsets (blocks) of
 ``{0..v-1}`` such that every ``t``-subset lies in at least one block; the
 covering number ``C(v, k, t)`` is the least number of blocks.  CALM's
@@ -40,7 +43,8 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["covering_design", "covering_number", "schoenheim_bound", "KNOWN_DESIGNS"]
+__all__ = ["covering_design", "covering_number", "schoenheim_bound", "bounded_cover",
+           "KNOWN_DESIGNS"]
 
 # (v, k, t) -> blocks; optimal designs from an exact ILP (see the module docstring)
 KNOWN_DESIGNS = {
@@ -191,3 +195,118 @@ def schoenheim_bound(v, k, t):
     for i in range(t - 1, -1, -1):
         bound = math.ceil((v - i) / (k - i) * bound)
     return bound
+
+
+def bounded_cover(cardinalities, max_cells, strength=2, *, max_size=None):
+    """Views of at most ``max_cells`` cells covering every pair (and ``strength``-set).
+
+    The cardinality-aware covering of PriView's views on non-binary tables:
+    with ``strength >= 2`` every pair of attributes lies in some view, and so does every
+    ``strength``-set whose own table has at most ``max_cells`` cells.  A pair
+    whose table alone exceeds ``max_cells`` (two many-valued attributes) is a
+    view of its own, the smallest that holds it.  Greedy and deterministic:
+    sets are taken largest table first (the many-valued attributes get their
+    views first, built around them), and each view grows by the attribute
+    that covers the most uncovered sets and still fits (ties: fewest values,
+    then smallest index).  When every attribute has the same number of
+    values ``c``, the views are the covering design of
+    :func:`covering_design` with ``floor(log_c(max_cells))`` attributes per
+    view (the book's designs).
+
+    Parameters
+    ----------
+    cardinalities : sequence of int
+        Number of values of each attribute (>= 1).
+    max_cells : int
+        Cell budget of a view (>= 1).
+    strength : int, default=2
+        Cover every ``strength``-set that fits in ``max_cells`` cells.
+        ``1``: no pair is required; each attribute lies in exactly one view
+        (first-fit packing, most values first).
+    max_size : int, default=None
+        At most this many attributes per view (no limit: ``None``).
+
+    Returns
+    -------
+    list of tuple of int
+        Sorted views, each a sorted tuple of attribute indices.
+    """
+    cards = [int(c) for c in cardinalities]
+    if not cards or min(cards) < 1:
+        raise ValueError(f"cardinalities must be positive integers; got {cardinalities!r}.")
+    if isinstance(max_cells, bool) or not isinstance(max_cells, (int, np.integer)) \
+            or max_cells < 1:
+        raise ValueError(f"max_cells must be a positive integer; got {max_cells!r}.")
+    d = len(cards)
+    if d == 1:
+        return [(0,)]
+    size = d if max_size is None else max(2, min(int(max_size), d))
+    if int(strength) <= 1:
+        return _packing(cards, int(max_cells), size)
+    t = min(int(strength), size)
+    if len(set(cards)) == 1 and cards[0] > 1:
+        ell = 1
+        while ell < size and cards[0] ** (ell + 1) <= max_cells:
+            ell += 1
+        if ell >= 2:
+            return covering_design(d, ell, min(t, ell))
+    return [tuple(b) for b in _bounded_greedy(tuple(cards), int(max_cells), t, size)]
+
+
+def _packing(cards, max_cells, max_size):
+    """Strength 1: each attribute in one view, first fit, most values first."""
+    views = []
+    for a in sorted(range(len(cards)), key=lambda a: (-cards[a], a)):
+        for view in views:
+            if len(view) < max_size and math.prod(cards[b] for b in view) * cards[a] <= max_cells:
+                view.append(a)
+                break
+        else:
+            views.append([a])
+    return sorted(tuple(sorted(v)) for v in views)
+
+
+@lru_cache(maxsize=64)
+def _bounded_greedy(cards, max_cells, t, max_size):
+    d = len(cards)
+    logc = [math.log(c) for c in cards]
+    budget = math.log(max_cells) + 1e-9
+
+    def log_cells(s):
+        return sum(logc[a] for a in s)
+
+    required = set(itertools.combinations(range(d), 2))
+    for size in range(3, t + 1):
+        required |= {s for s in itertools.combinations(range(d), size)
+                     if log_cells(s) <= budget}
+    order = sorted(required, key=lambda s: (-log_cells(s), len(s), s))
+    uncovered = set(required)
+    blocks = []
+    for start in order:
+        if start not in uncovered:
+            continue
+        block = list(start)
+        while len(block) < max_size:
+            room = budget - log_cells(block)
+            best, best_key = None, None
+            for x in range(d):
+                if x in block or logc[x] > room:
+                    continue
+                grown = sorted(block + [x])
+                gain = sum(1 for size in range(2, t + 1)
+                           for sub in itertools.combinations(block, size - 1)
+                           if tuple(sorted(sub + (x,))) in uncovered)
+                if gain == 0:
+                    continue
+                key = (-gain, cards[x], x)
+                if best_key is None or key < best_key:
+                    best, best_key = x, key
+            if best is None:
+                break
+            block.append(best)
+        block = tuple(sorted(block))
+        for size in range(2, min(t, len(block)) + 1):
+            for sub in itertools.combinations(block, size):
+                uncovered.discard(sub)
+        blocks.append(block)
+    return tuple(sorted(set(blocks)))

@@ -215,6 +215,13 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     :meth:`plan`, let each user run :meth:`perturb` on her own device, and
     pass the reports to :meth:`fit_reports`.
 
+    Many-valued columns: Algorithm 1 sizes the marginals from the mean
+    number of cells of an ``ell``-set of columns (the paper's ``L`` for
+    non-binary attributes) and :func:`select_marginals` uses every column
+    about equally often, so a many-valued column is in as many marginals as
+    any other (no cell budget leaves it out); those marginals have more cells
+    than ``L`` and hence more noise per user.
+
     Privacy: each user's only message is one frequency-oracle report with
     the full ``epsilon`` (GRR, OUE or OLH; :mod:`dpsynth.local.oracles`), so
     the release is ``epsilon``-LDP for every user, whatever the collector

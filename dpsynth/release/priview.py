@@ -18,27 +18,43 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..local._covering import covering_design
+from ..local._covering import bounded_cover, covering_design
 from ..accounting import PrivacySpent, Spend
 from ..utils._random import seed_sequence
 from ..views import ViewSet, _ViewEstimatorMixin, postprocess
 
 __all__ = ["PriViewSynthesizer", "priview_noise_error", "view_counts"]
 
+#: Attributes per view the book recommends (Li et al., Section 6.3: ``ell = 8``
+#: minimises the noise of pairs and triples at equal coverage for binary attributes).
+BOOK_VIEW_SIZE = 8
+_MAX_AUTO_CELLS = 2 ** 22  # no view of the automatic choice beyond 4 million cells
+_MAX_AUTO_SETS = 50_000  # strength 3 and 4 are considered up to this many sets
+#: Eq. 6.7 error of the pairs' design above which ``strength="auto"`` covers no pair
+#: (strength 1): the noise of a pair's table (its L2 norm, in fractions) is then of
+#: the order of the associations between two columns that the views would carry.
+PAIR_NOISE_LIMIT = 0.05
 
-def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_cells=None):
+
+def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_cells=None,
+                        *, coverage=None):
     """Expected noise error of a pair marginal (Li et al., eq. 6.7).
 
     ``err = sqrt(2 L) / (N eps) * sqrt(w d (d - 1) / (ell (ell - 1)))`` with
     ``L = 2^ell`` cells per view for binary attributes (``2^((ell+1)/2)`` in
-    the book); ``n_cells`` generalises ``L`` to other cardinalities.
+    the book); ``n_cells`` generalises ``L`` to other cardinalities (the mean
+    cells of a view).  The second factor is ``w / sqrt(r)`` with
+    ``r = w ell (ell - 1) / (d (d - 1))`` the mean number of views holding a
+    pair; ``coverage`` gives ``r`` directly (views of unequal sizes).
     """
     L = 2 ** view_size if n_cells is None else n_cells
     d, ell = n_attributes, view_size
+    base = math.sqrt(2 * L) / (n_records * epsilon)
+    if coverage is not None:
+        return base * n_views / math.sqrt(max(coverage, 1e-12))
     if ell < 2:
-        return math.sqrt(2 * L) / (n_records * epsilon) * math.sqrt(n_views)
-    return (math.sqrt(2 * L) / (n_records * epsilon)
-            * math.sqrt(n_views * d * (d - 1) / (ell * (ell - 1))))
+        return base * math.sqrt(n_views)
+    return base * math.sqrt(n_views * d * (d - 1) / (ell * (ell - 1)))
 
 
 def view_counts(codes, attrs, cardinalities):
@@ -51,8 +67,8 @@ def view_counts(codes, attrs, cardinalities):
 class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     """Central-DP marginals and synthetic data from consistent noisy views.
 
-    PriView [1]_ [2]_: the views are the blocks of a covering design of all
-    ``strength``-sets of columns by ``view_size``-sets, each released with
+    PriView [1]_ [2]_: the views are sets of columns that together hold every
+    ``strength``-set (the blocks of a covering design), each released with
     ``Laplace(w / epsilon)`` noise per cell, then made consistent (weighted
     means over every shared attribute set), non-negative (Ripple) and
     consistent again; any marginal is a sum of a view's cells or the
@@ -64,19 +80,46 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     epsilon : float, default=1.0
         Total privacy budget (including ``count_epsilon`` when spent).
     view_size : int or "auto", default="auto"
-        Attributes per view.  ``"auto"``: the most attributes whose views
-        have at most ``max_view_cells`` cells on average (8 binary attributes,
-        the book's recommendation, for the default 256).
-    max_view_cells : int, default=256
-        See ``view_size``.
+        Attributes per view.  An int: the views are a covering design of the
+        column indices with that many columns each, whatever their numbers
+        of values (the book's construction).  ``"auto"``: views built from
+        the columns' numbers of values (:func:`~dpsynth.local.bounded_cover`):
+        every pair of columns lies in a view of at most ``max_view_cells``
+        cells (a pair larger than that is a view of its own), with at most 8
+        columns per view, the book's ``ell``; many-valued columns get views
+        of their own built around them.  On a table whose columns all have
+        ``c`` values these are the book's covering designs with
+        ``floor(log_c(max_view_cells))`` columns per view.
+    max_view_cells : int or "auto", default="auto"
+        Cell budget of a view (with ``view_size="auto"``).  ``"auto"``: the
+        power of two whose views minimise the book's noise-versus-coverage
+        factor, ``sqrt(L / (P T))`` with ``L`` the mean cells of a view and
+        ``P``, ``T`` the mean pairs and triples of columns it holds (the
+        geometric mean of the two columns of the book's table in Section
+        6.3), from the columns' numbers of values alone, as the book's
+        ``ell = 8`` is independent of the data: 256
+        cells (8 columns) on binary tables, larger budgets holding a
+        many-valued column with a few others on non-binary ones.  Set it to
+        trade noise for coverage yourself: larger when associations among
+        three or more columns matter more than the noise of each cell (many
+        records, a large epsilon), smaller when the cells are noise-dominated
+        (few records, a small epsilon).
     strength : int or "auto", default="auto"
-        Every ``strength``-set of columns lies in a view.  ``"auto"``: the
-        largest ``t`` in {2, 3, 4} whose eq. 6.7 noise error is <= 0.003
-        (else 2), with the number of records estimated by a Laplace count
-        that spends ``count_epsilon``.
+        Every ``strength``-set of columns lies in a view (with
+        ``view_size="auto"``: every such set that fits the cell budget).
+        ``"auto"``: the largest ``t`` in {2, 3, 4} whose eq. 6.7 noise error
+        (:func:`priview_noise_error`, with the design's mean cells and
+        coverage) is <= 0.003, else 2 (the book's rule); but 1 when that
+        error exceeds 0.05 at strength 2 (a small table with many columns:
+        the noise of a pair's table would be of the order of the pairwise
+        associations the views are meant to carry).  ``1``: no pair is
+        required, each column lies in one view, the views as wide as the
+        budget allows.
     count_epsilon : float, default=0.001
-        Budget of that count (only spent with ``strength="auto"`` and more
-        than one possible design).
+        Budget of the record count that ``strength="auto"`` needs (only spent
+        when more than one strength is possible: three or more columns).  Its noise has scale
+        ``1 / count_epsilon`` (1000 records by default: a rough estimate, as
+        the book suggests).
     categories, bounds, n_bins, binning, allow_missing
         The public domain, as in :class:`~dpsynth.local.CALMSynthesizer`.
     weights : {"cells", "equal"}, default="cells"
@@ -95,6 +138,14 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     ----------
     encoder_, cardinalities_, feature_names_in_, n_features_in_
     view_size_, strength_ : int
+        Most columns in a view, and the strength of the cover.
+    max_view_cells_ : int
+        The cell budget used (the views have at most this many cells, but
+        for a pair larger than it); with a given ``view_size``, the cells of
+        the largest view.
+    noisy_count_ : float or None
+        The Laplace count of the records (at least 1) that chose the
+        strength, ``None`` when it was not needed.
     marginal_sets_ : list of tuple of int
         The views' column sets (the covering design; public).
     noise_scale_ : float
@@ -132,14 +183,15 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     _parameter_constraints = {
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
         "view_size": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "max_view_cells": [Interval(numbers.Integral, 2, None, closed="left")],
+        "max_view_cells": [Interval(numbers.Integral, 2, None, closed="left"),
+                           StrOptions({"auto"})],
         "strength": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "count_epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
         "weights": [StrOptions({"cells", "equal"})],
         **_ViewEstimatorMixin._view_constraints,
     }
 
-    def __init__(self, *, epsilon=1.0, view_size="auto", max_view_cells=256, strength="auto",
+    def __init__(self, *, epsilon=1.0, view_size="auto", max_view_cells="auto", strength="auto",
                  count_epsilon=0.001, categories="auto", bounds=None, n_bins=3,
                  binning="uniform", allow_missing=False, weights="cells", negativity_tol=1e-6,
                  n_rounds=1, maxent_tol=1e-8, maxent_max_iter=1000, random_state=None):
@@ -160,18 +212,55 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self.maxent_max_iter = maxent_max_iter
         self.random_state = random_state
 
-    def _expected_cells(self, ell):
-        from ..local.calm import _expected_cells
-        return _expected_cells([int(c) for c in self.cardinalities_], ell)
-
-    def _choose_view_size(self):
+    def _design(self, budget, t):
+        """The views: a covering design (``view_size`` given) or a cell-bounded cover."""
         d = self.n_features_in_
         if self.view_size != "auto":
-            return min(int(self.view_size), d)
-        ell = 1
-        while ell < d and self._expected_cells(ell + 1) <= self.max_view_cells:
-            ell += 1
-        return ell
+            ell = min(int(self.view_size), d)
+            return [tuple(b) for b in covering_design(d, ell, min(t, ell))]
+        return bounded_cover(self.cardinalities_, budget, t, max_size=BOOK_VIEW_SIZE)
+
+    def _noise_error(self, views, n_records, epsilon):
+        """Eq. 6.7 for the design ``views``: ``sqrt(2 L / r) * w / (N eps)``."""
+        d = self.n_features_in_
+        cells = [math.prod(int(self.cardinalities_[a]) for a in v) for v in views]
+        n_pairs = max(1, d * (d - 1) // 2)
+        coverage = sum(len(v) * (len(v) - 1) // 2 for v in views) / n_pairs
+        return priview_noise_error(n_records, epsilon, len(views), d, 2,
+                                   float(np.mean(cells)), coverage=coverage)
+
+    def _choose_budget(self):
+        """The cell budget whose views balance noise and coverage (Li et al., Section 6.3).
+
+        The book's trade-off: a view of ``L`` cells adds noise of order
+        ``sqrt(L)`` to every marginal read from it and covers ``C(ell, 2)``
+        pairs and ``C(ell, 3)`` triples; with ``w`` proportional to the sets
+        to cover over the sets per view, the noise of a pair goes as
+        ``sqrt(L) / C(ell, 2)`` and that of a triple as ``sqrt(L) / C(ell, 3)``
+        (the columns of its table).  The budget minimises their geometric
+        mean, with ``L``, ``C(ell, 2)`` and ``C(ell, 3)`` the means over the
+        views of :func:`~dpsynth.local.bounded_cover`; for binary columns
+        this is ``ell = 8`` (256 cells), the book's choice.  Ties: the
+        smallest budget.
+        """
+        best, previous = None, None
+        budget = 4
+        while budget <= _MAX_AUTO_CELLS:
+            views = self._design(budget, 2)
+            if views != previous:
+                cells = np.mean([math.prod(int(self.cardinalities_[a]) for a in v)
+                                 for v in views])
+                pairs = np.mean([math.comb(len(v), 2) for v in views])
+                triples = np.mean([math.comb(len(v), 3) for v in views])
+                key = ((0, math.sqrt(cells / (pairs * triples))) if triples > 0
+                       else (1, math.sqrt(cells) / pairs) if pairs > 0 else (2, cells))
+                if best is None or key < best[0]:
+                    best = (key, budget)
+                previous = views
+            if all(len(v) >= min(BOOK_VIEW_SIZE, self.n_features_in_) for v in views):
+                break  # every view is as wide as allowed: larger budgets change nothing
+            budget *= 2
+        return best[1]
 
     def fit(self, X, y=None):
         """Release the noisy views of X and post-process them.
@@ -189,34 +278,45 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         codes = self._validated_codes(X)
         count_ss, noise_ss = seed_sequence(self.random_state).spawn(3)[:2]
         d = self.n_features_in_
-        ell = self._choose_view_size()
-        spends = []
+        max_t = d if self.view_size == "auto" else min(int(self.view_size), d)
         if self.strength != "auto":
-            t = min(int(self.strength), ell)
-            epsilon_views = float(self.epsilon)
+            candidates = [min(int(self.strength), max_t)]
         else:
-            candidates = [t for t in (2, 3, 4) if t <= ell] or [min(ell, d)]
-            if ell >= d or len(candidates) == 1:
-                t, epsilon_views = candidates[0], float(self.epsilon)
-            else:
-                if self.count_epsilon >= self.epsilon:
-                    raise ValueError(f"count_epsilon ({self.count_epsilon}) must be below "
-                                     f"epsilon ({self.epsilon}).")
-                epsilon_views = float(self.epsilon) - float(self.count_epsilon)
-                rng = np.random.default_rng(count_ss)
-                noisy_n = codes.shape[0] + rng.laplace(0.0, 1.0 / self.count_epsilon)
-                spends.append({"name": "record count (to choose strength)",
-                               "mechanism": "laplace", "epsilon": float(self.count_epsilon),
-                               "sensitivity": 1.0})
-                L = self._expected_cells(ell)
-                t = candidates[0]
-                for cand in candidates:
-                    w = len(covering_design(d, ell, cand))
-                    err = priview_noise_error(max(noisy_n, 1.0), epsilon_views, w, d, ell, L)
-                    if err <= 0.003:
-                        t = cand
+            candidates = [t for t in (2, 3, 4)
+                          if t <= max_t and math.comb(d, t) <= _MAX_AUTO_SETS] or [min(2, d)]
+        budget = None
+        if self.view_size == "auto":
+            budget = (self._choose_budget() if self.max_view_cells == "auto"
+                      else int(self.max_view_cells))
+        spends = []
+        epsilon_views = float(self.epsilon)
+        self.noisy_count_ = None
+        t = candidates[0]
+        if len(candidates) > 1:
+            if self.count_epsilon >= self.epsilon:
+                raise ValueError(f"count_epsilon ({self.count_epsilon}) must be below "
+                                 f"epsilon ({self.epsilon}).")
+            epsilon_views = float(self.epsilon) - float(self.count_epsilon)
+            rng = np.random.default_rng(count_ss)
+            self.noisy_count_ = max(
+                1.0, codes.shape[0] + float(rng.laplace(0.0, 1.0 / self.count_epsilon)))
+            spends.append({"name": "record count (to choose strength)",
+                           "mechanism": "laplace", "epsilon": float(self.count_epsilon),
+                           "sensitivity": 1.0})
+            for cand in candidates:
+                err = self._noise_error(self._design(budget, cand), self.noisy_count_,
+                                        epsilon_views)
+                if err <= 0.003:
+                    t = cand
+                if cand == 2 and err > PAIR_NOISE_LIMIT:
+                    t = 1  # the pairs' views would hold more noise than association
+                    break
+        views = self._design(budget, t)
+        ell = max(len(v) for v in views)
+        self.max_view_cells_ = int(budget) if budget is not None else int(max(
+            math.prod(int(self.cardinalities_[a]) for a in v) for v in views))
         self.view_size_, self.strength_ = int(ell), int(t)
-        self.marginal_sets_ = [tuple(b) for b in covering_design(d, ell, t)]
+        self.marginal_sets_ = [tuple(b) for b in views]
         w = len(self.marginal_sets_)
         self.noise_scale_ = w / epsilon_views
         rng = np.random.default_rng(noise_ss)

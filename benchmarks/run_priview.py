@@ -1,0 +1,183 @@
+"""Issue #34: PriView's automatic views on non-binary tables.
+
+Fits :class:`dpsynth.release.PriViewSynthesizer` with its default parameters
+(and, for comparison, the fixed cell budgets of ``--budgets``) on tables with
+many-valued columns, samples as many records as it estimates, and reports the
+mean total variation distance of all 3-way marginals
+(:func:`dpsynth.metrics.marginal_tvd`, missing values as a category), the
+view design chosen and the fit time, over ``--seeds`` at each epsilon.
+
+Tables (no setting of the automatic choice was tuned on them):
+
+- ``adult``: UCI Adult, 32,561 x 15 (public binning, ``benchmarks.datasets``;
+  ``native-country`` has 42 values);
+- ``nist_ma``: NIST MA 2019, 7,634 x 21 with missing values (``PUMA`` 5 ...
+  ``INDP_CAT`` 19, ``OWN_RENT``...);
+- ``synth87``: a 20,000 x 10 table drawn from a latent-class model, one
+  87-value column, missing values in three columns (:func:`synth87`);
+- ``binary``: 20,000 x 10 binary columns with planted correlations
+  (:func:`benchmarks.run_local.planted_binary`; the book's setting).
+
+The domains are declared from the table itself (its value lists, public in
+this benchmark) so that no budget goes to discovering them; every column with
+a missing value gets a missing category (``categories="auto"`` would do the
+same, with a warning).
+
+Usage, from the repository root::
+
+    python -m benchmarks.run_priview [--seeds 0 1 2] [--epsilons 1 4]
+        [--datasets synth87 adult nist_ma binary] [--budgets 256 4096]
+        [--strengths 1] [--label default] [--table-only]
+
+``--label before`` runs the default under another label (the numbers of
+``results/priview.md`` labelled ``before`` are the code before issue #34,
+run from a checkout of it).
+
+Writes ``benchmarks/results/priview.json`` and ``priview.md``.
+"""
+
+import argparse
+import json
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from dpsynth.metrics import marginal_tvd
+from dpsynth.release import PriViewSynthesizer
+
+from ._results import RESULTS, save
+from .run_local import planted_binary
+
+STEM = "priview"
+
+
+def synth87(n=20_000, seed=12345, cards=(87, 2, 3, 4, 5, 6, 8, 10, 12, 16)):
+    """20,000 x 10: a latent class drives every column; one has 87 values.
+
+    Cardinalities ``cards`` (87, 2, 3, 4, 5, 6, 8, 10, 12, 16); ``c3``, ``c5`` and
+    ``c8`` have 4-12 % missing values (more in some classes).  Columns also
+    depend on their predecessor, so some 3-way structure is not pairwise.
+    """
+    rng = np.random.default_rng(seed)
+    n_classes = 6
+    z = rng.choice(n_classes, size=n, p=[0.3, 0.22, 0.17, 0.13, 0.1, 0.08])
+    cols, prev = {}, None
+    for j, c in enumerate(cards):
+        # skewed values (a Zipf-like popularity), shifted by the latent class
+        popularity = 1.0 / np.arange(1, c + 1) ** 1.2
+        popularity /= popularity.sum()
+        by_class = np.array([rng.dirichlet(0.3 * c * popularity + 0.02)
+                             for _ in range(n_classes)])
+        x = np.empty(n, dtype=np.int64)
+        for k in range(n_classes):
+            m = z == k
+            x[m] = rng.choice(c, size=m.sum(), p=by_class[k])
+        if prev is not None:
+            # a dependence on the previous column that the class does not explain
+            follow = rng.choice(c, size=cards[j - 1], p=popularity)
+            copy = rng.random(n) < 0.5
+            x[copy] = follow[prev[copy]]
+        prev = x
+        values = np.array([f"v{i:02d}" for i in range(c)], dtype=object)[x]
+        if j in (3, 5, 8):
+            miss = rng.random(n) < 0.03 + 0.02 * (z % 5)
+            values[miss] = None
+        cols[f"c{j}"] = values
+    return pd.DataFrame(cols)
+
+
+def load(name):
+    if name == "synth87":
+        return synth87()
+    if name == "binary":
+        return planted_binary(20_000, 10, seed=7)
+    from .datasets import DATASETS
+    return DATASETS[name]()
+
+
+def declared(real):
+    """Each column's values (the public domain of this benchmark) and missing flag."""
+    cats = {c: sorted(real[c].dropna().unique().tolist()) for c in real.columns}
+    return cats, bool(real.isna().any().any())
+
+
+def run_one(real, epsilon, seed, budget=None, **extra):
+    cats, has_missing = declared(real)
+    params = {"epsilon": epsilon, "categories": cats, "allow_missing": has_missing,
+              "random_state": seed, **extra}
+    if budget is not None:
+        params["max_view_cells"] = budget
+    synth = PriViewSynthesizer(**params)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth.fit(real)
+    fit_seconds = time.perf_counter() - start
+    synthetic = synth.sample(len(real))
+    cells = [int(t.size) for _, t in synth.views_]
+    r = real.astype(object).where(real.notna(), None)
+    s = synthetic.astype(object).where(synthetic.notna(), None)
+    return {"epsilon": epsilon, "seed": seed, "budget": budget if budget else "auto",
+            "tvd_3": marginal_tvd(r, s, k=3), "tvd_2": marginal_tvd(r, s, k=2),
+            "fit_seconds": fit_seconds, "n_views": len(cells), "max_view_cells": max(cells),
+            "mean_view_cells": float(np.mean(cells)), "strength": int(synth.strength_),
+            "chosen_budget": int(getattr(synth, "max_view_cells_", max(cells)))}
+
+
+def table(results):
+    rows = ["| table | epsilon | views | 3-way TVD (mean ± sd) | 2-way TVD | fit s | "
+            "views (max cells) |", "|---|---|---|---|---|---|---|"]
+    groups = {}
+    for r in results:
+        groups.setdefault((r["dataset"], r["epsilon"], r["label"]), []).append(r)
+    for (data, eps, label), rs in sorted(groups.items(), key=lambda kv: (
+            kv[0][0], kv[0][1], str(kv[0][2]))):
+        t3 = np.array([r["tvd_3"] for r in rs])
+        t2 = np.array([r["tvd_2"] for r in rs])
+        fit = np.mean([r["fit_seconds"] for r in rs])
+        rows.append(f"| {data} | {eps:g} | {label} | {t3.mean():.3f} ± {t3.std():.3f} | "
+                    f"{t2.mean():.3f} | {fit:.2f} | {rs[0]['n_views']} "
+                    f"({rs[0]['max_view_cells']}) |")
+    return "\n".join(rows) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 4.0])
+    parser.add_argument("--datasets", nargs="+",
+                        default=["synth87", "adult", "nist_ma", "binary"])
+    parser.add_argument("--budgets", nargs="*", default=[],
+                        help="fixed max_view_cells to compare with the default")
+    parser.add_argument("--strengths", nargs="*", default=[], type=int,
+                        help="fixed strengths to compare with the default")
+    parser.add_argument("--label", default="default",
+                        help="label of the default configuration's rows (e.g. 'before')")
+    parser.add_argument("--skip-default", action="store_true",
+                        help="run only the --budgets and --strengths configurations")
+    parser.add_argument("--table-only", action="store_true")
+    args = parser.parse_args(argv)
+    path = RESULTS / f"{STEM}.json"
+    results = json.loads(path.read_text()) if path.exists() else []
+    if not args.table_only:
+        for name in args.datasets:
+            real = load(name)
+            configs = ([] if args.skip_default else [(args.label, None, {})]) + [
+                (f"max_view_cells={b}", int(b), {}) for b in args.budgets] + [
+                (f"strength={t}", None, {"strength": t}) for t in args.strengths]
+            for label, budget, extra in configs:
+                for eps in args.epsilons:
+                    for seed in args.seeds:
+                        rec = run_one(real, eps, seed, budget, **extra)
+                        rec.update(dataset=name, label=label)
+                        print(json.dumps(rec), flush=True)
+                        results = [r for r in results if not (
+                            r["dataset"] == name and r["label"] == label
+                            and r["epsilon"] == eps and r["seed"] == seed)] + [rec]
+    save(STEM, results, table(results))
+
+
+if __name__ == "__main__":
+    main()
