@@ -727,7 +727,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self._check_sample_size(len(known))
         codes, values, stats = fill_known(
             self._pool_draw(), schema, predicates, known, rng,
-            max_pool=self._max_pool(len(known)))
+            max_pool=self._max_pool(len(known)), n_records=float(self.n_records_))
         self.sampling_stats_ = stats
         out = self._decode(codes, decoding_stream, values=values, as_frame=True)
         out.index = known.index

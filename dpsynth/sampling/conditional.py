@@ -484,7 +484,7 @@ def _describe_row(schema, columns, row):
     return ", ".join(parts)
 
 
-def fill_known(draw, schema, predicates, known, rng, *, max_pool):
+def fill_known(draw, schema, predicates, known, rng, *, max_pool, n_records):
     """Codes of model records matching each row of ``known`` on its columns.
 
     Each known row gets a model record drawn among the pool records with the
@@ -504,7 +504,8 @@ def fill_known(draw, schema, predicates, known, rng, *, max_pool):
     Raises
     ------
     ValueError
-        If some known combination matches no model record.
+        If some known combination matches no model record (none among at
+        least twice ``n_records`` model records, when the pools get there).
     """
     encoded = encode_known(schema, known)
     columns = sorted(encoded)
@@ -529,6 +530,8 @@ def fill_known(draw, schema, predicates, known, rng, *, max_pool):
         pool_group, _ = _group_of(groups, keys)
         have = np.bincount(pool_group[pool_group >= 0], minlength=groups.shape[0])
         short = have < need
+        # a combination none of twice the model's records has is (near-)zero mass
+        short &= (have > 0) | (pool.drawn < 2 * n_records)
         room = max_pool - pool.drawn
         if not short.any() or room <= 0:
             break
@@ -539,7 +542,8 @@ def fill_known(draw, schema, predicates, known, rng, *, max_pool):
         raise ValueError(
             f"{empty.size} combination(s) of known values have zero mass in the released "
             f"model (none of {pool.drawn} model records has them), e.g. "
-            f"{_describe_row(schema, columns, groups[empty[0]])}.")
+            f"{_describe_row(schema, columns, groups[empty[0]])}. Leave such rows out, or "
+            "give fewer known columns.")
     codes, values = pool.result()
     keys = np.stack([code_index(codes[:, j], schema.n_values[j]) for j in columns], axis=1)
     pool_group, _ = _group_of(groups, keys)
