@@ -31,8 +31,8 @@ from ..preprocessing._dtypes import nullable_dtype
 __all__ = ["ValueCondition", "RangeCondition", "parse_conditions", "draw_restricted",
            "encode_known", "value_codes"]
 
-#: Smallest pool of model records drawn in one round (one population of the
-#: marginal-matching sampler).
+#: Largest first pool of model records (one population of the marginal-matching
+#: sampler); :func:`fill_known` starts with at least this many.
 MIN_POOL = 50_000
 
 #: Rounds of pool draws; the pool of the last rounds is sized from the share
@@ -334,9 +334,9 @@ def draw_restricted(draw, schema, predicates, n, rng, *, n_records, max_pool,
     """``n`` records of the model that satisfy every predicate.
 
     Pools of model records are drawn (at most :data:`MAX_ROUNDS` rounds, at
-    most ``max_pool`` records in all; the first has at least
-    :data:`MIN_POOL`, the next are sized from the share of matching records
-    seen), and ``n`` matching records are taken without replacement.  If the
+    most ``max_pool`` records in all; the first has ``20 n`` records, at
+    least 10,000 and at most :data:`MIN_POOL`, the next are sized from the
+    share of matching records seen), and ``n`` matching records are taken without replacement.  If the
     pools hold fewer than ``n``, the rest are drawn with replacement from
     them (every matching record is a draw of the model's conditional
     distribution; the statistics say how many were repeated).
@@ -376,7 +376,8 @@ def draw_restricted(draw, schema, predicates, n, rng, *, n_records, max_pool,
     """
     pool = RestrictedPool(draw, schema, predicates)
     wanted = n
-    first = max(MIN_POOL, 2 * (n or 0))
+    # enough for a condition holding for 1 record in 10 to fill n in one round
+    first = MIN_POOL if n is None else max(min(MIN_POOL, 20 * n), 10_000)
     first = int(min(first, max_pool))
     pool.add(first, rng)
     for _ in range(MAX_ROUNDS - 1):
