@@ -398,3 +398,18 @@ def test_constraints_are_clonable_parameters_and_checked_against_the_release(pop
     empty._set_release(synth.aggregates_, output_frame=True)
     with pytest.raises(ValueError, match="zero mass"):
         empty.sample(10)
+
+
+def test_sample_remaining_columns_respects_constraints_with_the_known_values(population):
+    from dpsynth.constraints import Inequality, constraint_violations
+
+    synth, holdout = population
+    constraints = [Inequality("start", "end")]
+    constrained = clone(synth).set_params(constraints=constraints)
+    constrained._set_release(synth.aggregates_, output_frame=True)
+    known = holdout[["start", "race"]].iloc[:3000]
+    out = constrained.sample_remaining_columns(known)
+    pd.testing.assert_frame_equal(out[["start", "race"]], known)
+    assert constraint_violations(out, constraints)["violations"].tolist() == [0]
+    with pytest.raises(ValueError, match="zero mass"):  # end is at most 79
+        constrained.sample_remaining_columns(pd.DataFrame({"start": [1000]}))

@@ -283,11 +283,12 @@ class RestrictedPool:
     predicates : list of _Prepared
     """
 
-    def __init__(self, draw, schema, predicates):
+    def __init__(self, draw, schema, predicates, extra_numeric=()):
         self.draw = draw
         self.schema = schema
         self.predicates = predicates
-        self.numeric = sorted({j for p in predicates for j in p.numeric})
+        self.numeric = sorted({j for p in predicates for j in p.numeric}
+                              | set(extra_numeric))
         n_values = schema.n_values
         masks = {}
         for p in predicates:
@@ -510,6 +511,10 @@ def fill_known(draw, schema, predicates, known, rng, *, max_pool, n_records):
     """
     encoded = encode_known(schema, known)
     columns = sorted(encoded)
+    # a predicate reading a known numeric column checks the known value, row by row
+    row_predicates = [p for p in predicates if set(p.numeric) & set(columns)]
+    predicates = [p for p in predicates if p not in row_predicates]
+    row_numeric = sorted({j for p in row_predicates for j in p.numeric} - set(columns))
     n = len(known)
     d = len(schema)
     if n == 0:
@@ -521,7 +526,7 @@ def fill_known(draw, schema, predicates, known, rng, *, max_pool, n_records):
     groups, inverse = np.unique(wanted, axis=0, return_inverse=True)
     inverse = inverse.ravel()
     need = np.bincount(inverse, minlength=groups.shape[0])
-    pool = RestrictedPool(draw, schema, predicates)
+    pool = RestrictedPool(draw, schema, predicates, extra_numeric=row_numeric)
     have = np.zeros(groups.shape[0], dtype=np.int64)
     size = int(min(max(MIN_POOL, 2 * n), max_pool))
     for _ in range(MAX_ROUNDS):
@@ -565,6 +570,9 @@ def fill_known(draw, schema, predicates, known, rng, *, max_pool, n_records):
             picked = rng.permutation(picked)
             repeated += int(need[g] - have[g])
         chosen[rows] = picked
+        if row_predicates:
+            chosen[rows] = _redraw_for_rows(row_predicates, schema, known, rows, candidates,
+                                            chosen[rows], codes, values, columns, rng)
     stats = {"n_records": int(n), "pool_records": int(pool.drawn),
              "matching_records": int(have.sum()), "repeated_records": int(repeated)}
     return (codes[chosen].astype(np.int32),
@@ -580,3 +588,52 @@ def _group_of(groups, keys):
     lookup = np.full(int(max(group_ids.max(), key_ids.max())) + 1, -1, dtype=np.int64)
     lookup[group_ids] = np.arange(groups.shape[0])
     return lookup[key_ids], None
+
+
+#: Rounds of redraws of a row whose known values break a constraint with its
+#: candidate, before all the candidates are checked for that row.
+_ROW_REDRAWS = 8
+
+
+def _redraw_for_rows(predicates, schema, known, rows, candidates, picked, codes, values,
+                     columns, rng):
+    """Pool records for ``rows`` that satisfy ``predicates`` with the rows' known values.
+
+    A row keeps a candidate drawn uniformly among those satisfying the
+    predicates with its own known values (rejection with a bounded number of
+    redraws, then an exact scan of the candidates for the rows left), which
+    is the model's conditional distribution given the row and the rules.
+    """
+    known_values = {}
+    for j in columns:
+        name = schema[j].name
+        if schema[j].binning is not None:
+            v = known[name].iloc[rows].to_numpy(dtype=np.float64, na_value=np.nan)
+            known_values[j] = (v, np.isnan(v))
+
+    def accept(records, row_index):
+        vals = {j: (v[records], m[records]) for j, (v, m) in values.items()}
+        for j, (v, m) in known_values.items():
+            vals[j] = (v[row_index], m[row_index])
+        ok = np.ones(records.size, dtype=bool)
+        for p in predicates:
+            ok &= p.accept(codes[records], vals)
+        return ok
+
+    picked = picked.copy()
+    todo = np.flatnonzero(~accept(picked, np.arange(rows.size)))
+    for _ in range(_ROW_REDRAWS):
+        if not todo.size:
+            return picked
+        picked[todo] = rng.choice(candidates, size=todo.size)
+        todo = todo[~accept(picked[todo], todo)]
+    for i in todo:  # the rest: uniform among the candidates that satisfy the rules
+        ok = candidates[accept(candidates, np.full(candidates.size, i))]
+        if not ok.size:
+            row = known.iloc[rows[i]]
+            raise ValueError(
+                f"The known values {row.to_dict()} with the constraints have zero mass in "
+                f"the released model (none of its {candidates.size} records with these "
+                "known values satisfies them).")
+        picked[i] = rng.choice(ok)
+    return picked
