@@ -32,7 +32,11 @@ values, in code order; without it they are discovered by the DP release;
 a column holds no missing values (``TableEncoder(no_missing=...)``: no synthetic
 record gets one there).  ``missing_values`` lists the
 text markers of missing values (default ``[""]``).  Columns of the file that
-the declaration does not name are read as text.
+the declaration does not name are read as text.  An optional
+``"constraints"`` list declares public rules every synthetic record
+satisfies, e.g. ``{"kind": "inequality", "low_column": "start",
+"high_column": "end"}`` (the kinds and fields are in
+:mod:`dpsynth.constraints`).
 """
 
 import csv

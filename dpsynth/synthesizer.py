@@ -192,6 +192,14 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         Print one line per released combination length and per sampling run
         (the same lines go to the ``logging`` logger ``"dpsynth"`` at INFO,
         whatever ``verbose``).
+    constraints : list or None, default=None
+        Public rules every sampled record satisfies (objects of
+        :mod:`dpsynth.constraints`, or their dictionary form): allowed or
+        forbidden combinations, implications, inequalities between numeric
+        columns, numeric ranges.  They are declarations, like the bounds
+        (write them from knowledge of the domain, not from the data); they
+        do not change the release, only ``sample``, which conditions the
+        released model on them (post-processing: no privacy cost).
 
     Attributes
     ----------
@@ -542,7 +550,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             E.g. ``DPAggregates.load(path)``.
         **params
             Sampling parameters (``synthesis``, ``n_jobs``, ``random_state``,
-            ``verbose``).
+            ``verbose``, ``constraints``).
 
         Returns
         -------
