@@ -192,8 +192,19 @@ def _frame_combinations(frame, columns, combinations, kind):
     return hit, missing
 
 
+class _CombinationRule(_Rule):
+    """Rules on combinations of values of some categorical columns."""
+
+    def __post_init__(self):
+        name = type(self).__name__
+        _check_columns(self.columns, name)
+        object.__setattr__(self, "columns", tuple(self.columns))
+        object.__setattr__(self, "combinations", tuple(
+            _check_combinations(self.columns, self.combinations, name)))
+
+
 @dataclass(frozen=True)
-class AllowedCombinations(_Rule):
+class AllowedCombinations(_CombinationRule):
     """Only these combinations of values of ``columns`` (categorical) occur.
 
     Parameters
@@ -206,12 +217,6 @@ class AllowedCombinations(_Rule):
     columns: tuple
     combinations: tuple
     kind = "allowed_combinations"
-
-    def __post_init__(self):
-        _check_columns(self.columns, "AllowedCombinations")
-        object.__setattr__(self, "columns", tuple(self.columns))
-        object.__setattr__(self, "combinations", tuple(
-            _check_combinations(self.columns, self.combinations, "AllowedCombinations")))
 
     def prepare(self, schema):
         coded = _coded_combinations(schema, self.columns, self.combinations)
@@ -229,18 +234,12 @@ class AllowedCombinations(_Rule):
 
 
 @dataclass(frozen=True)
-class ForbiddenCombinations(_Rule):
+class ForbiddenCombinations(_CombinationRule):
     """These combinations of values of ``columns`` (categorical) never occur."""
 
     columns: tuple
     combinations: tuple
     kind = "forbidden_combinations"
-
-    def __post_init__(self):
-        _check_columns(self.columns, "ForbiddenCombinations")
-        object.__setattr__(self, "columns", tuple(self.columns))
-        object.__setattr__(self, "combinations", tuple(
-            _check_combinations(self.columns, self.combinations, "ForbiddenCombinations")))
 
     def prepare(self, schema):
         coded = _coded_combinations(schema, self.columns, self.combinations)
