@@ -222,7 +222,10 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         after :meth:`from_aggregates`.
     sampling_stats_ : dict
         Statistics of the last ``sample`` (``n_records``,
-        ``empty_cell_share``; SDS's sampler adds its fallback shares).
+        ``empty_cell_share``; SDS's sampler adds its fallback shares; with
+        conditions or constraints, and after ``sample_remaining_columns``,
+        ``pool_records`` drawn from the model, ``matching_records`` and
+        ``repeated_records``).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
 
@@ -679,6 +682,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             n_records=float(self.n_records_), max_pool=self._max_pool(n), describe=what)
         if n is None:
             self._check_sample_size(codes.shape[0])
+        stats["empty_cell_share"] = float(np.mean(codes < 0)) if codes.size else 0.0
         self.sampling_stats_ = stats
         self._log(f"sampled {codes.shape[0]} records satisfying {what} (from "
                   f"{stats['pool_records']} model records)", done=1, total=1, label="sampling")
@@ -736,6 +740,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         codes, values, stats = fill_known(
             self._pool_draw(), schema, predicates, known, rng,
             max_pool=self._max_pool(len(known)), n_records=float(self.n_records_))
+        stats["empty_cell_share"] = float(np.mean(codes < 0)) if codes.size else 0.0
         self.sampling_stats_ = stats
         out = self._decode(codes, decoding_stream, values=values, as_frame=True)
         out.index = known.index
