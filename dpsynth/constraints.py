@@ -136,10 +136,11 @@ class _CodeRule:
     """A prepared rule on codes only (the predicate interface of
     :mod:`dpsynth.sampling.conditional`)."""
 
-    def __init__(self, masks=None, accept=None, numeric=()):
+    def __init__(self, masks=None, accept=None, numeric=(), redraw=None):
         self.masks = masks or {}
         self._accept = accept
         self.numeric = tuple(numeric)
+        self.redraw = redraw
 
     def accept(self, codes, values):
         if self._accept is None:
@@ -307,8 +308,11 @@ class Implication(_Rule):
 class Inequality(_Rule):
     """``low_column <= high_column`` (``strict``: ``<``) between two numeric columns.
 
-    Sampling keeps the model's records whose in-bin values satisfy it, so the
-    two values are drawn from the model's distribution given the rule.
+    The model holds the two columns' bins: a record whose bins order them
+    keeps its in-bin values, a record whose bins overlap gets both in-bin
+    values drawn again given the rule (uniform in-bin values conditioned on
+    the order), and a record whose bins rule the order out is dropped, so
+    the rule changes the bins' distribution only by what it rules out.
     """
 
     low_column: str
@@ -333,7 +337,10 @@ class Inequality(_Rule):
             (low, low_missing), (high, high_missing) = values[j], values[k]
             ok = low < high if strict else low <= high
             return ok | low_missing | high_missing
-        return _CodeRule(accept=accept, numeric=(j, k))
+
+        def redraw(codes, values, rng):
+            _ordered_in_bins(schema, j, k, strict, codes, values, rng)
+        return _CodeRule(accept=accept, numeric=(j, k), redraw=redraw)
 
     def is_valid(self, frame):
         low = _frame_column(frame, self.low_column, "inequality")
@@ -343,6 +350,81 @@ class Inequality(_Rule):
         with np.errstate(invalid="ignore"):
             ok = a < b if self.strict else a <= b
         return ok | np.isnan(a) | np.isnan(b)
+
+
+def _bin_spans(schema, j, codes):
+    """Continuous span ``[start, stop]`` of every code's values and whether it is an
+    integer column (integer bins ``[e, e')`` hold the integers ``floor`` maps them to)."""
+    binning = schema[j].binning
+    edges = binning.edge_array
+    points = np.asarray(binning.points, dtype=np.float64)
+    n_int = binning.n_intervals
+    safe = np.clip(codes, 0, n_int + points.size - 1)
+    is_point = safe >= n_int
+    interval = np.minimum(safe, n_int - 1)
+    start = np.where(is_point, points[np.clip(safe - n_int, 0, max(points.size - 1, 0))]
+                     if points.size else 0.0, edges[interval])
+    stop = np.where(is_point, start, edges[interval + 1])
+    return start, stop, binning.integer
+
+
+def _ordered_pair(a1, b1, a2, b2, rng):
+    """``u ~ U[a1, b1]``, ``v ~ U[a2, b2]`` drawn given ``u <= v`` (``a1 <= b2``).
+
+    ``v`` has density proportional to ``P(u <= v)``: a ramp over ``[a1, b1]``,
+    flat above; then ``u`` is uniform on ``[a1, min(b1, v)]``.  A span of
+    width 0 is a point.
+    """
+    w1 = b1 - a1
+    lo, hi = np.maximum(a2, a1), np.minimum(b2, b1)
+    ramp = np.where((w1 > 0) & (hi > lo),
+                    ((hi - a1) ** 2 - (lo - a1) ** 2) / (2 * np.where(w1 > 0, w1, 1)), 0.0)
+    flat_start = np.maximum(a2, b1)
+    flat = np.maximum(b2 - flat_start, 0.0)
+    total = ramp + flat
+    on_ramp = rng.random(a1.size) * np.where(total > 0, total, 1) < ramp
+    root = np.sqrt((lo - a1) ** 2 + rng.random(a1.size) * ((hi - a1) ** 2 - (lo - a1) ** 2))
+    v = np.where(on_ramp, a1 + root, flat_start + rng.random(a1.size) * flat)
+    v = np.where(total > 0, v, np.maximum(a2, a1))  # a point, or spans meeting at a point
+    v = np.clip(v, a2, b2)
+    u = a1 + rng.random(a1.size) * (np.minimum(b1, v) - a1)
+    return np.minimum(u, v), v
+
+
+def _ordered_in_bins(schema, j, k, strict, codes, values, rng):
+    """Redraw, in place, the in-bin values of columns ``j <= k`` where their bins overlap.
+
+    Records whose bins order the columns whatever the in-bin values keep
+    them; records whose bins overlap get both values drawn again given the
+    order (uniform in-bin values conditioned on ``low <= high``), so the
+    rule does not change which bins the model gives them; records whose bins
+    rule the order out are left to ``accept`` (rejected).
+    """
+    (low, low_missing), (high, high_missing) = values[j], values[k]
+    a1, b1, integer_low = _bin_spans(schema, j, codes[:, j])
+    a2, b2, integer_high = _bin_spans(schema, k, codes[:, k])
+    if integer_low:  # integer intervals [e, e') hold e .. e' - 1
+        b1 = np.where(b1 > a1, b1 - 1e-9, b1)
+    if integer_high:
+        b2 = np.where(b2 > a2, b2 - 1e-9, b2)
+    shift = 1.0 if strict and integer_high and integer_low else 0.0
+    b2s, a2s = b2 - shift, a2 - shift
+    partial = (~low_missing & ~high_missing & (b1 > a2s) & (a1 <= b2s))
+    rows = np.flatnonzero(partial)
+    if not rows.size:
+        return
+    u, v = _ordered_pair(a1[rows], b1[rows], a2s[rows], b2s[rows], rng)
+    v = v + shift
+    if integer_low:
+        u = np.floor(u)
+    if integer_high:
+        v = np.floor(v)
+    for name, column, drawn in (("low", j, u), ("high", k, v)):
+        decimals = schema[column].binning.decimals
+        if decimals is not None and not schema[column].binning.integer:
+            drawn = np.round(drawn, decimals)
+        target = low if name == "low" else high
+        target[rows] = drawn.astype(target.dtype)
 
 
 @dataclass(frozen=True)

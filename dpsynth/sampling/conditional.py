@@ -310,6 +310,9 @@ class RestrictedPool:
             keep &= mask[code_index(codes[:, j], self.n_values[j])]
         codes = codes[keep]
         values = {j: _decode_values(self.schema, j, codes[:, j], rng) for j in self.numeric}
+        for p in self.predicates:  # e.g. in-bin values drawn again given an inequality
+            if getattr(p, "redraw", None) is not None:
+                p.redraw(codes, values, rng)
         keep = np.ones(codes.shape[0], dtype=bool)
         for p in self.predicates:
             keep &= p.accept(codes, values)
