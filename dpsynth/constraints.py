@@ -127,6 +127,12 @@ class _Rule:
                 if isinstance(value, tuple) else value
         return out
 
+    def referenced_columns(self):
+        """The names of the columns the rule reads."""
+        names = list(getattr(self, "columns", ()))
+        names += [getattr(self, f.name) for f in fields(self) if f.name.endswith("column")]
+        return names
+
     def violations(self, frame):
         """Number of records of ``frame`` that break the rule."""
         return int((~self.is_valid(frame)).sum())
@@ -504,6 +510,15 @@ def check_constraints(constraints):
                         "dpsynth.constraints.Inequality('start', 'end')) or None; got "
                         f"{type(constraints).__name__}.")
     return [constraint_from_dict(c) for c in constraints]
+
+
+def check_constraint_columns(constraints, names):
+    """Raise ``ValueError`` if a constraint names a column not in ``names``."""
+    for constraint in check_constraints(constraints):
+        unknown = [c for c in constraint.referenced_columns() if c not in names]
+        if unknown:
+            raise ValueError(f"The constraint {constraint!r} names the column(s) {unknown}, "
+                             f"which the table does not have; its columns are {list(names)}.")
 
 
 def constraint_violations(X, constraints):

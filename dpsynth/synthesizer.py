@@ -408,6 +408,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             frame, was_frame = check_table(X)
             table, target = self._join_target(frame, y)
         epsilon, R, proportions, rules = self._check_params(table.shape[1])
+        from .constraints import check_constraint_columns
+
+        check_constraint_columns(self.constraints, list(table.columns))  # before any DP step
         delta = accounting.check_delta(self.delta)
         max_bytes = self._check_resources(table, R)  # public facts, before any DP step
         noise_stream, binning_stream = stream(self.random_state, FIT).spawn(2)

@@ -398,6 +398,9 @@ def test_constraints_are_clonable_parameters_and_checked_against_the_release(pop
     assert constraint_from_dict(ScalarRange("a", 1, 2).to_dict()) == ScalarRange("a", 1, 2)
     with pytest.raises(ValueError, match="Unknown constraint kind"):
         constraint_from_dict({"kind": "positive"})
+    with pytest.raises(ValueError, match=r"names the column\(s\) \['stop'\]"):
+        DPMarginalSynthesizer(constraints=[Inequality("start", "stop")]).fit(
+            _population_table(50, 0))
     bad = clone(synth).set_params(constraints=[Inequality("race", "end")])
     bad._set_release(synth.aggregates_, output_frame=True)
     with pytest.raises(ValueError, match="numeric .*'race' is categorical"):
