@@ -163,7 +163,8 @@ def quality_report(real, synthetic, *, use_sdmetrics=False, metadata=None):
             from sdmetrics.reports.single_table import QualityReport
         except ImportError as exc:
             raise ImportError("use_sdmetrics=True needs the optional package sdmetrics "
-                              "(pip install sdmetrics).") from exc
+                              "(pip install sdmetrics, or the extra: pip install "
+                              "\".[sdmetrics]\" from the source tree).") from exc
         if metadata is None:
             metadata = {"columns": {c: {"sdtype": "numerical" if _is_numeric(real[c])
                                         else "categorical"} for c in real.columns}}
