@@ -34,7 +34,10 @@ record gets one there).  ``missing_values`` lists the
 text markers of missing values (default ``[""]``).  Columns of the file that
 the declaration does not name are read as text.  Keys starting with ``_``
 (such as the ``"_warning"`` of a :func:`draft_declaration`) are comments,
-ignored.
+ignored.  An optional ``"constraints"`` list declares public rules every
+synthetic record satisfies, e.g. ``{"kind": "inequality", "low_column":
+"start", "high_column": "end"}`` (the kinds and fields are in
+:mod:`dpsynth.constraints`).
 """
 
 import csv
@@ -59,7 +62,7 @@ _NUMERIC_DTYPES = ("int64", "float64")
 _CATEGORICAL_DTYPES = ("str", "int64", "float64", "bool")
 _COLUMN_KEYS = {"name", "kind", "dtype", "bounds", "categories", "n_bins", "special_values",
                 "decimals", "no_missing"}
-_TOP_KEYS = {"columns", "missing_values"}
+_TOP_KEYS = {"columns", "missing_values", "constraints"}
 
 
 class InputFileError(ValueError):
@@ -167,10 +170,14 @@ class Declaration:
     missing_values : tuple of str or None
         Text markers of missing values; None means not declared (readers
         then use the empty field).
+    constraints : tuple of dict, default=()
+        Public rules every synthetic record satisfies (the ``"constraints"``
+        key: objects with a ``"kind"``, see :mod:`dpsynth.constraints`).
     """
 
     columns: tuple = ()
     missing_values: tuple = None
+    constraints: tuple = ()
     _by_name: dict = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -227,7 +234,7 @@ class Declaration:
         unknown = sorted(set(document) - _TOP_KEYS)
         if unknown:
             raise ValueError(f"{source} has unknown key(s) {unknown}; the keys are "
-                             "\"columns\" and \"missing_values\"")
+                             "\"columns\", \"missing_values\" and \"constraints\"")
         columns = document.get("columns")
         if not isinstance(columns, list) or not columns:
             raise ValueError(f"{source} must have a non-empty \"columns\" list")
@@ -239,8 +246,9 @@ class Declaration:
                                  "e.g. [\"\", \"NA\"]")
             missing = tuple(dict.fromkeys(missing))
         parsed = [_parse_column(entry, i, source) for i, entry in enumerate(columns)]
+        constraints = _parse_constraints(document.get("constraints", []), source)
         try:
-            return cls(tuple(parsed), missing)
+            return cls(tuple(parsed), missing, constraints)
         except ValueError as exc:
             raise ValueError(f"{source}: {exc}") from None
 
@@ -272,7 +280,8 @@ class Declaration:
         else:
             missing = tuple(dict.fromkeys((self.missing_values or ())
                                           + (other.missing_values or ())))
-        return Declaration(tuple(columns), missing)
+        return Declaration(tuple(columns), missing, self.constraints + tuple(
+            c for c in other.constraints if c not in self.constraints))
 
     def encoder_params(self, *, binning="uniform"):
         """Keyword arguments of :class:`~dpsynth.preprocessing.TableEncoder` that
@@ -337,12 +346,36 @@ class Declaration:
         document = {"columns": columns}
         if self.missing_values is not None:
             document["missing_values"] = list(self.missing_values)
+        if self.constraints:
+            document["constraints"] = [dict(c) for c in self.constraints]
         return document
 
 
 def _without_comments(entry):
     """``entry`` without its comment keys (those starting with ``_``, e.g. ``"_warning"``)."""
     return {k: v for k, v in entry.items() if not (isinstance(k, str) and k.startswith("_"))}
+
+
+def _parse_constraints(constraints, source):
+    """The ``"constraints"`` list, each entry checked (kept as dicts: JSON values)."""
+    from .constraints import constraint_from_dict
+
+    if not isinstance(constraints, list):
+        raise ValueError(f"{source}: \"constraints\" must be a list of objects with a "
+                         "\"kind\"")
+    for i, entry in enumerate(constraints):
+        try:
+            constraint_from_dict(entry)
+        except ValueError as exc:
+            raise ValueError(f"{source}: constraint {i}: {exc}") from None
+    return tuple(_FrozenDict(entry) for entry in constraints)
+
+
+class _FrozenDict(dict):
+    """A dict that compares and hashes by value (a frozen dataclass field)."""
+
+    def __hash__(self):
+        return hash(repr(sorted(self.items(), key=lambda item: item[0])))
 
 
 def _merge_column(a, b, names):

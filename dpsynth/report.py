@@ -23,7 +23,8 @@ import pandas as pd
 
 from ._version import __version__
 from .metrics import (aggregate_error_report, combination_counts, k_marginal_score,
-                      marginal_tvd, numeric_quantiles, value_shares, wasserstein_numeric)
+                      marginal_tvd, numeric_quantiles, quality_report, value_shares,
+                      wasserstein_numeric)
 from .utils._files import atomic_write
 from .utils._progress import log_progress
 
@@ -101,6 +102,9 @@ class FidelitySummary:
     special_shares : DataFrame
         :func:`~dpsynth.metrics.value_shares` of the special and frequent
         values of binned columns (with ``encoder=``).
+    quality : dict
+        :func:`~dpsynth.metrics.quality_report` of the tables on their
+        original scale (SDMetrics-style Column Shapes and Column Pair Trends).
     """
 
     tvd: pd.Series
@@ -116,6 +120,7 @@ class FidelitySummary:
     quantiles: pd.DataFrame = field(default_factory=pd.DataFrame)
     special_shares: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
         columns=["column", "value", "real", "synthetic", "difference"]))
+    quality: dict = None
 
     def __repr__(self):
         tvd = ", ".join(f"{k}-way {v:.4f}" for k, v in self.tvd.items())
@@ -177,6 +182,7 @@ def fidelity_summary(real, synth, *, reporting_length=3, encoder=None):
     if not isinstance(real, pd.DataFrame) or not isinstance(synth, pd.DataFrame):
         raise TypeError("real and synth must be DataFrames.")
     numeric, quantiles, shares = _numeric_facts(real, synth, encoder)
+    quality = quality_report(real, synth)
     if encoder is not None:
         real, synth = binned_view(real, encoder), binned_view(synth, encoder)
     if int(reporting_length) < 1:
@@ -209,7 +215,8 @@ def fidelity_summary(real, synth, *, reporting_length=3, encoder=None):
     return FidelitySummary(tvd=tvd, columns=columns, k_marginal=k_marginal,
                            by_length=by_length, real_counts=real_counts,
                            synth_counts=synth_counts, n_real=len(real), n_synth=len(synth),
-                           numeric=numeric, quantiles=quantiles, special_shares=shares)
+                           numeric=numeric, quantiles=quantiles, special_shares=shares,
+                           quality=quality)
 
 
 # ------------------------------------------------------------------ plots
@@ -507,6 +514,26 @@ def _privacy_section(privacy, release=None):
     return "\n".join(parts)
 
 
+def _quality_section(quality):
+    """The SDMetrics-style scores: overall, by property, and per column."""
+    if not quality:
+        return ""
+    scores = pd.DataFrame({
+        "property": ["Column Shapes", "Column Pair Trends", "Overall"],
+        "score": [quality["column_shapes"], quality["column_pair_trends"],
+                  quality["score"]]})
+    return "\n".join([
+        "<h2>Quality report (SDMetrics-style)</h2>",
+        "<p>Column Shapes: 1 - Kolmogorov-Smirnov statistic of each numeric column, "
+        "1 - TVD of each categorical one; Column Pair Trends: 1 - |difference of the "
+        "Pearson correlations| / 2 for numeric pairs, 1 - TVD of the 2-way table "
+        "otherwise; the overall score is their mean (1 is best; the definitions of "
+        "SDMetrics' QualityReport).</p>",
+        _table(scores),
+        "<p>Column Shapes by column:</p>",
+        _table(quality["details"]["column_shapes"])])
+
+
 def write_report(real, synth, path, *, reporting_length=3,
                  title="dpsynth evaluation report", privacy=None, release=None,
                  max_columns=12, encoder=None):
@@ -587,6 +614,7 @@ def write_report(real, synth, path, *, reporting_length=3,
         "averaged over all sets of k columns: 0 means identical, 1 disjoint.</p>",
         _table(tvd),
         f"<p>NIST CRC k-marginal score (2-way): <b>{score}</b></p>",
+        _quality_section(summary.quality),
         "<h2>Combination counts</h2>",
         "<p>Counts of every combination of column values up to length "
         f"{int(summary.tvd.index.max())}, as in the Synthetic Data Showcase evaluation: "

@@ -282,6 +282,14 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         Print one line per released combination length and per sampling run
         (the same lines go to the ``logging`` logger ``"dpsynth"`` at INFO,
         whatever ``verbose``).
+    constraints : list or None, default=None
+        Public rules every sampled record satisfies (objects of
+        :mod:`dpsynth.constraints`, or their dictionary form): allowed or
+        forbidden combinations, implications, inequalities between numeric
+        columns, numeric ranges.  They are declarations, like the bounds
+        (write them from knowledge of the domain, not from the data); they
+        do not change the release, only ``sample``, which conditions the
+        released model on them (post-processing: no privacy cost).
 
     Attributes
     ----------
@@ -309,7 +317,10 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         :meth:`publishable`.
     sampling_stats_ : dict
         Statistics of the last ``sample`` (``n_records``,
-        ``empty_cell_share``; SDS's sampler adds its fallback shares).
+        ``empty_cell_share``; SDS's sampler adds its fallback shares; with
+        conditions or constraints, and after ``sample_remaining_columns``,
+        ``pool_records`` drawn from the model, ``matching_records`` and
+        ``repeated_records``).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
 
@@ -396,6 +407,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
         "max_memory": [Interval(Real, 0, None, closed="neither"), None],
         "verbose": ["verbose"],
+        "constraints": [list, tuple, None],
     }
 
     def __init__(self, *, epsilon=4.0, delta=None, reporting_length=3, percentile=99,
@@ -403,7 +415,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                  fabrication_mode="uncontrolled",
                  number_of_records_epsilon_proportion=0.005, release="auto",
                  synthesis="marginal_matching", encoder=None, n_jobs=None,
-                 random_state=None, max_memory=None, verbose=0):
+                 random_state=None, max_memory=None, verbose=0, constraints=None):
         self.epsilon = epsilon
         self.delta = delta
         self.reporting_length = reporting_length
@@ -419,6 +431,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self.random_state = random_state
         self.max_memory = max_memory
         self.verbose = verbose
+        self.constraints = constraints
 
     # ----------------------------------------------------------- params
     def _check_params(self, n_columns):
@@ -508,6 +521,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             frame, was_frame = check_table(X)
             table, target = self._join_target(frame, y)
         epsilon, R, proportions, rules = self._check_params(table.shape[1])
+        from .constraints import check_constraint_columns
+
+        check_constraint_columns(self.constraints, list(table.columns))  # before any DP step
         delta = accounting.check_delta(self.delta)
         max_bytes = self._check_resources(table, R)  # public facts, before any DP step
         noise_stream, binning_stream = stream(self.random_state, FIT).spawn(2)
@@ -729,7 +745,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             E.g. ``DPAggregates.load(path)``.
         **params
             Sampling parameters (``synthesis``, ``n_jobs``, ``random_state``,
-            ``verbose``).
+            ``verbose``, ``constraints``).
 
         Returns
         -------
@@ -766,13 +782,24 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         return synth
 
     # ------------------------------------------------------------ sample
-    def sample(self, n_samples=None, *, random_state=None, exhaust_counts=False):
+    def sample(self, n_samples=None, *, conditions=None, random_state=None,
+               exhaust_counts=False):
         """Synthesize records from the DP aggregates only.
 
         Parameters
         ----------
         n_samples : int, default=None
-            Number of records; ``None`` gives ``n_records_`` (the DP count).
+            Number of records; ``None`` gives ``n_records_`` (the DP count),
+            or with ``conditions`` the model's expected number of records
+            that satisfy them (its conditional sub-population).
+        conditions : dict or None, default=None
+            ``{column: value}``, ``{column: [values]}`` or, for a numeric
+            (binned) column, ``{column: (low, high)}`` (``None`` for an open
+            end): every record returned satisfies all of them, and the other
+            columns follow the released model's conditional distribution
+            (see :mod:`dpsynth.sampling.conditional`; post-processing, no
+            privacy cost).  A value the release does not hold, or conditions
+            the model gives (near-)zero mass, raise ``ValueError``.
         random_state : int, Generator, RandomState or None, default=None
             ``None`` uses the estimator's ``random_state`` (so an int seed
             gives the same rows on every call; with ``random_state=None``
@@ -792,8 +819,14 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         check_is_fitted(self, "aggregates_")
         self._validate_params()
         self._check_n_jobs()
+        predicates = self._predicates(conditions)
+        if predicates and exhaust_counts:
+            raise ValueError("exhaust_counts=True samples until the 1-counts are used up; it "
+                             "cannot be combined with conditions or constraints.")
         sampler = get_sampler(self.synthesis, n_jobs=self.n_jobs)
-        if exhaust_counts:
+        if predicates and n_samples is None:
+            target = None
+        elif exhaust_counts:
             if type(sampler).__name__ != "AggregateSeededSampler":
                 raise ValueError("exhaust_counts=True is SDS's no-target mode; it needs "
                                  "synthesis='aggregate_seeded'.")
@@ -811,6 +844,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             self._check_sample_size(target)
         sampling_stream, decoding_stream = stream(
             self.random_state if random_state is None else random_state, SAMPLE).spawn(2)
+        if predicates:
+            return self._sample_restricted(predicates, target, sampling_stream,
+                                           decoding_stream, conditions)
         codes = sampler.fit(self.aggregates_).sample(target, np.random.default_rng(sampling_stream))
         stats = getattr(sampler, "stats_", None) or {
             "n_records": codes.shape[0],
@@ -818,6 +854,115 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self.sampling_stats_ = stats
         self._log(f"sampled {codes.shape[0]} records", done=1, total=1, label="sampling")
         return self._decode(codes, decoding_stream)
+
+    # ------------------------------------------------ conditional sampling
+    def _predicates(self, conditions):
+        """The prepared predicates of ``conditions`` and of the declared ``constraints``."""
+        from .constraints import check_constraints
+        from .sampling.conditional import parse_conditions
+
+        schema = self.aggregates_.schema
+        predicates = [c.prepare(schema) for c in parse_conditions(conditions, schema)]
+        predicates += [c.prepare(schema) for c in check_constraints(self.constraints)]
+        return predicates
+
+    def _pool_draw(self):
+        """``draw(n, rng)``: model records for conditional sampling.
+
+        The pools are subsampled, so the marginal-matching sampler's rounding
+        of a small sample to a larger reference (``reference_size``) is not
+        needed and is skipped.
+        """
+        sampler = get_sampler(self.synthesis, n_jobs=self.n_jobs, reference_size=0)
+        sampler.fit(self.aggregates_)
+        return sampler.sample
+
+    def _max_pool(self, n):
+        n_columns = max(len(self.aggregates_.schema), 1)
+        memory = int(self._max_bytes() // (n_columns * _BYTES_PER_SAMPLED_CELL))
+        return max(min(max(20 * (n or self.n_records_), 2_000_000), memory), 1)
+
+    def _sample_restricted(self, predicates, n, sampling_stream, decoding_stream, conditions):
+        """Records of the model that satisfy ``predicates`` (conditions and constraints)."""
+        from .sampling.conditional import draw_restricted
+
+        what = "the conditions" if conditions else "the constraints"
+        if conditions and self.constraints:
+            what = "the conditions with the constraints"
+        rng = np.random.default_rng(sampling_stream)
+        codes, values, stats = draw_restricted(
+            self._pool_draw(), self.aggregates_.schema, predicates, n, rng,
+            n_records=float(self.n_records_), max_pool=self._max_pool(n), describe=what)
+        if n is None:
+            self._check_sample_size(codes.shape[0])
+        stats["empty_cell_share"] = float(np.mean(codes < 0)) if codes.size else 0.0
+        self.sampling_stats_ = stats
+        self._log(f"sampled {codes.shape[0]} records satisfying {what} (from "
+                  f"{stats['pool_records']} model records)", done=1, total=1, label="sampling")
+        return self._decode(codes, decoding_stream, values=values)
+
+    def sample_remaining_columns(self, known, *, random_state=None):
+        """Fill in the other columns of ``known`` from the model's conditional distribution.
+
+        Every row of ``known`` gets values of the other columns drawn from the
+        released model given that row's known values (binned columns: given
+        their bin, which is all the model holds of them).  Post-processing of
+        the release: no privacy cost.
+
+        Parameters
+        ----------
+        known : DataFrame
+            Some of the columns (by name) the synthesizer was fitted on (with
+            y: the target too), any index.
+        random_state : int, Generator, RandomState or None, default=None
+            As in :meth:`sample`.
+
+        Returns
+        -------
+        X : DataFrame
+            ``known``'s rows (same index) with every column in training order;
+            the columns of ``known`` are kept exactly (values and dtypes).
+            ``(X, y)`` if the synthesizer was fitted with y.
+
+        Raises
+        ------
+        ValueError
+            A column or value the release does not hold, or a row whose known
+            values have zero mass in the model.
+        """
+        from .sampling.conditional import fill_known
+
+        check_is_fitted(self, "aggregates_")
+        self._validate_params()
+        self._check_n_jobs()
+        if not isinstance(known, pd.DataFrame):
+            raise TypeError("known must be a DataFrame whose columns are some of the "
+                            f"synthesizer's; got {type(known).__name__}.")
+        schema = self.aggregates_.schema
+        unknown = [c for c in known.columns if c not in schema.names]
+        if unknown or known.columns.duplicated().any():
+            raise ValueError(f"known has column(s) {unknown or list(known.columns)} that are "
+                             f"not (once) among the synthesizer's columns {schema.names}.")
+        if known.shape[1] == 0:
+            raise ValueError("known has no column; use sample(n_samples) instead.")
+        predicates = self._predicates(None)
+        sampling_stream, decoding_stream = stream(
+            self.random_state if random_state is None else random_state, SAMPLE).spawn(2)
+        rng = np.random.default_rng(sampling_stream)
+        self._check_sample_size(len(known))
+        codes, values, stats = fill_known(
+            self._pool_draw(), schema, predicates, known, rng,
+            max_pool=self._max_pool(len(known)), n_records=float(self.n_records_))
+        stats["empty_cell_share"] = float(np.mean(codes < 0)) if codes.size else 0.0
+        self.sampling_stats_ = stats
+        out = self._decode(codes, decoding_stream, values=values, as_frame=True)
+        out.index = known.index
+        for name in known.columns:
+            out[name] = known[name]
+        target = self._target_name
+        if target is None:
+            return out
+        return out.drop(columns=[target]), out[target]
 
     def fit_resample(self, X, y):
         """Fit on ``(X, y)`` and return a synthetic ``(X, y)`` of ``n_records_`` rows.
@@ -875,9 +1020,22 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         fake_codes = pd.DataFrame(encoder.transform(fake[names])[:, positions], columns=compared)
         return 1.0 - marginal_tvd(real_codes, fake_codes, k=2 if len(compared) >= 2 else 1)
 
-    def _decode(self, codes, seed):
-        """Codes -> the declared dtypes (within-bin draws from their own stream)."""
+    def _decode(self, codes, seed, values=None, as_frame=False):
+        """Codes -> the declared dtypes (within-bin draws from their own stream).
+
+        ``values``: ``{column index: (values, missing)}`` already drawn for
+        some binned columns (conditional sampling), kept as they are.
+        ``as_frame``: one DataFrame, target included.
+        """
         frame = self.aggregates_.encoder.inverse_transform(codes, random_state=seed)
+        if values:
+            from .sampling.conditional import restore_column
+
+            schema = self.aggregates_.schema
+            for j, (drawn, missing) in values.items():
+                frame[schema[j].name] = restore_column(schema, j, drawn, missing)
+        if as_frame:
+            return frame
         target = self._target_name
         if target is None:
             return frame if self._output_frame else frame.to_numpy()

@@ -218,6 +218,54 @@ def test_sample_defaults_to_the_dp_record_count(capsys, work, table_csv):
     assert len(pd.read_csv("out.csv")) == DPAggregates.load("agg.json").n_records
 
 
+def test_sample_where_conditions_every_record(capsys, work, table_csv):
+    assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS, "--seed", 0)[0] == 0
+    code, out, err = run(capsys, "sample", "agg.json", "-n", 200, "-o", "out.csv",
+                         "--where", "color=red", "--where", "color=blue",
+                         "--where", "age=30:60", "--seed", 1)
+    assert code == 0, err
+    synthetic = pd.read_csv("out.csv")
+    assert len(synthetic) == 200 and "wrote 200 synthetic records" in out
+    assert set(synthetic["color"]) <= {"red", "blue"}
+    assert synthetic["age"].between(30, 60).all()
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "all.csv", "--where", "color=red")
+    assert code == 0, err
+    share = len(pd.read_csv("all.csv")) / DPAggregates.load("agg.json").n_records
+    assert 0.15 < share < 0.5  # the model's matching records (about a third)
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "bad.csv", "--where", "color=pink")
+    assert_one_line_error(code, err, "sample", "'pink'", "available")
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "bad.csv", "--where", "age=x:3")
+    assert_one_line_error(code, err, "sample", "is not a number")
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "bad.csv", "--where", "colour")
+    assert_one_line_error(code, err, "sample", "COL=VALUE")
+    assert not Path("bad.csv").exists()
+
+
+def test_schema_constraints_hold_in_synthesize_and_sample(capsys, work, table_csv):
+    schema = {"columns": [{"name": "age", "kind": "numeric", "dtype": "int64",
+                           "bounds": [0, 100]},
+                          {"name": "income", "kind": "numeric", "dtype": "float64",
+                           "bounds": [0, 200000]}],
+              "constraints": [{"kind": "forbidden_combinations", "columns": ["color", "size"],
+                               "combinations": [["red", "M"]]},
+                              {"kind": "range", "column": "age", "low": 20, "high": 80}]}
+    Path("schema.json").write_text(json.dumps(schema))
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "syn.csv", "--schema",
+                       "schema.json", "-n", 500, "--aggregates-out", "agg.json", "--seed", 0)
+    assert code == 0, err
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "more.csv", "-n", 500,
+                       "--schema", "schema.json")
+    assert code == 0, err
+    for name in ("syn.csv", "more.csv"):
+        synthetic = pd.read_csv(name)
+        assert not ((synthetic["color"] == "red") & (synthetic["size"] == "M")).any()
+        assert synthetic["age"].between(20, 80).all()
+    schema["constraints"] = [{"kind": "inequality", "low": "age"}]
+    Path("bad.json").write_text(json.dumps(schema))
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "bad.csv", "--schema", "bad.json")
+    assert_one_line_error(code, err, "sample", "constraint 0", "unknown field")
+
+
 def test_sample_threads_give_the_same_records(capsys, work, table_csv):
     assert run(capsys, "aggregate", table_csv, "-o", "agg.json", *BOUNDS, "--seed", 0)[0] == 0
     for jobs, output in (("1", "one.csv"), ("2", "two.csv")):

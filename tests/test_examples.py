@@ -16,6 +16,9 @@ EXPECTED = {
     "plot_privacy_utility_curve.py": ["mean TVD by epsilon", "independent columns"],
     "plot_tstr_pipeline.py": ["train on synthetic (epsilon", "privacy budget spent"],
     "plot_local_dp.py": ["local DP (CALM): epsilon=2.0", "mean SSE of the 3-way marginals"],
+    "plot_conditional_sampling.py": ["conditional sample: 500 records, digits [3]",
+                                     "violations in the synthetic records: [0, 0]",
+                                     "quality score"],
 }
 
 # runs the script with `import matplotlib` failing, as if it were not installed

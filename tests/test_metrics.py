@@ -548,3 +548,47 @@ def test_fidelity_scorer_joins_the_target(table):
     assert scorer(synthesizer, X, y) == pytest.approx(1 / 3)
     # Arrays take the sample's column names.
     assert scorer(synthesizer, X.to_numpy()) == 1.0
+
+
+# --------------------------------------------------- SDMetrics-style quality report
+def test_quality_report_follows_the_sdmetrics_definitions():
+    from scipy.stats import ks_2samp
+
+    from dpsynth.metrics import column_pair_trends, column_shapes, quality_report
+
+    rng = np.random.default_rng(0)
+    real = pd.DataFrame({"x": rng.normal(size=500), "y": rng.normal(size=500),
+                         "c": rng.choice(["a", "b"], size=500)})
+    real["y"] = real["x"] + 0.5 * real["y"]
+    synth = pd.DataFrame({"x": rng.normal(size=400), "y": rng.normal(size=400),
+                          "c": rng.choice(["a", "b", "z"], size=400, p=[0.5, 0.3, 0.2])})
+    shapes = column_shapes(real, synth).set_index("column")
+    assert shapes.loc["x", "metric"] == "KSComplement"
+    assert shapes.loc["x", "score"] == pytest.approx(1 - ks_2samp(real.x, synth.x).statistic)
+    p = real.c.value_counts(normalize=True)
+    q = synth.c.value_counts(normalize=True)
+    assert shapes.loc["c", "score"] == pytest.approx(
+        1 - 0.5 * p.subtract(q, fill_value=0).abs().sum())
+    pairs = column_pair_trends(real, synth).set_index(["column_1", "column_2"])
+    rho_r, rho_s = real.x.corr(real.y), synth.x.corr(synth.y)
+    assert pairs.loc[("x", "y"), "score"] == pytest.approx(1 - abs(rho_r - rho_s) / 2)
+    assert pairs.loc[("x", "c"), "metric"] == "ContingencySimilarity"
+    report = quality_report(real, synth)
+    assert report["score"] == pytest.approx(
+        (report["column_shapes"] + report["column_pair_trends"]) / 2)
+    same = quality_report(real, real)
+    assert same["score"] == pytest.approx(1.0)
+    assert report["score"] < same["score"]
+
+
+def test_quality_report_sdmetrics_handoff_is_optional():
+    from dpsynth.metrics import quality_report
+
+    frame = pd.DataFrame({"a": ["x", "y"] * 10, "b": np.arange(20.0)})
+    try:
+        import sdmetrics  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="sdmetrics"):
+            quality_report(frame, frame, use_sdmetrics=True)
+    else:
+        assert quality_report(frame, frame, use_sdmetrics=True)["source"] == "sdmetrics"

@@ -165,7 +165,9 @@ def test_report_without_matplotlib(tables, tmp_path, no_matplotlib):
     assert "matplotlib is not installed" in page
     assert "<img" not in page
     assert "<h2>Privacy</h2>" not in page  # no privacy given
-    assert page.count("<table") == 3  # TVD by k, errors by length, columns
+    # TVD by k, quality scores, column shapes, errors by length, columns
+    assert page.count("<table") == 5
+    assert "Quality report (SDMetrics-style)" in page and "Column Pair Trends" in page
 
 
 def test_report_is_self_contained(tables, tmp_path, no_matplotlib):

@@ -189,3 +189,239 @@ def test_verbose_prints_one_line_per_length(capsys):
     assert [line.split(":")[0] for line in lines] == [
         "[DPMarginalSynthesizer] length 1", "[DPMarginalSynthesizer] length 2",
         "[DPMarginalSynthesizer] length 3"]
+
+
+# ------------------------------------------------ conditional sampling, constraints
+def _population_table(n, seed):
+    """A table with dependence between a rare group and the other columns."""
+    rng = np.random.default_rng(seed)
+    race = rng.choice(["White", "Black", "Asian", "Other"], size=n, p=[0.6, 0.1, 0.2, 0.1])
+    sex = rng.choice(["F", "M"], size=n)
+    age = np.clip(rng.normal(40, 12, n) + (race == "Black") * 8, 18, 90).astype(np.int64)
+    old = age > 45
+    edu = np.where(rng.random(n) < np.where(old, 0.5, 0.25), "Grad",
+                   np.where(rng.random(n) < 0.5, "College", "HS"))
+    income = np.round(np.exp(rng.normal(10.3 + 0.3 * (edu == "Grad") + 0.15 * (sex == "M"),
+                                        0.4)), 2)
+    region = rng.choice(list("NSEW"), size=n)
+    region = np.where((race == "Black") & (rng.random(n) < 0.5), "S", region)
+    start = rng.integers(0, 50, size=n)
+    end = start + rng.integers(0, 30, size=n)
+    pregnant = np.where((sex == "F") & (age < 45) & (rng.random(n) < 0.1), "yes", "no")
+    return pd.DataFrame({"race": race, "sex": sex, "age": age, "edu": edu,
+                         "income": income, "region": region, "start": start, "end": end,
+                         "pregnant": pregnant})
+
+
+_POPULATION_BOUNDS = {"age": (18, 91), "income": (0, 150_000), "start": (0, 50),
+                      "end": (0, 80)}
+
+
+@pytest.fixture(scope="module")
+def population():
+    """(fitted synthesizer at epsilon=4, held-out real table)."""
+    train = _population_table(40_000, 0)
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0, encoder=TableEncoder(
+        bounds=_POPULATION_BOUNDS)).fit(train)
+    return synth, _population_table(40_000, 1)
+
+
+def _binned(synth, frame, column):
+    """Bin codes of a column under the release's public schema (for TVDs)."""
+    from dpsynth.sampling.conditional import encode_known
+
+    schema = synth.aggregates_.schema
+    return pd.Series(encode_known(schema, frame[[column]])[schema.names.index(column)])
+
+
+def _tvd(a, b):
+    p = pd.Series(np.asarray(a)).value_counts(normalize=True)
+    q = pd.Series(np.asarray(b)).value_counts(normalize=True)
+    return 0.5 * p.subtract(q, fill_value=0).abs().sum()
+
+
+def test_conditional_sample_follows_the_real_conditional_distribution(population):
+    synth, holdout = population
+    conditions = {"race": "Black"}  # about 10% of the records
+    out = synth.sample(5000, conditions=conditions)
+    assert len(out) == 5000 and (out["race"] == "Black").all()
+    assert out.dtypes.to_dict() == synth.sample(10).dtypes.to_dict()
+    real = holdout[holdout["race"] == "Black"]
+    assert 0.08 < len(real) / len(holdout) < 0.12
+    for column in ["sex", "age", "edu", "income", "region", "start", "end"]:
+        tvd = _tvd(_binned(synth, real, column), _binned(synth, out, column))
+        assert tvd <= 0.06, (column, tvd)
+    # the condition matters: the unconditional age distribution is further away
+    assert _tvd(_binned(synth, real, "age"), _binned(synth, synth.sample(5000), "age")) > 0.1
+
+
+def test_conditional_sample_on_a_numeric_range_and_value_lists(population):
+    synth, holdout = population
+    out = synth.sample(3000, conditions={"age": (30, 40), "race": ["Black", "Other"]})
+    assert out["age"].between(30, 40).all() and out["race"].isin(["Black", "Other"]).all()
+    assert out["age"].dtype == np.int64 and out["age"].nunique() == 11  # in-bin draws in range
+    real = holdout[holdout["age"].between(30, 40) & holdout["race"].isin(["Black", "Other"])]
+    for column in ["edu", "region", "income"]:
+        assert _tvd(_binned(synth, real, column), _binned(synth, out, column)) <= 0.06
+    half_open = synth.sample(500, conditions={"income": (None, 20_000.5)})
+    assert (half_open["income"] <= 20_000.5).all()
+    exact = synth.sample(200, conditions={"age": 33})
+    assert (exact["age"] == 33).all()
+
+
+def test_conditional_sample_defaults_to_the_models_matching_records(population):
+    synth, _ = population
+    out = synth.sample(conditions={"race": "Black"}, random_state=1)
+    share = len(out) / synth.n_records_
+    assert 0.08 < share < 0.12
+    assert synth.sampling_stats_["n_records"] == len(out)
+
+
+def test_conditional_sample_is_reproducible(population):
+    synth, _ = population
+    a = synth.sample(300, conditions={"race": "Asian"}, random_state=5)
+    b = synth.sample(300, conditions={"race": "Asian"}, random_state=5)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_unreleased_condition_values_and_zero_mass_are_errors(population):
+    synth, _ = population
+    with pytest.raises(ValueError, match=r"'Blak'.*available: \['Asian', 'Black'"):
+        synth.sample(10, conditions={"race": "Blak"})
+    with pytest.raises(ValueError, match="no column 'colour'|not in the release"):
+        synth.sample(10, conditions={"colour": "red"})
+    with pytest.raises(ValueError, match="outside the released bins"):
+        synth.sample(10, conditions={"age": 300})
+    with pytest.raises(ValueError, match="overlaps none"):
+        synth.sample(10, conditions={"age": (200, 300)})
+    with pytest.raises(ValueError, match="low <= high"):
+        synth.sample(10, conditions={"age": (40, 30)})
+    with pytest.raises(ValueError, match="zero mass"):  # a float value has no mass in a bin
+        synth.sample(10, conditions={"income": 12345.67})
+    with pytest.raises(TypeError, match="conditions must be a dict"):
+        synth.sample(10, conditions=[("race", "Black")])
+
+
+def test_sample_remaining_columns_keeps_the_known_columns(population):
+    synth, holdout = population
+    real = holdout[holdout["age"].between(20, 69)].iloc[:6000]  # no combination of zero mass
+    known = real[["race", "age"]].copy()
+    known.index = pd.Index(np.arange(len(known)) * 3 + 7, name="id")
+    before = known.copy()
+    out = synth.sample_remaining_columns(known)
+    pd.testing.assert_frame_equal(known, before)  # input untouched
+    assert list(out.columns) == list(holdout.columns)
+    assert out.index.equals(known.index)
+    pd.testing.assert_frame_equal(out[["race", "age"]], known)
+    for column in ["sex", "edu", "region", "income"]:
+        pair_real = real["race"].astype(str) + "|" + _binned(synth, real, column).astype(str).values
+        pair_out = out["race"].astype(str).values + "|" + _binned(synth, out, column).astype(
+            str).values
+        assert _tvd(pair_real, pair_out) <= 0.06, column
+    pair_real = _binned(synth, real, "age").astype(str) + "|" + real["edu"].astype(str).values
+    pair_out = _binned(synth, out, "age").astype(str) + "|" + out["edu"].astype(str).values
+    assert _tvd(pair_real, pair_out) <= 0.06
+
+
+def test_sample_remaining_columns_errors(population):
+    synth, _ = population
+    with pytest.raises(ValueError, match="'Martian'.*available"):
+        synth.sample_remaining_columns(pd.DataFrame({"race": ["Black", "Martian"]}))
+    with pytest.raises(ValueError, match="not .*among the synthesizer's columns"):
+        synth.sample_remaining_columns(pd.DataFrame({"colour": ["red"]}))
+    with pytest.raises(TypeError, match="DataFrame"):
+        synth.sample_remaining_columns(np.zeros((2, 1)))
+    with pytest.raises(ValueError, match="zero mass .*race='Black', age='\\[84, 91\\]'"):
+        synth.sample_remaining_columns(pd.DataFrame({"race": ["Black", "White"],
+                                                     "age": [90, 40]}))
+
+
+def test_conditional_sampling_from_aggregates_and_aggregate_seeded(tmp_path):
+    table = _population_table(5000, 2)[["race", "sex", "edu", "region"]]
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(table)
+    path = tmp_path / "agg.json"
+    synth.aggregates_.save(path)
+    loaded = DPMarginalSynthesizer.from_aggregates(DPAggregates.load(path), random_state=0)
+    out = loaded.sample(200, conditions={"sex": "F", "edu": ["HS", "Grad"]})
+    assert (out["sex"] == "F").all() and out["edu"].isin(["HS", "Grad"]).all()
+    seeded = DPMarginalSynthesizer(epsilon=4.0, random_state=0,
+                                   synthesis="aggregate_seeded").fit(table)
+    out = seeded.sample(200, conditions={"region": "S"})
+    assert len(out) == 200 and (out["region"] == "S").all()
+    filled = seeded.sample_remaining_columns(table[["race"]].iloc[:50])
+    assert filled["race"].equals(table["race"].iloc[:50])
+
+
+def test_constraints_hold_in_a_million_records_and_leave_other_columns_alone(population):
+    from dpsynth.constraints import (AllowedCombinations, ForbiddenCombinations, Implication,
+                                     Inequality, ScalarRange, constraint_violations)
+
+    synth, holdout = population
+    # public rules of the domain, which the real records follow
+    constraints = [
+        Inequality("start", "end"),
+        ScalarRange("age", 18, 90),  # the last bin [84, 91] holds 91
+        ForbiddenCombinations(["sex", "pregnant"], [("M", "yes")]),
+        Implication("pregnant", "yes", "sex", ["F"]),
+        AllowedCombinations(["sex", "pregnant"], [("F", "yes"), ("F", "no"), ("M", "no")]),
+    ]
+    report = constraint_violations(holdout, constraints)
+    assert list(report.columns) == ["constraint", "violations", "share"]
+    assert report["violations"].tolist() == [0] * 5
+    assert constraint_violations(holdout, [ForbiddenCombinations(
+        ["race", "edu"], [("Asian", "HS")])])["violations"].iloc[0] == (
+        (holdout["race"] == "Asian") & (holdout["edu"] == "HS")).sum()
+    free = synth.sample(1_000_000, random_state=3)
+    assert constraint_violations(free, constraints)["violations"].sum() > 0  # noise breaks them
+    constrained = clone(synth).set_params(constraints=constraints)
+    constrained._set_release(synth.aggregates_, output_frame=True)  # same release, no refit
+    out = constrained.sample(1_000_000, random_state=3)
+    assert len(out) == 1_000_000
+    assert constraint_violations(out, constraints)["violations"].tolist() == [0] * 5
+    # accuracy unchanged within noise, the constrained columns included
+    for column in holdout.columns:
+        real = _binned(synth, holdout, column)
+        before = _tvd(real, _binned(synth, free, column))
+        after = _tvd(real, _binned(synth, out, column))
+        assert after <= before + 0.01, (column, before, after)
+
+
+def test_constraints_are_clonable_parameters_and_checked_against_the_release(population):
+    from dpsynth.constraints import Inequality, ScalarRange, constraint_from_dict
+
+    synth, _ = population
+    params = dict(constraints=[Inequality("start", "end"), {"kind": "range", "column": "age",
+                                                            "low": 20, "high": 60}])
+    est = DPMarginalSynthesizer(**params)
+    assert clone(est).get_params()["constraints"] == params["constraints"]
+    assert constraint_from_dict(Inequality("a", "b").to_dict()) == Inequality("a", "b")
+    assert constraint_from_dict(ScalarRange("a", 1, 2).to_dict()) == ScalarRange("a", 1, 2)
+    with pytest.raises(ValueError, match="Unknown constraint kind"):
+        constraint_from_dict({"kind": "positive"})
+    with pytest.raises(ValueError, match=r"names the column\(s\) \['stop'\]"):
+        DPMarginalSynthesizer(constraints=[Inequality("start", "stop")]).fit(
+            _population_table(50, 0))
+    bad = clone(synth).set_params(constraints=[Inequality("race", "end")])
+    bad._set_release(synth.aggregates_, output_frame=True)
+    with pytest.raises(ValueError, match="numeric .*'race' is categorical"):
+        bad.sample(10)
+    empty = clone(synth).set_params(constraints=[ScalarRange("age", 18, 18.5),
+                                                 ScalarRange("age", 19, 20)])
+    empty._set_release(synth.aggregates_, output_frame=True)
+    with pytest.raises(ValueError, match="zero mass"):
+        empty.sample(10)
+
+
+def test_sample_remaining_columns_respects_constraints_with_the_known_values(population):
+    from dpsynth.constraints import Inequality, constraint_violations
+
+    synth, holdout = population
+    constraints = [Inequality("start", "end")]
+    constrained = clone(synth).set_params(constraints=constraints)
+    constrained._set_release(synth.aggregates_, output_frame=True)
+    known = holdout[["start", "race"]].iloc[:3000]
+    out = constrained.sample_remaining_columns(known)
+    pd.testing.assert_frame_equal(out[["start", "race"]], known)
+    assert constraint_violations(out, constraints)["violations"].tolist() == [0]
+    with pytest.raises(ValueError, match="zero mass"):  # end is at most 79
+        constrained.sample_remaining_columns(pd.DataFrame({"start": [1000]}))

@@ -169,7 +169,7 @@ def as_table(sample):
     return sample
 
 
-def write_records(synthesizer, n_samples, path, seed, *, chunk_size=None):
+def write_records(synthesizer, n_samples, path, seed, *, chunk_size=None, conditions=None):
     """Sample ``n_samples`` records chunk by chunk into one CSV file, atomically.
 
     Each chunk of at most ``chunk_size`` records is drawn with its own child
@@ -188,6 +188,9 @@ def write_records(synthesizer, n_samples, path, seed, *, chunk_size=None):
         None: OS entropy.
     chunk_size : int, default=None
         None: :data:`CHUNK_SIZE`.
+    conditions : dict or None, default=None
+        Passed to ``sample``: every record satisfies them; ``n_samples=None``
+        is then the model's expected number of matching records.
 
     Returns
     -------
@@ -195,6 +198,8 @@ def write_records(synthesizer, n_samples, path, seed, *, chunk_size=None):
         Number of records written.
     """
     chunk_size = CHUNK_SIZE if chunk_size is None else chunk_size
+    if n_samples is None and conditions:  # the conditional sub-population's size
+        n_samples = len(synthesizer.sample(None, conditions=conditions, random_state=seed))
     n_samples = synthesizer.n_records_ if n_samples is None else n_samples
     n_chunks = max(1, math.ceil(n_samples / chunk_size))
     streams = np.random.SeedSequence(seed).spawn(n_chunks)
@@ -205,7 +210,8 @@ def write_records(synthesizer, n_samples, path, seed, *, chunk_size=None):
                 size = min(chunk_size, n_samples - written)
                 state = np.random.RandomState(np.random.MT19937(stream))
                 with muted_progress("sampling"):  # one line per chunk, below
-                    chunk = as_table(synthesizer.sample(size, random_state=state))
+                    chunk = as_table(synthesizer.sample(size, random_state=state,
+                                                        conditions=conditions))
                 chunk.to_csv(handle, index=False, header=i == 0, lineterminator="\n")
                 written += len(chunk)
                 log_progress(i + 1, n_chunks, "sampling",
@@ -376,7 +382,8 @@ def apply_special_values(specs, declaration):
             raise CommandError(f"column {name!r} has different special values in --schema "
                                "and --special-values; declare them in one place")
         columns[columns.index(column)] = replace(column, special_values=numbers)
-    return io.Declaration(tuple(columns), declaration.missing_values)
+    return io.Declaration(tuple(columns), declaration.missing_values,
+                          declaration.constraints)
 
 
 def load_categories(path):
@@ -447,7 +454,8 @@ def build_declaration(args):
         merged_name = name if merged_name is None else f"{merged_name}, {name}"
     markers = getattr(args, "na_values", None) or []
     base = merged.missing_values if merged.missing_values is not None else ("",)
-    declaration = io.Declaration(merged.columns, tuple(dict.fromkeys((*base, *markers))))
+    declaration = io.Declaration(merged.columns, tuple(dict.fromkeys((*base, *markers))),
+                                 merged.constraints)
     declaration = apply_special_values(getattr(args, "special_values", None), declaration)
     return declaration, origins
 
@@ -682,7 +690,7 @@ def fit(args, frame, declaration):
         release=getattr(args, "release", "auto"),
         max_memory=getattr(args, "max_memory", None),
         encoder=encoder(args, declared, declaration), n_jobs=getattr(args, "n_jobs", None),
-        random_state=args.seed)
+        random_state=args.seed, constraints=list(declaration.constraints) or None)
     return synthesizer.fit(frame)
 
 

@@ -215,6 +215,14 @@ def build_parser():
     command.add_argument("-o", "--output", required=True, metavar="OUT.csv")
     _add_samples(command, "records")
     command.add_argument("--seed", type=int, default=None, help="random seed")
+    command.add_argument("--where", action="append", metavar="COL=VALUE", default=None,
+                         help="condition every record satisfies: COL=VALUE, or COL=LO:HI for "
+                              "a numeric column (LO or HI may be empty); repeat it for more "
+                              "columns, or for one column to allow several values. Without "
+                              "-n, writes the model's expected number of matching records")
+    command.add_argument("--schema", metavar="FILE.json",
+                         help="a declaration whose public \"constraints\" every record "
+                              "satisfies (its columns are not used)")
     _add_jobs(command)
     _add_force(command)
     _add_reporting(command, "print a line per sampled chunk")

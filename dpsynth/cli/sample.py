@@ -1,10 +1,11 @@
 """``dpsynth sample``: synthetic records from a released DP aggregates file."""
 
+from .. import io
 from ..aggregates import DPAggregates
 from ..synthesizer import DPMarginalSynthesizer
 from . import _common, _distributed
 
-__all__ = ["run"]
+__all__ = ["parse_where", "run"]
 
 
 def load_aggregates(path):
@@ -14,6 +15,53 @@ def load_aggregates(path):
         return DPAggregates.load(path)
     except ValueError as exc:
         raise _common.CommandError(_common.one_line(exc)) from None
+
+
+def _number(text, option):
+    try:
+        return float(text)
+    except ValueError:
+        raise _common.CommandError(f"--where {option}: {text!r} is not a number") from None
+
+
+def parse_where(specs, schema):
+    """``["race=Black", "age=30:40"]`` -> the ``conditions`` of ``sample``.
+
+    ``COL=LO:HI`` on a numeric (binned) column is a range (an empty end is
+    open); ``COL=VALUE`` a value, matched to the released values by their
+    text (a number on a numeric column); several ``--where`` on one column
+    allow any of their values.
+    """
+    if not specs:
+        return None
+    conditions = {}
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        if not sep or not name:
+            raise _common.CommandError(f"--where takes COL=VALUE or COL=LO:HI; got {spec!r}")
+        if name not in schema.names:
+            raise _common.CommandError(f"--where {spec}: the release has no column {name!r}; "
+                                       f"its columns are {schema.names}")
+        column = schema[schema.names.index(name)]
+        if column.binning is not None:
+            if ":" in text:
+                low, _, high = text.partition(":")
+                value = (_number(low, spec) if low.strip() else None,
+                         _number(high, spec) if high.strip() else None)
+            else:
+                value = _number(text, spec)
+        else:
+            by_text = {str(v): v for v in column.values}
+            value = by_text.get(text, text)
+        if name in conditions:
+            if isinstance(value, tuple) or isinstance(conditions[name], tuple):
+                raise _common.CommandError(f"--where: column {name!r} has a range and another "
+                                           "condition; give one range per column")
+            previous = conditions[name]
+            conditions[name] = (previous if isinstance(previous, list) else [previous]) + [value]
+        else:
+            conditions[name] = value
+    return conditions
 
 
 def run(args):
@@ -41,10 +89,21 @@ def run(args):
     _common.check_n_samples(args.n_samples)
     _common.check_n_jobs(args.n_jobs)
     aggregates = load_aggregates(args.aggregates)
+    constraints = None
+    if getattr(args, "schema", None):
+        _common.check_inputs(args.schema, what="schema file")
+        constraints = list(io.load_declaration(args.schema).constraints) or None
     synthesizer = DPMarginalSynthesizer.from_aggregates(
-        aggregates, random_state=args.seed, n_jobs=args.n_jobs)
+        aggregates, random_state=args.seed, n_jobs=args.n_jobs, constraints=constraints)
     _common.check_samplable(aggregates, args.aggregates)
-    if parquet:
+    conditions = parse_where(getattr(args, "where", None), aggregates.schema)
+    if conditions and parquet:
+        raise _common.CommandError("--where writes CSV output; drop the Parquet output or "
+                                   "the conditions")
+    if conditions:
+        written = _common.write_records(synthesizer, args.n_samples, args.output, args.seed,
+                                        conditions=conditions)
+    elif parquet:
         with _distributed.engine_client(args):
             written = _distributed.write_partitions(synthesizer, args.n_samples, args.output,
                                                     args.seed, args.partition_size,
