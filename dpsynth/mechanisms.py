@@ -42,6 +42,7 @@ __all__ = [
     "NOISES",
     "check_noise",
     "discrete_gaussian",
+    "discrete_gaussian_multiples",
     "discrete_laplace",
     "dyadic_variance",
     "discrete_gaussian_mu",
@@ -151,6 +152,48 @@ def discrete_gaussian(size, sigma, rng):
         kernel(_bits(rng), out, np.ascontiguousarray(S), np.ascontiguousarray(e),
                np.ascontiguousarray(tau))
     return out.reshape(shape)
+
+
+def discrete_gaussian_multiples(sigma, multiples, rng):
+    """Exact discrete Gaussian draws of variance ``sigma**2 * multiples[i]``, one per entry.
+
+    ``multiples`` are positive integers (e.g. the squared norms of an
+    integer basis): ``sigma**2`` is rounded up once to ``S * 2**e``
+    (:func:`dyadic_variance`) and each ``S * multiples[i]`` is exact in
+    64-bit integers, then rounded up to 24 significant bits, so every
+    variance is at least the asked one, without a rational per entry.
+
+    Returns
+    -------
+    ndarray of int64 of the shape of ``multiples``
+    """
+    from ._core._noise import discrete_gaussian as kernel
+    multiples = np.asarray(multiples)
+    if multiples.dtype.kind not in "iu" or (multiples.size and multiples.min() < 1):
+        raise ValueError("multiples must be positive integers.")
+    S0, e0, _ = dyadic_variance(sigma)
+    flat = multiples.astype(np.uint64).ravel()
+    if flat.size and int(flat.max()) >= 2**63 // S0:
+        return discrete_gaussian(multiples.shape, sigma * np.sqrt(multiples.astype(float)),
+                                 rng)
+    product = flat * np.uint64(S0)
+    length = np.floor(np.log2(product.astype(np.float64))).astype(np.int64) + 1
+    # exact bit lengths (the float log can be one off near powers of two)
+    too_long = (product >> np.maximum(length - 1, 0).astype(np.uint64)) > 1
+    length[too_long] += 1
+    too_short = (length > 0) & ((product >> np.maximum(length - 1, 0).astype(np.uint64)) == 0)
+    length[too_short] -= 1
+    shift = np.maximum(length - 24, 0)
+    S = (product + ((np.uint64(1) << shift.astype(np.uint64)) - np.uint64(1))) >> shift.astype(
+        np.uint64)
+    e = e0 + shift
+    bits = np.floor(np.log2(S.astype(np.float64))).astype(np.int64) + 2  # >= bit length of S
+    tau = np.maximum((bits + e + 1) // 2, 0)   # 4**tau >= 2**(bits + e) > S 2**e
+    out = np.empty(flat.size, dtype=np.int64)
+    if out.size:
+        kernel(_bits(rng), out, np.ascontiguousarray(S), np.ascontiguousarray(e),
+               np.ascontiguousarray(tau))
+    return out.reshape(multiples.shape)
 
 
 def discrete_laplace(size, scale, rng):
@@ -523,17 +566,23 @@ def dp_quantiles(values, quantiles, bounds, epsilon, rng):
 __all__ += ["dp_quantile_probabilities", "dp_quantile", "dp_quantiles"]
 
 
-def stability_threshold(epsilon, delta):
+def stability_threshold(epsilon, delta, noise="continuous"):
     """Threshold of the Laplace stability-based histogram: ``1 + ln(1 / (2 delta)) / epsilon``.
 
     A value held by a single record gets the noisy count ``1 + Lap(1/epsilon)``,
     which exceeds this threshold with probability exactly
-    ``exp(-(t - 1) epsilon) / 2 = delta``.
+    ``exp(-(t - 1) epsilon) / 2 = delta``.  With ``noise="discrete"`` the
+    count is ``1 + Y``, ``Y`` discrete Laplace with ``P[Y >= m] = a**m / (1 +
+    a) < a**m``, ``a = exp(-1/scale)``; the threshold ``1 + ln(1/delta) /
+    epsilon'`` with ``epsilon' = epsilon (1 - 2**-29)`` (below ``1/scale``
+    after the sampler's rounding of the scale) keeps it below ``delta``.
     """
+    if check_noise(noise) == "discrete":
+        return 1.0 + np.log(1.0 / delta) / (epsilon * (1.0 - 2.0**-29))
     return 1.0 + np.log(1.0 / (2.0 * delta)) / epsilon
 
 
-def stable_histogram(values, epsilon, delta, rng):
+def stable_histogram(values, epsilon, delta, rng, noise="discrete"):
     """Frequent exact values by the Laplace stability-based histogram.
 
     Every distinct value of ``values`` gets its count plus ``Lap(1/epsilon)``
@@ -553,6 +602,8 @@ def stable_histogram(values, epsilon, delta, rng):
         One value per record (missing values removed).
     epsilon, delta : float
     rng : numpy.random.Generator
+    noise : {"discrete", "continuous"}, default="discrete"
+        Discrete Laplace (exact, integer) or numpy's Laplace noise.
 
     Returns
     -------
@@ -562,17 +613,17 @@ def stable_histogram(values, epsilon, delta, rng):
         Their noisy counts.
     """
     observed, counts = np.unique(np.asarray(values, dtype=np.float64), return_counts=True)
-    noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=counts.size)
-    keep = noisy > stability_threshold(epsilon, delta)
+    noisy = laplace_measure(counts, epsilon, rng, noise)
+    keep = noisy > stability_threshold(epsilon, delta, noise)
     return observed[keep], noisy[keep]
 
 
-def laplace_histogram(bin_index, n_bins, epsilon, rng):
+def laplace_histogram(bin_index, n_bins, epsilon, rng, noise="discrete"):
     """Counts of ``bin_index`` over ``n_bins`` public bins with ``Lap(1/epsilon)`` noise.
 
-    One record falls in one bin (sensitivity 1): ``epsilon``-DP.  Negative
-    noisy counts are set to zero (post-processing).
+    One record falls in one bin (sensitivity 1): ``epsilon``-DP, with the
+    discrete Laplace (default) or numpy's Laplace (``noise="continuous"``).
+    Negative noisy counts are set to zero (post-processing).
     """
     counts = np.bincount(np.asarray(bin_index, dtype=np.int64), minlength=n_bins)
-    noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=n_bins)
-    return np.maximum(noisy, 0.0)
+    return np.maximum(laplace_measure(counts, epsilon, rng, noise), 0.0)

@@ -187,6 +187,15 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         Print one line per released combination length and per sampling run
         (the same lines go to the ``logging`` logger ``"dpsynth"`` at INFO,
         whatever ``verbose``).
+    noise : {"discrete", "continuous"}, default="discrete"
+        How noise is drawn.  ``"discrete"``: every count gets exact integer
+        noise (discrete Gaussian, discrete Laplace for the record count;
+        Canonne, Kamath & Steinke 2020) sampled with integer arithmetic from
+        the random bits of ``random_state``, so the floating-point attacks on
+        noise samplers do not apply; its scale is calibrated so that the
+        reported guarantee holds exactly as for the continuous noise (see
+        :mod:`dpsynth.mechanisms`).  ``"continuous"``: numpy's floating-point
+        Gaussian and Laplace noise.
 
     Attributes
     ----------
@@ -277,6 +286,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
         "max_memory": [Interval(Real, 0, None, closed="neither"), None],
         "verbose": ["verbose"],
+        "noise": [StrOptions({"discrete", "continuous"})],
     }
 
     def __init__(self, *, epsilon=4.0, delta=None, reporting_length=3, percentile=99,
@@ -284,7 +294,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                  fabrication_mode="uncontrolled",
                  number_of_records_epsilon_proportion=0.005, release="auto",
                  synthesis="marginal_matching", encoder=None, n_jobs=None,
-                 random_state=None, max_memory=None, verbose=0):
+                 random_state=None, max_memory=None, verbose=0, noise="discrete"):
         self.epsilon = epsilon
         self.delta = delta
         self.reporting_length = reporting_length
@@ -300,6 +310,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self.random_state = random_state
         self.max_memory = max_memory
         self.verbose = verbose
+        self.noise = noise
 
     # ----------------------------------------------------------- params
     def _check_params(self, n_columns):
@@ -411,7 +422,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 codes, schema, epsilon=epsilon, delta=delta, reporting_length=R, rng=rng,
                 epsilon_binning=encoder.epsilon_spent_,
                 delta_binning=getattr(encoder, "delta_spent_", 0.0), target=target,
-                n_threads=n_threads(self.n_jobs))
+                n_threads=n_threads(self.n_jobs), noise=self.noise)
             self._log(f"{len(aggregates.marginals)} noisy marginals measured", done=1,
                       total=1, label="marginals")
         else:
@@ -435,7 +446,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         """The SDS release (Gopi et al. Algorithm 1 with SDS's options)."""
         blocks = as_blocks(codes)
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
-        n_records = max(int(round(laplace_count(blocks.n_rows(), epsilon_records, rng))), 1)
+        n_records = max(int(round(laplace_count(blocks.n_rows(), epsilon_records, rng,
+                                                noise=self.noise))), 1)
         plan = accounting.plan_budget(
             epsilon=epsilon, delta=delta, reporting_length=R,
             percentile_epsilon_proportion=self.percentile_epsilon_proportion,
@@ -450,10 +462,10 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             public_universe=schema.public_universe, rng=rng,
             on_level=lambda *level: self._report_level(*level, total=R),
             possible=schema.possible_attributes, max_bytes=max_bytes,
-            on_limit=lambda *limit: stopped.append(limit))
+            on_limit=lambda *limit: stopped.append(limit), noise=self.noise)
         privacy = sds_privacy_spent(plan, levels, n_columns=len(schema),
                                     epsilon_binning=epsilon_binning,
-                                    delta_binning=delta_binning)
+                                    delta_binning=delta_binning, noise=self.noise)
         if stopped:
             R = self._warn_stopped(*stopped[0], R=R, max_bytes=max_bytes)
         return DPAggregates.from_release(schema, levels, R, n_records, privacy, target=target)

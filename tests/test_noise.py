@@ -186,3 +186,22 @@ def test_measures_add_integer_noise_to_counts():
     assert count == int(count)
     continuous, _ = gaussian_measure(counts.astype(float) + 0.5, 4.0, rng, noise="continuous")
     assert not np.all(continuous == np.rint(continuous))
+
+
+def test_discrete_residuals_are_unbiased_with_the_planned_variance():
+    from dpsynth.release.allocation import _to_residual, noisy_residual
+    rng = np.random.default_rng(11)
+    table = rng.integers(0, 50, size=(3, 4, 2))
+    theta = _to_residual(table, (0, 1, 2), (0, 2))
+    draws = np.array([noisy_residual(table, (0, 1, 2), (0, 2), 2.0, rng)[0]
+                      for _ in range(3000)])
+    assert draws.shape[1:] == theta.shape
+    error = draws - theta
+    assert np.abs(error.mean(axis=0)).max() < 5 * 2.0 / math.sqrt(3000)
+    _, variance = noisy_residual(table, (0, 1, 2), (0, 2), 2.0, rng)
+    assert 4.0 < variance < 4.0 * 1.01
+    np.testing.assert_allclose(error.var(axis=0), variance, rtol=0.1)
+    # the continuous path keeps numpy's draws
+    noisy, variance = noisy_residual(table, (0, 1, 2), (0, 2), 2.0, np.random.default_rng(0),
+                                     sampler="continuous")
+    np.testing.assert_allclose(noisy, theta + np.random.default_rng(0).normal(0, 2.0, theta.shape))
