@@ -14,7 +14,7 @@ for the 3-way TVD and 1.20 for the fit time).
 Usage, from the repository root::
 
     python -m benchmarks.run_discrete_noise [--seeds 0 1 2] [--datasets nist_ma adult]
-        [--epsilons 1 4]
+        [--epsilons 1 4] [--output discrete_noise.json]
 """
 
 import argparse
@@ -69,6 +69,8 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--datasets", nargs="+", default=["nist_ma", "adult"])
     parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 4.0])
+    parser.add_argument("--output", default="discrete_noise.json",
+                        help="file name under benchmarks/results")
     args = parser.parse_args(argv)
     records = []
     for dataset in args.datasets:
@@ -80,7 +82,7 @@ def main(argv=None):
                     records.append(record)
                     print(json.dumps(record), flush=True)
     summary = summarize(records)
-    path = RESULTS / "discrete_noise.json"
+    path = RESULTS / args.output
     path.write_text(json.dumps({"runs": records, "summary": summary}, indent=1) + "\n")
     for entry in summary:
         print(entry["dataset"], entry["epsilon"], json.dumps(entry["ratio"]))

@@ -24,6 +24,7 @@ continuous samplers remain for comparison.
 """
 
 from fractions import Fraction
+from functools import lru_cache
 import math
 
 import numpy as np
@@ -223,16 +224,23 @@ def discrete_laplace(size, scale, rng):
     return out.reshape(shape)
 
 
+def _normaliser(sigma):
+    """``sum_y exp(-y**2 / (2 sigma**2))`` over the integers, to double precision."""
+    if sigma < 1.0:  # a few terms
+        y = np.arange(1, int(40 * sigma) + 12, dtype=np.float64)
+        return 1.0 + 2.0 * math.fsum(np.exp(-y * y / (2.0 * sigma * sigma)))
+    # Poisson summation: sqrt(2 pi) sigma (1 + 2 sum_j exp(-2 pi^2 sigma^2 j^2)); j <= 3
+    # leaves less than exp(-2 pi^2 16) < 1e-137 out
+    theta = sum(math.exp(-2.0 * math.pi**2 * sigma**2 * j * j) for j in (1, 2, 3))
+    return math.sqrt(2.0 * math.pi) * sigma * (1.0 + 2.0 * theta)
+
+
 def _center_cdf(sigma, k):
     """``P[Y <= k]`` of the discrete Gaussian ``N_Z(0, sigma**2)`` for small ``|k|``."""
-    if sigma < 4.0:  # the normaliser by direct summation
-        y = np.arange(-int(40 * sigma) - 10, int(40 * sigma) + 11, dtype=np.float64)
-        total = math.fsum(np.exp(-y * y / (2.0 * sigma * sigma)))
-    else:  # Poisson summation: sqrt(2 pi) sigma (1 + 2 sum exp(-2 pi^2 sigma^2 j^2)), < 1e-130 off
-        total = math.sqrt(2.0 * math.pi) * sigma
-    pmf = lambda v: math.exp(-v * v / (2.0 * sigma * sigma)) / total  # noqa: E731
+    total = _normaliser(sigma)
     if k >= 0:
-        return 0.5 + 0.5 * pmf(0) + math.fsum(pmf(v) for v in range(1, k + 1))
+        tail = math.fsum(math.exp(-v * v / (2.0 * sigma * sigma)) for v in range(1, k + 1))
+        return 0.5 + (0.5 + tail) / total
     return 1.0 - _center_cdf(sigma, -k - 1)
 
 
@@ -275,9 +283,24 @@ def discrete_gaussian_scale(sigma):
     """
     if not (math.isfinite(sigma) and sigma > 0):
         raise ValueError(f"sigma must be a finite number > 0; got {sigma!r}.")
+    return _calibrated_scale(float(sigma))
+
+
+@lru_cache(maxsize=4096)
+def _calibrated_scale(sigma):
     target = 1.0 / sigma
-    lo, hi = sigma, 2.0 * sigma + 1.0
-    for _ in range(80):
+    if sigma >= 1.0:  # fixed point of s -> s sigma mu(s): contracts by ~1/(12 s**2) a step
+        scale = sigma * (1.0 + 1.0 / (24.0 * sigma**2))
+        for _ in range(8):
+            scale *= discrete_gaussian_mu(scale) * sigma
+        for _ in range(8):  # the last ulps: on the safe side
+            if discrete_gaussian_mu(scale) <= target:
+                return scale
+            scale *= 1.0 + 1e-13
+    lo, hi = sigma, sigma * (1.0 + 0.1 / sigma**2) + 0.5  # mu(hi) < 1/sigma (excess ~1/24)
+    while discrete_gaussian_mu(hi) > target:
+        hi = 2.0 * hi
+    for _ in range(60):
         mid = 0.5 * (lo + hi)
         if discrete_gaussian_mu(mid) <= target:
             hi = mid
