@@ -259,7 +259,9 @@ class _NoisyRelease:
         kind, value = self.rules.get(max(k, 2), ("adaptive", 1.0))
         if kind == "fixed":
             return float(value)
-        return accounting.adaptive_threshold(sigma, bound, value)
+        # the fabrication rule (not a privacy matter) at the scale drawn
+        return accounting.adaptive_threshold(self.scale(k, bound) / math.sqrt(bound), bound,
+                                             value)
 
     def __call__(self, k, counts, bound):
         if self.noise == "discrete":  # exact, of the calibrated scale
