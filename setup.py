@@ -7,7 +7,7 @@ is not needed at build time.
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["_counting", "_sampling", "_matching"]
+KERNELS = ["_counting", "_sampling", "_matching", "_noise"]
 
 extensions = [
     Extension(f"dpsynth._core.{name}", [f"dpsynth/_core/{name}.pyx"])

@@ -471,6 +471,118 @@ class PrivacySpent(Mapping):
         return cls(*core, mechanisms=[Spend.from_dict(m) for m in mechanisms],
                    details=details)
 
+    # ------------------------------------------------------ privacy curve
+    def _parts(self):
+        """``(kind, value, epsilon_pure, delta_fixed)`` of the guarantee's composition.
+
+        ``kind`` is ``"gdp"`` (``value`` = ``mu``), ``"cks"`` (zCDP ``rho``,
+        Canonne-Kamath-Steinke conversion), ``"bun-steinke"`` (zCDP ``rho``,
+        Bun & Steinke's) or ``None`` (no zCDP part), as the release itself
+        converted; the pure-epsilon mechanisms (record count, DP binning,
+        Laplace views) and the delta spent directly (DP set union, frequent
+        values) are composed on top.
+        """
+        epsilon_pure = math.fsum(m.epsilon for m in self.mechanisms)
+        delta_fixed = math.fsum(m.delta for m in self.mechanisms)
+        values = self._values
+        if not self.rho > 0:
+            return None, 0.0, epsilon_pure, delta_fixed
+        if "mu" in values:
+            return "gdp", float(values["mu"]), epsilon_pure, delta_fixed
+        if values.get("conversion") == "Canonne-Kamath-Steinke":
+            return "cks", self.rho, epsilon_pure, delta_fixed
+        return "bun-steinke", self.rho, epsilon_pure, delta_fixed
+
+    def delta_at(self, epsilon):
+        """Smallest ``delta`` this release's analysis proves at ``epsilon`` (whole release).
+
+        The Gaussian-DP part (``mu``) has the exact curve of Dong, Roth & Su
+        (Cor. 2.13): ``delta(e) = Phi(-e/mu + mu/2) - exp(e) Phi(-e/mu -
+        mu/2)``; a zCDP part the conversion the release used (Canonne, Kamath
+        & Steinke 2020, Prop. 12, or Bun & Steinke 2016, Prop. 1.3:
+        ``exp(-(e - rho)**2 / (4 rho))``).  Pure-epsilon mechanisms
+        (``epsilon_p`` in total) and the delta spent directly (``delta_0``)
+        are composed on top by basic composition, which is conservative:
+        ``delta(epsilon) = delta_main(epsilon - epsilon_p) + delta_0``
+        (1 when ``epsilon < epsilon_p``).
+        """
+        from .release.conversion import gdp_delta, zcdp_delta
+        if (isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real)
+                or math.isnan(epsilon) or epsilon < 0):
+            raise ValueError(f"epsilon must be a number >= 0; got {epsilon!r}.")
+        kind, value, epsilon_pure, delta_fixed = self._parts()
+        rest = float(epsilon) - epsilon_pure
+        if rest < -1e-12 * max(1.0, epsilon_pure):
+            return 1.0
+        rest = max(rest, 0.0)
+        if kind is None:
+            main = 0.0
+        elif kind == "gdp":
+            main = gdp_delta(value, rest)
+        elif kind == "cks":
+            main = zcdp_delta(value, rest)
+        else:
+            main = math.exp(-((rest - value) ** 2) / (4.0 * value)) if rest > value else 1.0
+        return min(1.0, main + delta_fixed)
+
+    def epsilon_at(self, delta):
+        """Smallest ``epsilon`` this release's analysis proves at ``delta`` (``inf`` if none).
+
+        The inverse of :meth:`delta_at`: ``epsilon_p + epsilon_main(delta -
+        delta_0)`` (exact for the Gaussian-DP part, to 1e-12 relative, on the
+        safe side); at the reported ``delta`` it gives the reported
+        ``epsilon``, and a smaller ``delta`` gives a larger ``epsilon``.
+        """
+        from .release.conversion import gdp_epsilon, zcdp_epsilon
+        if (isinstance(delta, bool) or not isinstance(delta, numbers.Real)
+                or math.isnan(delta) or not 0 <= delta < 1):
+            raise ValueError(f"delta must be a number in [0, 1); got {delta!r}.")
+        kind, value, epsilon_pure, delta_fixed = self._parts()
+        rest = float(delta) - delta_fixed
+        if kind is None:
+            return epsilon_pure if rest >= -1e-15 * max(delta_fixed, 1e-300) else math.inf
+        if not rest > 0:
+            return math.inf
+        if kind == "gdp":
+            main = gdp_epsilon(value, rest)
+        elif kind == "cks":
+            main = zcdp_epsilon(value, rest)
+        else:
+            main = zcdp_to_epsilon(value, rest)
+        return epsilon_pure + main
+
+    def ledger(self):
+        """Every accounted mechanism as a row: name, mechanism, scale, sensitivity, share.
+
+        ``scale`` is the noise standard deviation drawn (``noise_scale``, else
+        ``sigma``) for a Gaussian mechanism, ``None`` otherwise; ``epsilon``
+        the pure-DP or exponential-mechanism epsilon; ``share`` the
+        mechanism's part of the zCDP/GDP budget ``rho`` (for mechanisms
+        accounted there) or of the pure epsilon (for the others), and
+        ``delta`` what it spends directly.
+        """
+        epsilon_pure = math.fsum(m.epsilon for m in self.mechanisms)
+        rows = []
+        for m in self.mechanisms:
+            params = dict(m.params)
+            scale = params.get("noise_scale", params.get("sigma", params.get("scale")))
+            if "gaussian" not in m.mechanism and "laplace" not in m.mechanism:
+                scale = None
+            sensitivity = params.get("sensitivity")
+            if sensitivity is None and "contribution_bound" in params:
+                sensitivity = math.sqrt(params["contribution_bound"])
+            if m.rho > 0:
+                share, unit = (m.rho / self.rho if self.rho > 0 else 0.0), "rho"
+            elif m.epsilon > 0:
+                share, unit = (m.epsilon / epsilon_pure if epsilon_pure > 0 else 0.0), "epsilon"
+            else:
+                share, unit = 0.0, "delta"
+            rows.append({"name": m.name, "mechanism": m.mechanism, "scale": scale,
+                         "epsilon": params.get("epsilon", m.epsilon or None),
+                         "sensitivity": sensitivity, "rho": m.rho, "delta": m.delta,
+                         "share": share, "share_of": unit})
+        return rows
+
     def with_details(self, **details):
         """A copy with more public parameters (e.g. a PrivacyLeakWarning note)."""
         merged = {k: v for k, v in self._values.items() if k not in self._CORE}

@@ -11,13 +11,24 @@ Privacy unit everywhere: one record (add/remove-one neighbouring tables).
   ``0..upper`` (never ``0..max(data)``, which would leak the maximum).
 - :func:`gaussian_noise`: the Gaussian mechanism's noise (analysed in zCDP, see
   :mod:`dpsynth.accounting`).
+- :func:`discrete_gaussian` / :func:`discrete_laplace`: exact integer noise
+  (Canonne, Kamath & Steinke, NeurIPS 2020), sampled with integer arithmetic
+  in :mod:`dpsynth._core._noise`; :func:`gaussian_measure` and
+  :func:`laplace_measure` add it (``noise="discrete"``, the default) or the
+  floating-point noise of ``numpy`` (``noise="continuous"``) to counts.
 
-Noise comes from ``numpy.random.Generator`` floating-point samplers; like
-most Python DP libraries we do not defend against floating-point attacks on
-the noise samplers (documented limitation).
+With ``noise="discrete"`` no released value depends on floating-point noise:
+integer queries get integer noise, drawn exactly from random bits, so the
+attacks on floating-point samplers (Mironov 2012) do not apply.  The
+continuous samplers remain for comparison.
 """
 
+from fractions import Fraction
+from functools import lru_cache
+import math
+
 import numpy as np
+from scipy.special import ndtri
 
 __all__ = [
     "laplace_count",
@@ -29,14 +40,342 @@ __all__ = [
     "laplace_histogram",
     "stability_threshold",
     "stable_histogram",
+    "NOISES",
+    "check_noise",
+    "discrete_gaussian",
+    "discrete_gaussian_multiples",
+    "discrete_laplace",
+    "dyadic_variance",
+    "discrete_gaussian_mu",
+    "discrete_gaussian_scale",
+    "discrete_gaussian_tail",
+    "gaussian_measure",
+    "laplace_measure",
+    "mechanism_name",
 ]
 
+#: Noise kinds: exact integer noise (default) or numpy's floating-point noise.
+NOISES = ("discrete", "continuous")
 
-def laplace_count(count, epsilon, rng):
-    """Release ``count + Laplace(1/epsilon)``: epsilon-DP for a sensitivity-1 count."""
+
+def check_noise(noise):
+    """``noise`` if it is ``"discrete"`` or ``"continuous"``, else a ``ValueError``."""
+    if not isinstance(noise, str) or noise not in NOISES:
+        raise ValueError(f"noise must be 'discrete' (exact integer noise, the default) or "
+                         f"'continuous' (numpy floating-point noise); got {noise!r}.")
+    return noise
+
+
+def mechanism_name(kind, noise):
+    """Ledger name of a ``"gaussian"`` or ``"laplace"`` mechanism under ``noise``."""
+    return f"discrete_{kind}" if check_noise(noise) == "discrete" else kind
+
+
+def laplace_count(count, epsilon, rng, noise="continuous"):
+    """Release ``count + Laplace(1/epsilon)``: epsilon-DP for a sensitivity-1 count.
+
+    ``noise="discrete"``: the integer count plus discrete Laplace noise of
+    scale ``1/epsilon`` (the geometric mechanism, also epsilon-DP).
+    """
     if not epsilon > 0:
         raise ValueError(f"epsilon must be > 0; got {epsilon}.")
+    if check_noise(noise) == "discrete":
+        return float(laplace_measure(np.array([count]), epsilon, rng, noise)[0])
     return float(count) + rng.laplace(0.0, 1.0 / epsilon)
+
+
+# ------------------------------------------------------ exact integer noise
+def _bits(rng):
+    from ._core._noise import BitSource
+    return BitSource(np.random.default_rng(rng).bit_generator)
+
+
+def _floor_log2(value):
+    """``floor(log2(value))`` of a positive Fraction, exactly."""
+    l = value.numerator.bit_length() - value.denominator.bit_length()
+    if Fraction(2) ** l > value:
+        l -= 1
+    elif Fraction(2) ** (l + 1) <= value:
+        l += 1
+    return l
+
+
+def dyadic_variance(sigma, bits=24):
+    """``sigma**2`` rounded **up** to ``S * 2**e`` with ``S`` of at most ``bits`` bits.
+
+    Returns ``(S, e, tau)`` with ``t = 2**tau`` the smallest power of two
+    ``>= sigma`` (the discrete Laplace proposal of the sampler).  The float
+    ``sigma`` is read exactly (``Fraction``); rounding up adds at most a
+    relative ``2**(1 - bits)`` to the variance, so the noise is never smaller
+    than asked and the accounting at ``sigma`` stays valid.  Below
+    ``sigma = 1`` fewer bits keep the sampler's denominators within 62 bits.
+    """
+    if not (isinstance(sigma, (int, float, np.floating, np.integer)) and math.isfinite(sigma)
+            and sigma > 0):
+        raise ValueError(f"sigma must be a finite number > 0; got {sigma!r}.")
+    variance = Fraction(float(sigma)) ** 2
+    l = _floor_log2(variance)
+    e = l + 1 - bits
+    if l < 0:  # den = S 2**(1 - e) ~ variance 2**(1 - 2e) must stay below 2**61
+        e = max(e, (l - 58) // 2 + 1)
+    S = math.ceil(variance / Fraction(2) ** e)
+    rounded = S * Fraction(2) ** e
+    tau = 0
+    while Fraction(4) ** tau < rounded:
+        tau += 1
+    return S, e, tau
+
+
+def discrete_gaussian(size, sigma, rng):
+    """Exact draws of the discrete Gaussian ``P(y) ∝ exp(-y**2 / (2 sigma**2))`` on the integers.
+
+    ``sigma**2`` is rounded up to a dyadic rational (:func:`dyadic_variance`);
+    every draw is exact for that variance (Canonne, Kamath & Steinke 2020,
+    Algorithm 3, in :mod:`dpsynth._core._noise`).  ``sigma`` may be an array
+    broadcast to ``size`` (one scale per draw).  Random bits come from
+    ``rng``'s bit generator in a fixed order, so a seeded ``rng`` reproduces
+    the draws.
+
+    Returns
+    -------
+    ndarray of int64 of shape ``size``
+    """
+    from ._core._noise import discrete_gaussian as kernel
+    shape = (size,) if np.isscalar(size) else tuple(size)
+    sigmas = np.broadcast_to(np.asarray(sigma, dtype=np.float64), shape).ravel()
+    out = np.empty(sigmas.size, dtype=np.int64)
+    if out.size:
+        unique, inverse = np.unique(sigmas, return_inverse=True)
+        params = np.array([dyadic_variance(float(s)) for s in unique], dtype=object)
+        S = np.array([p[0] for p in params], dtype=np.uint64)[inverse]
+        e = np.array([p[1] for p in params], dtype=np.int64)[inverse]
+        tau = np.array([p[2] for p in params], dtype=np.int64)[inverse]
+        kernel(_bits(rng), out, np.ascontiguousarray(S), np.ascontiguousarray(e),
+               np.ascontiguousarray(tau))
+    return out.reshape(shape)
+
+
+def discrete_gaussian_multiples(sigma, multiples, rng):
+    """Exact discrete Gaussian draws of variance ``sigma**2 * multiples[i]``, one per entry.
+
+    ``multiples`` are positive integers (e.g. the squared norms of an
+    integer basis): ``sigma**2`` is rounded up once to ``S * 2**e``
+    (:func:`dyadic_variance`) and each ``S * multiples[i]`` is exact in
+    64-bit integers, then rounded up to 24 significant bits, so every
+    variance is at least the asked one, without a rational per entry.
+
+    Returns
+    -------
+    ndarray of int64 of the shape of ``multiples``
+    """
+    from ._core._noise import discrete_gaussian as kernel
+    multiples = np.asarray(multiples)
+    if multiples.dtype.kind not in "iu" or (multiples.size and multiples.min() < 1):
+        raise ValueError("multiples must be positive integers.")
+    S0, e0, _ = dyadic_variance(sigma)
+    flat = multiples.astype(np.uint64).ravel()
+    if flat.size and int(flat.max()) >= 2**63 // S0:
+        return discrete_gaussian(multiples.shape, sigma * np.sqrt(multiples.astype(float)),
+                                 rng)
+    product = flat * np.uint64(S0)
+    length = np.floor(np.log2(product.astype(np.float64))).astype(np.int64) + 1
+    # exact bit lengths (the float log can be one off near powers of two)
+    too_long = (product >> np.maximum(length - 1, 0).astype(np.uint64)) > 1
+    length[too_long] += 1
+    too_short = (length > 0) & ((product >> np.maximum(length - 1, 0).astype(np.uint64)) == 0)
+    length[too_short] -= 1
+    shift = np.maximum(length - 24, 0)
+    S = (product + ((np.uint64(1) << shift.astype(np.uint64)) - np.uint64(1))) >> shift.astype(
+        np.uint64)
+    e = e0 + shift
+    bits = np.floor(np.log2(S.astype(np.float64))).astype(np.int64) + 2  # >= bit length of S
+    tau = np.maximum((bits + e + 1) // 2, 0)   # 4**tau >= 2**(bits + e) > S 2**e
+    out = np.empty(flat.size, dtype=np.int64)
+    if out.size:
+        kernel(_bits(rng), out, np.ascontiguousarray(S), np.ascontiguousarray(e),
+               np.ascontiguousarray(tau))
+    return out.reshape(multiples.shape)
+
+
+def discrete_laplace(size, scale, rng):
+    """Exact draws of the discrete Laplace ``P(y) ∝ exp(-|y| / scale)`` on the integers.
+
+    ``scale`` is rounded up to ``t / 2**m`` with ``t`` an integer of about 31
+    bits (never less noise than asked); CKS20 Algorithm 2.  The discrete
+    Laplace mechanism of scale ``Delta / epsilon`` is epsilon-DP for integer
+    queries of L1 sensitivity ``Delta`` (the geometric mechanism, Ghosh,
+    Roughgarden & Sundararajan 2009).
+
+    Returns
+    -------
+    ndarray of int64 of shape ``size``
+    """
+    from ._core._noise import discrete_laplace as kernel
+    if not (isinstance(scale, (int, float, np.floating, np.integer)) and math.isfinite(scale)
+            and 0 < scale <= 2.0**60):
+        raise ValueError(f"scale must be a finite number in (0, 2**60]; got {scale!r}.")
+    exact = Fraction(float(scale))
+    m = max(0, 31 - max(_floor_log2(exact), 0))
+    t = math.ceil(exact * 2**m)
+    shape = (size,) if np.isscalar(size) else tuple(size)
+    out = np.empty(int(np.prod(shape, dtype=np.int64)), dtype=np.int64)
+    if out.size:
+        kernel(_bits(rng), out, t, 2**m)
+    return out.reshape(shape)
+
+
+def _normaliser(sigma):
+    """``sum_y exp(-y**2 / (2 sigma**2))`` over the integers, to double precision."""
+    if sigma < 1.0:  # a few terms
+        y = np.arange(1, int(40 * sigma) + 12, dtype=np.float64)
+        return 1.0 + 2.0 * math.fsum(np.exp(-y * y / (2.0 * sigma * sigma)))
+    # Poisson summation: sqrt(2 pi) sigma (1 + 2 sum_j exp(-2 pi^2 sigma^2 j^2)); j <= 3
+    # leaves less than exp(-2 pi^2 16) < 1e-137 out
+    theta = sum(math.exp(-2.0 * math.pi**2 * sigma**2 * j * j) for j in (1, 2, 3))
+    return math.sqrt(2.0 * math.pi) * sigma * (1.0 + 2.0 * theta)
+
+
+def _center_cdf(sigma, k):
+    """``P[Y <= k]`` of the discrete Gaussian ``N_Z(0, sigma**2)`` for small ``|k|``."""
+    total = _normaliser(sigma)
+    if k >= 0:
+        tail = math.fsum(math.exp(-v * v / (2.0 * sigma * sigma)) for v in range(1, k + 1))
+        return 0.5 + (0.5 + tail) / total
+    return 1.0 - _center_cdf(sigma, -k - 1)
+
+
+def discrete_gaussian_mu(sigma, sensitivity=1):
+    """Gaussian-DP ``mu`` of the discrete Gaussian mechanism of integer ``sensitivity``.
+
+    The pair ``N_Z(0, sigma**2)``, ``N_Z(Delta, sigma**2)`` has a monotone
+    likelihood ratio, so its trade-off function is the piecewise-linear curve
+    through the threshold tests ``(P[Y >= k], P[Y <= k - 1 - Delta])``; the
+    Gaussian trade-off ``G_mu`` is convex, so it lies below the curve exactly
+    when it does at those kinks, i.e. for
+    ``mu = sup_k Phi^-1(F(k)) - Phi^-1(F(k - Delta))`` (``F`` the CDF).
+    The supremum is at the symmetric kink (``k = floor((Delta - 1) / 2)``;
+    checked against every kink within ``20 sigma`` in the tests), which is
+    computed here.  It exceeds the continuous ``Delta / sigma`` by a relative
+    ``~1/(24 sigma**2)``: the discrete Gaussian is *not* exactly
+    ``Delta/sigma``-GDP, hence :func:`discrete_gaussian_scale`.
+    """
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be a finite number > 0; got {sigma!r}.")
+    delta = int(sensitivity)
+    if delta != sensitivity or delta < 1:
+        raise ValueError(f"sensitivity must be a positive integer; got {sensitivity!r}.")
+    k = (delta - 1) // 2
+    return float(ndtri(_center_cdf(sigma, k)) - ndtri(_center_cdf(sigma, k - delta)))
+
+
+def discrete_gaussian_scale(sigma):
+    """Smallest discrete Gaussian scale that is ``1/sigma``-GDP at sensitivity 1 (to 1e-12).
+
+    The discrete Gaussian of scale ``sigma`` is about ``(1 + 1/(24
+    sigma**2)) / sigma``-GDP (:func:`discrete_gaussian_mu`); this returns the
+    slightly larger scale whose exact ``mu`` is ``1/sigma``, so that a
+    measurement accounted as the continuous Gaussian of ``sigma`` (``mu =
+    1/sigma``, ``rho = 1/(2 sigma**2)``) keeps its guarantee.  Its zCDP
+    ``1/(2 scale**2)`` (Canonne, Kamath & Steinke 2020, Thm 4) is below the
+    continuous one.  For integer sensitivity ``Delta``, ``mu`` is at most
+    ``Delta`` times the sensitivity-1 ``mu`` (tested), so the same scale
+    serves every integer shift of L2 norm ``Delta``.
+    """
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be a finite number > 0; got {sigma!r}.")
+    return _calibrated_scale(float(sigma))
+
+
+@lru_cache(maxsize=4096)
+def _calibrated_scale(sigma):
+    target = 1.0 / sigma
+    if sigma >= 1.0:  # fixed point of s -> s sigma mu(s): contracts by ~1/(12 s**2) a step
+        scale = sigma * (1.0 + 1.0 / (24.0 * sigma**2))
+        for _ in range(8):
+            scale *= discrete_gaussian_mu(scale) * sigma
+        for _ in range(8):  # the last ulps: on the safe side
+            if discrete_gaussian_mu(scale) <= target:
+                return scale
+            scale *= 1.0 + 1e-13
+    lo, hi = sigma, sigma * (1.0 + 0.1 / sigma**2) + 0.5  # mu(hi) < 1/sigma (excess ~1/24)
+    while discrete_gaussian_mu(hi) > target:
+        hi = 2.0 * hi
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if discrete_gaussian_mu(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def discrete_gaussian_tail(threshold, sigma):
+    """Upper bound on ``P[Y >= threshold]`` for ``Y ~ N_Z(0, sigma**2)``: ``P[N(0, sigma**2) >= threshold - 1]``.
+
+    For ``y >= threshold >= 1``, ``exp(-y**2/(2 sigma**2))`` is at most the
+    integral of the Gaussian density over ``[y - 1, y]`` and the normaliser
+    is at least ``sqrt(2 pi) sigma`` (Poisson summation), so thresholds set
+    for the continuous Gaussian stay valid one count higher.
+    """
+    from scipy.special import ndtr
+    return float(ndtr(-(threshold - 1.0) / sigma))
+
+
+def _integer_valued(values, what="values"):
+    values = np.asarray(values)
+    if values.dtype.kind in "iub":
+        return values.astype(np.int64)
+    rounded = np.rint(values)
+    if not np.array_equal(rounded, values):
+        raise ValueError(f"discrete noise needs integer {what}; use noise='continuous' for "
+                         "real-valued queries.")
+    return rounded.astype(np.int64)
+
+
+def gaussian_measure(values, sigma, rng, noise="discrete"):
+    """``values`` plus Gaussian noise accounted as ``1/sigma``-GDP per unit shift.
+
+    ``noise="discrete"``: ``values`` must be integers (counts); the noise is
+    the discrete Gaussian of scale :func:`discrete_gaussian_scale`
+    ``(sigma)``, drawn exactly.  ``"continuous"``: ``N(0, sigma**2)`` from
+    numpy.  ``sigma`` may be an array (one scale per value).
+
+    Returns
+    -------
+    noisy : ndarray of float64
+    scale : float or ndarray
+        The noise scale drawn (its square bounds the noise variance).
+    """
+    if check_noise(noise) == "continuous":
+        values = np.asarray(values, dtype=np.float64)
+        return values + rng.normal(0.0, sigma, size=values.shape), sigma
+    integers = _integer_valued(values)
+    sigma_arr = np.asarray(sigma, dtype=np.float64)
+    if sigma_arr.ndim == 0:
+        scale = discrete_gaussian_scale(float(sigma_arr))
+    else:
+        unique, inverse = np.unique(sigma_arr, return_inverse=True)
+        scale = np.array([discrete_gaussian_scale(float(s)) for s in unique])[inverse]
+        scale = scale.reshape(sigma_arr.shape)
+    noise_draws = discrete_gaussian(integers.shape, scale, rng)
+    return (integers + noise_draws).astype(np.float64), scale
+
+
+def laplace_measure(values, epsilon, rng, noise="discrete", sensitivity=1.0):
+    """``values`` plus Laplace noise of scale ``sensitivity / epsilon`` (epsilon-DP in L1).
+
+    ``noise="discrete"``: integer ``values`` and integer ``sensitivity`` get
+    the discrete Laplace (geometric) noise, drawn exactly;
+    ``"continuous"``: numpy's Laplace.
+    """
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0; got {epsilon}.")
+    scale = float(sensitivity) / float(epsilon)
+    if check_noise(noise) == "continuous":
+        values = np.asarray(values, dtype=np.float64)
+        return values + rng.laplace(0.0, scale, size=values.shape)
+    integers = _integer_valued(values)
+    return (integers + discrete_laplace(integers.shape, scale, rng)).astype(np.float64)
 
 
 def exponential_mechanism_probabilities(utilities, epsilon, sensitivity=1.0):
@@ -250,17 +589,23 @@ def dp_quantiles(values, quantiles, bounds, epsilon, rng):
 __all__ += ["dp_quantile_probabilities", "dp_quantile", "dp_quantiles"]
 
 
-def stability_threshold(epsilon, delta):
+def stability_threshold(epsilon, delta, noise="continuous"):
     """Threshold of the Laplace stability-based histogram: ``1 + ln(1 / (2 delta)) / epsilon``.
 
     A value held by a single record gets the noisy count ``1 + Lap(1/epsilon)``,
     which exceeds this threshold with probability exactly
-    ``exp(-(t - 1) epsilon) / 2 = delta``.
+    ``exp(-(t - 1) epsilon) / 2 = delta``.  With ``noise="discrete"`` the
+    count is ``1 + Y``, ``Y`` discrete Laplace with ``P[Y >= m] = a**m / (1 +
+    a) < a**m``, ``a = exp(-1/scale)``; the threshold ``1 + ln(1/delta) /
+    epsilon'`` with ``epsilon' = epsilon (1 - 2**-29)`` (below ``1/scale``
+    after the sampler's rounding of the scale) keeps it below ``delta``.
     """
+    if check_noise(noise) == "discrete":
+        return 1.0 + np.log(1.0 / delta) / (epsilon * (1.0 - 2.0**-29))
     return 1.0 + np.log(1.0 / (2.0 * delta)) / epsilon
 
 
-def stable_histogram(values, epsilon, delta, rng):
+def stable_histogram(values, epsilon, delta, rng, noise="discrete"):
     """Frequent exact values by the Laplace stability-based histogram.
 
     Every distinct value of ``values`` gets its count plus ``Lap(1/epsilon)``
@@ -280,6 +625,8 @@ def stable_histogram(values, epsilon, delta, rng):
         One value per record (missing values removed).
     epsilon, delta : float
     rng : numpy.random.Generator
+    noise : {"discrete", "continuous"}, default="discrete"
+        Discrete Laplace (exact, integer) or numpy's Laplace noise.
 
     Returns
     -------
@@ -289,17 +636,17 @@ def stable_histogram(values, epsilon, delta, rng):
         Their noisy counts.
     """
     observed, counts = np.unique(np.asarray(values, dtype=np.float64), return_counts=True)
-    noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=counts.size)
-    keep = noisy > stability_threshold(epsilon, delta)
+    noisy = laplace_measure(counts, epsilon, rng, noise)
+    keep = noisy > stability_threshold(epsilon, delta, noise)
     return observed[keep], noisy[keep]
 
 
-def laplace_histogram(bin_index, n_bins, epsilon, rng):
+def laplace_histogram(bin_index, n_bins, epsilon, rng, noise="discrete"):
     """Counts of ``bin_index`` over ``n_bins`` public bins with ``Lap(1/epsilon)`` noise.
 
-    One record falls in one bin (sensitivity 1): ``epsilon``-DP.  Negative
-    noisy counts are set to zero (post-processing).
+    One record falls in one bin (sensitivity 1): ``epsilon``-DP, with the
+    discrete Laplace (default) or numpy's Laplace (``noise="continuous"``).
+    Negative noisy counts are set to zero (post-processing).
     """
     counts = np.bincount(np.asarray(bin_index, dtype=np.int64), minlength=n_bins)
-    noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=n_bins)
-    return np.maximum(noisy, 0.0)
+    return np.maximum(laplace_measure(counts, epsilon, rng, noise), 0.0)

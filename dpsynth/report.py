@@ -28,7 +28,7 @@ from .metrics import (aggregate_error_report, combination_counts, k_marginal_sco
 from .utils._files import atomic_write
 from .utils._progress import log_progress
 
-__all__ = ["FidelitySummary", "binned_view", "fidelity_summary", "write_report"]
+__all__ = ["FidelitySummary", "binned_view", "fidelity_summary", "privacy_curve", "write_report"]
 
 _MISSING_LABEL = "(missing)"
 _OTHER_LABEL = "(other)"
@@ -486,7 +486,61 @@ def _privacy_warnings(privacy, release):
     return list(dict.fromkeys(messages))
 
 
-def _privacy_section(privacy, release=None):
+def _as_spent(privacy):
+    """``privacy`` as a :class:`~dpsynth.accounting.PrivacySpent`, or None if it is not one."""
+    from .accounting import PrivacySpent
+    if isinstance(privacy, PrivacySpent):
+        return privacy
+    try:
+        return PrivacySpent.from_dict(dict(privacy))
+    except (ValueError, TypeError):
+        return None
+
+
+def privacy_curve(spent, n_points=60):
+    """``(deltas, epsilons)`` of the release's privacy curve ``epsilon_at(delta)``.
+
+    From just above the delta spent directly (which no epsilon can buy back)
+    or ``1e-4`` times the reported delta, to ``max(1e-2, 10 delta)``.
+    """
+    fixed = sum(m.delta for m in spent.mechanisms)
+    top = max(1e-2, 10.0 * spent.delta)
+    low = max(fixed * 1.05, spent.delta * 1e-4, 1e-300)
+    if low >= top:
+        return np.empty(0), np.empty(0)
+    deltas = np.geomspace(low, top, n_points)
+    epsilons = np.array([spent.epsilon_at(float(d)) for d in deltas])
+    keep = np.isfinite(epsilons)
+    return deltas[keep], epsilons[keep]
+
+
+def _plot_privacy_curve(Figure, spent):
+    """epsilon against delta for the whole release, the reported guarantee marked."""
+    deltas, epsilons = privacy_curve(spent)
+    figure = Figure(figsize=(5.5, 3.6))
+    ax = figure.add_subplot(1, 1, 1)
+    ax.plot(deltas, epsilons, color="#1f77b4", label="epsilon_at(delta)")
+    ax.scatter([spent.delta], [spent.epsilon], color="#d62728", zorder=3,
+               label=f"reported: epsilon={spent.epsilon:g}, delta={spent.delta:.3g}")
+    ax.set_xscale("log")
+    ax.set_xlabel("delta")
+    ax.set_ylabel("epsilon")
+    ax.set_title("privacy curve of the release")
+    ax.legend(fontsize=7)
+    figure.tight_layout()
+    return _png(figure)
+
+
+def _ledger_table(spent):
+    rows = spent.ledger()
+    frame = pd.DataFrame(rows, columns=["name", "mechanism", "scale", "epsilon", "sensitivity",
+                                        "rho", "delta", "share", "share_of"])
+    frame = frame.rename(columns={"scale": "noise scale (sigma or Laplace b)",
+                                  "share": "share of the budget", "share_of": "budget"})
+    return frame.astype(object).where(frame.notna(), "")
+
+
+def _privacy_section(privacy, release=None, Figure=None):
     """The privacy of the release: epsilon, delta, budget split, what was public."""
     rows = [(label, name, privacy[name]) for name, label in _BUDGET_ROWS if name in privacy]
     overview = pd.DataFrame(rows, columns=["", "parameter", "value"]).astype(
@@ -501,6 +555,22 @@ def _privacy_section(privacy, release=None):
     if per_length:
         frame = pd.DataFrame(per_length).rename_axis("length").reset_index()
         parts += ["<p>By combination length:</p>", _table(frame)]
+    spent = _as_spent(privacy)
+    if spent is not None and spent.mechanisms:
+        points = sorted({spent.delta, *[d for d in (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
+                                        if d < 1.0]}, reverse=True)
+        curve = pd.DataFrame({"delta": points,
+                              "epsilon": [spent.epsilon_at(float(d)) for d in points]})
+        parts += ["<p>The whole release's privacy curve: the smallest epsilon its analysis "
+                  "proves at each delta (exact for the Gaussian-DP part; pure-epsilon "
+                  "mechanisms and the delta spent directly are composed on top, "
+                  "conservatively; inf: below the delta spent directly).</p>",
+                  _table(curve, digits=6)]
+        if Figure is not None and len(privacy_curve(spent)[0]):
+            parts.append(_plot_privacy_curve(Figure, spent))
+        parts += ["<p>Every accounted mechanism (noise scale: the standard deviation of the "
+                  "Gaussian noise drawn or the Laplace scale; share: of the zCDP/GDP budget "
+                  "rho, or of the pure epsilon):</p>", _table(_ledger_table(spent))]
     warnings_shown = _privacy_warnings(privacy, release)
     if warnings_shown:
         items = "".join(f"<li>{html.escape(w)}</li>" for w in warnings_shown)
@@ -607,7 +677,7 @@ def write_report(real, synth, path, *, reporting_length=3,
                     "tables only: install matplotlib (from the dpsynth source tree: "
                     "<code>pip install -e \".[plots]\"</code>) to add the plots.</p>")
     if privacy is not None:
-        body.append(_privacy_section(privacy, release))
+        body.append(_privacy_section(privacy, release, Figure))
     body += [
         "<h2>Marginals</h2>",
         "<p>Total variation distance (TVD) between real and synthetic k-way marginals, "

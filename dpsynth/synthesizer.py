@@ -290,6 +290,15 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         (write them from knowledge of the domain, not from the data); they
         do not change the release, only ``sample``, which conditions the
         released model on them (post-processing: no privacy cost).
+    noise : {"discrete", "continuous"}, default="discrete"
+        How noise is drawn.  ``"discrete"``: every count gets exact integer
+        noise (discrete Gaussian, discrete Laplace for the record count;
+        Canonne, Kamath & Steinke 2020) sampled with integer arithmetic from
+        the random bits of ``random_state``, so the floating-point attacks on
+        noise samplers do not apply; its scale is calibrated so that the
+        reported guarantee holds exactly as for the continuous noise (see
+        :mod:`dpsynth.mechanisms`).  ``"continuous"``: numpy's floating-point
+        Gaussian and Laplace noise.
 
     Attributes
     ----------
@@ -408,6 +417,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         "max_memory": [Interval(Real, 0, None, closed="neither"), None],
         "verbose": ["verbose"],
         "constraints": [list, tuple, None],
+        "noise": [StrOptions({"discrete", "continuous"})],
     }
 
     def __init__(self, *, epsilon=4.0, delta=None, reporting_length=3, percentile=99,
@@ -415,7 +425,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                  fabrication_mode="uncontrolled",
                  number_of_records_epsilon_proportion=0.005, release="auto",
                  synthesis="marginal_matching", encoder=None, n_jobs=None,
-                 random_state=None, max_memory=None, verbose=0, constraints=None):
+                 random_state=None, max_memory=None, verbose=0, constraints=None,
+                 noise="discrete"):
         self.epsilon = epsilon
         self.delta = delta
         self.reporting_length = reporting_length
@@ -432,6 +443,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self.max_memory = max_memory
         self.verbose = verbose
         self.constraints = constraints
+        self.noise = noise
 
     # ----------------------------------------------------------- params
     def _check_params(self, n_columns):
@@ -562,7 +574,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 epsilon_binning=encoder.epsilon_spent_,
                 delta_binning=_binner_delta(encoder), target=target,
                 encoder_spends=getattr(encoder, "spends_", ()),
-                n_threads=n_threads(self.n_jobs))
+                n_threads=n_threads(self.n_jobs), noise=self.noise)
             self._log(f"{len(aggregates.marginals)} noisy marginals measured", done=1,
                       total=1, label="marginals")
         else:
@@ -590,7 +602,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         """The SDS release (Gopi et al. Algorithm 1 with SDS's options)."""
         blocks = as_blocks(codes)
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
-        n_records = max(int(round(laplace_count(blocks.n_rows(), epsilon_records, rng))), 1)
+        n_records = max(int(round(laplace_count(blocks.n_rows(), epsilon_records, rng,
+                                                noise=self.noise))), 1)
         plan = accounting.plan_budget(
             epsilon=epsilon, delta=delta, reporting_length=R,
             percentile_epsilon_proportion=self.percentile_epsilon_proportion,
@@ -606,11 +619,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             public_universe=schema.public_universe, rng=rng,
             on_level=lambda *level: self._report_level(*level, total=R),
             possible=schema.possible_attributes, max_bytes=max_bytes,
-            on_limit=lambda *limit: stopped.append(limit))
+            on_limit=lambda *limit: stopped.append(limit), noise=self.noise)
         privacy = sds_privacy_spent(plan, levels, n_columns=len(schema),
                                     epsilon_binning=epsilon_binning,
                                     delta_binning=delta_binning,
-                                    encoder_spends=encoder_spends)
+                                    encoder_spends=encoder_spends, noise=self.noise)
         if stopped:
             R = self._warn_stopped(*stopped[0], R=R, max_bytes=max_bytes)
         return DPAggregates.from_release(schema, levels, R, n_records, privacy, target=target)

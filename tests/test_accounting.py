@@ -229,3 +229,64 @@ def test_public_universe_changes_conversion_delta_and_first_threshold():
     log_term = math.log(1 / spent["delta"])
     assert spent["rho"] + 2 * math.sqrt(spent["rho"] * log_term) == pytest.approx(
         spent["epsilon"] - spent["epsilon_records"])
+
+
+# --------------------------------------------------------------- privacy curve
+def _gdp_delta_independent(mu, epsilon):
+    """Dong-Roth-Su's delta(epsilon) of mu-GDP, with scipy's normal distribution."""
+    from scipy.stats import norm
+    return norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
+
+
+def test_privacy_curve_of_gdp_plus_pure_parts_against_an_independent_computation():
+    from dpsynth.accounting import PrivacySpent, Spend
+    from dpsynth.release.conversion import gdp_mu
+
+    mu = gdp_mu(1.5, 5e-6)
+    spent = PrivacySpent(1.7, 1e-5 + 1e-7, mu**2 / 2, [
+        Spend("marginals", "discrete_gaussian", rho=mu**2 / 2),
+        Spend("universe", "set union", delta=5e-6),
+        Spend("binning", "encoder", epsilon=0.2, delta=1e-7)], {"mu": mu})
+    # at the reported delta: the reported epsilon; smaller delta: larger epsilon
+    assert spent.epsilon_at(spent.delta) == pytest.approx(1.7, rel=1e-9)
+    assert spent.epsilon_at(spent.delta) <= 1.7 * (1 + 1e-12)
+    assert spent.epsilon_at(8e-6) > spent.epsilon_at(1e-5) > spent.epsilon_at(5e-5)
+    assert spent.epsilon_at(5e-6) == math.inf  # below the delta spent directly
+    for epsilon in (0.5, 1.0, 2.0, 4.0):  # basic composition over the GDP curve
+        expected = _gdp_delta_independent(mu, epsilon - 0.2) + 5e-6 + 1e-7
+        assert spent.delta_at(epsilon) == pytest.approx(expected, rel=1e-9)
+        if epsilon < 3:  # (beyond, the GDP part is lost in the fixed delta's rounding)
+            assert spent.epsilon_at(spent.delta_at(epsilon)) == pytest.approx(epsilon, rel=1e-6)
+    assert spent.delta_at(0.1) == 1.0  # below the pure epsilon
+    with pytest.raises(ValueError, match="delta"):
+        spent.epsilon_at(1.5)
+
+
+def test_privacy_curve_of_zcdp_and_pure_releases():
+    from dpsynth.accounting import PrivacySpent, Spend
+
+    rho, delta = 0.05, 1e-6
+    eps = accounting.zcdp_to_epsilon(rho, delta)  # Bun-Steinke, as the SDS release converts
+    spent = PrivacySpent(eps + 0.01, delta, rho, [Spend("count", "discrete_laplace", epsilon=0.01),
+                                                  Spend("levels", "discrete_gaussian", rho=rho)])
+    assert spent.epsilon_at(delta) == pytest.approx(eps + 0.01, rel=1e-12)
+    assert spent.delta_at(eps + 0.01) == pytest.approx(delta, rel=1e-9)
+    pure = PrivacySpent(1.0, 0.0, 0.0, [Spend("views", "discrete_laplace", epsilon=1.0)])
+    assert pure.epsilon_at(0.0) == 1.0 and pure.delta_at(1.0) == 0.0 and pure.delta_at(0.5) == 1
+
+
+@pytest.mark.parametrize("release", ["workload", "sds"])
+def test_epsilon_at_the_reported_delta_is_the_reported_epsilon(release):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(list("xyz"), 400), "b": rng.choice(list("uv"), 400)})
+    spent = DPMarginalSynthesizer(epsilon=1.0, random_state=0, release=release).fit(
+        X).privacy_spent_
+    assert spent.epsilon_at(spent.delta) == pytest.approx(spent.epsilon, rel=1e-9)
+    assert spent.epsilon_at(spent.delta) <= spent.epsilon * (1 + 1e-12)
+    assert spent.epsilon_at(0.7 * spent.delta) > spent.epsilon
+    assert spent.delta_at(spent.epsilon) == pytest.approx(spent.delta, rel=1e-6)
+    # defaults: only exact discrete noise
+    assert not {"gaussian", "laplace"} & {m.mechanism for m in spent.mechanisms}
+    ledger = spent.ledger()
+    assert len(ledger) == len(spent.mechanisms)
+    assert math.fsum(r["share"] for r in ledger if r["share_of"] == "rho") == pytest.approx(1.0)

@@ -201,9 +201,17 @@ def test_laplace_measurement_variance():
     codes, n_values = _data(n=50)
     plan = optimal_allocation([(0,)], n_values, 2.0, noise="laplace")
     rng = np.random.default_rng(4)
-    noise = np.concatenate([measure(codes, n_values, plan, rng)[0].values
+    noise = np.concatenate([measure(codes, n_values, plan, rng, sampler="continuous")[0].values
                             - marginal_table(codes, n_values, (0,)) for _ in range(1500)])
     assert np.var(noise) == pytest.approx(2 / 2.0**2, rel=0.1)  # 2 (Delta_1 / eps)^2
+    # the exact discrete Laplace of the same scale: integer noise, its own variance
+    runs = [measure(codes, n_values, plan, rng) for _ in range(1500)]
+    noise = np.concatenate([run[0].values - marginal_table(codes, n_values, (0,))
+                            for run in runs])
+    q = math.exp(-2.0)
+    assert np.all(noise == np.rint(noise))
+    assert runs[0][0].variance == pytest.approx(2 * q / (1 - q) ** 2)
+    assert np.var(noise) == pytest.approx(2 * q / (1 - q) ** 2, rel=0.1)
 
 
 def test_unmeasured_part_is_flagged():

@@ -4,6 +4,8 @@ import json
 import math
 
 import numpy as np
+
+from dpsynth.mechanisms import discrete_gaussian_mu
 import pandas as pd
 import pytest
 
@@ -76,6 +78,12 @@ def _mu_of_spends(mechanisms):
             scale = params.get("noise_scale", params.get("sigma"))
             total += (params.get("sensitivity", math.sqrt(params.get("contribution_bound", 1)))
                       / scale) ** 2
+        elif m.mechanism == "discrete_gaussian" and "noise_scale" in params:
+            # the exact GDP mu of the discrete Gaussian drawn, per unit shift
+            total += (params.get("sensitivity", 1.0) ** 2 * params.get("contribution_bound", 1)
+                      * discrete_gaussian_mu(params["noise_scale"]) ** 2)
+        elif m.mechanism == "discrete_gaussian":  # residuals: calibrated per coordinate
+            total += (params["sensitivity"] / params["sigma"]) ** 2
         elif m.mechanism == "exponential":  # randomized response at epsilon / 2
             eps = params["epsilon"]
             total += (2.0 * norm.ppf(math.exp(eps / 2) / (1 + math.exp(eps / 2)))) ** 2
@@ -134,7 +142,7 @@ def test_discovery_counts_are_averaged_into_the_one_way_marginals():
                                       reporting_length=3, rng=np.random.default_rng(seed))
         params = {m.name: dict(m.params) for m in aggregates.privacy.mechanisms}
         discovery = params["discovery of undeclared values"]["noise_scale"] ** 2
-        own = params["1-way marginal 0"]["sigma"] ** 2
+        own = params["1-way marginal 0"]["noise_scale"] ** 2  # the (calibrated) noise drawn
         combined = 1.0 / (1.0 / own + 1.0 / discovery)
         for j, name in enumerate(["a", "b"]):
             values = aggregates.schema.columns[j].values  # then the other and missing codes
@@ -152,7 +160,7 @@ def test_discovery_counts_are_averaged_into_the_one_way_marginals():
         claimed.append(combined)
         (declared,) = [m for m in aggregates.marginals  # age: declared bins
                        if m.columns == (3,) and m.basis == "marginal"]
-        assert declared.variance == pytest.approx(params["1-way marginal 3"]["sigma"] ** 2)
+        assert declared.variance == pytest.approx(params["1-way marginal 3"]["noise_scale"] ** 2)
     # the released values' counts are as precise as both measurements together
     assert np.mean(np.square(errors)) == pytest.approx(np.mean(claimed), rel=0.35)
     assert np.mean(np.square(errors)) < 0.2 * own

@@ -1,6 +1,7 @@
 """Tests of dpsynth.report: binned views, fidelity summaries and the HTML report."""
 
 import base64
+import html
 import io
 import logging
 import re
@@ -234,6 +235,27 @@ def test_report_privacy_section_of_a_release(tables, tmp_path, no_matplotlib):
     write_report(real, synth, path, privacy=privacy)
     page = path.read_text(encoding="utf-8")
     assert "By combination length" in page and "thresholds" in page
+
+
+def test_report_shows_the_privacy_curve_and_the_ledger(tables, tmp_path):
+    pytest.importorskip("matplotlib")
+    from dpsynth import DPMarginalSynthesizer
+    from dpsynth.report import privacy_curve
+
+    real, synth = tables
+    fitted = DPMarginalSynthesizer(epsilon=2.0, random_state=0).fit(real[["a", "b"]])
+    spent = fitted.privacy_spent_
+    deltas, epsilons = privacy_curve(spent)
+    assert len(deltas) > 10 and np.all(np.diff(epsilons) < 0)  # larger delta, smaller epsilon
+    assert deltas[0] < spent.delta < deltas[-1]
+    path = tmp_path / "report.html"
+    write_report(real[["a", "b"]], synth[["a", "b"]], path, release=fitted.aggregates_)
+    page = path.read_text(encoding="utf-8")
+    assert "privacy curve" in page and page.count("<img") >= 2
+    for row in spent.ledger():  # every mechanism, with its mechanism name
+        assert html.escape(row["name"]) in page
+    assert "<td>discrete_gaussian</td>" in page and "<td>gaussian</td>" not in page
+    assert "share of the budget" in page
 
 
 def test_report_is_written_atomically(tables, tmp_path, no_matplotlib, monkeypatch):

@@ -54,6 +54,8 @@ from .. import accounting
 from ..accounting import PrivacySpent, Spend
 from ..aggregates import DPAggregates, NoisyMarginal
 from ..engines.blocks import as_blocks
+from ..mechanisms import (check_noise, discrete_gaussian, discrete_gaussian_scale,
+                          gaussian_measure, mechanism_name)
 from .conversion import gdp_mu, zcdp_rho_tight
 from .workload import ACCOUNTINGS, release_workload
 
@@ -76,7 +78,7 @@ def discovery_proportion(epsilon):
     return min(0.5, max(0.2, 0.5 - 0.1 * log_epsilon, 0.4 - 0.05 * log_epsilon))
 
 
-def _discover(codes, schema, rho, delta, rng):
+def _discover(codes, schema, rho, delta, rng, noise="discrete"):
     """Released attributes of the undeclared columns (DP set union, level 1).
 
     The Gaussian noise covers the observed values and, with
@@ -86,6 +88,11 @@ def _discover(codes, schema, rho, delta, rng):
     ``sqrt(bound)``).  Returns the attributes to keep, the spends, the
     released noisy counts ``{column: (attribute ids, noisy counts)}`` (DP
     outputs, as in Gopi et al.'s release) and their noise variance.
+    With ``noise="discrete"`` the counts get exact discrete Gaussian noise of
+    the calibrated scale (:func:`~dpsynth.mechanisms.discrete_gaussian_scale`
+    of ``sigma sqrt(bound)``: the ``bound`` unit shifts are together
+    ``1/sigma``-GDP) and the threshold is the set union's for that scale plus
+    one count (:func:`~dpsynth.mechanisms.discrete_gaussian_tail`).
     """
     undeclared = [j for j, column in enumerate(schema) if not column.declared]
     keep = np.zeros(schema.n_attributes, dtype=bool)
@@ -98,12 +105,15 @@ def _discover(codes, schema, rho, delta, rng):
     sigma = math.sqrt(1.0 / (2.0 * rho))  # noise std sigma * sqrt(bound): sensitivity sqrt(bound)
     scale = sigma * math.sqrt(bound)
     threshold = accounting.first_level_threshold(sigma, bound, delta)
+    if check_noise(noise) == "discrete":  # the discrete tail is at most the continuous one's + 1
+        scale = discrete_gaussian_scale(scale)
+        threshold = accounting.first_level_threshold(scale / math.sqrt(bound), bound, delta) + 1.0
     released = {}
     for j, counts in zip(undeclared, codes.column_counts(undeclared, schema.n_values)):
         n_known = len(schema.columns[j].values)
         # the private universe: observed values only (not the missing code)
         observed = np.flatnonzero(counts[:n_known] > 0)
-        noisy = counts[observed] + rng.normal(0.0, scale, observed.size)
+        noisy = _noisy(counts[observed], scale, rng, noise)
         above = noisy > threshold
         ids, found = schema.offsets[j] + observed[above], noisy[above]
         keep[ids] = True
@@ -112,13 +122,20 @@ def _discover(codes, schema, rho, delta, rng):
             # public, so its count is measured (same noise, same sensitivity) unthresholded
             keep[missing_id] = True
             ids = np.append(ids, missing_id)
-            found = np.append(found, counts[n_known] + rng.normal(0.0, scale))
+            found = np.append(found, _noisy(counts[n_known:n_known + 1], scale, rng, noise))
         released[j] = (ids, found)
-    spends = [Spend("discovery of undeclared values", "gaussian", rho=rho,
+    spends = [Spend("discovery of undeclared values", mechanism_name("gaussian", noise), rho=rho,
                     params=(("sigma", sigma), ("contribution_bound", bound),
                             ("noise_scale", scale), ("threshold", threshold))),
               Spend("data-derived universe (length 1)", "set union", delta=delta / 2.0)]
     return keep, spends, released, scale * scale
+
+
+def _noisy(counts, scale, rng, noise):
+    """``counts`` plus Gaussian noise of ``scale`` (discrete: already calibrated)."""
+    if noise == "continuous":
+        return gaussian_measure(counts, scale, rng, noise)[0]
+    return (counts.astype(np.int64) + discrete_gaussian(counts.shape, scale, rng)).astype(float)
 
 
 def _public_counts(released, variance, public, new_ids, sizes):
@@ -149,7 +166,8 @@ def _public_codes(codes, schema, new_ids, public):
 
 def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
                      epsilon_binning=0.0, target=None, delta_binning=0.0,
-                     accounting="gdp", encoder_spends=(), **workload_params):
+                     accounting="gdp", encoder_spends=(), noise="discrete",
+                     **workload_params):
     """Run the workload-aware release; return :class:`~dpsynth.DPAggregates`.
 
     Parameters
@@ -181,6 +199,9 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         delta)`` (exact conversion) and selections are charged their GDP
         ``mu``; ``"zcdp"``: the budget is the zCDP ``rho`` of the
         Canonne-Kamath-Steinke conversion and selections are charged their zCDP.
+    noise : {"discrete", "continuous"}, default="discrete"
+        Exact discrete Gaussian noise on every count (calibrated so that the
+        GDP accounting above holds unchanged) or numpy's Gaussian noise.
     **workload_params
         Options of :func:`~dpsynth.release.workload.release_workload`.
 
@@ -216,7 +237,7 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
     else:
         rho_discovery = discovery_proportion(epsilon) * rho
         keep, found, released, discovery_variance = _discover(codes, schema, rho_discovery,
-                                                              delta, rng)
+                                                              delta, rng, noise)
         spends += found
     public, new_ids = schema.restrict(keep, other=True)
     sizes = public.n_values + (1 if public.missing == "absent" else 0)
@@ -234,7 +255,7 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
     impossible = [~possible for possible in public.possible_cells()]
     release = release_workload(codes.map(table_codes), sizes, rho=rho - rho_discovery, rng=rng,
                                reporting_length=reporting_length, empty_cells=impossible,
-                               accounting=accounting, **workload_params)
+                               accounting=accounting, noise=noise, **workload_params)
     spends += [Spend(s.name, s.mechanism, rho=float(s.rho),
                      params=tuple(sorted((k, v) for k, v in s.params.items()
                                          if isinstance(v, (int, float, str, bool)))))
@@ -251,7 +272,7 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
                "epsilon_binning": float(epsilon_binning),
                "delta_binning": float(delta_binning),
                "rho_discovery": rho_discovery, "rho_numeric": rho_encoder,
-               "n_measurements": len(marginals)}
+               "n_measurements": len(marginals), "noise": noise}
     if accounting == "gdp":
         details["mu"] = math.sqrt(2.0 * rho_total)
     privacy = PrivacySpent(float(epsilon) + float(epsilon_binning),

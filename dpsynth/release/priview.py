@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..local._covering import bounded_cover, covering_design
+from ..mechanisms import laplace_count, laplace_measure, mechanism_name
 from ..accounting import PrivacySpent, Spend
 from ..utils._random import seed_sequence
 from ..views import ViewSet, _ViewEstimatorMixin, postprocess
@@ -133,6 +134,10 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         Tolerance and cap of the IPF reconstruction.
     random_state : int, Generator or None, default=None
         ``None``: OS entropy; child streams by ``SeedSequence.spawn``.
+    noise : {"discrete", "continuous"}, default="discrete"
+        Exact discrete Laplace noise of the same scale on the integer cell
+        counts (the geometric mechanism, also ``epsilon``-DP;
+        :func:`~dpsynth.mechanisms.laplace_measure`) or numpy's Laplace.
 
     Attributes
     ----------
@@ -188,13 +193,15 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         "strength": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "count_epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
         "weights": [StrOptions({"cells", "equal"})],
+        "noise": [StrOptions({"discrete", "continuous"})],
         **_ViewEstimatorMixin._view_constraints,
     }
 
     def __init__(self, *, epsilon=1.0, view_size="auto", max_view_cells="auto", strength="auto",
                  count_epsilon=0.001, categories="auto", bounds=None, n_bins=3,
                  binning="uniform", allow_missing=False, weights="cells", negativity_tol=1e-6,
-                 n_rounds=1, maxent_tol=1e-8, maxent_max_iter=1000, random_state=None):
+                 n_rounds=1, maxent_tol=1e-8, maxent_max_iter=1000, random_state=None,
+                 noise="discrete"):
         self.epsilon = epsilon
         self.view_size = view_size
         self.max_view_cells = max_view_cells
@@ -211,6 +218,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self.maxent_tol = maxent_tol
         self.maxent_max_iter = maxent_max_iter
         self.random_state = random_state
+        self.noise = noise
 
     def _design(self, budget, t):
         """The views: a covering design (``view_size`` given) or a cell-bounded cover."""
@@ -299,10 +307,10 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             epsilon_views = float(self.epsilon) - float(self.count_epsilon)
             rng = np.random.default_rng(count_ss)
             self.noisy_count_ = max(
-                1.0, codes.shape[0] + float(rng.laplace(0.0, 1.0 / self.count_epsilon)))
+                1.0, float(laplace_count(codes.shape[0], self.count_epsilon, rng, self.noise)))
             spends.append({"name": "record count (to choose strength)",
-                           "mechanism": "laplace", "epsilon": float(self.count_epsilon),
-                           "sensitivity": 1.0})
+                           "mechanism": mechanism_name("laplace", self.noise),
+                           "epsilon": float(self.count_epsilon), "sensitivity": 1.0})
             for cand in candidates:
                 err = self._noise_error(self._design(budget, cand), self.noisy_count_,
                                         epsilon_views)
@@ -323,8 +331,10 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         noisy = []
         for attrs in self.marginal_sets_:
             counts = view_counts(codes, attrs, self.cardinalities_)
-            noisy.append((attrs, counts + rng.laplace(0.0, self.noise_scale_, counts.shape)))
-        spends.append({"name": f"{w} views, every cell", "mechanism": "laplace",
+            noisy.append((attrs, laplace_measure(counts, 1.0, rng, self.noise,
+                                                 sensitivity=self.noise_scale_)))
+        spends.append({"name": f"{w} views, every cell",
+                       "mechanism": mechanism_name("laplace", self.noise),
                        "epsilon": epsilon_views, "sensitivity": float(w),
                        "scale": self.noise_scale_})
         self.noisy_views_ = noisy

@@ -30,7 +30,8 @@ import numpy as np
 
 from .. import accounting
 from ..accounting import PrivacySpent, Spend
-from ..mechanisms import dp_percentile, gaussian_noise
+from ..mechanisms import (check_noise, discrete_gaussian_scale, dp_percentile, gaussian_measure,
+                          mechanism_name)
 from ..engines.blocks import as_blocks
 from ..utils._resources import join_bound, level_bytes
 from .._core import _counting
@@ -235,25 +236,43 @@ def _run_levels(ids, column_of, n_columns, reporting_length, *, bound_fn,
 class _NoisyRelease:
     """Gaussian noise and thresholds of one DP run (callable per level)."""
 
-    def __init__(self, plan, rules, public_universe, rng, on_level=None):
+    def __init__(self, plan, rules, public_universe, rng, on_level=None, noise="discrete"):
         self.plan = plan
         self.rules = rules
         self.public_universe = public_universe
         self.rng = rng
         self.on_level = on_level
+        self.noise = check_noise(noise)
+
+    def scale(self, k, bound):
+        """Noise scale of length ``k``'s counts (discrete: calibrated, at least the nominal)."""
+        scale = float(self.plan.sigmas[k - 1]) * math.sqrt(bound)
+        return discrete_gaussian_scale(scale) if self.noise == "discrete" else scale
 
     def threshold(self, k, bound):
         sigma = self.plan.sigmas[k - 1]
         if k == 1 and not self.public_universe:
+            if self.noise == "discrete":  # the discrete tail: the continuous one's, one count up
+                return accounting.first_level_threshold(
+                    self.scale(k, bound) / math.sqrt(bound), bound, self.plan.delta) + 1.0
             return accounting.first_level_threshold(sigma, bound, self.plan.delta)
         kind, value = self.rules.get(max(k, 2), ("adaptive", 1.0))
         if kind == "fixed":
             return float(value)
-        return accounting.adaptive_threshold(sigma, bound, value)
+        # the fabrication rule (not a privacy matter) at the scale drawn
+        return accounting.adaptive_threshold(self.scale(k, bound) / math.sqrt(bound), bound,
+                                             value)
 
     def __call__(self, k, counts, bound):
-        scale = self.plan.sigmas[k - 1] * math.sqrt(bound)
-        noisy = counts + gaussian_noise(counts.shape[0], scale, self.rng)
+        if self.noise == "discrete":  # exact, of the calibrated scale
+            from ..mechanisms import discrete_gaussian
+            scale = self.scale(k, bound)
+            noisy = (np.asarray(counts, dtype=np.int64)
+                     + discrete_gaussian(counts.shape[0], scale, self.rng)).astype(np.float64)
+        else:
+            scale = self.scale(k, bound)
+            noisy, _ = gaussian_measure(np.asarray(counts, dtype=np.float64), scale, self.rng,
+                                        "continuous")
         threshold = self.threshold(k, bound)
         rounded = np.rint(noisy)
         keep = (noisy > max(threshold, 0.0)) & (rounded >= 1)
@@ -264,7 +283,7 @@ class _NoisyRelease:
 
 def release_marginals(ids, column_of, n_columns, plan, *, percentile,
                       fabrication_rules, public_universe, rng, on_level=None,
-                      possible=None, max_bytes=None, on_limit=None):
+                      possible=None, max_bytes=None, on_limit=None, noise="discrete"):
     """Run the DP-marginals release on an attribute-id matrix.
 
     Parameters
@@ -295,13 +314,17 @@ def release_marginals(ids, column_of, n_columns, plan, *, percentile,
     on_limit : callable, default=None
         ``on_limit(k, n_candidates_bound, estimated_bytes)`` when length ``k``
         is skipped for ``max_bytes``.
+    noise : {"discrete", "continuous"}, default="discrete"
+        Exact discrete Gaussian noise (its scale calibrated to the
+        continuous one's guarantee, the set union's threshold one count
+        higher) or numpy's Gaussian noise.
 
     Returns
     -------
     list of LevelResult
         Normalised released tuples and counts by length.
     """
-    release = _NoisyRelease(plan, fabrication_rules, public_universe, rng, on_level)
+    release = _NoisyRelease(plan, fabrication_rules, public_universe, rng, on_level, noise)
 
     def bound_fn(k, histogram):
         return dp_percentile(np.arange(histogram.size), percentile, math.comb(n_columns, k),
@@ -359,7 +382,7 @@ def normalise_counts(levels):
 
 
 def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0, delta_binning=0.0,
-                      encoder_spends=()):
+                      encoder_spends=(), noise="continuous"):
     """The :class:`~dpsynth.accounting.PrivacySpent` of one SDS release.
 
     Every mechanism of the release is listed: the Laplace record count, the
@@ -369,11 +392,12 @@ def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0, delta_bin
     mechanisms (inside ``plan.rho``, their ``delta`` added).  Only public numbers enter it: the plan, the
     DP contribution bounds, thresholds and noise scales, and ``|V_k|`` for
     ``k >= 2`` (derived from released tuples); ``|V_1|`` of a data-derived
-    universe is private and left out.
+    universe is private and left out.  ``noise`` names the mechanisms
+    (``"discrete_laplace"``, ``"discrete_gaussian"`` for the exact samplers).
     """
     by_length = {level.length: level for level in levels}
     lengths = range(1, plan.reporting_length + 1)
-    spends = [Spend("record count", "laplace", epsilon=plan.epsilon_records,
+    spends = [Spend("record count", mechanism_name("laplace", noise), epsilon=plan.epsilon_records,
                     params=(("scale", 1.0 / plan.epsilon_records), ("sensitivity", 1)))]
     if epsilon_binning or delta_binning:  # the encoder's DP steps (quantiles, values)
         spends.append(Spend("binning (DP quantiles, frequent values, within-bin)",
@@ -392,7 +416,8 @@ def sds_privacy_spent(plan, levels, *, n_columns, epsilon_binning=0.0, delta_bin
             params += [("contribution_bound", int(level.contribution_bound)),
                        ("noise_scale", float(level.noise_scale)),
                        ("threshold", float(level.threshold))]
-        spends.append(Spend(f"gaussian k={k}", "gaussian", rho=1.0 / (2.0 * sigma ** 2),
+        spends.append(Spend(f"gaussian k={k}", mechanism_name("gaussian", noise),
+                            rho=1.0 / (2.0 * sigma ** 2),
                             params=tuple(params)))
     if not plan.public_universe:
         spends.append(Spend("data-derived universe (length 1)", "set union",

@@ -66,10 +66,10 @@ import math
 
 import numpy as np
 
-from ..mechanisms import exponential_mechanism
+from ..mechanisms import check_noise, exponential_mechanism, gaussian_measure, mechanism_name
 from ..engines.blocks import as_blocks
 from .allocation import (Measurement, _outside, _residual_size, _subsets as _all_subsets,
-                         _to_residual, make_consistent)
+                         _to_residual, make_consistent, noisy_residual)
 from .conversion import bounded_range_epsilon, bounded_range_mu
 from .fitting import (TableShards, count_tables, descend, fit_population,
                       mix_within_neighbourhoods, move_counts, one_way_estimates, table_layout)
@@ -349,7 +349,8 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                      alpha=0.9, max_cells=None, population_size=None, full_sweep_every=5,
                      initial_sweeps=2, max_rounds=None, fit_targets="measurements",
                      empty_cells=None, max_relative_noise=0.03, accounting="gdp",
-                     measurement="residuals", one_way_counts=None, n_threads=1):
+                     measurement="residuals", one_way_counts=None, n_threads=1,
+                     noise="discrete"):
     """Adaptive zCDP release of 1-way and selected 2-/3-way dense marginals.
 
     Parameters
@@ -433,12 +434,22 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         candidates and score them each round
         (:class:`~dpsynth.release.fitting.TableShards`: disjoint tables
         per thread).  The release does not depend on it.
+    noise : {"discrete", "continuous"}, default="discrete"
+        ``"discrete"``: every measurement is of integers (counts, or the
+        integer Helmert coordinates of a residual) with exact discrete
+        Gaussian noise, its scale calibrated to be ``1/sigma``-GDP
+        (:func:`~dpsynth.mechanisms.gaussian_measure`,
+        :func:`~dpsynth.release.allocation.noisy_residual`), so the
+        accounting is the continuous one's; ``"continuous"``: numpy's
+        floating-point Gaussian noise.
 
     Returns
     -------
     WorkloadRelease
     """
     rng = np.random.default_rng(rng)
+    check_noise(noise)
+    gaussian_name = mechanism_name("gaussian", noise)
     blocks = as_blocks(codes)
     n_values = np.asarray(n_values, dtype=np.int64)
     if blocks.n_columns != n_values.size:
@@ -495,15 +506,16 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
 
     def gaussian(cols, s, name):
         table = data_table(cols)
-        noisy = table + rng.normal(0.0, s, size=table.shape)
+        noisy, scale = gaussian_measure(table, s, rng, noise)  # scale >= s: see its docstring
         for axis, c in enumerate(cols):  # publicly empty cells: exact zeros
             if empty_cells[c].any():
                 index = [slice(None)] * len(cols)
                 index[axis] = empty_cells[c]
                 noisy[tuple(index)] = 0.0
-        measurements.append((tuple(cols), noisy, s * s))
-        spends.append(Spend(name, "gaussian", 1.0 / (2.0 * s * s),
-                            {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0}))
+        measurements.append((tuple(cols), noisy, float(scale) ** 2))
+        spends.append(Spend(name, gaussian_name, 1.0 / (2.0 * s * s),
+                            {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
+                             "noise_scale": float(scale)}))
         for sub in _subsets(tuple(cols)):  # what it tells about each residual
             precision[sub] = precision.get(sub, 0.0) + 1.0 / (s * s * _outside(cols, sub, free))
 
@@ -514,11 +526,11 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                                   workload_length=min(reporting_length, d))
         for sub, inverse_variance in lam.items():
             table = data_table(sub)[np.ix_(*[possible[c] for c in sub])]
-            theta = _to_residual(table, sub, sub)
-            noisy = theta + rng.normal(0.0, 1.0 / math.sqrt(inverse_variance), theta.shape)
-            residuals.append((sub, noisy, 1.0 / inverse_variance))
+            noisy, variance = noisy_residual(table, sub, sub, 1.0 / math.sqrt(inverse_variance),
+                                             rng, noise)
+            residuals.append((sub, noisy, variance))
             precision[sub] = precision.get(sub, 0.0) + inverse_variance
-        spends.append(Spend(name, "gaussian", 1.0 / (2.0 * s * s),
+        spends.append(Spend(name, gaussian_name, 1.0 / (2.0 * s * s),
                             {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
                              "basis": "residual", "n_residuals": len(lam)}))
 
