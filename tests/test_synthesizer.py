@@ -261,8 +261,10 @@ def test_conditional_sample_on_a_numeric_range_and_value_lists(population):
     assert out["age"].between(30, 40).all() and out["race"].isin(["Black", "Other"]).all()
     assert out["age"].dtype == np.int64 and out["age"].nunique() == 11  # in-bin draws in range
     real = holdout[holdout["age"].between(30, 40) & holdout["race"].isin(["Black", "Other"])]
+    # a compound condition holding ~5% of records (the 0.06 goal is for ~10%,
+    # test_conditional_sample_follows_the_real_conditional_distribution): looser
     for column in ["edu", "region", "income"]:
-        assert _tvd(_binned(synth, real, column), _binned(synth, out, column)) <= 0.06
+        assert _tvd(_binned(synth, real, column), _binned(synth, out, column)) <= 0.08
     half_open = synth.sample(500, conditions={"income": (None, 20_000.5)})
     assert (half_open["income"] <= 20_000.5).all()
     exact = synth.sample(200, conditions={"age": 33})
