@@ -16,7 +16,7 @@ must exceed it when the mechanism is broken on purpose (less noise, by
 monkeypatch).
 
 The CI version uses few runs (a loose test: a tenth of the noise is caught);
-``DPSYNTH_AUDIT_SLOW=1`` runs the slow version (1,000 runs per table: half
+``DPSYNTH_AUDIT_SLOW=1`` runs the slow version (5,000 runs per table: half
 the noise is caught).
 """
 
@@ -38,6 +38,7 @@ from dpsynth.release.workload import release_workload
 ALPHA = 0.005  # per Clopper-Pearson bound: a false alarm has probability <= 1%
 DELTAS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4)
 SLOW = os.environ.get("DPSYNTH_AUDIT_SLOW", "") not in ("", "0")
+SLOW_RUNS = 5000
 
 
 def clopper_pearson_upper(k, n, alpha=ALPHA):
@@ -178,13 +179,13 @@ def test_canary_audit_catches_a_mechanism_with_a_tenth_of_the_noise(name, monkey
 @pytest.mark.skipif(not SLOW, reason="slow audit: set DPSYNTH_AUDIT_SLOW=1")
 @pytest.mark.parametrize("name", list(MECHANISMS))
 def test_slow_canary_audit(name, monkeypatch):
-    """1,000 runs per table: the intact mechanism passes, half the noise is caught."""
+    """SLOW_RUNS runs per table: the intact mechanism passes, half the noise is caught."""
     run, claimed = MECHANISMS[name]()
-    bound, claim, delta = _audit(run, claimed, 1000)
+    bound, claim, delta = _audit(run, claimed, SLOW_RUNS)
     print(f"{name}: intact, epsilon >= {bound:.3f} at delta={delta} (claimed {claim:.3f})")
     assert bound <= claim
     _sabotage(monkeypatch, name, 2.0)
-    bound, claim, delta = _audit(run, claimed, 1000)
+    bound, claim, delta = _audit(run, claimed, SLOW_RUNS)
     print(f"{name}: half the noise, epsilon >= {bound:.3f} at delta={delta} "
           f"(claimed {claim:.3f})")
     assert bound > claim
