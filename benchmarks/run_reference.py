@@ -390,16 +390,16 @@ def _versions(names, python=None):
 def environment(earlier=None):
     """Versions of Python and of the benchmarked libraries, and the machine.
 
-    ``packages`` are this interpreter's (a package it lacks keeps its version in
-    ``earlier``, the environment of the results file, whose runs it made);
-    ``google_packages`` those of ``$DPSYNTH_GOOGLE_PYTHON``, if set, else
-    ``earlier``'s.
+    ``packages`` are those of the interpreter that runs pac-synth and smartnoise
+    (``$DPSYNTH_BENCH_PYTHON``, else this one); if it has no smartnoise-synth, the
+    ``packages`` of ``earlier`` (the environment of the results file, whose runs it
+    made) are kept. ``google_packages`` are those of ``$DPSYNTH_GOOGLE_PYTHON``, if
+    set, else ``earlier``'s.
     """
     earlier = earlier or {}
-    packages = _versions(_PACKAGES)
-    for name, version in earlier.get("packages", {}).items():
-        if packages.get(name) is None:
-            packages[name] = version
+    packages = _versions(_PACKAGES, os.environ.get("DPSYNTH_BENCH_PYTHON"))
+    if (not packages or packages.get("smartnoise-synth") is None) and earlier.get("packages"):
+        packages = earlier["packages"]
     google = os.environ.get(GOOGLE_PYTHON)
     google_packages = (_versions(_GOOGLE_PACKAGES, google) if google else None) \
         or earlier.get("google_packages")
@@ -446,19 +446,23 @@ def merge(path, others):
     """Add to the results file ``path`` the runs of ``others`` that it lacks.
 
     Its environment and dataset descriptions are kept, and the descriptions
-    of datasets it lacks are added; a run in both keeps ``path``'s record.
+    of datasets it lacks (and the Google dpsynth package versions, if it has none)
+    are added; a run in both keeps ``path``'s record.
     """
     saved = json.loads(path.read_text())
     records = _keyed(saved["runs"])
     datasets = dict(saved.get("datasets", {}))
+    env = dict(saved.get("environment", {}))
     before = len(records)
     for other in others:
         loaded = json.loads(other.read_text())
         for name, description in loaded.get("datasets", {}).items():
             datasets.setdefault(name, description)
+        if "google_packages" in loaded.get("environment", {}):
+            env.setdefault("google_packages", loaded["environment"]["google_packages"])
         for key, record in _keyed(loaded["runs"]).items():
             records.setdefault(key, record)
-    _write(path, datasets, {}, records, saved.get("environment"))
+    _write(path, datasets, {}, records, env or None)
     print(f"{path}: {before} -> {len(records)} runs", flush=True)
 
 
