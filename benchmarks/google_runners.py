@@ -239,7 +239,7 @@ def _run_google(mechanism, df, epsilon, delta, seed, model_error, **params):
         "fit_cpu_seconds": fit_cpu_seconds,
         "sample_cpu_seconds": 0.0,
         "calibrate_seconds": calibrate_seconds,
-        "phase_seconds": dict(diagnostics.phase_times) if diagnostics else {},
+        "phase_seconds": dict(diagnostics.phase_times) if diagnostics else {},  # often empty
         "peak_rss_mb": peak_rss_mb,
         "synthetic": _restore_missing(result.synthetic_data[list(df.columns)]),
         "delta": delta,
@@ -261,17 +261,19 @@ def _run_google(mechanism, df, epsilon, delta, seed, model_error, **params):
 
 def _zcdp_rho(calibrated):
     """The zCDP rho the calibration chose: per-column initialisation, total count and
-    the mechanism (its ``zcdp_rho``, or ``mu**2 / 2`` of its Gaussian-DP ``gdp_budget``);
+    the mechanism (its ``zcdp_rho``, or half its Gaussian-DP ``gdp_budget``, which is
+    ``mu**2``);
     None if a part states neither."""
     rho = 1.0 / (2.0 * calibrated.total_count_sigma ** 2)
     for init in calibrated.initializers.values():
         if getattr(init, "sigma", None) is None:
             return None
         rho += 1.0 / (2.0 * init.sigma ** 2)
+    base = calibrated.base_mechanism
     if getattr(base, "zcdp_rho", None) is not None:
         return float(rho + base.zcdp_rho)
     if getattr(base, "gdp_budget", None) is not None:
-        return float(rho + base.gdp_budget ** 2 / 2.0)
+        return float(rho + base.gdp_budget / 2.0)  # dpsynth's GDP budget is mu**2
     return None
 
 
