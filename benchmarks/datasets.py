@@ -301,3 +301,53 @@ def load_adult_pgm():
 
 DATASETS = {"nist_ma": load_nist_ma, "adult": load_adult, "pums": load_pums,
             "adult_pgm": load_adult_pgm, "nist_ma2018": partial(load_nist_ma, year=2018)}
+
+
+SUBSET_SEED = 7
+"""Seed of the random row subsets ``name@rows`` (:func:`load`): a public choice of the
+benchmark."""
+
+
+def split(dataset):
+    """The table ``dataset`` (see :func:`load`) and the rows of its source table it
+    leaves out: for ``name@rows``, the other rows of ``name`` (index reset), a real
+    split held out from anything fitted on the subset; for ``name``, None.
+
+    Raises
+    ------
+    KeyError
+        If ``name`` is not in :data:`DATASETS`.
+    """
+    name, _, rows = dataset.partition("@")
+    if name not in DATASETS:
+        raise KeyError(f"unknown dataset {name!r}; choose from {sorted(DATASETS)} "
+                       "(optionally as name@rows)")
+    real = DATASETS[name]()
+    if not rows:
+        return real, None
+    subset = real.sample(int(rows), random_state=SUBSET_SEED)
+    return subset.reset_index(drop=True), real.drop(index=subset.index).reset_index(drop=True)
+
+
+def load(dataset):
+    """The table ``dataset`` of :data:`DATASETS`, or ``name@rows``: a random subset of
+    ``rows`` rows of it (drawn with :data:`SUBSET_SEED`, index reset).
+
+    Raises
+    ------
+    KeyError
+        If ``name`` is not in :data:`DATASETS`.
+    """
+    return split(dataset)[0]
+
+
+def table_argument(value):
+    """``value`` if it names a table :func:`load` knows (``name`` or ``name@rows``), for
+    ``argparse``'s ``type=``."""
+    import argparse
+
+    name, at, rows = value.partition("@")
+    if name not in DATASETS or (at and not (rows.isdigit() and int(rows) > 0)):
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: expected one of {sorted(DATASETS)}, optionally as name@rows")
+    return value

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .datasets import DATASETS
+from .datasets import load
 
 MISSING = "<NA>"
 """Explicit value standing in for a missing cell inside the reference libraries."""
@@ -431,6 +431,22 @@ def run_aim(df, epsilon=4.0, delta=None, seed=0, rounds=None, sampling="sample",
 
 
 RUNNERS = {"run_pacsynth": run_pacsynth, "run_mst": run_mst, "run_aim": run_aim}
+"""Runner name to runner; :func:`runner` also knows Google dpsynth's
+(:data:`benchmarks.google_runners.GOOGLE_RUNNERS`)."""
+
+
+def runner(func_name):
+    """The runner called ``func_name``: one of :data:`RUNNERS` or of
+    :data:`benchmarks.google_runners.GOOGLE_RUNNERS` (imported on demand: it uses this
+    module's helpers)."""
+    if func_name in RUNNERS:
+        return RUNNERS[func_name]
+    from .google_runners import GOOGLE_RUNNERS
+
+    if func_name not in GOOGLE_RUNNERS:
+        raise KeyError(f"unknown runner {func_name!r}; choose from "
+                       f"{sorted(RUNNERS) + sorted(GOOGLE_RUNNERS)}")
+    return GOOGLE_RUNNERS[func_name]
 
 
 def _max_rss_mb():
@@ -454,10 +470,11 @@ def measure_in_subprocess(func_name, dataset_name, python=None, **kwargs):
 
     Parameters
     ----------
-    func_name : {"run_pacsynth", "run_mst", "run_aim"}
-        Runner to call.
+    func_name : str
+        A runner :func:`runner` knows.
     dataset_name : str
-        Key of :data:`benchmarks.datasets.DATASETS`; the child loads it.
+        A table :func:`benchmarks.datasets.load` knows (``name`` or
+        ``name@rows``); the child loads it.
     python : str, optional
         Interpreter for the child; defaults to ``$DPSYNTH_BENCH_PYTHON`` or
         ``sys.executable``.
@@ -468,7 +485,8 @@ def measure_in_subprocess(func_name, dataset_name, python=None, **kwargs):
     -------
     dict
         The runner's result plus ``peak_rss_mb`` (child's peak RSS, data
-        loading and imports included) and ``baseline_rss_mb`` (its peak RSS
+        loading and imports included, unless the runner took it itself before
+        work that is not part of the run) and ``baseline_rss_mb`` (its peak RSS
         after loading the data, before the runner).
     """
     python = python or os.environ.get("DPSYNTH_BENCH_PYTHON", sys.executable)
@@ -486,10 +504,10 @@ def measure_in_subprocess(func_name, dataset_name, python=None, **kwargs):
 def _child_main(request, result):
     """Child side of :func:`measure_in_subprocess`."""
     func_name, dataset_name, kwargs = pickle.loads(Path(request).read_bytes())
-    df = DATASETS[dataset_name]()
+    df = load(dataset_name)
     baseline = _max_rss_mb()
-    output = RUNNERS[func_name](df, **kwargs)
-    output["peak_rss_mb"] = _max_rss_mb()
+    output = runner(func_name)(df, **kwargs)
+    output.setdefault("peak_rss_mb", _max_rss_mb())
     output["baseline_rss_mb"] = baseline
     Path(result).write_bytes(pickle.dumps(output))
 

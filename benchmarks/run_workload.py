@@ -50,7 +50,7 @@ from dpsynth.preprocessing import TableEncoder
 from dpsynth.metrics import k_marginal_score, marginal_tvd
 
 from ._results import RESULTS, run_child, save
-from .datasets import DATASETS
+from .datasets import DATASETS, load
 from .reference_runners import _max_rss_mb
 
 METHODS = ("default", "declared", "sds")
@@ -90,19 +90,6 @@ def fidelity(real, synthetic):
     if "PUMA" in real.columns:
         out["k_marginal"] = k_marginal_score(real, synthetic)
     return out
-
-
-SUBSET_SEED = 7
-"""Seed of the random row subsets (``--rows``): a public choice of the benchmark."""
-
-
-def load(dataset):
-    """The table ``dataset``, or ``name@rows``: a random subset of ``rows`` rows of it."""
-    name, _, rows = dataset.partition("@")
-    real = DATASETS[name]()
-    if rows:
-        real = real.sample(int(rows), random_state=SUBSET_SEED).reset_index(drop=True)
-    return real
 
 
 def run_one(dataset, method, epsilon, seed):

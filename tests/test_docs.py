@@ -5,6 +5,8 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,3 +130,79 @@ def test_reference_summary_counts_each_rounded_sample_of_a_model_once():
     # seed 0's own rounded run wins over its alternative sample; seed 1 adds one
     assert rounded["seeds"] == [0, 1]
     assert rounded["mean"]["tvd_3"] == pytest.approx((0.04 + 0.045) / 2)
+
+
+def test_tstr_auc_learns_from_the_synthetic_table_and_scores_on_held_out_rows():
+    pytest.importorskip("benchmarks.utility")
+    from benchmarks.utility import target_of, tstr_auc
+
+    rng = np.random.default_rng(0)
+    x = rng.choice(["a", "b", "c"], 600)
+    noise = rng.choice(["u", "v"], 600)
+    y = np.where(x == "a", ">50K", "<=50K")
+    table = pd.DataFrame({"x": x, "noise": noise, "income": y}, dtype=object)
+    train, test = table.iloc[:400], table.iloc[400:]
+    assert tstr_auc(train, test, "income", ">50K") == pytest.approx(1.0)
+    # a synthetic table that lost the dependence predicts no better than chance
+    shuffled = train.assign(x=rng.permutation(train["x"].to_numpy()))
+    assert tstr_auc(shuffled, test, "income", ">50K") < 0.65
+    # values the synthetic table lacks and missing cells are missing to the classifier
+    odd = test.assign(x=np.where(np.arange(len(test)) % 2, "zzz", test["x"]))
+    odd.loc[odd.index[:10], "noise"] = np.nan
+    assert 0.5 <= tstr_auc(train, odd, "income", ">50K") <= 1.0
+    # one class only: no classifier, no AUC
+    assert tstr_auc(train.assign(income="<=50K"), test, "income", ">50K") is None
+    assert target_of("adult@2000") == ("income", ">50K")
+    assert target_of("nist_ma") is None
+
+
+def test_split_holds_out_the_rows_of_the_source_table_outside_the_subset(monkeypatch):
+    pytest.importorskip("benchmarks.datasets")
+    from benchmarks import datasets
+
+    full = pd.DataFrame({"a": [str(i) for i in range(50)], "b": ["x", "y"] * 25}, dtype=object)
+    monkeypatch.setitem(datasets.DATASETS, "toy", lambda: full.copy())
+    subset, rest = datasets.split("toy@20")
+    assert len(subset) == 20 and len(rest) == 30
+    assert sorted(subset["a"].tolist() + rest["a"].tolist()) == sorted(full["a"].tolist())
+    assert datasets.load("toy@20").equals(subset)
+    whole, none = datasets.split("toy")
+    assert whole.equals(full) and none is None
+    assert datasets.table_argument("toy@20") == "toy@20"
+    for bad in ("toy@0", "toy@x", "nope"):
+        with pytest.raises(Exception, match="expected one of"):
+            datasets.table_argument(bad)
+
+
+def test_google_domain_is_the_declared_mode_categories():
+    pytest.importorskip("benchmarks.google_runners")
+    from benchmarks.google_runners import google_domain
+    from benchmarks.reference_runners import MISSING
+
+    df = pd.DataFrame({"a": ["y", "x", None, "x"], "b": ["1", "2", "2", "1"]}, dtype=object)
+    assert google_domain(df) == {"a": ["x", "y", MISSING], "b": ["1", "2"]}
+
+
+def test_reference_summary_and_planning_of_the_google_runs(tmp_path, capsys):
+    pytest.importorskip("benchmarks.run_reference")
+    from benchmarks.run_reference import main, summarize
+
+    def record(seed, tvd3, auc):
+        return {"runner": "run_google_aim_gdp", "dataset": "adult@2000",
+                "params": {"epsilon": 1.0, "seed": seed}, "fit_seconds": 100.0,
+                "peak_rss_mb": 900.0, "mean_tvd": {"1": 0.0, "2": 0.0, "3": tvd3},
+                "model_tvd": {"1": 0.0, "2": 0.0, "3": tvd3 / 2}, "tstr_auc": auc,
+                "epsilon_spent": {"pld": 0.9, "rdp": 0.95}}
+
+    (entry,) = summarize([record(0, 0.2, 0.8), record(1, 0.4, 0.7)])
+    assert entry["seeds"] == [0, 1]
+    assert entry["mean"]["tvd_3"] == pytest.approx(0.3)
+    assert entry["mean"]["model_tvd_3"] == pytest.approx(0.15)
+    assert entry["mean"]["tstr_auc"] == pytest.approx(0.75)
+    assert entry["mean"]["epsilon_spent"] == pytest.approx(0.9)
+    main(["--output", str(tmp_path / "r.json"), "--dry-run", "--datasets", "adult@100",
+          "--epsilons", "1", "--seeds", "0", "1"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "6 runs to make"
+    assert {line.split()[0] for line in lines[1:]} == {
+        "run_google_aim_gdp", "run_google_swift", "run_google_mst"}
