@@ -15,6 +15,8 @@ Like every metric here it reads the real data: not a DP release.
 
 from itertools import combinations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from scipy.stats import ks_2samp
@@ -160,7 +162,9 @@ def quality_report(real, synthetic, *, use_sdmetrics=False, metadata=None):
     synthetic = synthetic[list(real.columns)]
     if use_sdmetrics:
         try:
-            from sdmetrics.reports.single_table import QualityReport
+            with warnings.catch_warnings():  # newer sdmetrics deprecate this report
+                warnings.simplefilter("ignore", FutureWarning)
+                from sdmetrics.reports.single_table import QualityReport
         except ImportError as exc:
             raise ImportError("use_sdmetrics=True needs the optional package sdmetrics "
                               "(pip install sdmetrics, or the extra: pip install "
@@ -168,8 +172,10 @@ def quality_report(real, synthetic, *, use_sdmetrics=False, metadata=None):
         if metadata is None:
             metadata = {"columns": {c: {"sdtype": "numerical" if _is_numeric(real[c])
                                         else "categorical"} for c in real.columns}}
-        report = QualityReport()
-        report.generate(real, synthetic, metadata, verbose=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            report = QualityReport()
+            report.generate(real, synthetic, metadata, verbose=False)
         properties = report.get_properties().set_index("Property")["Score"]
         return {"score": float(report.get_score()),
                 "column_shapes": float(properties.get("Column Shapes", np.nan)),
