@@ -1109,7 +1109,7 @@ def test_evaluate_shows_progress_with_verbose(capsys, work, table_csv):
 
 def test_unsamplable_release_gets_command_line_hints(capsys, work):
     rng = np.random.default_rng(0)
-    pd.DataFrame({"id": np.arange(300), "job": rng.choice(["a", "b"], 300)}).to_csv(
+    pd.DataFrame({"id": [f"u{i}" for i in range(300)], "job": rng.choice(["a", "b"], 300)}).to_csv(
         "in.csv", index=False)
     # (the SDS release; a workload release maps unreleased values to missing)
     code, _, err = run(capsys, "synthesize", "in.csv", "-o", "out.csv", "--release", "sds",

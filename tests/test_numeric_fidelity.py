@@ -372,4 +372,4 @@ def test_text_numbers_are_decided_by_dp():
     zips = pd.Series(["02139", "01001", "94110"] * 1000, dtype=object)
     assert decide_numeric(zips, 1.0, rng)[0] is None
     spend = decide_numeric(words, 1.0, rng)[1]
-    assert spend.rho == 1.0 and spend.mechanism == "gaussian"
+    assert spend.rho == 1.0 and spend.mechanism == "discrete_gaussian"

@@ -141,8 +141,9 @@ def encode_binning(values, binning, name):
     is_point = np.zeros(values.shape, dtype=bool)
     if points.size:
         # at the declared precision: 40.0001 is the point 40 of a 2-decimal column
-        matched = (values if binning.decimals is None or binning.integer
-                   else np.round(values, binning.decimals))
+        with np.errstate(over="ignore", invalid="ignore"):  # +-inf: no warning of its own
+            matched = (values if binning.decimals is None or binning.integer
+                       else np.round(values, binning.decimals))
         order = np.argsort(points, kind="stable")
         position = np.clip(np.searchsorted(points[order], matched), 0, points.size - 1)
         is_point = points[order][position] == matched

@@ -40,6 +40,7 @@ import pandas as pd
 from scipy.special import ndtri
 
 from ..accounting import Spend, first_level_threshold
+from ..mechanisms import discrete_gaussian_scale, gaussian_measure
 from ..schema import Binning, sub_bin_edges
 from ._discretizer import _snap_edges
 
@@ -110,12 +111,20 @@ def default_decimals(low, high):
     return int(min(10, max(0, 3 - math.floor(math.log10(magnitude)))))
 
 
+def _noisy(counts, sigma, rng):
+    """``counts`` (integers) plus exact discrete Gaussian noise, ``1/sigma``-GDP per
+    unit shift (:func:`~dpsynth.mechanisms.gaussian_measure`: the scale drawn is
+    calibrated so that the accounting holds exactly, and no floating-point
+    sampler is involved)."""
+    return gaussian_measure(np.rint(counts), sigma, rng, "discrete")[0]
+
+
 def _dp_range(values, weights, integer, rho, rng):
     """Step 1: the DP range ``(low, high)`` (grid edges), the noisy total count and the
     noisy counts of the grid's cells."""
     grid = range_grid(integer)
     sigma = _sigma(rho)
-    noisy = _histogram(values, weights, grid) + rng.normal(0.0, sigma, grid.size - 1)
+    noisy = _noisy(_histogram(values, weights, grid), sigma, rng)
     n_cells = grid.size - 1
     threshold = sigma * float(-ndtri(RANGE_FALSE_CELL / n_cells))
     above = np.flatnonzero(noisy > threshold)
@@ -135,7 +144,7 @@ def _dp_range(values, weights, integer, rho, rng):
         if last == zero:
             high = 0.0
     total = float(np.clip(noisy[first:last + 1], 0, None).sum())
-    spend = Spend("range", "gaussian", rho=rho,
+    spend = Spend("range", "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("threshold", threshold), ("n_cells", n_cells),
                           ("sensitivity", 1)))
     return (low, high), total, spend, noisy
@@ -150,8 +159,11 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
                max_points, rng):
     """Step 2: DP frequent exact values (a Gaussian DP set union over one record's value)."""
     sigma = _sigma(rho)
-    threshold = first_level_threshold(sigma, 1, 2.0 * delta)  # a unique value: delta
-    spend = Spend("point masses", "gaussian", rho=rho, delta=delta,
+    # a unique value is released with probability at most delta: the discrete
+    # Gaussian's tail P[Y >= m] <= P[N(0, s^2) >= m - 1] (Canonne et al.), one
+    # count above the continuous threshold for the scale s drawn
+    threshold = first_level_threshold(discrete_gaussian_scale(sigma), 1, 2.0 * delta) + 1.0
+    spend = Spend("point masses", "discrete_gaussian", rho=rho, delta=delta,
                   params=(("sigma", sigma), ("threshold", threshold),
                           ("min_share", MIN_POINT_SHARE), ("max_points", max_points),
                           ("sensitivity", 1)))
@@ -163,7 +175,7 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
         return (), spend
     observed, inverse = np.unique(candidates, return_inverse=True)
     counts = np.bincount(inverse, weights=weights, minlength=observed.size)
-    noisy = counts + rng.normal(0.0, sigma, observed.size)
+    noisy = _noisy(counts, sigma, rng)
     keep = (noisy > threshold) & (noisy >= MIN_POINT_SHARE * total)
     order = np.flatnonzero(keep)[np.argsort(-noisy[keep], kind="stable")][:max_points]
     return tuple(float(v) for v in np.sort(observed[order])), spend
@@ -213,7 +225,7 @@ def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rn
     """
     grid = range_grid(integer)
     sigma = _sigma(rho)
-    spend = Spend("bins and shape", "gaussian", rho=rho,
+    spend = Spend("bins and shape", "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("sub_cells", SUB_CELLS), ("sensitivity", 1)))
     if high <= low:  # one value (a float range [0, 0]): one closed bin
         return np.array([low, high]), ((1.0,),), spend
@@ -229,11 +241,12 @@ def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rn
     if not integer:  # the zero cell |x| < 2**-30 merges with its neighbours
         fine = fine[np.abs(fine) != 2.0 ** _FLOAT_OCTAVES[0]]
     fine = np.concatenate([[low], fine, [high]])
-    matched = values if integer or decimals is None else np.round(values, decimals)
+    with np.errstate(over="ignore", invalid="ignore"):  # +-inf: no warning of its own
+        matched = values if integer or decimals is None else np.round(values, decimals)
     rest = ~np.isin(matched, np.asarray(points, dtype=np.float64))  # as encoded
     kept = _clip(values[rest], low, high, integer)
     counts = _histogram(kept, None if weights is None else weights[rest], fine)
-    noisy = counts + rng.normal(0.0, sigma, counts.size)
+    noisy = _noisy(counts, sigma, rng)
     capacity = _capacity(fine[:-1], fine[1:], integer, points)
     level = sigma * max(1.0, float(-ndtri(0.5 / counts.size)))
     mass = np.where((noisy > level) & (capacity > 0), noisy, 0.0)
@@ -374,8 +387,8 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=0.05):
     counts = np.array([weights[is_integer].sum(), weights[is_number & ~is_integer].sum(),
                        weights[present & ~is_number].sum()], dtype=np.float64)
     sigma = _sigma(rho)
-    noisy = np.clip(counts + rng.normal(0.0, sigma, 3), 0, None)
-    spend = Spend("numeric or text", "gaussian", rho=rho,
+    noisy = np.clip(_noisy(counts, sigma, rng), 0, None)
+    spend = Spend("numeric or text", "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("max_text_share", max_text_share),
                           ("sensitivity", 1)))
     n_numbers = noisy[0] + noisy[1]
