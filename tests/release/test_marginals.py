@@ -11,7 +11,7 @@ from scipy.stats import norm
 
 from dpsynth import DPMarginalSynthesizer
 from dpsynth._core import _counting
-from _reference import exact_marginals
+from tests._support import exact_marginals
 from dpsynth.preprocessing import TableEncoder
 
 SDS_EXAMPLE = pd.DataFrame({

@@ -13,7 +13,7 @@ from dpsynth import DPMarginalSynthesizer
 from dpsynth.preprocessing import TableEncoder
 from dpsynth.preprocessing._dtypes import nullable_dtype
 
-SHARED = Path(os.environ.get("DPSYNTH_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+SHARED = Path(os.environ.get("DPSYNTH_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 
 
 # ----------------------------------------------------------- round trips

@@ -11,7 +11,7 @@ from scipy.stats import norm
 from dpsynth import DPAggregates, DPMarginalSynthesizer
 from dpsynth.accounting import PrivacySpent
 from dpsynth.sampling.marginal_matching import MarginalMatchingSampler, denoise_censored, rake
-from _reference import exact_marginals
+from tests._support import exact_marginals
 from dpsynth.metrics import marginal_tvd
 from dpsynth.preprocessing import TableEncoder
 

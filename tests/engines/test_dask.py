@@ -309,7 +309,7 @@ def test_neighbouring_tables_differ_only_in_dp_outputs(frame, tmp_path):
     # the privacy-boundary battery's check, on the dask path: one record more
     import json
 
-    from test_privacy_boundary import _public_part
+    from tests.privacy.test_privacy_boundary import _public_part
 
     extra = pd.DataFrame({"city": pd.array(["Nantucket"], dtype="string"), "age": [89],
                           "income": [199_000.0], "owner": [False],

@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 
 from dpsynth import DPMarginalSynthesizer
 from dpsynth.sampling import AggregateSeededSampler
-from _reference import exact_marginals
+from tests._support import exact_marginals
 from dpsynth.accounting import PrivacySpent
 from dpsynth.aggregates import DPAggregates
 from dpsynth.preprocessing import TableEncoder

@@ -171,7 +171,7 @@ def _load_adult_numeric():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "datasets.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "datasets.py"
     if not path.is_file():
         pytest.skip("benchmarks/datasets.py is not available")
     spec = importlib.util.spec_from_file_location("_dpsynth_bench_datasets", path)

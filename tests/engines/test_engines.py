@@ -7,7 +7,7 @@ from dpsynth import DPMarginalSynthesizer
 from dpsynth.engines import InMemoryCodes, as_blocks
 from dpsynth.release.workload import release_workload
 
-from _reference import exact_marginals
+from tests._support import exact_marginals
 
 
 def _codes(n=3000, seed=0):

@@ -234,7 +234,7 @@ def test_encoder_without_bounds_unchanged():
 # ----------------------------------------------------------------- NIST data
 def _shared_folder():
     env = os.environ.get("DPSYNTH_SHARED")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared"
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared"
 
 
 NIST = _shared_folder() / "data" / "nist-diverse-communities-ma"
