@@ -16,3 +16,52 @@ def exact_marginals(ids, column_of, n_columns, reporting_length):
     return _run_levels(ids, column_of, n_columns, reporting_length,
                        bound_fn=lambda k, histogram: int(np.flatnonzero(histogram).max(initial=0)),
                        release_fn=_ExactRelease(), public_universe=False, rng=None)
+
+
+# --------------------------------------------- the public part of a saved release
+# Mechanism parameters that derive from DP outputs (the DP contribution bound).
+_DP_PARAMS = {"contribution_bound", "noise_scale", "threshold"}
+# Privacy details that derive from DP outputs.
+_DP_DETAILS = {"contribution_bounds", "noise_scales", "thresholds", "n_candidates",
+               "n_measurements"}
+
+
+def _adaptive(mechanism):
+    """A mechanism of the workload release's adaptive rounds: which marginals were
+    selected, and how the budget was annealed, are DP outputs."""
+    return " round " in mechanism["name"]
+
+
+def public_part(document, dp_binned=()):
+    """The parts of a saved release that must not depend on the data."""
+    privacy = document["privacy"]
+    kept_privacy = {k: v for k, v in privacy.items()
+                    if k not in _DP_DETAILS and k != "mechanisms"}
+    # a DP-binned column's cell count is a DP output, and so is the budget share of
+    # its 1-way measurements that derives from it (a small table's second measurement)
+    binned_at = [i for i, c in enumerate(document["schema"]["columns"])
+                 if c["name"] in dp_binned]
+    dp_shared = tuple(f"1-way marginal {i}," for i in binned_at)
+
+    def kept(m):
+        m = {**m, "params": {p: v for p, v in m["params"].items() if p not in _DP_PARAMS}}
+        if m["name"].startswith(dp_shared):
+            m = {k: v for k, v in m.items() if k not in ("rho", "epsilon", "params")}
+        return m
+
+    kept_privacy["mechanisms"] = [  # whether a second measurement is needed: DP-derived too
+        kept(m) for m in privacy["mechanisms"] if not _adaptive(m)
+        and not (m["name"].startswith(dp_shared) and "second measurement" in m["name"])]
+    columns = []
+    for column in document["schema"]["columns"]:
+        entry = {k: v for k, v in column.items() if k not in ("values", "has_missing")}
+        if column["declared"] and column["name"] not in dp_binned:
+            entry["values"] = column["values"]
+            entry["has_missing"] = column["has_missing"]
+        if column["name"] in dp_binned:  # DP quantile edges are DP outputs
+            entry.pop("binning", None)
+        columns.append(entry)
+    return {"format": document["format"], "version": document["version"],
+            "reporting_length": document["reporting_length"], "target": document["target"],
+            "schema": {**document["schema"], "columns": columns}, "privacy": kept_privacy,
+            "keys": sorted(document)}

@@ -14,6 +14,7 @@ from dpsynth import DPAggregates, DPMarginalSynthesizer  # noqa: E402
 from dpsynth.engines import dask as dask_engine  # noqa: E402
 from dpsynth.engines import is_dask_collection  # noqa: E402
 from dpsynth.preprocessing import TableEncoder  # noqa: E402
+from tests._support import public_part  # noqa: E402
 
 
 def _table(n=2000, seed=0):
@@ -309,7 +310,6 @@ def test_neighbouring_tables_differ_only_in_dp_outputs(frame, tmp_path):
     # the privacy-boundary battery's check, on the dask path: one record more
     import json
 
-    from tests.privacy.test_privacy_boundary import _public_part
 
     extra = pd.DataFrame({"city": pd.array(["Nantucket"], dtype="string"), "age": [89],
                           "income": [199_000.0], "owner": [False],
@@ -321,4 +321,4 @@ def test_neighbouring_tables_differ_only_in_dp_outputs(frame, tmp_path):
             synth.fit(dd.from_pandas(table, npartitions=3))
         synth.aggregates_.save(tmp_path / f"{i}.json")
         documents.append(json.loads((tmp_path / f"{i}.json").read_text()))
-    assert _public_part(documents[0]) == _public_part(documents[1])
+    assert public_part(documents[0]) == public_part(documents[1])
