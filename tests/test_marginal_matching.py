@@ -134,6 +134,35 @@ def test_three_way_targets_only_use_released_structure():
     assert all(np.all(t >= 0) for t in targets.values())
 
 
+def test_get_sampler_keeps_a_sampler_objects_own_n_jobs(monkeypatch):
+    from dpsynth.sampling import AggregateSeededSampler, get_sampler
+
+    # the estimator's n_jobs only fills a sampler's unset one
+    assert get_sampler(MarginalMatchingSampler(n_jobs=1), n_jobs=None).n_jobs == 1
+    assert get_sampler(MarginalMatchingSampler(n_jobs=1), n_jobs=4).n_jobs == 1
+    assert get_sampler(MarginalMatchingSampler(), n_jobs=4).n_jobs == 4
+    assert get_sampler("marginal_matching", n_jobs=2).n_jobs == 2
+    # other parameters passed by the estimator are set whatever the sampler's value
+    sampler = MarginalMatchingSampler(reference_size=500, n_jobs=3)
+    made = get_sampler(sampler, n_jobs=None, reference_size=0)
+    assert (made.reference_size, made.n_jobs) == (0, 3)
+    assert sampler.reference_size == 500 and made is not sampler
+    assert isinstance(get_sampler("aggregate_seeded", n_jobs=2), AggregateSeededSampler)
+    # through the estimator: the sampler it runs keeps the object's n_jobs
+    seen, sample = [], MarginalMatchingSampler.sample
+
+    def spy(self, n, rng):
+        seen.append(self.n_jobs)
+        return sample(self, n, rng)
+
+    monkeypatch.setattr(MarginalMatchingSampler, "sample", spy)
+    synth = DPMarginalSynthesizer(epsilon=4.0, synthesis=MarginalMatchingSampler(n_jobs=1),
+                                  n_jobs=2, random_state=0).fit(_dependent_table(300))
+    synth.sample(50)
+    synth.set_params(synthesis="marginal_matching").sample(50)
+    assert seen == [1, 2]
+
+
 def test_unknown_synthesis_is_rejected():
     frame = _dependent_table(500)
     with pytest.raises(ValueError, match="synthesis"):
