@@ -6,12 +6,10 @@ from itertools import product
 import numpy as np
 import pytest
 
+from dpsynth.model.consistency import Measurement, make_consistent
+from dpsynth.model.residuals import contrast_basis, marginal_table
 from dpsynth.release.allocation import (
-    Measurement,
     PlannedMeasurement,
-    contrast_basis,
-    make_consistent,
-    marginal_table,
     measure,
     optimal_allocation,
     reconstruction_variance,

@@ -205,10 +205,10 @@ def _loss(records, targets):
 
 def _run_kernel(records, targets, n_values, allowed, record_orders, column_orders):
     from dpsynth._core import _matching
-    from dpsynth.sampling.marginal_matching import _layout
+    from dpsynth.model.layout import descent_layout
 
     records = records.copy()
-    layout = _layout(records, targets)
+    layout = descent_layout(records, targets)
     value_base = np.concatenate([[0], np.cumsum(n_values)[:-1]]).astype(np.int64)
     moves = _matching.descend(records, *layout, n_values, allowed, value_base,
                               record_orders, column_orders)
@@ -294,11 +294,11 @@ def test_descend_keeps_residual_and_copies_consistent(seed, four_way):
 @pytest.mark.parametrize("four_way", [False, True])
 def test_count_cells_matches_bincount(four_way):
     from dpsynth._core import _matching
-    from dpsynth.sampling.marginal_matching import _layout
+    from dpsynth.model.layout import descent_layout
 
     records, targets, _, _ = _small_problem(3, n=200, four_way=four_way)
 
-    layout = _layout(records, [(c, np.zeros_like(t), w) for c, t, w in targets])
+    layout = descent_layout(records, [(c, np.zeros_like(t), w) for c, t, w in targets])
     residual, target_base = layout[0], layout[2]
     for m, (cols, table, _) in enumerate(targets):
         cells = np.ravel_multi_index(records[:, list(cols)].T, table.shape)
@@ -349,7 +349,7 @@ def test_results_do_not_depend_on_n_jobs():
 
 def test_descend_kernel_rejects_inconsistent_layouts():
     from dpsynth._core import _matching
-    from dpsynth.sampling.marginal_matching import _layout
+    from dpsynth.model.layout import descent_layout
 
     records, targets, n_values, allowed = _small_problem(0)
     record_orders, column_orders = _orders(0, len(records), len(n_values), 1)
@@ -359,7 +359,7 @@ def test_descend_kernel_rejects_inconsistent_layouts():
         return _matching.descend(records, *layout, n_values, allowed, value_base,
                                  record_orders, column_orders)
 
-    layout = _layout(records, targets)
+    layout = descent_layout(records, targets)
     with pytest.raises(ValueError, match="padded"):
         run(records.copy(), (layout[0], layout[1][:-16]) + layout[2:])
     with pytest.raises(ValueError, match="residual"):

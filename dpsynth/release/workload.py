@@ -4,7 +4,7 @@
 & Miklau, "AIM: An Adaptive and Iterative Mechanism for Differentially
 Private Synthetic Data", VLDB 2022), with the graphical model replaced by a
 synthetic population fitted by marginal matching
-(:mod:`dpsynth.release.fitting`):
+(:mod:`dpsynth.model.descent`):
 
 1. Measure every 1-way marginal with Gaussian noise ``sigma_0``
    (``sigma_0 = sqrt(T / (2 alpha rho))`` with ``T = rounds_factor * d``
@@ -54,9 +54,9 @@ All randomness comes from ``rng``.
 
 The scores need the population's counts over every candidate each round;
 after a refit they follow the moved records column by column
-(:func:`~dpsynth.release.fitting.move_counts`), on ``n_threads``
+(:func:`~dpsynth.model.counts.move_counts`), on ``n_threads``
 threads that each keep their own candidates
-(:class:`~dpsynth.release.fitting.TableShards`).  Both are exact: the
+(:class:`~dpsynth.model.counts.TableShards`).  Both are exact: the
 release does not depend on them.
 """
 
@@ -68,15 +68,16 @@ import numpy as np
 
 from ..mechanisms import check_noise, exponential_mechanism, gaussian_measure, mechanism_name
 from ..engines.blocks import as_blocks
-from .allocation import (Measurement, _outside, _residual_size, _subsets as _all_subsets,
-                         _to_residual, make_consistent, noisy_residual)
+from ..model.consistency import consistent_marginals, merge_repeated
+from ..model.counts import TableShards, count_tables, move_counts, table_layout
+from ..model.descent import descend, fit_population, one_way_estimates
+from ..model.mixing import mix_within_neighbourhoods
+from ..model.residuals import cells_outside, residual_size, subsets as _all_subsets
+from .allocation import noisy_residual
 from .conversion import bounded_range_epsilon, bounded_range_mu
-from .fitting import (TableShards, count_tables, descend, fit_population,
-                      mix_within_neighbourhoods, move_counts, one_way_estimates, table_layout)
 
 __all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release",
-           "nominal_rounds", "selection_cost", "selection_epsilon", "residual_allocation",
-           "consistent_marginals"]
+           "nominal_rounds", "selection_cost", "selection_epsilon", "residual_allocation"]
 
 ACCOUNTINGS = ("gdp", "zcdp")
 MEASUREMENTS = ("marginals", "residuals")
@@ -160,7 +161,7 @@ class WorkloadRelease:
         ``kind="measurements"``: the measurements, repeated column sets
         merged by inverse-variance averaging, weighted by inverse variance.
         ``kind="consistent"``: the GLS-consistent marginals of the measured
-        sets (:func:`~dpsynth.release.allocation.make_consistent`),
+        sets (:func:`~dpsynth.model.consistency.make_consistent`),
         weighted by the inverse of their mean cell variance.
         With residual measurements both kinds give the GLS-consistent
         marginals (a residual is not a marginal to fit on its own).
@@ -168,37 +169,10 @@ class WorkloadRelease:
         if kind not in ("measurements", "consistent"):
             raise ValueError(f"kind must be 'measurements' or 'consistent'; got {kind!r}.")
         if kind == "measurements" and not self.residuals:
-            return [(cols, table, 1.0 / var) for cols, table, var in _merge(self.measurements)]
+            return [(cols, table, 1.0 / var) for cols, table, var in merge_repeated(self.measurements)]
         consistent = consistent_marginals(self.measurements, self.residuals, self.n_values,
                                           self.possible)
         return [(m.columns, m.table, 1.0 / m.variance) for m in consistent]
-
-
-def consistent_marginals(marginals, residuals, n_values, possible=None):
-    """GLS-consistent marginals of every measured column set.
-
-    Repeated marginal measurements of a set are averaged by inverse variance,
-    then they and the residual measurements are made exactly consistent over
-    the ``possible`` codes (:func:`~dpsynth.release.allocation.make_consistent`).
-
-    Parameters
-    ----------
-    marginals, residuals : sequences of ``(columns, table, variance)``
-        Whole noisy marginals, and residuals over the possible codes.
-    n_values : array-like of int
-    possible : list of array-like of bool, optional
-
-    Returns
-    -------
-    list of ConsistentMarginal
-        One per measured set, the marginal sets first, in order.
-    """
-    merged = _merge(marginals)
-    items = list(merged) + [Measurement(tuple(cols), values, var, "residual")
-                            for cols, values, var in residuals]
-    sets = list(dict.fromkeys([tuple(cols) for cols, _, _ in merged]
-                              + [tuple(cols) for cols, _, _ in residuals]))
-    return make_consistent(items, n_values, targets=sets, possible=possible)
 
 
 def _subsets(cols):
@@ -257,11 +231,11 @@ def residual_allocation(columns, precision, free, rho, workload_length=None):
     """
     cost, weight = {}, {}
     for sub in _subsets(columns):
-        size = _residual_size(sub, free)
+        size = residual_size(sub, free)
         if size > 0:
             cost[sub] = math.prod(1.0 - 1.0 / int(free[c]) for c in sub)
             if workload_length is None:
-                weight[sub] = size / _outside(columns, sub, free)
+                weight[sub] = size / cells_outside(columns, sub, free)
             else:  # its weight in every workload_length-way marginal that holds it
                 others = [1.0 / int(free[c]) for c in range(len(free)) if c not in sub]
                 weight[sub] = size * _elementary_symmetric(others, workload_length - len(sub))
@@ -277,17 +251,6 @@ def residual_allocation(columns, precision, free, rho, workload_length=None):
             return {b: lam[b] * (rho / total) for b in active}  # the budget exactly
         active = keep
     return {}
-
-
-def _merge(measurements):
-    """Inverse-variance average of repeated measurements of a column set."""
-    acc = {}
-    for cols, table, var in measurements:
-        key = tuple(cols)
-        s, p = acc.get(key, (0.0, 0.0))
-        var = max(float(var), 1e-12)  # a file may hold an exact (zero-variance) table
-        acc[key] = (s + np.asarray(table) / var, p + 1.0 / var)
-    return [(cols, s / p, 1.0 / p) for cols, (s, p) in acc.items()]
 
 
 def candidate_sets(n_values, reporting_length=3, max_cells=None):
@@ -432,7 +395,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     n_threads : int, default=1
         Threads that keep the scoring population's counts over the
         candidates and score them each round
-        (:class:`~dpsynth.release.fitting.TableShards`: disjoint tables
+        (:class:`~dpsynth.model.counts.TableShards`: disjoint tables
         per thread).  The release does not depend on it.
     noise : {"discrete", "continuous"}, default="discrete"
         ``"discrete"``: every measurement is of integers (counts, or the
@@ -517,7 +480,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                             {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
                              "noise_scale": float(scale)}))
         for sub in _subsets(tuple(cols)):  # what it tells about each residual
-            precision[sub] = precision.get(sub, 0.0) + 1.0 / (s * s * _outside(cols, sub, free))
+            precision[sub] = precision.get(sub, 0.0) + 1.0 / (s * s * cells_outside(cols, sub, free))
 
     def gaussian_residuals(cols, s, name):
         # one Gaussian mechanism on the stacked residual queries: squared
@@ -738,7 +701,7 @@ def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=
         see ``benchmarks/LOG.md``).
 
     The fitted records are then mixed within the measured sets'
-    neighbourhoods (:func:`~dpsynth.release.fitting.mix_within_neighbourhoods`).
+    neighbourhoods (:func:`~dpsynth.model.mixing.mix_within_neighbourhoods`).
 
     Returns
     -------
