@@ -30,6 +30,7 @@ import pandas as pd
 from .accounting import PrivacySpent
 from .model.marginal import NoisyMarginal
 from .model.tuples import sub_tuple_counts
+from .preprocessing import TableEncoder
 from .schema import Schema
 from .utils._files import atomic_write
 
@@ -162,8 +163,6 @@ class DPAggregates:
     def encoder(self):
         """A fitted :class:`~dpsynth.preprocessing.TableEncoder` of the public schema."""
         if self._encoder is None:
-            from .preprocessing import TableEncoder
-
             self._encoder = TableEncoder.from_schema(self.schema)
         return self._encoder
 

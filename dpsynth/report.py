@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ._version import __version__
+from .accounting import PrivacySpent
 from .metrics import (aggregate_error_report, combination_counts, k_marginal_score,
                       marginal_tvd, numeric_quantiles, quality_report, value_shares,
                       wasserstein_numeric)
@@ -488,7 +489,6 @@ def _privacy_warnings(privacy, release):
 
 def _as_spent(privacy):
     """``privacy`` as a :class:`~dpsynth.accounting.PrivacySpent`, or None if it is not one."""
-    from .accounting import PrivacySpent
     if isinstance(privacy, PrivacySpent):
         return privacy
     try:

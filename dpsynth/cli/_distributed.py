@@ -16,6 +16,7 @@ import os
 import warnings
 
 from .. import io
+from ..engines.dask import sample_to_parquet
 from ._common import CommandError, one_line
 
 __all__ = ["add_engine_options", "check_engine_options", "engine_client", "input_files",
@@ -184,8 +185,6 @@ def check_partition_output(path, force):
 
 def write_partitions(synthesizer, n_samples, path, seed, partition_size, force):
     """Sample into Parquet partitions of ``path`` on the cluster; returns the record count."""
-    from ..engines.dask import sample_to_parquet
-
     if force:
         for old in glob.glob(os.path.join(path, "part.*.parquet")):
             os.remove(old)

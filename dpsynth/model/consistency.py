@@ -25,7 +25,8 @@ import numpy as np
 from .residuals import (canonical_columns, cells_outside, from_residual, residual_size, subsets,
                         to_residual)
 
-__all__ = ["Measurement", "ConsistentMarginal", "make_consistent", "consistent_marginals", "merge_repeated"]
+__all__ = ["Measurement", "ConsistentMarginal", "make_consistent", "consistent_marginals",
+           "merge_repeated"]
 
 
 # ----------------------------------------------------------- measurement

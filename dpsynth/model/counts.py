@@ -16,7 +16,8 @@ import numpy as np
 from .._core import _matching
 from ..utils._threads import leave_signals_to_main_thread
 
-__all__ = ["table_layout", "count_tables", "add_counts", "population_counts", "TableShards", "move_counts"]
+__all__ = ["table_layout", "count_tables", "add_counts", "population_counts", "TableShards",
+           "move_counts"]
 
 
 def table_layout(tables):

@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 
-__all__ = ["contrast_basis", "canonical_columns", "subsets", "marginal_table", "to_residual", "integer_basis", "from_residual", "residual_size", "cells_outside"]
+__all__ = ["contrast_basis", "canonical_columns", "subsets", "marginal_table", "to_residual",
+           "integer_basis", "from_residual", "residual_size", "cells_outside"]
 
 
 # ----------------------------------------------------------------- basics

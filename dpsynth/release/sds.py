@@ -30,7 +30,8 @@ import numpy as np
 
 from .. import accounting
 from ..accounting import PrivacySpent, Spend
-from ..mechanisms import (check_noise, discrete_gaussian_scale, dp_percentile, gaussian_measure,
+from ..mechanisms import (check_noise, discrete_gaussian, discrete_gaussian_scale, dp_percentile,
+                          gaussian_measure,
                           mechanism_name)
 from ..engines.blocks import as_blocks
 from ..utils._resources import join_bound, level_bytes
@@ -266,7 +267,6 @@ class _NoisyRelease:
 
     def __call__(self, k, counts, bound):
         if self.noise == "discrete":  # exact, of the calibrated scale
-            from ..mechanisms import discrete_gaussian
             scale = self.scale(k, bound)
             noisy = (np.asarray(counts, dtype=np.int64)
                      + discrete_gaussian(counts.shape[0], scale, self.rng)).astype(np.float64)
