@@ -2,7 +2,7 @@
 
 ``fit`` releases differentially private marginals as :class:`DPAggregates`: by
 default (``release="auto"``) with the workload-aware release of
-:mod:`dpsynth.release.adaptive` (DP value discovery, then 1-way and adaptively
+:mod:`dpsynth.release.workload_release` (DP value discovery, then 1-way and adaptively
 selected 2- and 3-way marginals under Gaussian noise, after AIM), or, with
 ``release="sds"``, every k-tuple count up to ``reporting_length`` with the
 DP-marginals algorithm (Gopi, Mahabadi, Yekhanin; as in Microsoft's Synthetic
@@ -32,7 +32,7 @@ from .preprocessing._binning import make_binners
 from .preprocessing._categories import check_categories
 from .preprocessing._numeric import (DELTA_SHARE, auto_columns, is_auto_numeric, numeric_mode,
                                     numeric_share)
-from .release.adaptive import release_adaptive
+from .release.workload_release import release_adaptive
 from .release.conversion import gdp_mu
 from .release.sds import release_marginals, sds_privacy_spent
 from .sampling import SAMPLERS, Sampler, get_sampler
@@ -221,7 +221,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         Share of ``epsilon`` spent on the Laplace record count.
     release : {"auto", "workload", "sds"}, default="auto"
         How ``fit`` spends the budget.  ``"workload"``: the workload-aware
-        release of :mod:`dpsynth.release.adaptive` (DP discovery of
+        release of :mod:`dpsynth.release.workload_release` (DP discovery of
         undeclared values, then all 1-way marginals and adaptively selected
         2- and 3-way marginals measured with Gaussian noise, after AIM,
         McKenna et al. 2022; the budget is the exact Gaussian-DP ``mu`` of
@@ -344,7 +344,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     Workload release: ``(epsilon, delta')`` is converted exactly to a
     Gaussian-DP ``mu``, written ``rho = mu**2 / 2`` (``delta' = delta/2``
     with a data-derived universe, whose discovery spends
-    :func:`~dpsynth.release.adaptive.discovery_proportion` of ``rho`` and
+    :func:`~dpsynth.release.workload_release.discovery_proportion` of ``rho`` and
     the other ``delta/2``; its noisy counts also measure the 1-way
     marginals); every selection and measurement is listed in
     ``privacy_spent_.mechanisms`` and they add up to ``rho``.

@@ -13,7 +13,7 @@ from dpsynth.model.descent import fit_population
 from dpsynth.model.mixing import mix_within_neighbourhoods
 from dpsynth.model.residuals import marginal_table
 from dpsynth.model.rounding import round_to_reference
-from dpsynth.release.workload import (
+from dpsynth.release.adaptive_selection import (
     candidate_sets,
     nominal_rounds,
     release_workload,
@@ -447,7 +447,7 @@ def _allocation_objective(columns, precision, free, lam, weight):
 def test_residual_allocation_spends_the_budget_and_is_optimal(workload_length):
     from itertools import combinations
 
-    from dpsynth.release.workload import residual_allocation
+    from dpsynth.release.adaptive_selection import residual_allocation
 
     free = np.array([3, 4, 2, 5, 6])
     columns = (0, 1, 3)

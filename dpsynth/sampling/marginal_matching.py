@@ -212,7 +212,7 @@ class MarginalMatchingSampler(Sampler):
         records of a 24-column table with 1,700 3-way targets).
     dense_sweeps : int, default=15
         Passes of coordinate descent towards dense noisy marginals (a
-        workload-aware release, :mod:`dpsynth.release.adaptive`).  A column
+        workload-aware release, :mod:`dpsynth.release.workload_release`).  A column
         whose pass moves fewer than 0.05% of a population's records is
         settled: the later passes skip it.
     min_count : float or "auto", default="auto"

@@ -386,7 +386,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         some of a column's 1-way counts (DP outputs accounted outside
         ``rho``), ``counts`` of length ``n_values[column]`` with NaN for the
         codes not measured; e.g. the noisy counts of the values that DP
-        discovery released (:mod:`dpsynth.release.adaptive`).  Each is
+        discovery released (:mod:`dpsynth.release.workload_release`).  Each is
         combined with the column's own 1-way measurement by inverse-variance
         averaging, code by code (:func:`_combine_one_way`); the combined
         marginal replaces that measurement, and a small table's second 1-way
