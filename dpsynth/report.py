@@ -224,7 +224,7 @@ def fidelity_summary(real, synth, *, reporting_length=3, encoder=None):
 def _figure_class():
     """matplotlib's ``Figure`` (no pyplot, no global state), or None."""
     try:
-        from matplotlib.figure import Figure
+        from matplotlib.figure import Figure  # optional dependency: plots only
     except ImportError:
         return None
     return Figure

@@ -49,8 +49,8 @@ def check_engine_options(args):
         raise CommandError("--partition-size must be a positive integer")
     if engine == "dask":
         try:
-            import dask.dataframe  # noqa: F401
-            import distributed  # noqa: F401
+            import dask.dataframe  # noqa: F401  (optional dependency)
+            import distributed  # noqa: F401  (optional dependency)
         except ImportError:
             raise CommandError('--engine dask needs dask: pip install "dask[dataframe]" '
                                'distributed pyarrow') from None
@@ -62,7 +62,7 @@ def engine_client(args):
     if getattr(args, "engine", "pandas") != "dask":
         yield None
         return
-    import distributed
+    import distributed  # optional dependency (the "dask" extra)
 
     # the workers' operational logs and dask's notes on graph sizes (memory, timing)
     # are not part of the command's output
@@ -128,7 +128,7 @@ def read_distributed(args, pattern, declaration):
     declared (the declaration's dtypes, never the data's: every partition
     has the same dtypes).  Parquet files keep their stored column types.
     """
-    import dask
+    import dask  # optional dependencies (the "dask" extra)
     import dask.dataframe as dd
 
     files, kind = input_files(pattern)

@@ -42,7 +42,7 @@ _INSTALL = 'pip install "dask[dataframe]" distributed pyarrow (the "dask" extra)
 
 def _dask():
     try:
-        import dask
+        import dask  # optional dependency (the "dask" extra)
         import dask.dataframe  # noqa: F401
     except ImportError as exc:  # pragma: no cover - exercised without the extra
         raise ImportError(f"A dask DataFrame needs dask: {_INSTALL}.") from exc
@@ -302,7 +302,7 @@ def _shipped(obj):
     """``obj`` for the tasks: sent to every worker once when a distributed client runs."""
     dask = _dask()
     try:
-        from distributed import get_client
+        from distributed import get_client  # optional dependency
         client = get_client()
     except (ImportError, ValueError):  # no distributed client: the local scheduler
         return dask.delayed(obj)
