@@ -219,6 +219,8 @@ class DPAggregates:
         for marginal in self.marginals:
             if not isinstance(marginal, NoisyMarginal):
                 raise TypeError("marginals must be NoisyMarginal objects")
+            if not marginal.columns:
+                raise ValueError("marginal columns must be distinct and increasing; got ()")
             if marginal.columns[-1] >= len(schema):
                 raise ValueError(f"marginal over unknown columns {marginal.columns}")
             shape = _table_shape(schema, marginal.columns, marginal.basis)

@@ -22,40 +22,23 @@ import math
 
 import numpy as np
 
+from .marginal import NoisyMarginal
 from .residuals import (canonical_columns, cells_outside, from_residual, residual_size, subsets,
                         to_residual)
 
-__all__ = ["Measurement", "ConsistentMarginal", "make_consistent", "consistent_marginals",
+__all__ = ["ConsistentMarginal", "make_consistent", "consistent_marginals",
            "merge_repeated"]
-
-
-# ----------------------------------------------------------- measurement
-@dataclass(frozen=True)
-class Measurement:
-    """A noisy measurement: a dense marginal or a residual, with iid noise.
-
-    Attributes
-    ----------
-    columns : tuple of int
-        Sorted columns.
-    values : ndarray of float64
-        Shape ``n_values[columns]`` (``basis="marginal"``) or
-        ``n_values[columns] - 1`` (``basis="residual"``).
-    variance : float
-        Noise variance of every coordinate.
-    basis : {"marginal", "residual"}
-    """
-
-    columns: tuple
-    values: np.ndarray
-    variance: float
-    basis: str = "marginal"
 
 
 # ----------------------------------------------------------- consistency
 @dataclass(frozen=True)
 class ConsistentMarginal:
     """A marginal of the GLS-consistent estimate.
+
+    An estimate derived from :class:`~dpsynth.model.marginal.NoisyMarginal`
+    measurements, not one of them: its columns come in the order the caller
+    asked for and its variance is ``inf`` where part of it was never
+    measured, which a released measurement never is.
 
     Attributes
     ----------
@@ -77,7 +60,7 @@ def _residual_estimates(measurements, n_values):
     sums, precisions = {}, {}
     for m in measurements:
         cols = tuple(m.columns)
-        values = np.asarray(m.values, dtype=np.float64)
+        values = np.asarray(m.table, dtype=np.float64)
         if list(cols) != sorted(cols):
             order = np.argsort(cols)
             cols = tuple(cols[i] for i in order)
@@ -103,7 +86,7 @@ def make_consistent(measurements, n_values, targets=None, possible=None):
 
     Parameters
     ----------
-    measurements : sequence of Measurement or of ``(columns, table, variance)``
+    measurements : sequence of NoisyMarginal or of ``(columns, table, variance)``
         Noisy dense marginals (or residuals) with iid noise of the given
         variance per coordinate; tables may be negative.
     n_values : array-like of int
@@ -131,16 +114,17 @@ def make_consistent(measurements, n_values, targets=None, possible=None):
     n_values = np.asarray(n_values)
     if possible is not None:
         return _consistent_on_possible(measurements, n_values, targets, possible)
+    measurements = list(measurements)
+    if targets is None:
+        targets = [_caller_columns(m) for m in measurements]
     items = []
     for m in map(_as_measurement, measurements):
         expected = tuple(int(n_values[c]) - (m.basis == "residual") for c in m.columns)
-        if np.shape(m.values) != expected:
-            raise ValueError(f"measurement over {m.columns} has shape {np.shape(m.values)}; "
+        if np.shape(m.table) != expected:
+            raise ValueError(f"measurement over {m.columns} has shape {np.shape(m.table)}; "
                              f"expected {expected}.")
         items.append(m)
     estimates = _residual_estimates(items, n_values)
-    if targets is None:
-        targets = [m.columns for m in items]
     out = []
     for target in targets:
         cols = canonical_columns(target)
@@ -167,12 +151,22 @@ def make_consistent(measurements, n_values, targets=None, possible=None):
 
 
 def _as_measurement(m):
-    """``m`` as a :class:`Measurement` (from one, or from ``(columns, table, variance)``)."""
-    if isinstance(m, Measurement):
+    """``m`` as a :class:`~dpsynth.model.marginal.NoisyMarginal` (from one, or from a
+    marginal ``(columns, table, variance)`` whose columns may come in any order)."""
+    if isinstance(m, NoisyMarginal):
         return m
     columns, table, variance = m
-    return Measurement(tuple(int(c) for c in columns), np.asarray(table, dtype=float),
-                       float(variance))
+    columns = canonical_columns(columns)
+    table = np.asarray(table, dtype=float)
+    if list(columns) != sorted(columns) and table.ndim == len(columns):
+        order = np.argsort(columns)
+        columns, table = tuple(columns[i] for i in order), table.transpose(order)
+    return NoisyMarginal(columns, table, float(variance))
+
+
+def _caller_columns(m):
+    """The column sets of the measurements, in the caller's order (the default targets)."""
+    return tuple(m.columns) if isinstance(m, NoisyMarginal) else canonical_columns(m[0])
 
 
 def _consistent_on_possible(measurements, n_values, targets, possible):
@@ -183,19 +177,20 @@ def _consistent_on_possible(measurements, n_values, targets, possible):
         raise ValueError("possible must hold one boolean array of n_values[c] codes per "
                          "column c.")
     free = np.array([int(p.sum()) for p in possible])
+    measurements = list(measurements)
+    if targets is None:
+        targets = [_caller_columns(m) for m in measurements]
     items = []
     for m in map(_as_measurement, measurements):
         if m.basis == "marginal":
-            values = np.asarray(m.values, dtype=float)
+            values = np.asarray(m.table, dtype=float)
             expected = tuple(int(n_values[c]) for c in m.columns)
             if values.shape != expected:
                 raise ValueError(f"measurement over {m.columns} has shape {values.shape}; "
                                  f"expected {expected}.")
-            m = Measurement(m.columns, values[np.ix_(*[possible[c] for c in m.columns])],
-                            m.variance)
+            m = NoisyMarginal(m.columns, values[np.ix_(*[possible[c] for c in m.columns])],
+                              m.variance)
         items.append(m)
-    if targets is None:
-        targets = [m.columns for m in items]
     out = []
     for m in make_consistent(items, free, targets):
         shape = tuple(int(n_values[c]) for c in m.columns)
@@ -226,7 +221,7 @@ def consistent_marginals(marginals, residuals, n_values, possible=None):
         One per measured set, the marginal sets first, in order.
     """
     merged = merge_repeated(marginals)
-    items = list(merged) + [Measurement(tuple(cols), values, var, "residual")
+    items = list(merged) + [NoisyMarginal(tuple(cols), values, var, "residual")
                             for cols, values, var in residuals]
     sets = list(dict.fromkeys([tuple(cols) for cols, _, _ in merged]
                               + [tuple(cols) for cols, _, _ in residuals]))

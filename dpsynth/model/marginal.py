@@ -2,8 +2,13 @@
 
 A :class:`NoisyMarginal` is a noisy table over a set of columns (or the
 noisy coordinates of one of its residuals) with the noise variance of its
-cells.  Releases store them in :class:`~dpsynth.DPAggregates`; the model
-layer reads them.
+cells: what :func:`dpsynth.release.allocation.measure` returns, what
+:class:`~dpsynth.DPAggregates` stores, and what the GLS consistency of
+:mod:`dpsynth.model.consistency` reads.  Two related types stay apart on
+purpose: a :class:`~dpsynth.release.allocation.PlannedMeasurement` is a plan
+(columns and a budget, no values), and a
+:class:`~dpsynth.model.consistency.ConsistentMarginal` an estimate derived
+from measurements (possibly of infinite variance).
 """
 
 from dataclasses import dataclass
@@ -20,7 +25,8 @@ class NoisyMarginal:
     Attributes
     ----------
     columns : tuple of int
-        Column indices, increasing.
+        Column indices, increasing (empty: the total, a 0-way marginal, which
+        a planned measurement may hold; a release holds none).
     table : ndarray of float64
         ``basis="marginal"``: noisy counts of every cell, of shape
         ``table_sizes[columns]`` (may be negative: no thresholding).
@@ -51,7 +57,7 @@ class NoisyMarginal:
         object.__setattr__(self, "columns", columns)
         object.__setattr__(self, "table", table)
         object.__setattr__(self, "variance", float(self.variance))
-        if not columns or list(columns) != sorted(set(columns)):
+        if list(columns) != sorted(set(columns)):
             raise ValueError(f"marginal columns must be distinct and increasing; got {columns}")
         if self.basis not in ("marginal", "residual"):
             raise ValueError("a marginal's basis must be 'marginal' or 'residual'; "

@@ -59,7 +59,8 @@ import numpy as np
 
 from ..mechanisms import (check_noise, discrete_gaussian_multiples, discrete_gaussian_scale,
                           gaussian_measure, laplace_measure)
-from ..model.consistency import Measurement, make_consistent
+from ..model.consistency import make_consistent
+from ..model.marginal import NoisyMarginal
 from ..model.residuals import (canonical_columns, cells_outside, integer_basis, marginal_table,
                                residual_size, subsets, to_residual)
 
@@ -304,7 +305,7 @@ def measure(codes, n_values, allocation, rng, sampler="discrete"):
 
     Returns
     -------
-    list of Measurement
+    list of NoisyMarginal
         Laplace noise of scale ``1/eps`` or Gaussian noise of variance
         ``1/(2 rho) * sensitivity**2`` per coordinate, as planned (the
         discrete Gaussian's calibrated scale is at most 0.5% above it for
@@ -336,7 +337,7 @@ def measure(codes, n_values, allocation, rng, sampler="discrete"):
         else:
             noisy, scale = gaussian_measure(table, math.sqrt(m.variance), rng, sampler)
             variance = float(scale) ** 2
-        out.append(Measurement(m.columns, noisy, variance, m.basis))
+        out.append(NoisyMarginal(m.columns, noisy, variance, m.basis))
     return out
 
 
@@ -345,7 +346,7 @@ def reconstruction_variance(plan, n_values, targets):
 
     Parameters
     ----------
-    plan : sequence of PlannedMeasurement or Measurement
+    plan : sequence of PlannedMeasurement or NoisyMarginal
     n_values : array-like of int
     targets : sequence of column sets
 
