@@ -18,7 +18,6 @@ CSV (never pickle) and are validated on load.
 """
 
 import csv
-from dataclasses import dataclass
 import hashlib
 import io
 import json
@@ -29,7 +28,9 @@ import numpy as np
 import pandas as pd
 
 from .accounting import PrivacySpent
-from .release.sds import sub_tuple_counts
+from .model.marginal import NoisyMarginal
+from .model.tuples import sub_tuple_counts
+from .preprocessing import TableEncoder
 from .schema import Schema
 from .utils._files import atomic_write
 
@@ -94,55 +95,6 @@ def _has_duplicate_rows(rows):
             rows = rows[np.lexsort(rows.T[::-1])]
             step = np.diff(rows, axis=0)
     return bool(np.any(np.all(step == 0, axis=1)))
-
-
-@dataclass(frozen=True, eq=False)
-class NoisyMarginal:
-    """A dense noisy marginal, or one of its residuals, over a set of columns.
-
-    Attributes
-    ----------
-    columns : tuple of int
-        Column indices, increasing.
-    table : ndarray of float64
-        ``basis="marginal"``: noisy counts of every cell, of shape
-        ``table_sizes[columns]`` (may be negative: no thresholding).
-        ``basis="residual"``: the noisy coordinates of the marginal's
-        residual (its component orthogonal to every sub-marginal, in the
-        orthonormal contrast basis of
-        :func:`~dpsynth.release.allocation.contrast_basis`) over the
-        possible codes (:meth:`~dpsynth.schema.Schema.possible_cells`), of
-        shape ``possible[columns].sum() - 1``.
-    variance : float
-        Noise variance of every cell (coordinate).  A 1-way marginal of an
-        undeclared column averages the discovery's noisy counts into its
-        measurement (:mod:`dpsynth.release.adaptive`); where its cells differ
-        in variance (discovery does not measure the other code, nor, with
-        ``missing="absent"``, the absent one), this is their mean.
-    basis : {"marginal", "residual"}, default="marginal"
-    """
-
-    columns: tuple
-    table: np.ndarray
-    variance: float
-    basis: str = "marginal"
-
-    def __post_init__(self):
-        columns = tuple(int(c) for c in self.columns)
-        table = np.array(self.table, dtype=np.float64)
-        table.setflags(write=False)
-        object.__setattr__(self, "columns", columns)
-        object.__setattr__(self, "table", table)
-        object.__setattr__(self, "variance", float(self.variance))
-        if not columns or list(columns) != sorted(set(columns)):
-            raise ValueError(f"marginal columns must be distinct and increasing; got {columns}")
-        if self.basis not in ("marginal", "residual"):
-            raise ValueError("a marginal's basis must be 'marginal' or 'residual'; "
-                             f"got {self.basis!r:.40}")
-        if not np.isfinite(table).all() or not (np.isfinite(self.variance)
-                                               and self.variance >= 0):
-            raise ValueError(f"marginal over columns {columns}: values and variance must be "
-                             "finite (variance >= 0)")
 
 
 def _table_shape(schema, columns, basis):
@@ -211,8 +163,6 @@ class DPAggregates:
     def encoder(self):
         """A fitted :class:`~dpsynth.preprocessing.TableEncoder` of the public schema."""
         if self._encoder is None:
-            from .preprocessing import TableEncoder
-
             self._encoder = TableEncoder.from_schema(self.schema)
         return self._encoder
 
@@ -269,6 +219,8 @@ class DPAggregates:
         for marginal in self.marginals:
             if not isinstance(marginal, NoisyMarginal):
                 raise TypeError("marginals must be NoisyMarginal objects")
+            if not marginal.columns:
+                raise ValueError("marginal columns must be distinct and increasing; got ()")
             if marginal.columns[-1] >= len(schema):
                 raise ValueError(f"marginal over unknown columns {marginal.columns}")
             shape = _table_shape(schema, marginal.columns, marginal.basis)

@@ -37,6 +37,8 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
+from .sampling.conditional import _is_missing, overlapping_bins
+
 __all__ = ["AllowedCombinations", "ForbiddenCombinations", "Implication", "Inequality",
            "ScalarRange", "check_constraints", "constraint_violations", "constraint_from_dict"]
 
@@ -71,8 +73,6 @@ def _numeric(schema, name, kind):
 def _codes_of(schema, j, values):
     """Codes of ``values`` in column ``j``; values the release does not hold are dropped
     (a rule about a value that is never sampled is vacuous)."""
-    from .sampling.conditional import _is_missing
-
     column = schema[j]
     index = pd.Index(list(column.values), dtype=object)
     codes = []
@@ -454,8 +454,6 @@ class ScalarRange(_Rule):
             raise ValueError(f"ScalarRange: low must be <= high; got ({self.low}, {self.high}).")
 
     def prepare(self, schema):
-        from .sampling.conditional import overlapping_bins
-
         j = _numeric(schema, self.column, "range")
         low = -np.inf if self.low is None else float(self.low)
         high = np.inf if self.high is None else float(self.high)

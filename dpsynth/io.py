@@ -52,6 +52,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from .constraints import constraint_from_dict
+from .preprocessing import DPKBinsDiscretizer
+
 __all__ = ["DRAFT_WARNING", "ColumnDeclaration", "Declaration", "InputFileError",
            "check_values", "draft_declaration", "load_declaration", "looks_numeric",
            "read_csv", "read_header"]
@@ -321,7 +324,6 @@ class Declaration:
             if binning not in ("uniform", "log"):
                 raise ValueError(f"per-column n_bins works with uniform or log binning, "
                                  f"not {binning!r}")
-            from .preprocessing import DPKBinsDiscretizer
 
             params["binning"] = {name: DPKBinsDiscretizer(c.n_bins, bounds=c.bounds,
                                                           strategy=binning)
@@ -358,8 +360,6 @@ def _without_comments(entry):
 
 def _parse_constraints(constraints, source):
     """The ``"constraints"`` list, each entry checked (kept as dicts: JSON values)."""
-    from .constraints import constraint_from_dict
-
     if not isinstance(constraints, list):
         raise ValueError(f"{source}: \"constraints\" must be a list of objects with a "
                          "\"kind\"")

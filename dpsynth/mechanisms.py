@@ -28,7 +28,9 @@ from functools import lru_cache
 import math
 
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import ndtr, ndtri
+
+from ._core import _noise
 
 __all__ = [
     "laplace_count",
@@ -86,8 +88,7 @@ def laplace_count(count, epsilon, rng, noise="continuous"):
 
 # ------------------------------------------------------ exact integer noise
 def _bits(rng):
-    from ._core._noise import BitSource
-    return BitSource(np.random.default_rng(rng).bit_generator)
+    return _noise.BitSource(np.random.default_rng(rng).bit_generator)
 
 
 def _floor_log2(value):
@@ -140,7 +141,6 @@ def discrete_gaussian(size, sigma, rng):
     -------
     ndarray of int64 of shape ``size``
     """
-    from ._core._noise import discrete_gaussian as kernel
     shape = (size,) if np.isscalar(size) else tuple(size)
     sigmas = np.broadcast_to(np.asarray(sigma, dtype=np.float64), shape).ravel()
     out = np.empty(sigmas.size, dtype=np.int64)
@@ -150,8 +150,8 @@ def discrete_gaussian(size, sigma, rng):
         S = np.array([p[0] for p in params], dtype=np.uint64)[inverse]
         e = np.array([p[1] for p in params], dtype=np.int64)[inverse]
         tau = np.array([p[2] for p in params], dtype=np.int64)[inverse]
-        kernel(_bits(rng), out, np.ascontiguousarray(S), np.ascontiguousarray(e),
-               np.ascontiguousarray(tau))
+        _noise.discrete_gaussian(_bits(rng), out, np.ascontiguousarray(S), np.ascontiguousarray(e),
+                                 np.ascontiguousarray(tau))
     return out.reshape(shape)
 
 
@@ -168,7 +168,6 @@ def discrete_gaussian_multiples(sigma, multiples, rng):
     -------
     ndarray of int64 of the shape of ``multiples``
     """
-    from ._core._noise import discrete_gaussian as kernel
     multiples = np.asarray(multiples)
     if multiples.dtype.kind not in "iu" or (multiples.size and multiples.min() < 1):
         raise ValueError("multiples must be positive integers.")
@@ -192,8 +191,8 @@ def discrete_gaussian_multiples(sigma, multiples, rng):
     tau = np.maximum((bits + e + 1) // 2, 0)   # 4**tau >= 2**(bits + e) > S 2**e
     out = np.empty(flat.size, dtype=np.int64)
     if out.size:
-        kernel(_bits(rng), out, np.ascontiguousarray(S), np.ascontiguousarray(e),
-               np.ascontiguousarray(tau))
+        _noise.discrete_gaussian(_bits(rng), out, np.ascontiguousarray(S), np.ascontiguousarray(e),
+                                 np.ascontiguousarray(tau))
     return out.reshape(multiples.shape)
 
 
@@ -210,7 +209,6 @@ def discrete_laplace(size, scale, rng):
     -------
     ndarray of int64 of shape ``size``
     """
-    from ._core._noise import discrete_laplace as kernel
     if not (isinstance(scale, (int, float, np.floating, np.integer)) and math.isfinite(scale)
             and 0 < scale <= 2.0**60):
         raise ValueError(f"scale must be a finite number in (0, 2**60]; got {scale!r}.")
@@ -220,7 +218,7 @@ def discrete_laplace(size, scale, rng):
     shape = (size,) if np.isscalar(size) else tuple(size)
     out = np.empty(int(np.prod(shape, dtype=np.int64)), dtype=np.int64)
     if out.size:
-        kernel(_bits(rng), out, t, 2**m)
+        _noise.discrete_laplace(_bits(rng), out, t, 2**m)
     return out.reshape(shape)
 
 
@@ -317,7 +315,6 @@ def discrete_gaussian_tail(threshold, sigma):
     is at least ``sqrt(2 pi) sigma`` (Poisson summation), so thresholds set
     for the continuous Gaussian stay valid one count higher.
     """
-    from scipy.special import ndtr
     return float(ndtr(-(threshold - 1.0) / sigma))
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ._version import __version__
+from .accounting import PrivacySpent
 from .metrics import (aggregate_error_report, combination_counts, k_marginal_score,
                       marginal_tvd, numeric_quantiles, quality_report, value_shares,
                       wasserstein_numeric)
@@ -223,7 +224,7 @@ def fidelity_summary(real, synth, *, reporting_length=3, encoder=None):
 def _figure_class():
     """matplotlib's ``Figure`` (no pyplot, no global state), or None."""
     try:
-        from matplotlib.figure import Figure
+        from matplotlib.figure import Figure  # optional dependency: plots only
     except ImportError:
         return None
     return Figure
@@ -488,7 +489,6 @@ def _privacy_warnings(privacy, release):
 
 def _as_spent(privacy):
     """``privacy`` as a :class:`~dpsynth.accounting.PrivacySpent`, or None if it is not one."""
-    from .accounting import PrivacySpent
     if isinstance(privacy, PrivacySpent):
         return privacy
     try:

@@ -2,7 +2,7 @@
 
 ``fit`` releases differentially private marginals as :class:`DPAggregates`: by
 default (``release="auto"``) with the workload-aware release of
-:mod:`dpsynth.release.adaptive` (DP value discovery, then 1-way and adaptively
+:mod:`dpsynth.release.workload_release` (DP value discovery, then 1-way and adaptively
 selected 2- and 3-way marginals under Gaussian noise, after AIM), or, with
 ``release="sds"``, every k-tuple count up to ``reporting_length`` with the
 DP-marginals algorithm (Gopi, Mahabadi, Yekhanin; as in Microsoft's Synthetic
@@ -21,13 +21,23 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from . import accounting
 from .aggregates import DPAggregates
+from .constraints import check_constraint_columns, check_constraints
 from .engines import InMemoryCodes, as_blocks, is_dask_collection
+from .engines import dask as dask_engine  # imports dask itself on first use (optional)
 from .exceptions import NoisyReleaseWarning, ResourceLimitError, ResourceLimitWarning
 from .mechanisms import laplace_count
+from .metrics import marginal_tvd
 from .preprocessing import TableEncoder
-from .release.adaptive import release_adaptive
+from .preprocessing._binning import make_binners
+from .preprocessing._categories import check_categories
+from .preprocessing._numeric import (DELTA_SHARE, auto_columns, is_auto_numeric, numeric_mode,
+                                    numeric_share)
+from .release.workload_release import release_adaptive
+from .release.conversion import gdp_mu
 from .release.sds import release_marginals, sds_privacy_spent
 from .sampling import SAMPLERS, Sampler, get_sampler
+from .sampling.conditional import (draw_restricted, fill_known, parse_conditions,
+                                  restore_column)
 from .utils._progress import log_progress
 from .utils._random import FIT, SAMPLE, stream
 from .utils._threads import n_threads
@@ -36,13 +46,6 @@ from .utils._resources import (basis_bytes, default_max_memory, format_bytes,
 from .utils._validation import check_table, check_target
 
 __all__ = ["DPMarginalSynthesizer"]
-
-
-def dask_engine():
-    """:mod:`dpsynth.engines.dask`, imported on first use (dask is optional)."""
-    from .engines import dask as engine
-
-    return engine
 
 
 #: A release whose DP record count is below this many noise standard deviations
@@ -103,10 +106,6 @@ def _public_domains(encoder, table, *, sources=None):
     Reads parameters and dtypes only, never values.  ``sources``, a list, gets
     what sets each size (a phrase naming the parameter).
     """
-    from .preprocessing._binning import make_binners
-    from .preprocessing._categories import check_categories
-    from .preprocessing._numeric import is_auto_numeric, numeric_mode
-
     encoder = encoder if encoder is not None else TableEncoder()
     names = list(table.columns)
     try:
@@ -222,7 +221,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         Share of ``epsilon`` spent on the Laplace record count.
     release : {"auto", "workload", "sds"}, default="auto"
         How ``fit`` spends the budget.  ``"workload"``: the workload-aware
-        release of :mod:`dpsynth.release.adaptive` (DP discovery of
+        release of :mod:`dpsynth.release.workload_release` (DP discovery of
         undeclared values, then all 1-way marginals and adaptively selected
         2- and 3-way marginals measured with Gaussian noise, after AIM,
         McKenna et al. 2022; the budget is the exact Gaussian-DP ``mu`` of
@@ -345,7 +344,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     Workload release: ``(epsilon, delta')`` is converted exactly to a
     Gaussian-DP ``mu``, written ``rho = mu**2 / 2`` (``delta' = delta/2``
     with a data-derived universe, whose discovery spends
-    :func:`~dpsynth.release.adaptive.discovery_proportion` of ``rho`` and
+    :func:`~dpsynth.release.workload_release.discovery_proportion` of ``rho`` and
     the other ``delta/2``; its noisy counts also measure the 1-way
     marginals); every selection and measurement is listed in
     ``privacy_spent_.mechanisms`` and they add up to ``rho``.
@@ -528,12 +527,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             if y is not None:
                 raise ValueError("y is not supported with a dask DataFrame X; add the "
                                  "target to X as a column.")
-            table, was_frame, target = dask_engine().check_frame(X), True, None
+            table, was_frame, target = dask_engine.check_frame(X), True, None
         else:
             frame, was_frame = check_table(X)
             table, target = self._join_target(frame, y)
         epsilon, R, proportions, rules = self._check_params(table.shape[1])
-        from .constraints import check_constraint_columns
 
         check_constraint_columns(self.constraints, list(table.columns))  # before any DP step
         delta = accounting.check_delta(self.delta)
@@ -547,8 +545,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         _target_as_classes(encoder, table, None if distributed else target)
         self._share_numeric_budget(encoder, table, epsilon, delta)
         if distributed:
-            encoder, value_counts = dask_engine().fit_encoder(encoder, X)
-            codes = dask_engine().DaskCodes(X, encoder, value_counts=value_counts)
+            encoder, value_counts = dask_engine.fit_encoder(encoder, X)
+            codes = dask_engine.DaskCodes(X, encoder, value_counts=value_counts)
         else:  # counted in row chunks on the threads n_jobs allows
             codes = InMemoryCodes(encoder.fit_transform(table), n_threads(self.n_jobs))
         schema = encoder.schema_
@@ -640,10 +638,6 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         does not (both are counted inside the one ``(epsilon, delta)``): its
         conversion delta is then at least the one used here.
         """
-        from .preprocessing._categories import check_categories
-        from .preprocessing._numeric import DELTA_SHARE, auto_columns, numeric_share
-        from .release.conversion import gdp_mu
-
         if (not isinstance(encoder, TableEncoder) or encoder.numeric == "categorical"
                 or encoder.numeric_rho is not None):
             return
@@ -871,9 +865,6 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     # ------------------------------------------------ conditional sampling
     def _predicates(self, conditions):
         """The prepared predicates of ``conditions`` and of the declared ``constraints``."""
-        from .constraints import check_constraints
-        from .sampling.conditional import parse_conditions
-
         schema = self.aggregates_.schema
         predicates = [c.prepare(schema) for c in parse_conditions(conditions, schema)]
         predicates += [c.prepare(schema) for c in check_constraints(self.constraints)]
@@ -897,8 +888,6 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
     def _sample_restricted(self, predicates, n, sampling_stream, decoding_stream, conditions):
         """Records of the model that satisfy ``predicates`` (conditions and constraints)."""
-        from .sampling.conditional import draw_restricted
-
         what = "the conditions" if conditions else "the constraints"
         if conditions and self.constraints:
             what = "the conditions with the constraints"
@@ -943,8 +932,6 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             A column or value the release does not hold, or a row whose known
             values have zero mass in the model.
         """
-        from .sampling.conditional import fill_known
-
         check_is_fitted(self, "aggregates_")
         self._validate_params()
         self._check_n_jobs()
@@ -995,8 +982,6 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         was fitted with one.  Higher is better; usable by ``GridSearchCV``.
         The score is computed on real data and is not a DP release.
         """
-        from .metrics import marginal_tvd
-
         check_is_fitted(self, "aggregates_")
         frame, _ = check_table(X)
         target = self._target_name
@@ -1042,8 +1027,6 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         """
         frame = self.aggregates_.encoder.inverse_transform(codes, random_state=seed)
         if values:
-            from .sampling.conditional import restore_column
-
             schema = self.aggregates_.schema
             for j, (drawn, missing) in values.items():
                 frame[schema[j].name] = restore_column(schema, j, drawn, missing)

@@ -38,9 +38,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
+from .exceptions import PrivacyLeakWarning
+from .preprocessing import TableEncoder
 from .utils._random import seed_sequence
 from .utils._validation import check_table
 
@@ -552,7 +556,6 @@ class _ViewEstimatorMixin:
     }
 
     def _make_encoder(self):
-        from .preprocessing import TableEncoder
         return TableEncoder(categories=self.categories, missing="category",
                             bounds=self.bounds, n_bins=self.n_bins, binning=self.binning,
                             handle_unknown="error")
@@ -576,7 +579,6 @@ class _ViewEstimatorMixin:
 
     def _fit_domain(self, frame):
         """Fit the encoder; warn when a column's domain is read from the data."""
-        from .exceptions import PrivacyLeakWarning
         declared = set()
         if isinstance(self.categories, dict):
             declared |= set(self.categories)
@@ -614,7 +616,6 @@ class _ViewEstimatorMixin:
 
     @staticmethod
     def _check_finite(frame):
-        import pandas as pd
         for name in frame.columns:
             col = frame[name]
             if pd.api.types.is_float_dtype(col.dtype) and np.isinf(col.to_numpy(float)).any():
@@ -680,14 +681,12 @@ class _ViewEstimatorMixin:
             Axis ``i`` is ``columns[i]``, indexed by its codes (the order of
             its categories or bins); the cells sum to 1.
         """
-        from sklearn.utils.validation import check_is_fitted
         check_is_fitted(self, "view_set_")
         attrs = self._columns_to_attrs(columns)
         table, info = self.view_set_.marginal(attrs)
         order = sorted(attrs)
         table = np.transpose(table, [order.index(a) for a in attrs])
         if as_frame:
-            import pandas as pd
             grids = np.indices(table.shape).reshape(len(attrs), -1)
             data = {}
             for a, g in zip(attrs, grids):
@@ -705,7 +704,6 @@ class _ViewEstimatorMixin:
         return values[:n]
 
     def _sample_codes(self, n_samples, random_state):
-        from sklearn.utils.validation import check_is_fitted
         check_is_fitted(self, "view_set_")
         if n_samples is None:
             n_samples = int(self.n_records_)

@@ -18,7 +18,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from dpsynth import DPMarginalSynthesizer, TrainOnSynthetic
 from dpsynth.accounting import PrivacySpent
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
-from dpsynth.utils.estimator_checks import (
+from dpsynth.estimator_checks import (
     check_no_param_mutation_on_refit,
     check_privacy_accounting,
     check_sample_combinations_released,

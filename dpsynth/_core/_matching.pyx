@@ -645,7 +645,7 @@ def table_distance(const double[::1] data, const double[::1] population, double 
 
     Table ``m`` holds the cells ``table_base[m] .. table_base[m + 1] - 1``
     (``table_base`` has one more entry: the total size).  One pass, no
-    temporary arrays (the selection of :func:`~dpsynth.release.workload.
+    temporary arrays (the selection of :func:`~dpsynth.release.adaptive_selection.
     release_workload` scores every candidate table each round).
     """
     cdef Py_ssize_t n_tables = table_base.shape[0] - 1, m, q

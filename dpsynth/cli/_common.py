@@ -22,6 +22,7 @@ import pandas as pd
 from .. import accounting, io
 from ..engines import is_dask_collection
 from ..preprocessing import TableEncoder
+from ..preprocessing._numeric import default_decimals
 from ..synthesizer import DPMarginalSynthesizer
 from ..utils._files import atomic_write, output_target
 from ..utils._progress import log_progress, muted_progress
@@ -657,8 +658,6 @@ def _default_decimals(used, declared, options, columns):
     bounds (four significant digits); the columns found numeric by DP get
     it from their DP range in the encoder.  Returns a dict or None.
     """
-    from ..preprocessing._numeric import default_decimals
-
     every, by_column = options
     out = dict.fromkeys(columns, every) if every is not None else {}
     for column in used.columns:

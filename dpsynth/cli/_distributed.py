@@ -16,6 +16,7 @@ import os
 import warnings
 
 from .. import io
+from ..engines.dask import sample_to_parquet
 from ._common import CommandError, one_line
 
 __all__ = ["add_engine_options", "check_engine_options", "engine_client", "input_files",
@@ -48,8 +49,8 @@ def check_engine_options(args):
         raise CommandError("--partition-size must be a positive integer")
     if engine == "dask":
         try:
-            import dask.dataframe  # noqa: F401
-            import distributed  # noqa: F401
+            import dask.dataframe  # noqa: F401  (optional dependency)
+            import distributed  # noqa: F401  (optional dependency)
         except ImportError:
             raise CommandError('--engine dask needs dask: pip install "dask[dataframe]" '
                                'distributed pyarrow') from None
@@ -61,7 +62,7 @@ def engine_client(args):
     if getattr(args, "engine", "pandas") != "dask":
         yield None
         return
-    import distributed
+    import distributed  # optional dependency (the "dask" extra)
 
     # the workers' operational logs and dask's notes on graph sizes (memory, timing)
     # are not part of the command's output
@@ -127,7 +128,7 @@ def read_distributed(args, pattern, declaration):
     declared (the declaration's dtypes, never the data's: every partition
     has the same dtypes).  Parquet files keep their stored column types.
     """
-    import dask
+    import dask  # optional dependencies (the "dask" extra)
     import dask.dataframe as dd
 
     files, kind = input_files(pattern)
@@ -184,8 +185,6 @@ def check_partition_output(path, force):
 
 def write_partitions(synthesizer, n_samples, path, seed, partition_size, force):
     """Sample into Parquet partitions of ``path`` on the cluster; returns the record count."""
-    from ..engines.dask import sample_to_parquet
-
     if force:
         for old in glob.glob(os.path.join(path, "part.*.parquet")):
             os.remove(old)

@@ -18,7 +18,7 @@ __all__ = ["ProgressHandler", "show_progress"]
 
 def _tqdm():
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm  # optional dependency: a progress bar when installed
     except ImportError:
         return None
     return tqdm

@@ -25,7 +25,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.utils.validation import check_is_fitted
 
+from ..preprocessing import DPKBinsDiscretizer
+from ..preprocessing._binning import binned_column, binned_names
+from ..preprocessing._categories import check_categories, value_list
+from ..preprocessing._dtypes import nullable_dtype
 from ..schema import default_missing_marker, python_scalar
 from ..utils._random import seed_sequence
 from .blocks import CodeBlocks, add_results
@@ -37,7 +42,7 @@ _INSTALL = 'pip install "dask[dataframe]" distributed pyarrow (the "dask" extra)
 
 def _dask():
     try:
-        import dask
+        import dask  # optional dependency (the "dask" extra)
         import dask.dataframe  # noqa: F401
     except ImportError as exc:  # pragma: no cover - exercised without the extra
         raise ImportError(f"A dask DataFrame needs dask: {_INSTALL}.") from exc
@@ -93,8 +98,6 @@ def _reads_values(binner):
 
 def _may_read_values(encoder):
     """Whether any binner of ``encoder`` may read values (from its parameters alone)."""
-    from ..preprocessing import DPKBinsDiscretizer
-
     specs = encoder.binning.values() if isinstance(encoder.binning, dict) else [encoder.binning]
     bounds = (encoder.bounds or {}).values()
     return (any(isinstance(s, DPKBinsDiscretizer) or s == "quantile" for s in specs)
@@ -133,13 +136,10 @@ def _multiset(name, dtype, counts):
 
 def _binner_column(name, binner, dtype, counts):
     """A binned column's :class:`Column`: declared bins, or fitted on the merged values."""
-    from ..preprocessing._binning import binned_column
-
     if _reads_values(binner):
         return binned_column(name, _multiset(name, dtype, counts[name]), binner)
     probe_dtype = dtype
     if not pd.api.types.is_float_dtype(dtype):  # a missing probe value needs a nullable dtype
-        from ..preprocessing._dtypes import nullable_dtype
         probe_dtype = nullable_dtype(dtype)
     probe = pd.Series([None], dtype=probe_dtype, name=name)  # no value: the edges are public
     column = binned_column(name, probe, binner)
@@ -166,9 +166,6 @@ def fit_encoder(encoder, X):
         undeclared columns, for :class:`DaskCodes` (the counts that value
         discovery needs, so that it takes no second pass).
     """
-    from ..preprocessing._binning import binned_names
-    from ..preprocessing._categories import check_categories, value_list
-
     dask = _dask()
     meta = check_frame(X)
     encoder._validate_params()
@@ -305,7 +302,7 @@ def _shipped(obj):
     """``obj`` for the tasks: sent to every worker once when a distributed client runs."""
     dask = _dask()
     try:
-        from distributed import get_client
+        from distributed import get_client  # optional dependency
         client = get_client()
     except (ImportError, ValueError):  # no distributed client: the local scheduler
         return dask.delayed(obj)
@@ -345,8 +342,6 @@ def sample_to_parquet(synthesizer, path, n_samples=None, *, n_partitions=None,
     list of str
         The files written, in order.
     """
-    from sklearn.utils.validation import check_is_fitted
-
     dask = _dask()
     check_is_fitted(synthesizer, "aggregates_")
     n = synthesizer.n_records_ if n_samples is None else n_samples

@@ -7,7 +7,7 @@ records from such reports; the oracles (:class:`GRR`, :class:`OUE`,
 :class:`OLH`, :func:`adaptive_oracle`) are the building blocks.
 """
 
-from ._covering import bounded_cover, covering_design, covering_number
+from ..covering import bounded_cover, covering_design, covering_number
 from .calm import CALMSynthesizer, calm_parameters, select_marginals
 from .oracles import GRR, OLH, OUE, FrequencyOracle, adaptive_oracle, fo_variance
 

@@ -29,7 +29,7 @@ from ..utils._validation import check_table
 from ..accounting import PrivacySpent, Spend
 from ..utils._random import seed_sequence
 from ..views import ViewSet, _ViewEstimatorMixin, postprocess
-from ._covering import covering_design, covering_number
+from ..covering import covering_design, covering_number
 from .oracles import adaptive_oracle, fo_variance
 
 __all__ = ["calm_parameters", "CALMSynthesizer"]

@@ -164,7 +164,7 @@ def quality_report(real, synthetic, *, use_sdmetrics=False, metadata=None):
         try:
             with warnings.catch_warnings():  # newer sdmetrics deprecate this report
                 warnings.simplefilter("ignore", FutureWarning)
-                from sdmetrics.reports.single_table import QualityReport
+                from sdmetrics.reports.single_table import QualityReport  # optional dependency
         except ImportError as exc:
             raise ImportError("use_sdmetrics=True needs the optional package sdmetrics "
                               "(pip install sdmetrics, or the extra: pip install "

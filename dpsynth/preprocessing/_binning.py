@@ -12,7 +12,7 @@ from sklearn.base import clone
 
 from ..schema import Column, default_missing_marker
 from ..utils._random import seed_sequence
-from ._discretizer import _STRATEGIES, DPKBinsDiscretizer
+from ._discretizer import _STRATEGIES, DEFAULT_FREQUENT_DELTA, DPKBinsDiscretizer
 
 __all__ = ["make_binners", "binned_column", "binned_names"]
 
@@ -90,7 +90,6 @@ def make_binners(*, bounds, binning, binning_epsilon, n_bins, names, declared,
                      frequent_delta=None if frequent_delta is None
                      else frequent_delta / n_binned)
         if frequent_delta is None:  # the default total, split
-            from ._discretizer import DEFAULT_FREQUENT_DELTA
             extra["frequent_delta"] = DEFAULT_FREQUENT_DELTA / n_binned
     if inverse == "dp_histogram":
         extra["inverse_epsilon"] = inverse_epsilon / n_binned

@@ -41,8 +41,8 @@ from scipy.special import ndtri
 
 from ..accounting import Spend, first_level_threshold
 from ..mechanisms import discrete_gaussian_scale, gaussian_measure
-from ..schema import Binning, sub_bin_edges
-from ._discretizer import _snap_edges
+from ..schema import Binning, Column, default_missing_marker, sub_bin_edges
+from ._discretizer import _check_special, _snap_edges
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
            "is_auto_numeric", "SUB_CELLS", "MIN_POINT_SHARE", "RANGE_FALSE_CELL"]
@@ -499,8 +499,6 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         None: a text column that stays text.
     spends : list of dpsynth.accounting.Spend
     """
-    from ..schema import Column, default_missing_marker
-
     spends = []
     if kind == "text":
         found, spend = decide_numeric(series, 0.1 * rho, rng, weights=weights)
@@ -527,8 +525,6 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
 
 
 def _special(values, name, integer):
-    from ._discretizer import _check_special
-
     special = _check_special(values, name) if len(values) else ()
     if integer and not all(float(v).is_integer() for v in special):
         raise ValueError(f"special_values for the integer column {name!r} must be integers; "

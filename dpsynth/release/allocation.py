@@ -47,127 +47,40 @@ is ResidualPlanner in every case we have tried (it is provably optimal; the
 comparison is kept so that the choice is visible in
 :attr:`Allocation.expected_errors`); Laplace noise has only ``"marginals"``.
 
-Consistency (:func:`make_consistent`) is exact generalised least squares in
-the residual basis: the component ``theta_A`` of every measured marginal
-``S >= A`` is an independent unbiased estimate of ``theta_A`` with variance
-``v_S prod_{i in S - A} n_i`` per coordinate (the projections onto the
-orthogonal residual subspaces of isotropic noise are independent), and the
-residuals of different ``A`` are free parameters of the consistent
-marginals, so the GLS estimate is the inverse-variance average per ``A``.
-This is the Fourier consistency of Cormode et al. (Sec. 4) generalised from
-binary to any number of codes, and the reconstruction of ResidualPlanner.
-It costs ``O(sum_S 2**|S| cells_S)`` and never touches the full domain.
-The outputs are exactly consistent: two marginals sharing columns have the
-same sub-marginal, and every marginal has the same total.  They are
-unbiased, hence may be negative (non-negativity is left to the consumer,
-e.g. the population fit of :mod:`dpsynth.release.fitting`).
+The measurements are made consistent by the generalised least squares of
+:func:`dpsynth.model.consistency.make_consistent` (exact, in the residual
+basis of :mod:`dpsynth.model.residuals`).
 """
 
 from dataclasses import dataclass, field
-from functools import lru_cache
-from itertools import combinations
 import math
 
 import numpy as np
 
+from ..mechanisms import (check_noise, discrete_gaussian_multiples, discrete_gaussian_scale,
+                          gaussian_measure, laplace_measure)
+from ..model.consistency import make_consistent
+from ..model.marginal import NoisyMarginal
+from ..model.residuals import (canonical_columns, cells_outside, integer_basis, marginal_table,
+                               residual_size, subsets, to_residual)
+
 __all__ = [
+    "noisy_residual",
     "PlannedMeasurement",
     "Allocation",
-    "Measurement",
-    "ConsistentMarginal",
-    "contrast_basis",
-    "marginal_table",
     "optimal_allocation",
     "measure",
-    "make_consistent",
     "reconstruction_variance",
     "release_marginals",
 ]
 
 
-# ----------------------------------------------------------------- basics
-@lru_cache(maxsize=256)
-def _basis(n):
-    if n < 1:
-        raise ValueError(f"a column needs at least one code; got {n}.")
-    if n == 1:
-        return np.zeros((1, 0))
-    # orthonormal basis of the complement of the all-ones vector (QR of a
-    # Helmert-like matrix: deterministic, so results are reproducible)
-    helmert = np.zeros((n, n - 1))
-    for k in range(1, n):
-        helmert[:k, k - 1] = 1.0
-        helmert[k, k - 1] = -k
-    q, _ = np.linalg.qr(helmert)
-    q.setflags(write=False)
-    return q
-
-
-def contrast_basis(n):
-    """Orthonormal ``n x (n - 1)`` basis ``U`` of the vectors orthogonal to ones.
-
-    ``U.T @ U = I`` and ``U @ U.T = I - 1 1^T / n``.
-    """
-    return _basis(int(n))
-
-
-def _canonical(columns):
-    cols = tuple(int(c) for c in columns)
-    if len(set(cols)) != len(cols):
-        raise ValueError(f"a marginal's columns must be distinct; got {columns!r}.")
-    return cols
-
-
-def _subsets(cols):
-    for k in range(len(cols) + 1):
-        yield from combinations(cols, k)
-
-
-def marginal_table(codes, n_values, columns):
-    """Dense counts of ``codes`` (n, d) over ``columns``; shape ``n_values[columns]``."""
-    cols = _canonical(columns)
-    shape = tuple(int(n_values[c]) for c in cols)
-    if not cols:
-        return np.array(float(len(codes)))
-    key = np.ravel_multi_index(tuple(np.asarray(codes)[:, c] for c in cols), shape)
-    return np.bincount(key, minlength=int(np.prod(shape))).reshape(shape).astype(np.float64)
-
-
-def _to_residual(table, cols, sub):
-    """``(x)_{i in sub} U_i^T (x)_{i in cols - sub} 1^T`` applied to ``table``."""
-    out = np.asarray(table, dtype=np.float64)
-    for k in reversed(range(len(cols))):
-        if cols[k] in sub:
-            out = np.moveaxis(np.tensordot(out, _basis(out.shape[k]), axes=([k], [0])), -1, k)
-        else:
-            out = out.sum(axis=k)
-    return out
-
-
-@lru_cache(maxsize=256)
-def _integer_basis(n):
-    """Integer Helmert matrix ``H`` (``n x (n - 1)``) and ``r`` with ``contrast_basis(n) = H / r``.
-
-    The columns of ``H`` are orthogonal (ones above, ``-k`` on row ``k``),
-    so the QR of :func:`_basis` only rescales them: ``r`` holds the signed
-    column norms ``±sqrt(k (k + 1))``.
-    """
-    helmert = np.zeros((n, max(n - 1, 0)), dtype=np.int64)
-    for k in range(1, n):
-        helmert[:k, k - 1] = 1
-        helmert[k, k - 1] = -k
-    norms = np.sqrt(np.arange(1, n, dtype=np.float64) * np.arange(2, n + 1))
-    signs = np.sign(np.einsum("ij,ij->j", helmert, _basis(n)))
-    helmert.setflags(write=False)
-    return helmert, signs * norms
-
-
 def noisy_residual(table, cols, sub, sigma, rng, sampler="discrete"):
-    """``_to_residual(table, cols, sub)`` plus noise of standard deviation ``sigma`` per coordinate.
+    """``to_residual(table, cols, sub)`` plus noise of standard deviation ``sigma`` per coordinate.
 
     ``sampler="continuous"``: numpy's ``N(0, sigma**2)``.  ``"discrete"``:
     the residual is ``h / R`` with ``h = (x) H_i^T`` applied to the integer
-    counts (exact integers, :func:`_integer_basis`) and ``R`` the outer
+    counts (exact integers, :func:`integer_basis`) and ``R`` the outer
     product of the column norms, so each coordinate ``h_j`` gets exact
     discrete Gaussian noise of scale ``f sigma |R_j|`` and the result is
     ``(h + noise) / R`` (post-processing).  A record shifts ``h`` by an
@@ -184,9 +97,8 @@ def noisy_residual(table, cols, sub, sigma, rng, sampler="discrete"):
     variance : float
         Noise variance per coordinate (at most ``(f sigma)**2``).
     """
-    from ..mechanisms import check_noise, discrete_gaussian_multiples, discrete_gaussian_scale
     if check_noise(sampler) == "continuous":
-        theta = _to_residual(table, cols, sub)
+        theta = to_residual(table, cols, sub)
         return theta + rng.normal(0.0, sigma, size=theta.shape), sigma * sigma
     out = np.asarray(table)
     rounded = np.rint(out)
@@ -196,7 +108,7 @@ def noisy_residual(table, cols, sub, sigma, rng, sampler="discrete"):
     norms_sq = []
     for k in reversed(range(len(cols))):
         if cols[k] in sub:
-            helmert, r = _integer_basis(out.shape[k])
+            helmert, r = integer_basis(out.shape[k])
             out = np.moveaxis(np.tensordot(out, helmert, axes=([k], [0])), -1, k)
             norms_sq.insert(0, np.arange(1, out.shape[k] + 1, dtype=np.int64)
                             * np.arange(2, out.shape[k] + 2, dtype=np.int64))
@@ -206,32 +118,13 @@ def noisy_residual(table, cols, sub, sigma, rng, sampler="discrete"):
     signed = np.ones(())
     for k, squared in enumerate(norms_sq):
         multiples = np.multiply.outer(multiples, squared)
-        signed = np.multiply.outer(signed, _integer_basis(out.shape[k] + 1)[1])
+        signed = np.multiply.outer(signed, integer_basis(out.shape[k] + 1)[1])
     if out.size == 0:
         return out.astype(np.float64), sigma * sigma
     smallest = sigma * math.sqrt(float(multiples.min()))
     scaled = sigma * discrete_gaussian_scale(smallest) / smallest
     noise = discrete_gaussian_multiples(scaled, multiples, rng)
     return (out + noise) / signed, scaled * scaled
-
-
-def _from_residual(theta, cols, sub, n_values):
-    """The part of marginal ``cols`` carried by residual ``sub``: ``(x) U_i (x) 1/n_i``."""
-    out = np.asarray(theta, dtype=np.float64)
-    for k, c in enumerate(sub):
-        out = np.moveaxis(np.tensordot(out, _basis(int(n_values[c])), axes=([k], [1])), -1, k)
-    shape = [int(n_values[c]) if c in sub else 1 for c in cols]
-    scale = math.prod(int(n_values[c]) for c in cols if c not in sub)
-    full = tuple(int(n_values[c]) for c in cols)
-    return np.broadcast_to(out.reshape(shape) / scale, full)
-
-
-def _residual_size(sub, n_values):
-    return math.prod(int(n_values[c]) - 1 for c in sub)
-
-
-def _outside(cols, sub, n_values):
-    return math.prod(int(n_values[c]) for c in cols if c not in sub)
 
 
 # ------------------------------------------------------------- allocation
@@ -297,7 +190,7 @@ def _check_workload(workload, n_values, weights):
         raise ValueError("workload must hold at least one column set.")
     sets = []
     for columns in workload:
-        cols = tuple(sorted(_canonical(columns)))
+        cols = tuple(sorted(canonical_columns(columns)))
         if any(not 0 <= c < n_values.size for c in cols):
             raise ValueError(f"workload column set {columns!r} has a column outside "
                              f"range({n_values.size}).")
@@ -328,15 +221,15 @@ def _marginal_plan(sets, weights, n_values, budget, noise):
 
 
 def _residual_plan(sets, weights, n_values, rho):
-    closure = sorted({sub for s in sets for sub in _subsets(s)}, key=lambda a: (len(a), a))
-    closure = [a for a in closure if _residual_size(a, n_values) > 0]
+    closure = sorted({sub for s in sets for sub in subsets(s)}, key=lambda a: (len(a), a))
+    closure = [a for a in closure if residual_size(a, n_values) > 0]
     p = np.array([math.prod(1.0 - 1.0 / int(n_values[c]) for c in a) for a in closure])
     c = np.zeros(len(closure))
     for k, a in enumerate(closure):
-        size = _residual_size(a, n_values)
+        size = residual_size(a, n_values)
         for s, w in zip(sets, weights):
             if set(a) <= set(s):
-                c[k] += w * size / _outside(s, a, n_values)
+                c[k] += w * size / cells_outside(s, a, n_values)
     total = np.sqrt(p * c).sum()
     variance = np.sqrt(p / c) * total / (2.0 * rho)
     budgets = p / (2.0 * variance)
@@ -396,29 +289,6 @@ def optimal_allocation(workload, n_values, budget, *, weights=None, noise="gauss
                       expected_errors=errors)
 
 
-# ----------------------------------------------------------- measurement
-@dataclass(frozen=True)
-class Measurement:
-    """A noisy measurement: a dense marginal or a residual, with iid noise.
-
-    Attributes
-    ----------
-    columns : tuple of int
-        Sorted columns.
-    values : ndarray of float64
-        Shape ``n_values[columns]`` (``basis="marginal"``) or
-        ``n_values[columns] - 1`` (``basis="residual"``).
-    variance : float
-        Noise variance of every coordinate.
-    basis : {"marginal", "residual"}
-    """
-
-    columns: tuple
-    values: np.ndarray
-    variance: float
-    basis: str = "marginal"
-
-
 def measure(codes, n_values, allocation, rng, sampler="discrete"):
     """Measure a plan on integer codes (the only step that reads the data).
 
@@ -435,13 +305,12 @@ def measure(codes, n_values, allocation, rng, sampler="discrete"):
 
     Returns
     -------
-    list of Measurement
+    list of NoisyMarginal
         Laplace noise of scale ``1/eps`` or Gaussian noise of variance
         ``1/(2 rho) * sensitivity**2`` per coordinate, as planned (the
         discrete Gaussian's calibrated scale is at most 0.5% above it for
         a variance of 10 or more; the variance recorded is the drawn one).
     """
-    from ..mechanisms import check_noise, gaussian_measure, laplace_measure
     check_noise(sampler)
     rng = np.random.default_rng(rng)
     codes = np.asarray(codes)
@@ -468,54 +337,8 @@ def measure(codes, n_values, allocation, rng, sampler="discrete"):
         else:
             noisy, scale = gaussian_measure(table, math.sqrt(m.variance), rng, sampler)
             variance = float(scale) ** 2
-        out.append(Measurement(m.columns, noisy, variance, m.basis))
+        out.append(NoisyMarginal(m.columns, noisy, variance, m.basis))
     return out
-
-
-# ----------------------------------------------------------- consistency
-@dataclass(frozen=True)
-class ConsistentMarginal:
-    """A marginal of the GLS-consistent estimate.
-
-    Attributes
-    ----------
-    columns : tuple of int
-    table : ndarray of float64, shape ``n_values[columns]``
-        Unbiased, possibly negative.
-    variance : float
-        Mean variance of its cells (``inf`` if part of it was never
-        measured: that part is then the minimum-norm completion).
-    """
-
-    columns: tuple
-    table: np.ndarray
-    variance: float
-
-
-def _residual_estimates(measurements, n_values):
-    """Inverse-variance averages ``{A: (theta_hat_A, variance per coordinate)}``."""
-    sums, precisions = {}, {}
-    for m in measurements:
-        cols = tuple(m.columns)
-        values = np.asarray(m.values, dtype=np.float64)
-        if list(cols) != sorted(cols):
-            order = np.argsort(cols)
-            cols = tuple(cols[i] for i in order)
-            values = values.transpose(order)
-        if m.basis == "residual":
-            parts = [(cols, values, m.variance)]
-        elif m.basis == "marginal":
-            parts = [(sub, _to_residual(values, cols, sub),
-                      m.variance * _outside(cols, sub, n_values))
-                     for sub in _subsets(cols) if _residual_size(sub, n_values) > 0]
-        else:
-            raise ValueError(f"unknown measurement basis {m.basis!r}.")
-        for sub, estimate, variance in parts:
-            if not variance > 0:
-                raise ValueError("measurement variances must be > 0.")
-            sums[sub] = sums.get(sub, 0.0) + estimate / variance
-            precisions[sub] = precisions.get(sub, 0.0) + 1.0 / variance
-    return {sub: (sums[sub] / precisions[sub], 1.0 / precisions[sub]) for sub in sums}
 
 
 def reconstruction_variance(plan, n_values, targets):
@@ -523,7 +346,7 @@ def reconstruction_variance(plan, n_values, targets):
 
     Parameters
     ----------
-    plan : sequence of PlannedMeasurement or Measurement
+    plan : sequence of PlannedMeasurement or NoisyMarginal
     n_values : array-like of int
     targets : sequence of column sets
 
@@ -536,133 +359,25 @@ def reconstruction_variance(plan, n_values, targets):
     precisions = {}
     for m in plan:
         cols = tuple(sorted(m.columns))
-        subs = [cols] if m.basis == "residual" else list(_subsets(cols))
+        subs = [cols] if m.basis == "residual" else list(subsets(cols))
         for sub in subs:
-            if _residual_size(sub, n_values) > 0:
-                v = m.variance * (1 if m.basis == "residual" else _outside(cols, sub, n_values))
+            if residual_size(sub, n_values) > 0:
+                v = m.variance * (1 if m.basis == "residual" else cells_outside(cols, sub, n_values))
                 precisions[sub] = precisions.get(sub, 0.0) + 1.0 / v
     out = []
     for target in targets:
-        cols = tuple(sorted(_canonical(target)))
+        cols = tuple(sorted(canonical_columns(target)))
         total = 0.0
-        for sub in _subsets(cols):
-            size = _residual_size(sub, n_values)
+        for sub in subsets(cols):
+            size = residual_size(sub, n_values)
             if size == 0:
                 continue
             if sub not in precisions:
                 total = math.inf
                 break
-            total += size / precisions[sub] / _outside(cols, sub, n_values)
+            total += size / precisions[sub] / cells_outside(cols, sub, n_values)
         out.append(total)
     return np.array(out)
-
-
-def make_consistent(measurements, n_values, targets=None, possible=None):
-    """Exactly consistent marginals by generalised least squares (residual basis).
-
-    Parameters
-    ----------
-    measurements : sequence of Measurement or of ``(columns, table, variance)``
-        Noisy dense marginals (or residuals) with iid noise of the given
-        variance per coordinate; tables may be negative.
-    n_values : array-like of int
-    targets : sequence of column sets, optional
-        Marginals to return (default: the measured column sets, in order).
-        A target with a part never measured gets the minimum-norm
-        completion of that part (its residual set to 0, e.g. the additive,
-        not the independent, combination of two measured 1-way marginals)
-        and ``variance=inf``.
-    possible : sequence of array-like of bool, optional
-        Per column, the codes that can occur (public facts, e.g. no missing
-        value in a column declared without).  The GLS then runs on those
-        codes only: marginal measurements must hold exact zeros elsewhere
-        (they are dropped there), residual measurements are over the
-        possible codes (shape ``possible[c].sum() - 1`` per column), and
-        the outputs are zero on the impossible cells.
-
-    Returns
-    -------
-    list of ConsistentMarginal
-        The GLS estimate (minimum variance among unbiased linear estimates
-        that are consistent): every pair of outputs agrees on its shared
-        sub-marginal and all have the same total.
-    """
-    n_values = np.asarray(n_values)
-    if possible is not None:
-        return _consistent_on_possible(measurements, n_values, targets, possible)
-    items = []
-    for m in map(_as_measurement, measurements):
-        expected = tuple(int(n_values[c]) - (m.basis == "residual") for c in m.columns)
-        if np.shape(m.values) != expected:
-            raise ValueError(f"measurement over {m.columns} has shape {np.shape(m.values)}; "
-                             f"expected {expected}.")
-        items.append(m)
-    estimates = _residual_estimates(items, n_values)
-    if targets is None:
-        targets = [m.columns for m in items]
-    out = []
-    for target in targets:
-        cols = _canonical(target)
-        scols = tuple(sorted(cols))
-        shape = tuple(int(n_values[c]) for c in scols)
-        table = np.zeros(shape)
-        variance = 0.0
-        for sub in _subsets(scols):
-            size = _residual_size(sub, n_values)
-            if size == 0:
-                continue
-            if sub not in estimates:
-                variance = math.inf
-                if not sub:  # no total at all: nothing to complete from
-                    raise ValueError("no measurement estimates the total.")
-                continue
-            theta, var = estimates[sub]
-            table += _from_residual(theta, scols, sub, n_values)
-            variance += size * var / _outside(scols, sub, n_values)
-        if scols != cols:  # back to the caller's column order
-            table = table.transpose([scols.index(c) for c in cols])
-        out.append(ConsistentMarginal(cols, table, variance / max(table.size, 1)))
-    return out
-
-
-def _as_measurement(m):
-    """``m`` as a :class:`Measurement` (from one, or from ``(columns, table, variance)``)."""
-    if isinstance(m, Measurement):
-        return m
-    columns, table, variance = m
-    return Measurement(tuple(int(c) for c in columns), np.asarray(table, dtype=float),
-                       float(variance))
-
-
-def _consistent_on_possible(measurements, n_values, targets, possible):
-    """:func:`make_consistent` on the possible codes only, zero-padded back."""
-    possible = [np.asarray(p, dtype=bool) for p in possible]
-    if len(possible) != n_values.size or any(p.shape != (int(k),)
-                                             for p, k in zip(possible, n_values)):
-        raise ValueError("possible must hold one boolean array of n_values[c] codes per "
-                         "column c.")
-    free = np.array([int(p.sum()) for p in possible])
-    items = []
-    for m in map(_as_measurement, measurements):
-        if m.basis == "marginal":
-            values = np.asarray(m.values, dtype=float)
-            expected = tuple(int(n_values[c]) for c in m.columns)
-            if values.shape != expected:
-                raise ValueError(f"measurement over {m.columns} has shape {values.shape}; "
-                                 f"expected {expected}.")
-            m = Measurement(m.columns, values[np.ix_(*[possible[c] for c in m.columns])],
-                            m.variance)
-        items.append(m)
-    if targets is None:
-        targets = [m.columns for m in items]
-    out = []
-    for m in make_consistent(items, free, targets):
-        shape = tuple(int(n_values[c]) for c in m.columns)
-        table = np.zeros(shape)
-        table[np.ix_(*[possible[c] for c in m.columns])] = m.table
-        out.append(ConsistentMarginal(m.columns, table,
-                                      m.variance * max(m.table.size, 1) / max(table.size, 1)))
-    return out
 
 
 def release_marginals(codes, n_values, workload, budget, rng, *, weights=None,

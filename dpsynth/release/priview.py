@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..local._covering import bounded_cover, covering_design
+from ..covering import bounded_cover, covering_design
 from ..mechanisms import laplace_count, laplace_measure, mechanism_name
 from ..accounting import PrivacySpent, Spend
 from ..utils._random import seed_sequence

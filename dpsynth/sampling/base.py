@@ -14,7 +14,7 @@ parameter (``synthesis__use_three_way``).  Adding a sampler is adding a
 module with a :class:`Sampler` subclass and registering it here.
 """
 
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 
 __all__ = ["Sampler", "SAMPLERS", "get_sampler", "register_sampler"]
 
@@ -57,14 +57,15 @@ def register_sampler(name, cls):
     return cls
 
 
-def get_sampler(synthesis, **params):
+def get_sampler(synthesis, n_jobs=None, **params):
     """A new sampler for a ``synthesis`` value: a registered name or a Sampler.
 
     A :class:`Sampler` instance is cloned (so fitting never changes the
-    caller's object); ``params`` set its parameters where it has them.
+    caller's object).  ``n_jobs`` (the estimator's) fills the sampler's own
+    ``n_jobs`` only where that is ``None``: ``MarginalMatchingSampler(n_jobs=1)``
+    keeps running on one thread.  ``params`` set the parameters the sampler
+    has, whatever their value.
     """
-    from sklearn.base import clone
-
     if isinstance(synthesis, Sampler):
         sampler = clone(synthesis)
     elif isinstance(synthesis, str) and synthesis in SAMPLERS:
@@ -72,6 +73,9 @@ def get_sampler(synthesis, **params):
     else:
         raise ValueError(f"synthesis must be one of {sorted(SAMPLERS)} or a "
                          f"dpsynth.sampling.Sampler instance; got {synthesis!r}.")
-    known = sampler.get_params(deep=False)
-    sampler.set_params(**{k: v for k, v in params.items() if k in known})
+    own = sampler.get_params(deep=False)
+    update = {k: v for k, v in params.items() if k in own}
+    if "n_jobs" in own and own["n_jobs"] is None:
+        update["n_jobs"] = n_jobs
+    sampler.set_params(**update)
     return sampler

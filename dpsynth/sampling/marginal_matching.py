@@ -56,8 +56,6 @@ is derived up front, so results are reproducible and do not depend on
 
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
-import math
-from typing import NamedTuple
 
 import numpy as np
 from scipy.special import log_ndtr
@@ -65,25 +63,14 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import _matching
+from ..model.dense import dense_targets, fit_dense_populations
+from ..model.layout import descent_layout
 from ..utils._threads import leave_signals_to_main_thread, n_threads
 from .base import Sampler
 
 __all__ = ["MarginalMatchingSampler", "denoise_censored", "rake"]
 
 _KAPPAS = np.logspace(-2, 4, 25)
-
-_REFERENCE_FACTOR = 10
-"""A sample of ``n`` records is rounded to a reference of at most this many
-times ``n`` records (and at most ``reference_size``)."""
-
-_REFERENCE_SWEEPS = 6
-"""Dense sweeps of the reference population: as accurate as ``dense_sweeps``
-and faster (chosen on the benchmarks, see ``benchmarks/LOG.md``)."""
-
-_DENSE_SETTLE = 0.0005
-"""A column moving fewer than this share of a population's records in a dense
-sweep is skipped by the later sweeps: most of the time saved, little accuracy
-lost (chosen on the benchmarks, see ``benchmarks/LOG.md``)."""
 
 
 def denoise_censored(prior, y, released, candidate, noise, threshold, return_scale=False):
@@ -225,7 +212,7 @@ class MarginalMatchingSampler(Sampler):
         records of a 24-column table with 1,700 3-way targets).
     dense_sweeps : int, default=15
         Passes of coordinate descent towards dense noisy marginals (a
-        workload-aware release, :mod:`dpsynth.release.adaptive`).  A column
+        workload-aware release, :mod:`dpsynth.release.workload_release`).  A column
         whose pass moves fewer than 0.05% of a population's records is
         settled: the later passes skip it.
     min_count : float or "auto", default="auto"
@@ -246,7 +233,7 @@ class MarginalMatchingSampler(Sampler):
         is fitted once more, also to the reference's counts of the
         ``reporting_length``-way sets that were not measured (the smallest
         first, up to 4,000,000 cells in all;
-        :func:`~dpsynth.release.fitting.round_to_reference`), which removes
+        :func:`~dpsynth.model.rounding.round_to_reference`), which removes
         most of its sampling noise there, as Private-PGM's randomized
         rounding does.  Skipped unless the reference has more than ``2 n``
         records; ``0`` never rounds.  A sample of several populations is
@@ -521,85 +508,16 @@ class MarginalMatchingSampler(Sampler):
         return records.astype(np.int32)
 
     def _dense_populations(self, sizes, generators):
-        """Populations fitted to the GLS-consistent dense marginals of the release.
-
-        Repeated measurements of a column set are averaged by inverse
-        variance, all of them and the measured residuals made exactly
-        consistent by generalised least squares over the codes the schema
-        allows (:func:`~dpsynth.release.allocation.make_consistent`), and
-        each population is fitted to them by coordinate descent, every table
-        weighted by the inverse of its mean cell variance.  Each column's
-        values are then permuted among records that agree on its neighbours
-        in the measured sets (:func:`~dpsynth.release.fitting.mix_within_neighbourhoods`):
-        the measured counts stay as fitted, and the dependence the descent
-        made up between columns never measured together is removed.  Last,
-        a sample that is one population is rounded to a larger reference
-        population of the same model (``reference_size``).
-        """
-        from ..release.fitting import (fit_population, mix_within_neighbourhoods,
-                                       round_to_reference)
-        from ..release.workload import consistent_marginals
-
-        marginals = [(m.columns, m.table, m.variance) for m in self.aggregates.marginals
-                     if m.basis == "marginal"]
-        residuals = [(m.columns, m.table, max(m.variance, 1e-12))
-                     for m in self.aggregates.marginals if m.basis == "residual"]
-        # GLS over the codes that can hold records (the residuals' basis)
-        consistent = consistent_marginals(marginals, residuals, self.sizes,
-                                          self.aggregates.schema.possible_cells())
-        # values the public schema rules out (a missing value in a numpy int
-        # column or one declared no_missing) get no mass, whatever the noise gave them
-        schema = self.aggregates.schema
-        masks = ([np.ones(size, dtype=bool) for size in self.sizes] if self.absent
-                 else schema.possible_codes())
-        # a value whose consistent 1-way estimate is within min_count noise
-        # standard deviations of zero is taken as absent (no fabricated values)
-        for m in consistent:
-            if len(m.columns) == 1:
-                j = m.columns[0]
-                min_count = self.min_count
-                if min_count == "auto":  # declared values 1, the others (missing too) 2,
-                    min_count = np.full(self.sizes[j], 2.0)  # other 3
-                    if schema[j].declared:
-                        min_count[:len(schema[j].values)] = 1.0
-                    if schema[j].other:
-                        min_count[len(schema[j].values)] = 3.0
-                masks[j] = masks[j] & (m.table > min_count * math.sqrt(m.variance))
-        targets = []
-        for m in consistent:
-            mask = masks[m.columns[0]]
-            for c in m.columns[1:]:
-                mask = np.multiply.outer(mask, masks[c])
-            targets.append((m.columns, np.where(mask, m.table, 0.0),
-                            1.0 / max(m.variance, 1e-12)))
-        n_total = max(float(self.aggregates.n_records), 1.0)
-
-        column_sets = [cols for cols, _, _ in targets]
-
-        def population(part):
-            size, rng = int(sizes[part]), generators[part]
-            records = fit_population(self.sizes, targets, size, rng, sweeps=self.dense_sweeps,
-                                     total=n_total, settle=_DENSE_SETTLE)
-            mix_within_neighbourhoods(records, self.sizes, column_sets, rng)
-            reference_size = min(self.reference_size, _REFERENCE_FACTOR * size)
-            # a sample of several populations averages their sampling noise already
-            if len(sizes) == 1 and reference_size > 2 * size:  # the same model, larger
-                reference = fit_population(self.sizes, targets, reference_size, rng,
-                                           sweeps=_REFERENCE_SWEEPS, total=n_total,
-                                           settle=_DENSE_SETTLE)
-                mix_within_neighbourhoods(reference, self.sizes, column_sets, rng)
-                round_to_reference(records, self.sizes, targets, reference, rng,
-                                   length=self.aggregates.reporting_length, total=n_total,
-                                   n_threads=n_threads(self.n_jobs))
-            return records
-
-        n_workers = min(n_threads(self.n_jobs), len(sizes))
-        if n_workers <= 1:
-            parts = [population(part) for part in range(len(sizes))]
-        else:
-            with ThreadPoolExecutor(max_workers=n_workers) as executor:
-                parts = list(executor.map(population, range(len(sizes))))
-        records = np.concatenate(parts)
+        """Populations fitted to the GLS-consistent dense marginals of the release
+        (:func:`~dpsynth.model.dense.dense_targets`, then
+        :func:`~dpsynth.model.dense.fit_dense_populations`)."""
+        targets = dense_targets(self.aggregates.marginals, self.sizes, self.aggregates.schema,
+                                absent=self.absent, min_count=self.min_count)
+        records = fit_dense_populations(
+            self.sizes, targets, sizes, generators,
+            total=max(float(self.aggregates.n_records), 1.0), sweeps=self.dense_sweeps,
+            reference_size=self.reference_size, length=self.aggregates.reporting_length,
+            n_jobs=self.n_jobs)
         if self.absent:
             records = np.where(records == (self.sizes - 1)[None, :], -1, records)
         return records.astype(np.int32)
@@ -646,7 +564,7 @@ class MarginalMatchingSampler(Sampler):
             table = table * (n / max(table.sum(), 1e-12))
             table = table[np.ix_(*[keep[c] for c in cols])]
             tables.append((cols, table, weight))
-        layout = _layout(code, tables)
+        layout = descent_layout(code, tables)
         record_orders = np.array([rng.permutation(n) for _ in range(sweeps)],
                                  dtype=np.int64).reshape(sweeps, n)
         column_orders = np.array([rng.permutation(d) for _ in range(sweeps)],
@@ -656,108 +574,3 @@ class MarginalMatchingSampler(Sampler):
         for j in range(d):
             records[:, j] = keep[j][code[:, j]]
         return moves
-
-
-class DescentLayout(NamedTuple):
-    """The arrays :func:`_matching.descend` reads, in its argument order.
-
-    ``residual`` holds ``P - T`` of every target (float64, C order) and
-    ``copies`` the weighted ``w * (P - T)`` (float32) once per column ``j``
-    of each target, with ``j`` innermost.  The ``target_*`` arrays describe
-    each target table (first cell, columns, strides, weight, its entries);
-    the ``entry_*`` arrays each copy (by column), ``other_*`` the other
-    columns of an entry's target.  Unused column slots hold column 0 with
-    step 0.
-    """
-
-    residual: np.ndarray
-    copies: np.ndarray
-    target_base: np.ndarray
-    target_column: np.ndarray
-    target_step: np.ndarray
-    target_weight: np.ndarray
-    target_start: np.ndarray
-    target_entry: np.ndarray
-    copy_step: np.ndarray
-    entry_start: np.ndarray
-    entry_column: np.ndarray
-    entry_target: np.ndarray
-    entry_position: np.ndarray
-    entry_base: np.ndarray
-    other_column: np.ndarray
-    other_step: np.ndarray
-
-
-def _layout(records, targets):
-    """Residual, its copies and the entry tables of :func:`_matching.descend`.
-
-    Parameters
-    ----------
-    records : ndarray of int32, shape (n, n_columns)
-        Codes of the population (in the tables' value order).
-    targets : list of (columns, table, weight)
-        Target counts, already scaled to ``n`` records.
-
-    Returns
-    -------
-    DescentLayout
-        The arguments of :func:`_matching.descend` from ``residual`` to
-        ``other_step`` (8 + 4 k bytes per cell of a k-way target).
-    """
-    d = records.shape[1]
-    n_targets = len(targets)
-    target_width = max([len(cols) for cols, _, _ in targets] + [1])
-    width = max(target_width - 1, 2)  # the kernel has a fast path for width 2
-    sizes = np.array([table.size for _, table, _ in targets], dtype=np.int64)
-    target_base = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    target_column = np.zeros((n_targets, target_width), dtype=np.int32)
-    target_step = np.zeros((n_targets, target_width), dtype=np.int64)
-    for m, (cols, table, _) in enumerate(targets):
-        target_column[m, :len(cols)] = cols
-        target_step[m, :len(cols)] = [math.prod(table.shape[p + 1:]) for p in range(len(cols))]
-    residual = np.empty(int(target_base[-1]))
-    for m, (_, table, _) in enumerate(targets):
-        np.negative(table.ravel(), out=residual[target_base[m]:target_base[m + 1]])
-    _matching.count_cells(np.ascontiguousarray(records.T), residual, target_base[:-1],
-                          target_column, target_step)
-    # the kernel reads up to 15 values past a run: pad with zeros
-    copies = np.zeros(int(sum(len(cols) * table.size for cols, table, _ in targets)) + 16,
-                      dtype=np.float32)
-    entries, offset = [], 0
-    for m, (cols, table, weight) in enumerate(targets):
-        cells = residual[target_base[m]:target_base[m + 1]].reshape(table.shape)
-        for position, column in enumerate(cols):
-            order = [p for p in range(len(cols)) if p != position] + [position]
-            copy = copies[offset:offset + table.size].reshape([table.shape[p] for p in order])
-            np.multiply(cells.transpose(order), weight, out=copy, casting="same_kind")
-            strides = [0] * len(cols)  # by position in the target: the copy's, C order
-            stride = 1
-            for p in reversed(order):
-                strides[p] = stride
-                stride *= table.shape[p]
-            entries.append((column, m, offset, position, strides))
-            offset += table.size
-    entries.sort(key=lambda entry: entry[0])  # stable: by column, then target
-    entry_column = np.array([entry[0] for entry in entries], dtype=np.int32)
-    entry_target = np.array([entry[1] for entry in entries], dtype=np.int64)
-    entry_base = np.array([entry[2] for entry in entries], dtype=np.int64)
-    entry_position = np.array([entry[3] for entry in entries], dtype=np.int32)
-    other_column = np.zeros((len(entries), width), dtype=np.int32)
-    other_step = np.zeros((len(entries), width), dtype=np.int64)
-    copy_step = np.zeros((len(entries), target_width), dtype=np.int64)
-    target_entry = np.argsort(entry_target, kind="stable").astype(np.int64)
-    for e, (_, m, _, position, strides) in enumerate(entries):
-        others = [p for p in range(len(strides)) if p != position]
-        other_column[e, :len(others)] = target_column[m, others]
-        other_step[e, :len(others)] = [strides[p] for p in others]
-    for i, e in enumerate(target_entry):
-        strides = entries[e][4]
-        copy_step[i, :len(strides)] = strides
-    target_start = np.searchsorted(entry_target[target_entry],
-                                   np.arange(n_targets + 1)).astype(np.int64)
-    entry_start = np.searchsorted(entry_column, np.arange(d + 1)).astype(np.int64)
-    target_weight = np.array([weight for _, _, weight in targets], dtype=np.float64)
-    return DescentLayout(residual, copies, target_base[:-1], target_column, target_step,
-                         target_weight, target_start, target_entry, copy_step, entry_start,
-                         entry_column, entry_target, entry_position, entry_base,
-                         other_column, other_step)

@@ -37,7 +37,7 @@ _BYTES_PER_CANDIDATE = 130
 
 
 #: Bytes per cell of an ``n x n`` matrix at the peak of building a column's
-#: orthonormal contrast basis (:func:`~dpsynth.release.allocation.contrast_basis`):
+#: orthonormal contrast basis (:func:`~dpsynth.model.residuals.contrast_basis`):
 #: the Helmert matrix, QR's copy and factors, and the tensor products that use
 #: it (measured: about 540 MB for 3,000 codes, 4.1 GB for 10,000).
 _BYTES_PER_BASIS_CELL = 48

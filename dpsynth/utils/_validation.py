@@ -12,6 +12,7 @@ from collections.abc import Hashable
 import numpy as np
 import pandas as pd
 from scipy import sparse
+from sklearn.utils.validation import column_or_1d
 
 __all__ = ["check_table", "check_target", "is_missing_scalar", "value_kind"]
 
@@ -95,8 +96,6 @@ def check_target(y, n_rows=None):
     inferred from its values.  Give a Series or an array of the dtype you
     declare (e.g. ``np.asarray(y, dtype=np.int64)``) to keep another.
     """
-    from sklearn.utils.validation import column_or_1d
-
     if isinstance(y, pd.Series):
         target = y
     else:

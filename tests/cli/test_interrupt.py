@@ -57,13 +57,13 @@ _SCRIPTS = {
     "descent": """
         import numpy as np
         from dpsynth._core import _matching
-        from dpsynth.sampling.marginal_matching import _layout
+        from dpsynth.model.layout import descent_layout
         rng = np.random.default_rng(0)
         n, d, v, sweeps = 20_000, 6, 30, 400
         records = rng.integers(0, v, (n, d)).astype(np.int32)
         targets = [((i, j), rng.random((v, v)) * n / v**2, 1.0)
                    for i in range(d) for j in range(i + 1, d)]
-        layout = _layout(records, targets)
+        layout = descent_layout(records, targets)
         orders = np.tile(np.arange(n, dtype=np.int64), (sweeps, 1))
         columns = np.tile(np.arange(d, dtype=np.int32), (sweeps, 1))
         sizes = np.full(d, v, dtype=np.int32)

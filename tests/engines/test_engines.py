@@ -5,7 +5,7 @@ import pytest
 
 from dpsynth import DPMarginalSynthesizer
 from dpsynth.engines import InMemoryCodes, as_blocks
-from dpsynth.release.workload import release_workload
+from dpsynth.release.adaptive_selection import release_workload
 
 from tests._support import exact_marginals
 

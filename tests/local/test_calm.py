@@ -12,7 +12,7 @@ from sklearn.base import clone
 from dpsynth.exceptions import PrivacyLeakWarning
 from dpsynth.local import (CALMSynthesizer, bounded_cover, calm_parameters, covering_design,
                            covering_number)
-from dpsynth.local._covering import schoenheim_bound
+from dpsynth.covering import schoenheim_bound
 
 EPSILONS = [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
 

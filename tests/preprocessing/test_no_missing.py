@@ -16,7 +16,7 @@ from dpsynth import DPAggregates, DPMarginalSynthesizer
 from dpsynth.cli import main
 from dpsynth.io import Declaration
 from dpsynth.preprocessing import TableEncoder
-from dpsynth.release.workload import release_workload
+from dpsynth.release.adaptive_selection import release_workload
 
 
 def _table(n=400, seed=0):

@@ -33,7 +33,7 @@ from dpsynth import DPMarginalSynthesizer
 from dpsynth.local import CALMSynthesizer
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
 from dpsynth.release.conversion import gdp_epsilon
-from dpsynth.release.workload import release_workload
+from dpsynth.release.adaptive_selection import release_workload
 
 ALPHA = 0.005  # per Clopper-Pearson bound: a false alarm has probability <= 1%
 DELTAS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4)

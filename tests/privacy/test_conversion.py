@@ -9,7 +9,7 @@ from scipy import integrate, stats
 from dpsynth.mechanisms import exponential_mechanism_probabilities
 from dpsynth.release.conversion import (bounded_range_epsilon, bounded_range_mu, gdp_delta,
                                         gdp_epsilon, gdp_mu, zcdp_rho_tight)
-from dpsynth.release.workload import selection_cost, selection_epsilon
+from dpsynth.release.adaptive_selection import selection_cost, selection_epsilon
 
 
 def _delta_by_integration(mu, epsilon):

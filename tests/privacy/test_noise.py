@@ -189,10 +189,11 @@ def test_measures_add_integer_noise_to_counts():
 
 
 def test_discrete_residuals_are_unbiased_with_the_planned_variance():
-    from dpsynth.release.allocation import _to_residual, noisy_residual
+    from dpsynth.model.residuals import to_residual
+    from dpsynth.release.allocation import noisy_residual
     rng = np.random.default_rng(11)
     table = rng.integers(0, 50, size=(3, 4, 2))
-    theta = _to_residual(table, (0, 1, 2), (0, 2))
+    theta = to_residual(table, (0, 1, 2), (0, 2))
     draws = np.array([noisy_residual(table, (0, 1, 2), (0, 2), 2.0, rng)[0]
                       for _ in range(3000)])
     assert draws.shape[1:] == theta.shape

@@ -6,12 +6,11 @@ from itertools import product
 import numpy as np
 import pytest
 
+from dpsynth.model.consistency import make_consistent
+from dpsynth.model.marginal import NoisyMarginal
+from dpsynth.model.residuals import contrast_basis, marginal_table
 from dpsynth.release.allocation import (
-    Measurement,
     PlannedMeasurement,
-    contrast_basis,
-    make_consistent,
-    marginal_table,
     measure,
     optimal_allocation,
     reconstruction_variance,
@@ -120,7 +119,7 @@ def _brute_force_gls(measurements, n_values, targets):
     rows, ys, ws = [], [], []
     for m in measurements:
         cells = list(product(*[range(n_values[c]) for c in m.columns]))
-        for cell, y in zip(cells, np.ravel(m.values)):
+        for cell, y in zip(cells, np.ravel(m.table)):
             rows.append([float(all(x[c] == v for c, v in zip(m.columns, cell))) for x in domain])
             ys.append(y)
             ws.append(1 / math.sqrt(m.variance))
@@ -141,7 +140,7 @@ def test_make_consistent_equals_full_domain_gls():
     measurements = []
     for cols, var in [((0, 1), 4.0), ((1, 2), 9.0), ((0,), 1.0), ((0, 2, 3), 25.0), ((3,), 2.0)]:
         table = marginal_table(codes, n_values, cols)
-        measurements.append(Measurement(cols, table + rng.normal(0, math.sqrt(var), table.shape),
+        measurements.append(NoisyMarginal(cols, table + rng.normal(0, math.sqrt(var), table.shape),
                                         var))
     targets = [(0, 1), (1, 2), (0, 2, 3), (2,), (0, 3)]
     ours = make_consistent(measurements, n_values, targets)
@@ -164,7 +163,7 @@ def test_outputs_are_exactly_consistent_and_noise_free_is_exact():
     np.testing.assert_allclose(out[(0, 1)].sum(axis=1), out[(0, 3)].sum(axis=1), atol=1e-9)
     assert len({round(float(t.sum()), 9) for t in out.values()}) == 1
     # without noise the reconstruction is the true marginals (any targets inside the span)
-    exact = [Measurement(m.columns, marginal_table(codes, n_values, m.columns), 1.0)
+    exact = [NoisyMarginal(m.columns, marginal_table(codes, n_values, m.columns), 1.0)
              for m in noisy]
     for got in make_consistent(exact, n_values, [(0, 1), (3,), (1,), ()]):
         np.testing.assert_allclose(got.table, marginal_table(codes, n_values, got.columns),
@@ -201,12 +200,12 @@ def test_laplace_measurement_variance():
     codes, n_values = _data(n=50)
     plan = optimal_allocation([(0,)], n_values, 2.0, noise="laplace")
     rng = np.random.default_rng(4)
-    noise = np.concatenate([measure(codes, n_values, plan, rng, sampler="continuous")[0].values
+    noise = np.concatenate([measure(codes, n_values, plan, rng, sampler="continuous")[0].table
                             - marginal_table(codes, n_values, (0,)) for _ in range(1500)])
     assert np.var(noise) == pytest.approx(2 / 2.0**2, rel=0.1)  # 2 (Delta_1 / eps)^2
     # the exact discrete Laplace of the same scale: integer noise, its own variance
     runs = [measure(codes, n_values, plan, rng) for _ in range(1500)]
-    noise = np.concatenate([run[0].values - marginal_table(codes, n_values, (0,))
+    noise = np.concatenate([run[0].table - marginal_table(codes, n_values, (0,))
                             for run in runs])
     q = math.exp(-2.0)
     assert np.all(noise == np.rint(noise))
@@ -216,13 +215,13 @@ def test_laplace_measurement_variance():
 
 def test_unmeasured_part_is_flagged():
     codes, n_values = _data()
-    exact = [Measurement((0,), marginal_table(codes, n_values, (0,)), 1.0),
-             Measurement((1,), marginal_table(codes, n_values, (1,)), 1.0)]
+    exact = [NoisyMarginal((0,), marginal_table(codes, n_values, (0,)), 1.0),
+             NoisyMarginal((1,), marginal_table(codes, n_values, (1,)), 1.0)]
     out = make_consistent(exact, n_values, [(0, 1)])[0]
     assert math.isinf(out.variance)
     # the minimum-norm completion of the missing interaction (its residual is 0):
     # additive, mu[a, b] = mu_0[a] / n_1 + mu_1[b] / n_0 - N / (n_0 n_1)
-    a, b, n = exact[0].values, exact[1].values, len(codes)
+    a, b, n = exact[0].table, exact[1].table, len(codes)
     additive = a[:, None] / b.size + b[None, :] / a.size - n / (a.size * b.size)
     np.testing.assert_allclose(out.table, additive, atol=1e-9)
     with pytest.raises(ValueError, match="shape"):
@@ -287,11 +286,11 @@ def test_make_consistent_on_the_possible_codes():
             assert np.all(np.take(m.table, [2], axis=m.columns.index(0)) == 0.0)
     # a residual over the possible codes has shape possible.sum() - 1 per column
     theta = rng.normal(size=(1, 3))
-    out = make_consistent(measured + [Measurement((0, 1), theta, 1.0, "residual")],
+    out = make_consistent(measured + [NoisyMarginal((0, 1), theta, 1.0, "residual")],
                           n_values, possible=possible)
     assert len(out) == len(measured) + 1
     with pytest.raises(ValueError, match="shape"):
-        make_consistent(measured + [Measurement((0, 1), rng.normal(size=(2, 3)), 1.0,
+        make_consistent(measured + [NoisyMarginal((0, 1), rng.normal(size=(2, 3)), 1.0,
                                                 "residual")], n_values, possible=possible)
     with pytest.raises(ValueError, match="possible"):
         make_consistent(measured, n_values, possible=possible[:2])

@@ -13,7 +13,7 @@ from dpsynth import DPAggregates, DPMarginalSynthesizer
 from dpsynth.aggregates import NoisyMarginal
 from dpsynth.exceptions import NoisyReleaseWarning
 from dpsynth.preprocessing import TableEncoder
-from dpsynth.release.adaptive import discovery_proportion
+from dpsynth.release.workload_release import discovery_proportion
 from dpsynth.release.conversion import zcdp_delta
 from dpsynth.sampling import AggregateSeededSampler
 
@@ -112,17 +112,17 @@ def test_accounting_against_an_independent_computation():
 
 
 def test_zcdp_accounting_is_kept_as_an_option():
-    from dpsynth.release import adaptive
+    from dpsynth.release import workload_release
 
     encoder = TableEncoder(bounds={"age": (0, 60)}, n_bins=6)
     codes = encoder.fit_transform(_table())
-    spent = adaptive.release_adaptive(codes, encoder.schema_, epsilon=2.0, delta=1e-6,
-                                      reporting_length=3, rng=np.random.default_rng(0),
-                                      accounting="zcdp").privacy
+    spent = workload_release.release_adaptive(codes, encoder.schema_, epsilon=2.0, delta=1e-6,
+                                              reporting_length=3, rng=np.random.default_rng(0),
+                                              accounting="zcdp").privacy
     with pytest.raises(ValueError, match="accounting"):
-        adaptive.release_adaptive(codes, encoder.schema_, epsilon=2.0, delta=1e-6,
-                                  reporting_length=3, rng=np.random.default_rng(0),
-                                  accounting="pld")
+        workload_release.release_adaptive(codes, encoder.schema_, epsilon=2.0, delta=1e-6,
+                                          reporting_length=3, rng=np.random.default_rng(0),
+                                          accounting="pld")
     assert spent["conversion"] == "Canonne-Kamath-Steinke" and "mu" not in spent
     assert zcdp_delta(spent["rho"], 2.0) <= 0.5e-6 + 1e-15
     assert zcdp_delta(spent["rho"] * 1.001, 2.0) > 0.5e-6
@@ -130,7 +130,7 @@ def test_zcdp_accounting_is_kept_as_an_option():
 
 
 def test_discovery_counts_are_averaged_into_the_one_way_marginals():
-    from dpsynth.release.adaptive import release_adaptive
+    from dpsynth.release.workload_release import release_adaptive
 
     frame = _table(n=3000)
     frame.loc[frame.index[::3], "b"] = None

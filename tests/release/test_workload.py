@@ -8,11 +8,12 @@ from dpsynth.mechanisms import discrete_gaussian_mu
 import pytest
 
 from dpsynth.engines import InMemoryCodes
-from dpsynth.release.allocation import marginal_table
-from dpsynth.release.fitting import (TableShards, count_tables, fit_population,
-                                     mix_within_neighbourhoods, move_counts, round_to_reference,
-                                     table_layout)
-from dpsynth.release.workload import (
+from dpsynth.model.counts import TableShards, count_tables, move_counts, table_layout
+from dpsynth.model.descent import fit_population
+from dpsynth.model.mixing import mix_within_neighbourhoods
+from dpsynth.model.residuals import marginal_table
+from dpsynth.model.rounding import round_to_reference
+from dpsynth.release.adaptive_selection import (
     candidate_sets,
     nominal_rounds,
     release_workload,
@@ -446,7 +447,7 @@ def _allocation_objective(columns, precision, free, lam, weight):
 def test_residual_allocation_spends_the_budget_and_is_optimal(workload_length):
     from itertools import combinations
 
-    from dpsynth.release.workload import residual_allocation
+    from dpsynth.release.adaptive_selection import residual_allocation
 
     free = np.array([3, 4, 2, 5, 6])
     columns = (0, 1, 3)
@@ -481,14 +482,14 @@ def test_residual_allocation_spends_the_budget_and_is_optimal(workload_length):
 
 
 def test_residual_rounds_measure_the_true_residuals():
-    from dpsynth.release.allocation import _to_residual
+    from dpsynth.model.residuals import to_residual
 
     codes = _table()
     rel = release_workload(codes, N_VALUES, rho=1e7, rng=np.random.default_rng(4),
                            rounds_factor=1, max_rounds=4)
     assert rel.residuals
     for cols, values, var in rel.residuals:
-        truth = _to_residual(marginal_table(codes, N_VALUES, cols), cols, cols)
+        truth = to_residual(marginal_table(codes, N_VALUES, cols), cols, cols)
         assert np.abs(values - truth).max() < 8 * math.sqrt(var) + 1e-9
     # the consistent targets reproduce the data's marginals of the measured sets
     for cols, table, _ in rel.targets("consistent"):

@@ -134,6 +134,35 @@ def test_three_way_targets_only_use_released_structure():
     assert all(np.all(t >= 0) for t in targets.values())
 
 
+def test_get_sampler_keeps_a_sampler_objects_own_n_jobs(monkeypatch):
+    from dpsynth.sampling import AggregateSeededSampler, get_sampler
+
+    # the estimator's n_jobs only fills a sampler's unset one
+    assert get_sampler(MarginalMatchingSampler(n_jobs=1), n_jobs=None).n_jobs == 1
+    assert get_sampler(MarginalMatchingSampler(n_jobs=1), n_jobs=4).n_jobs == 1
+    assert get_sampler(MarginalMatchingSampler(), n_jobs=4).n_jobs == 4
+    assert get_sampler("marginal_matching", n_jobs=2).n_jobs == 2
+    # other parameters passed by the estimator are set whatever the sampler's value
+    sampler = MarginalMatchingSampler(reference_size=500, n_jobs=3)
+    made = get_sampler(sampler, n_jobs=None, reference_size=0)
+    assert (made.reference_size, made.n_jobs) == (0, 3)
+    assert sampler.reference_size == 500 and made is not sampler
+    assert isinstance(get_sampler("aggregate_seeded", n_jobs=2), AggregateSeededSampler)
+    # through the estimator: the sampler it runs keeps the object's n_jobs
+    seen, sample = [], MarginalMatchingSampler.sample
+
+    def spy(self, n, rng):
+        seen.append(self.n_jobs)
+        return sample(self, n, rng)
+
+    monkeypatch.setattr(MarginalMatchingSampler, "sample", spy)
+    synth = DPMarginalSynthesizer(epsilon=4.0, synthesis=MarginalMatchingSampler(n_jobs=1),
+                                  n_jobs=2, random_state=0).fit(_dependent_table(300))
+    synth.sample(50)
+    synth.set_params(synthesis="marginal_matching").sample(50)
+    assert seen == [1, 2]
+
+
 def test_unknown_synthesis_is_rejected():
     frame = _dependent_table(500)
     with pytest.raises(ValueError, match="synthesis"):
@@ -176,10 +205,10 @@ def _loss(records, targets):
 
 def _run_kernel(records, targets, n_values, allowed, record_orders, column_orders):
     from dpsynth._core import _matching
-    from dpsynth.sampling.marginal_matching import _layout
+    from dpsynth.model.layout import descent_layout
 
     records = records.copy()
-    layout = _layout(records, targets)
+    layout = descent_layout(records, targets)
     value_base = np.concatenate([[0], np.cumsum(n_values)[:-1]]).astype(np.int64)
     moves = _matching.descend(records, *layout, n_values, allowed, value_base,
                               record_orders, column_orders)
@@ -265,11 +294,11 @@ def test_descend_keeps_residual_and_copies_consistent(seed, four_way):
 @pytest.mark.parametrize("four_way", [False, True])
 def test_count_cells_matches_bincount(four_way):
     from dpsynth._core import _matching
-    from dpsynth.sampling.marginal_matching import _layout
+    from dpsynth.model.layout import descent_layout
 
     records, targets, _, _ = _small_problem(3, n=200, four_way=four_way)
 
-    layout = _layout(records, [(c, np.zeros_like(t), w) for c, t, w in targets])
+    layout = descent_layout(records, [(c, np.zeros_like(t), w) for c, t, w in targets])
     residual, target_base = layout[0], layout[2]
     for m, (cols, table, _) in enumerate(targets):
         cells = np.ravel_multi_index(records[:, list(cols)].T, table.shape)
@@ -320,7 +349,7 @@ def test_results_do_not_depend_on_n_jobs():
 
 def test_descend_kernel_rejects_inconsistent_layouts():
     from dpsynth._core import _matching
-    from dpsynth.sampling.marginal_matching import _layout
+    from dpsynth.model.layout import descent_layout
 
     records, targets, n_values, allowed = _small_problem(0)
     record_orders, column_orders = _orders(0, len(records), len(n_values), 1)
@@ -330,7 +359,7 @@ def test_descend_kernel_rejects_inconsistent_layouts():
         return _matching.descend(records, *layout, n_values, allowed, value_base,
                                  record_orders, column_orders)
 
-    layout = _layout(records, targets)
+    layout = descent_layout(records, targets)
     with pytest.raises(ValueError, match="padded"):
         run(records.copy(), (layout[0], layout[1][:-16]) + layout[2:])
     with pytest.raises(ValueError, match="residual"):

@@ -1,5 +1,8 @@
 """Covering designs: sets of ``block``-subsets covering every ``strength``-subset.
 
+The views of both CALM (:mod:`dpsynth.local.calm`) and PriView
+(:mod:`dpsynth.release.priview`) are the blocks of a covering design: public
+choices made from the number of columns and their cardinalities only.
 (:func:`bounded_cover` is the cardinality-aware variant PriView uses on
 non-binary tables: blocks bounded by their number of cells, not of points.)
 

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from ..preprocessing import TableEncoder
+from .preprocessing import TableEncoder
 
 __all__ = [
     "check_no_param_mutation_on_refit",
@@ -440,7 +440,7 @@ def parametrize_with_sample_checks(estimators, *, expected_failed_checks=None):
     -------
     decorator : ``pytest.mark.parametrize``
     """
-    import pytest
+    import pytest  # optional: a test-time dependency, needed only to build the decorator
 
     cases = []
     for estimator in estimators:

@@ -4,7 +4,7 @@
 & Miklau, "AIM: An Adaptive and Iterative Mechanism for Differentially
 Private Synthetic Data", VLDB 2022), with the graphical model replaced by a
 synthetic population fitted by marginal matching
-(:mod:`dpsynth.release.fitting`):
+(:mod:`dpsynth.model.descent`):
 
 1. Measure every 1-way marginal with Gaussian noise ``sigma_0``
    (``sigma_0 = sqrt(T / (2 alpha rho))`` with ``T = rounds_factor * d``
@@ -52,11 +52,16 @@ The number of records is never released on its own: the total is
 estimated from the noisy marginals (inverse-variance mean of their sums).
 All randomness comes from ``rng``.
 
+In the code a round is three named steps: select
+(:meth:`_Candidates.select`), measure (:meth:`_Measurements.marginal` or
+:meth:`_Measurements.residuals_of`, which also keep the spends) and refit
+(:func:`_refit`); :func:`_round_budget` sets a round's budget.
+
 The scores need the population's counts over every candidate each round;
 after a refit they follow the moved records column by column
-(:func:`~dpsynth.release.fitting.move_counts`), on ``n_threads``
+(:func:`~dpsynth.model.counts.move_counts`), on ``n_threads``
 threads that each keep their own candidates
-(:class:`~dpsynth.release.fitting.TableShards`).  Both are exact: the
+(:class:`~dpsynth.model.counts.TableShards`).  Both are exact: the
 release does not depend on them.
 """
 
@@ -68,15 +73,16 @@ import numpy as np
 
 from ..mechanisms import check_noise, exponential_mechanism, gaussian_measure, mechanism_name
 from ..engines.blocks import as_blocks
-from .allocation import (Measurement, _outside, _residual_size, _subsets as _all_subsets,
-                         _to_residual, make_consistent, noisy_residual)
+from ..model.consistency import consistent_marginals, merge_repeated
+from ..model.counts import TableShards, count_tables, move_counts, table_layout
+from ..model.descent import descend, fit_population, one_way_estimates
+from ..model.mixing import mix_within_neighbourhoods
+from ..model.residuals import cells_outside, residual_size, subsets as _all_subsets
+from .allocation import noisy_residual
 from .conversion import bounded_range_epsilon, bounded_range_mu
-from .fitting import (TableShards, count_tables, descend, fit_population,
-                      mix_within_neighbourhoods, move_counts, one_way_estimates, table_layout)
 
 __all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release",
-           "nominal_rounds", "selection_cost", "selection_epsilon", "residual_allocation",
-           "consistent_marginals"]
+           "nominal_rounds", "selection_cost", "selection_epsilon", "residual_allocation"]
 
 ACCOUNTINGS = ("gdp", "zcdp")
 MEASUREMENTS = ("marginals", "residuals")
@@ -160,7 +166,7 @@ class WorkloadRelease:
         ``kind="measurements"``: the measurements, repeated column sets
         merged by inverse-variance averaging, weighted by inverse variance.
         ``kind="consistent"``: the GLS-consistent marginals of the measured
-        sets (:func:`~dpsynth.release.allocation.make_consistent`),
+        sets (:func:`~dpsynth.model.consistency.make_consistent`),
         weighted by the inverse of their mean cell variance.
         With residual measurements both kinds give the GLS-consistent
         marginals (a residual is not a marginal to fit on its own).
@@ -168,37 +174,11 @@ class WorkloadRelease:
         if kind not in ("measurements", "consistent"):
             raise ValueError(f"kind must be 'measurements' or 'consistent'; got {kind!r}.")
         if kind == "measurements" and not self.residuals:
-            return [(cols, table, 1.0 / var) for cols, table, var in _merge(self.measurements)]
+            return [(cols, table, 1.0 / var)
+                    for cols, table, var in merge_repeated(self.measurements)]
         consistent = consistent_marginals(self.measurements, self.residuals, self.n_values,
                                           self.possible)
         return [(m.columns, m.table, 1.0 / m.variance) for m in consistent]
-
-
-def consistent_marginals(marginals, residuals, n_values, possible=None):
-    """GLS-consistent marginals of every measured column set.
-
-    Repeated marginal measurements of a set are averaged by inverse variance,
-    then they and the residual measurements are made exactly consistent over
-    the ``possible`` codes (:func:`~dpsynth.release.allocation.make_consistent`).
-
-    Parameters
-    ----------
-    marginals, residuals : sequences of ``(columns, table, variance)``
-        Whole noisy marginals, and residuals over the possible codes.
-    n_values : array-like of int
-    possible : list of array-like of bool, optional
-
-    Returns
-    -------
-    list of ConsistentMarginal
-        One per measured set, the marginal sets first, in order.
-    """
-    merged = _merge(marginals)
-    items = list(merged) + [Measurement(tuple(cols), values, var, "residual")
-                            for cols, values, var in residuals]
-    sets = list(dict.fromkeys([tuple(cols) for cols, _, _ in merged]
-                              + [tuple(cols) for cols, _, _ in residuals]))
-    return make_consistent(items, n_values, targets=sets, possible=possible)
 
 
 def _subsets(cols):
@@ -257,11 +237,11 @@ def residual_allocation(columns, precision, free, rho, workload_length=None):
     """
     cost, weight = {}, {}
     for sub in _subsets(columns):
-        size = _residual_size(sub, free)
+        size = residual_size(sub, free)
         if size > 0:
             cost[sub] = math.prod(1.0 - 1.0 / int(free[c]) for c in sub)
             if workload_length is None:
-                weight[sub] = size / _outside(columns, sub, free)
+                weight[sub] = size / cells_outside(columns, sub, free)
             else:  # its weight in every workload_length-way marginal that holds it
                 others = [1.0 / int(free[c]) for c in range(len(free)) if c not in sub]
                 weight[sub] = size * _elementary_symmetric(others, workload_length - len(sub))
@@ -277,17 +257,6 @@ def residual_allocation(columns, precision, free, rho, workload_length=None):
             return {b: lam[b] * (rho / total) for b in active}  # the budget exactly
         active = keep
     return {}
-
-
-def _merge(measurements):
-    """Inverse-variance average of repeated measurements of a column set."""
-    acc = {}
-    for cols, table, var in measurements:
-        key = tuple(cols)
-        s, p = acc.get(key, (0.0, 0.0))
-        var = max(float(var), 1e-12)  # a file may hold an exact (zero-variance) table
-        acc[key] = (s + np.asarray(table) / var, p + 1.0 / var)
-    return [(cols, s / p, 1.0 / p) for cols, (s, p) in acc.items()]
 
 
 def candidate_sets(n_values, reporting_length=3, max_cells=None):
@@ -423,7 +392,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         some of a column's 1-way counts (DP outputs accounted outside
         ``rho``), ``counts`` of length ``n_values[column]`` with NaN for the
         codes not measured; e.g. the noisy counts of the values that DP
-        discovery released (:mod:`dpsynth.release.adaptive`).  Each is
+        discovery released (:mod:`dpsynth.release.workload_release`).  Each is
         combined with the column's own 1-way measurement by inverse-variance
         averaging, code by code (:func:`_combine_one_way`); the combined
         marginal replaces that measurement, and a small table's second 1-way
@@ -432,7 +401,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     n_threads : int, default=1
         Threads that keep the scoring population's counts over the
         candidates and score them each round
-        (:class:`~dpsynth.release.fitting.TableShards`: disjoint tables
+        (:class:`~dpsynth.model.counts.TableShards`: disjoint tables
         per thread).  The release does not depend on it.
     noise : {"discrete", "continuous"}, default="discrete"
         ``"discrete"``: every measurement is of integers (counts, or the
@@ -449,9 +418,82 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     """
     rng = np.random.default_rng(rng)
     check_noise(noise)
-    gaussian_name = mechanism_name("gaussian", noise)
     blocks = as_blocks(codes)
     n_values = np.asarray(n_values, dtype=np.int64)
+    empty_cells = _check_arguments(blocks, n_values, rho, alpha, accounting, measurement,
+                                   max_relative_noise, fit_targets, empty_cells)
+    d = n_values.size
+    T = max(int(rounds_factor * d), 1)
+    if max_rounds is None:
+        max_rounds = 4 * T
+    if max_cells is None:
+        max_cells = 10**5
+    candidates = _Candidates(candidate_sets(n_values, reporting_length, max_cells)
+                             if d > 1 else [], n_values, empty_cells, reporting_length)
+    data = _DataCounts(blocks, n_values, candidates.sets, empty_cells)
+    measured = _Measurements(data, n_values, empty_cells, rng, noise,
+                             workload_length=min(reporting_length, d))
+    sigma = math.sqrt(T / (2.0 * alpha * rho))
+    select_rho = (1.0 - alpha) * rho / T  # budget of one selection
+    if not candidates.sets:  # nothing to select: all of rho on the 1-way marginals
+        sigma = math.sqrt(d / (2.0 * rho))
+
+    measured.one_way(sigma, _checked_one_way_counts(one_way_counts, n_values))
+    if not candidates.sets:
+        measured.spends[-1] = _exact_last(measured.spends, rho)
+        return measured.release(rho, measured.total())
+    total = measured.total()
+    if max_relative_noise is not None:  # a small table: fewer, more precise rounds
+        rounds_nominal = nominal_rounds(T, d, total, rho, alpha, max_relative_noise)
+        if rounds_nominal < T:
+            sigma = measured.fewer_rounds(math.sqrt(rounds_nominal / (2.0 * alpha * rho)))
+            select_rho = (1.0 - alpha) * rho / rounds_nominal
+            total = measured.total()
+    m = int(population_size or min(max(round(total), 1), 8_000))
+    targets = measured.targets(fit_targets, rho, total)
+    population = fit_population(n_values, targets, m, rng, sweeps=initial_sweeps,
+                                total=total)
+    allowed = [w > 0 for w in one_way_estimates(n_values, targets)]
+    used = measured.used()
+    with TableShards(candidates.layout, n_threads) as shards:
+        pop_counts = shards.count(population)
+        rounds = 0
+        while used < rho * (1 - 1e-12) and rounds < max_rounds:
+            rounds += 1
+            sigma, select_rho, last = _round_budget(rho - used, sigma, select_rho, alpha,
+                                                    last=rounds == max_rounds)
+            # --- select
+            epsilon = selection_epsilon(select_rho, accounting)
+            choice = candidates.select(shards, data.candidate_counts, pop_counts, total / m,
+                                       sigma, epsilon, rng)
+            r = candidates.sets[choice]
+            measured.spends.append(Spend(f"select round {rounds}", "exponential",
+                                         selection_cost(epsilon, accounting),
+                                         {"epsilon": epsilon,
+                                          "sensitivity": candidates.sensitivity,
+                                          "n_candidates": len(candidates.sets), "selected": r,
+                                          "accounting": accounting}))
+            # --- measure
+            if last:  # the exact remainder, so that the spends sum to rho
+                sigma = math.sqrt(1.0 / (2.0 * (rho - measured.used())))
+            if measurement == "residuals":
+                measured.residuals_of(r, sigma, f"residuals of {r} round {rounds}")
+            else:
+                measured.marginal(r, sigma, f"marginal {r} round {rounds}")
+            used = measured.used()
+            # --- refit
+            total, change = _refit(population, pop_counts, choice, candidates, measured,
+                                   shards, rng, kind=fit_targets, rho=rho, total=total,
+                                   full=rounds % full_sweep_every == 0, allowed=allowed)
+            if change <= math.sqrt(2.0 / math.pi) * sigma * candidates.cells[choice]:
+                sigma /= 2.0  # anneal: the model already knew this marginal
+                select_rho *= 4.0
+    return measured.release(rho, float(total), population)
+
+
+def _check_arguments(blocks, n_values, rho, alpha, accounting, measurement, max_relative_noise,
+                     fit_targets, empty_cells):
+    """Refuse bad arguments of :func:`release_workload`; return ``empty_cells`` as arrays."""
     if blocks.n_columns != n_values.size:
         raise ValueError("codes must be a 2-D array with one column per entry of n_values.")
     if np.any(n_values < 1):
@@ -470,183 +512,191 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
             and math.isfinite(max_relative_noise) and max_relative_noise > 0):
         raise ValueError("max_relative_noise must be None or a finite number > 0; "
                          f"got {max_relative_noise!r}.")
-    d = n_values.size
-    T = max(int(rounds_factor * d), 1)
-    if max_rounds is None:
-        max_rounds = 4 * T
-    if max_cells is None:
-        max_cells = 10**5
-    candidates = candidate_sets(n_values, reporting_length, max_cells) if d > 1 else []
-    if empty_cells is None:
-        empty_cells = [np.zeros(k, dtype=bool) for k in n_values]
-    empty_cells = [np.asarray(e, dtype=bool) for e in empty_cells]
-    if len(empty_cells) != d or any(e.shape != (k,) for e, k in zip(empty_cells, n_values)):
-        raise ValueError("empty_cells must hold one boolean array of length n_values[c] "
-                         "per column c.")
-    free = np.array([k - int(e.sum()) for e, k in zip(empty_cells, n_values)])  # possible codes
-    possible = [~e for e in empty_cells]
-    spends, measurements, residuals = [], [], []
-    precision = {}  # residual subset -> precision per coordinate of its estimate so far
-    sigma = math.sqrt(T / (2.0 * alpha * rho))
-    select_rho = (1.0 - alpha) * rho / T  # budget of one selection
-    if not candidates:  # nothing to select: all of rho on the 1-way marginals
-        sigma = math.sqrt(d / (2.0 * rho))
-
-    one_way = [((c,), (int(n_values[c]),)) for c in range(d)]
-    tables = one_way + [(r, tuple(int(n_values[c]) for c in r)) for r in candidates]
-    data_layout = table_layout(tables)
-    index = {cols: t for t, (cols, _) in enumerate(tables)}
-    # the only read of the data: every 1-way and candidate table, counted in one pass
-    all_counts = blocks.map_sum(lambda block: count_tables(
-        _checked(block, n_values, empty_cells), data_layout))
-
-    def data_table(cols):
-        t = index[tuple(cols)]
-        return all_counts[data_layout[0][t]:data_layout[0][t + 1]].reshape(tables[t][1])
-
-    def gaussian(cols, s, name):
-        table = data_table(cols)
-        noisy, scale = gaussian_measure(table, s, rng, noise)  # scale >= s: see its docstring
-        for axis, c in enumerate(cols):  # publicly empty cells: exact zeros
-            if empty_cells[c].any():
-                index = [slice(None)] * len(cols)
-                index[axis] = empty_cells[c]
-                noisy[tuple(index)] = 0.0
-        measurements.append((tuple(cols), noisy, float(scale) ** 2))
-        spends.append(Spend(name, gaussian_name, 1.0 / (2.0 * s * s),
-                            {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
-                             "noise_scale": float(scale)}))
-        for sub in _subsets(tuple(cols)):  # what it tells about each residual
-            precision[sub] = precision.get(sub, 0.0) + 1.0 / (s * s * _outside(cols, sub, free))
-
-    def gaussian_residuals(cols, s, name):
-        # one Gaussian mechanism on the stacked residual queries: squared
-        # sensitivity sum_B p_B lambda_B = 1 / s**2, as the marginal's would be
-        lam = residual_allocation(tuple(cols), precision, free, 1.0 / (2.0 * s * s),
-                                  workload_length=min(reporting_length, d))
-        for sub, inverse_variance in lam.items():
-            table = data_table(sub)[np.ix_(*[possible[c] for c in sub])]
-            noisy, variance = noisy_residual(table, sub, sub, 1.0 / math.sqrt(inverse_variance),
-                                             rng, noise)
-            residuals.append((sub, noisy, variance))
-            precision[sub] = precision.get(sub, 0.0) + inverse_variance
-        spends.append(Spend(name, gaussian_name, 1.0 / (2.0 * s * s),
-                            {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
-                             "basis": "residual", "n_residuals": len(lam)}))
-
-    one_way_counts = _checked_one_way_counts(one_way_counts, n_values)
-    for c in range(d):
-        gaussian((c,), sigma, f"1-way marginal {c}")
-        if c in one_way_counts:
-            cols, table, variance = measurements[-1]
-            combined, mean_variance = _combine_one_way(table, variance, *one_way_counts[c],
-                                                       empty_cells[c])
-            measurements[-1] = (cols, combined, mean_variance)
-            precision[cols] = 1.0 / mean_variance
-    if not candidates:
-        spends[-1] = _exact_last(spends, rho)
-        total = _total_estimate(measurements, free)
-        return WorkloadRelease(n_values, measurements, spends, float(rho), total,
-                               possible=possible)
-
-    weights = _workload_weights(candidates, d, reporting_length)
-    sensitivity = float(weights.max())
-    shapes = [tuple(int(n_values[c]) for c in r) for r in candidates]
-    # noise the score expects: only the cells the public schema allows hold noise
-    cells = np.array([math.prod(int(free[c]) for c in r) for r in candidates], dtype=float)
-    layout = table_layout(list(zip(candidates, shapes)))
-    base = layout[0]
-    data_counts = all_counts[data_layout[0][d]:]
-    holding = [[] for _ in range(d)]  # the candidates holding each column, increasing
-    for t, cols in enumerate(candidates):
-        for c in cols:
-            holding[c].append(t)
-    tables_of_column = [np.array(h, dtype=np.int64) for h in holding]
-
-    total = _total_estimate(measurements, free)
-    if max_relative_noise is not None:  # a small table: fewer, more precise rounds
-        rounds_nominal = nominal_rounds(T, d, total, rho, alpha, max_relative_noise)
-        if rounds_nominal < T:
-            sigma_rounds = math.sqrt(rounds_nominal / (2.0 * alpha * rho))
-            # a second 1-way measurement where needed, so that the inverse-variance mean
-            # of all of a column's has variance sigma_rounds**2 (together they cost what
-            # that single one would)
-            for c in range(d):
-                lacking = 1.0 / sigma_rounds**2 - precision[(c,)]
-                if lacking > 1e-12 / sigma_rounds**2:
-                    gaussian((c,), 1.0 / math.sqrt(lacking),
-                             f"1-way marginal {c}, second measurement")
-            sigma = sigma_rounds
-            select_rho = (1.0 - alpha) * rho / rounds_nominal
-            total = _total_estimate(measurements, free)
-    m = int(population_size or min(max(round(total), 1), 8_000))
     if fit_targets not in ("measurements", "consistent"):
         raise ValueError("fit_targets must be 'measurements' or 'consistent'; "
                          f"got {fit_targets!r}.")
-    kind = fit_targets
+    if empty_cells is None:
+        empty_cells = [np.zeros(k, dtype=bool) for k in n_values]
+    empty_cells = [np.asarray(e, dtype=bool) for e in empty_cells]
+    if len(empty_cells) != n_values.size or any(e.shape != (k,)
+                                                for e, k in zip(empty_cells, n_values)):
+        raise ValueError("empty_cells must hold one boolean array of length n_values[c] "
+                         "per column c.")
+    return empty_cells
 
-    def current_targets():
-        return WorkloadRelease(n_values, measurements, [], rho, total, residuals=residuals,
-                               possible=possible).targets(kind)
 
-    targets = current_targets()
-    population = fit_population(n_values, targets, m, rng, sweeps=initial_sweeps,
-                                total=total)
-    allowed = [w > 0 for w in one_way_estimates(n_values, targets)]
-    used = math.fsum(s.rho for s in spends)
-    with TableShards(layout, n_threads) as shards:
-        pop_counts = shards.count(population)
-        rounds = 0
-        while used < rho * (1 - 1e-12) and rounds < max_rounds:
-            rounds += 1
-            remaining = rho - used
-            step = 1.0 / (2.0 * sigma**2) + select_rho
-            if remaining <= 2.0 * step or rounds == max_rounds:  # last round: spend the rest
-                sigma = math.sqrt(1.0 / (2.0 * alpha * remaining))
-                select_rho = (1.0 - alpha) * remaining
-                last = True
-            else:
-                last = False
-            epsilon = selection_epsilon(select_rho, accounting)
-            # --- select (exponential mechanism, bounded range: eps**2 / 8 zCDP)
-            error = shards.distance(data_counts, pop_counts, total / m)
-            scores = weights * (error - math.sqrt(2.0 / math.pi) * sigma * cells)
-            choice = exponential_mechanism(scores, epsilon, rng, sensitivity=sensitivity)
-            r = candidates[choice]
-            spends.append(Spend(f"select round {rounds}", "exponential",
-                                selection_cost(epsilon, accounting),
-                                {"epsilon": epsilon, "sensitivity": sensitivity,
-                                 "n_candidates": len(candidates), "selected": r,
-                                 "accounting": accounting}))
-            # --- measure
-            if last:  # the exact remainder, so that the spends sum to rho
-                rho_measure = rho - math.fsum(s.rho for s in spends)
-                sigma = math.sqrt(1.0 / (2.0 * rho_measure))
-            if measurement == "residuals":
-                gaussian_residuals(r, sigma, f"residuals of {r} round {rounds}")
-            else:
-                gaussian(r, sigma, f"marginal {r} round {rounds}")
-            used = math.fsum(s.rho for s in spends)
-            # --- refit
-            before = pop_counts[base[choice]:base[choice + 1]] * (total / m)
-            total = _total_estimate(measurements, free)
-            targets = current_targets()
-            full = rounds % full_sweep_every == 0
-            previous = population.copy()
-            if not full:  # a sweep over r's columns only touches the targets holding one
-                targets = [t for t in targets if set(t[0]) & set(r)]
-            descend(population, n_values, targets, rng, sweeps=1,
-                    columns=None if full else r, allowed=allowed, total=total)
-            # the candidates' counts follow the moved records, column by column
-            move_counts(pop_counts, previous, population, layout, tables_of_column,
-                        shards)
-            after = pop_counts[base[choice]:base[choice + 1]] * (total / m)
-            change = np.abs(after - before).sum()
-            if change <= math.sqrt(2.0 / math.pi) * sigma * cells[choice]:
-                sigma /= 2.0
-                select_rho *= 4.0
-    return WorkloadRelease(n_values, measurements, spends, float(rho), float(total), population,
-                           residuals=residuals, possible=possible)
+class _DataCounts:
+    """The only read of the data: every 1-way and candidate table, counted in one pass."""
+
+    def __init__(self, blocks, n_values, candidates, empty_cells):
+        d = n_values.size
+        one_way = [((c,), (int(n_values[c]),)) for c in range(d)]
+        self.tables = one_way + [(r, tuple(int(n_values[c]) for c in r)) for r in candidates]
+        self.layout = table_layout(self.tables)
+        self.index = {cols: t for t, (cols, _) in enumerate(self.tables)}
+        self.counts = blocks.map_sum(lambda block: count_tables(
+            _checked(block, n_values, empty_cells), self.layout))
+        self.candidate_counts = self.counts[self.layout[0][d]:]
+
+    def table(self, cols):
+        """The exact counts over ``cols`` (read only by the mechanisms)."""
+        t = self.index[tuple(cols)]
+        base = self.layout[0]
+        return self.counts[base[t]:base[t + 1]].reshape(self.tables[t][1])
+
+
+class _Candidates:
+    """The column sets a round may select, with their public weights and noise cells."""
+
+    def __init__(self, sets, n_values, empty_cells, reporting_length):
+        d = n_values.size
+        self.sets = sets
+        free = [k - int(e.sum()) for e, k in zip(empty_cells, n_values)]  # possible codes
+        if not sets:
+            return
+        self.weights = _workload_weights(sets, d, reporting_length)
+        self.sensitivity = float(self.weights.max())
+        # noise the score expects: only the cells the public schema allows hold noise
+        self.cells = np.array([math.prod(int(free[c]) for c in r) for r in sets], dtype=float)
+        self.layout = table_layout([(r, tuple(int(n_values[c]) for c in r)) for r in sets])
+        holding = [[] for _ in range(d)]  # the candidates holding each column, increasing
+        for t, cols in enumerate(sets):
+            for c in cols:
+                holding[c].append(t)
+        self.tables_of_column = [np.array(h, dtype=np.int64) for h in holding]
+
+    def counts(self, pop_counts, choice, scale):
+        """The population's counts of candidate ``choice``, scaled."""
+        base = self.layout[0]
+        return pop_counts[base[choice]:base[choice + 1]] * scale
+
+    def select(self, shards, data_counts, pop_counts, scale, sigma, epsilon, rng):
+        """Index of the candidate chosen by the exponential mechanism (bounded range) on
+        ``w_r (||M_r(D) - M_r(P)||_1 - sqrt(2/pi) sigma n_r)``."""
+        error = shards.distance(data_counts, pop_counts, scale)
+        scores = self.weights * (error - math.sqrt(2.0 / math.pi) * sigma * self.cells)
+        return exponential_mechanism(scores, epsilon, rng, sensitivity=self.sensitivity)
+
+
+class _Measurements:
+    """Every Gaussian measurement so far, its spends, and the precision of every residual."""
+
+    def __init__(self, data, n_values, empty_cells, rng, noise, workload_length):
+        self.data = data
+        self.n_values = n_values
+        self.empty_cells = empty_cells
+        self.free = np.array([k - int(e.sum()) for e, k in zip(empty_cells, n_values)])
+        self.possible = [~e for e in empty_cells]
+        self.rng = rng
+        self.noise = noise
+        self.gaussian_name = mechanism_name("gaussian", noise)
+        self.workload_length = workload_length
+        self.marginals, self.residuals, self.spends = [], [], []
+        self.precision = {}  # residual subset -> precision per coordinate of its estimate
+
+    def marginal(self, cols, s, name):
+        """Measure the marginal over ``cols`` with Gaussian noise ``s`` (budget ``1/(2 s**2)``)."""
+        noisy, scale = gaussian_measure(self.data.table(cols), s, self.rng,
+                                        self.noise)  # scale >= s: see its docstring
+        for axis, c in enumerate(cols):  # publicly empty cells: exact zeros
+            if self.empty_cells[c].any():
+                index = [slice(None)] * len(cols)
+                index[axis] = self.empty_cells[c]
+                noisy[tuple(index)] = 0.0
+        self.marginals.append((tuple(cols), noisy, float(scale) ** 2))
+        self.spends.append(Spend(name, self.gaussian_name, 1.0 / (2.0 * s * s),
+                                 {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
+                                  "noise_scale": float(scale)}))
+        for sub in _subsets(tuple(cols)):  # what it tells about each residual
+            self.precision[sub] = (self.precision.get(sub, 0.0)
+                                   + 1.0 / (s * s * cells_outside(cols, sub, self.free)))
+
+    def residuals_of(self, cols, s, name):
+        """Measure the residuals of ``cols`` with the budget ``1/(2 s**2)`` of one marginal."""
+        # one Gaussian mechanism on the stacked residual queries: squared
+        # sensitivity sum_B p_B lambda_B = 1 / s**2, as the marginal's would be
+        lam = residual_allocation(tuple(cols), self.precision, self.free, 1.0 / (2.0 * s * s),
+                                  workload_length=self.workload_length)
+        for sub, inverse_variance in lam.items():
+            table = self.data.table(sub)[np.ix_(*[self.possible[c] for c in sub])]
+            noisy, variance = noisy_residual(table, sub, sub, 1.0 / math.sqrt(inverse_variance),
+                                             self.rng, self.noise)
+            self.residuals.append((sub, noisy, variance))
+            self.precision[sub] = self.precision.get(sub, 0.0) + inverse_variance
+        self.spends.append(Spend(name, self.gaussian_name, 1.0 / (2.0 * s * s),
+                                 {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
+                                  "basis": "residual", "n_residuals": len(lam)}))
+
+    def one_way(self, sigma, one_way_counts):
+        """Measure every 1-way marginal, each averaged with its earlier counts if any."""
+        for c in range(self.n_values.size):
+            self.marginal((c,), sigma, f"1-way marginal {c}")
+            if c in one_way_counts:
+                cols, table, variance = self.marginals[-1]
+                combined, mean_variance = _combine_one_way(table, variance, *one_way_counts[c],
+                                                           self.empty_cells[c])
+                self.marginals[-1] = (cols, combined, mean_variance)
+                self.precision[cols] = 1.0 / mean_variance
+
+    def fewer_rounds(self, sigma_rounds):
+        """Measure the 1-way marginals again where needed so that the inverse-variance mean
+        of a column's measurements has variance ``sigma_rounds**2`` (together they cost what
+        that single one would); returns ``sigma_rounds``."""
+        for c in range(self.n_values.size):
+            lacking = 1.0 / sigma_rounds**2 - self.precision[(c,)]
+            if lacking > 1e-12 / sigma_rounds**2:
+                self.marginal((c,), 1.0 / math.sqrt(lacking),
+                              f"1-way marginal {c}, second measurement")
+        return sigma_rounds
+
+    def used(self):
+        return math.fsum(s.rho for s in self.spends)
+
+    def total(self):
+        return _total_estimate(self.marginals, self.free)
+
+    def release(self, rho, total, population=None, spends=None):
+        return WorkloadRelease(self.n_values, self.marginals,
+                               self.spends if spends is None else spends, float(rho), total,
+                               population, residuals=self.residuals, possible=self.possible)
+
+    def targets(self, kind, rho, total):
+        """Targets of the scoring population (:meth:`WorkloadRelease.targets`)."""
+        return self.release(rho, total, spends=[]).targets(kind)
+
+
+def _round_budget(remaining, sigma, select_rho, alpha, last):
+    """``(sigma, select_rho, last)`` of a round: when ``remaining`` cannot pay for two
+    more rounds (or ``last``), this one spends all of it."""
+    step = 1.0 / (2.0 * sigma**2) + select_rho
+    if remaining <= 2.0 * step or last:
+        return (math.sqrt(1.0 / (2.0 * alpha * remaining)), (1.0 - alpha) * remaining, True)
+    return sigma, select_rho, False
+
+
+def _refit(population, pop_counts, choice, candidates, measured, shards, rng, *, kind, rho,
+           total, full, allowed):
+    """Refit the population to all measurements after measuring candidate ``choice``, in place.
+
+    One sweep over the selected set's columns (every column when ``full``);
+    the candidates' counts follow the moved records.  Returns the new
+    estimated total and how much the selected set's fitted counts moved.
+    """
+    m = len(population)
+    r = candidates.sets[choice]
+    before = candidates.counts(pop_counts, choice, total / m)
+    total = measured.total()
+    targets = measured.targets(kind, rho, total)
+    previous = population.copy()
+    if not full:  # a sweep over r's columns only touches the targets holding one
+        targets = [t for t in targets if set(t[0]) & set(r)]
+    descend(population, measured.n_values, targets, rng, sweeps=1,
+            columns=None if full else r, allowed=allowed, total=total)
+    # the candidates' counts follow the moved records, column by column
+    move_counts(pop_counts, previous, population, candidates.layout,
+                candidates.tables_of_column, shards)
+    after = candidates.counts(pop_counts, choice, total / m)
+    return total, np.abs(after - before).sum()
 
 
 def _checked_one_way_counts(one_way_counts, n_values):
@@ -738,7 +788,7 @@ def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=
         see ``benchmarks/LOG.md``).
 
     The fitted records are then mixed within the measured sets'
-    neighbourhoods (:func:`~dpsynth.release.fitting.mix_within_neighbourhoods`).
+    neighbourhoods (:func:`~dpsynth.model.mixing.mix_within_neighbourhoods`).
 
     Returns
     -------

@@ -35,7 +35,7 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
    column's 1-way marginal sums to the same number of records; the other
    code (whose records depend on which values were released) is measured
    in step 3 only.
-3. **Adaptive selection** (:func:`~dpsynth.release.workload.release_workload`,
+3. **Adaptive selection** (:func:`~dpsynth.release.adaptive_selection.release_workload`,
    after AIM, McKenna et al. 2022) over the public domain: all 1-way
    marginals, then rounds of exponential-mechanism selection of a 2- or
    3-way marginal scored on a population fitted to the measurements so far,
@@ -57,7 +57,7 @@ from ..engines.blocks import as_blocks
 from ..mechanisms import (check_noise, discrete_gaussian, discrete_gaussian_scale,
                           gaussian_measure, mechanism_name)
 from .conversion import gdp_mu, zcdp_rho_tight
-from .workload import ACCOUNTINGS, release_workload
+from .adaptive_selection import ACCOUNTINGS, release_workload
 
 __all__ = ["release_adaptive", "discovery_proportion"]
 
@@ -203,7 +203,7 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         Exact discrete Gaussian noise on every count (calibrated so that the
         GDP accounting above holds unchanged) or numpy's Gaussian noise.
     **workload_params
-        Options of :func:`~dpsynth.release.workload.release_workload`.
+        Options of :func:`~dpsynth.release.adaptive_selection.release_workload`.
 
     Returns
     -------

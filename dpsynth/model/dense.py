@@ -1,0 +1,150 @@
+"""Targets and populations from a release's dense noisy marginals.
+
+:func:`dense_targets` makes the measurements of a release (whole marginals
+and residuals) exactly consistent by generalised least squares over the
+codes the schema allows (:func:`~dpsynth.model.consistency.consistent_marginals`),
+and drops the values the public schema or the consistent 1-way estimates
+rule out.  :func:`fit_dense_populations` fits populations to them by
+coordinate descent (:func:`~dpsynth.model.descent.fit_population`, every
+table weighted by the inverse of its mean cell variance), mixes them within
+the measured sets' neighbourhoods (:func:`~dpsynth.model.mixing.mix_within_neighbourhoods`:
+the measured counts stay as fitted, and the dependence the descent made up
+between columns never measured together is removed) and rounds a sample that
+is one population to a larger reference population of the same model
+(:func:`~dpsynth.model.rounding.round_to_reference`).  Post-processing only.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+import math
+
+import numpy as np
+
+from ..utils._threads import n_threads
+from .consistency import consistent_marginals
+from .descent import fit_population
+from .mixing import mix_within_neighbourhoods
+from .rounding import round_to_reference
+
+__all__ = ["dense_targets", "fit_dense_populations"]
+
+_REFERENCE_FACTOR = 10
+"""A sample of ``n`` records is rounded to a reference of at most this many
+times ``n`` records (and at most ``reference_size``)."""
+
+_REFERENCE_SWEEPS = 6
+"""Dense sweeps of the reference population: as accurate as ``dense_sweeps``
+and faster (chosen on the benchmarks, see ``benchmarks/LOG.md``)."""
+
+_DENSE_SETTLE = 0.0005
+"""A column moving fewer than this share of a population's records in a dense
+sweep is skipped by the later sweeps: most of the time saved, little accuracy
+lost (chosen on the benchmarks, see ``benchmarks/LOG.md``)."""
+
+
+def dense_targets(marginals, sizes, schema, *, absent, min_count):
+    """Weighted targets ``(columns, table, weight)`` from a release's dense marginals.
+
+    Parameters
+    ----------
+    marginals : sequence of NoisyMarginal
+        The release's measurements (``basis`` ``"marginal"`` or ``"residual"``).
+    sizes : ndarray of int
+        Codes per column (with the absent code when ``absent``).
+    schema : Schema
+        The release's public schema.
+    absent : bool
+        Whether an empty cell is a code of its own (``missing="absent"``).
+    min_count : float or "auto"
+        A value whose consistent 1-way estimate is within ``min_count`` noise
+        standard deviations of zero is taken as absent (no fabricated
+        values); ``"auto"``: declared values 1, the others (missing too) 2,
+        other 3.
+
+    Returns
+    -------
+    list of ``(columns, table, weight)``
+        One per measured set, the inverse of its mean cell variance as weight.
+    """
+    measured = [(m.columns, m.table, m.variance) for m in marginals if m.basis == "marginal"]
+    residuals = [(m.columns, m.table, max(m.variance, 1e-12))
+                 for m in marginals if m.basis == "residual"]
+    # GLS over the codes that can hold records (the residuals' basis)
+    consistent = consistent_marginals(measured, residuals, sizes, schema.possible_cells())
+    # values the public schema rules out (a missing value in a numpy int
+    # column or one declared no_missing) get no mass, whatever the noise gave them
+    masks = ([np.ones(size, dtype=bool) for size in sizes] if absent
+             else schema.possible_codes())
+    for m in consistent:
+        if len(m.columns) == 1:
+            j = m.columns[0]
+            threshold = min_count
+            if threshold == "auto":
+                threshold = np.full(sizes[j], 2.0)
+                if schema[j].declared:
+                    threshold[:len(schema[j].values)] = 1.0
+                if schema[j].other:
+                    threshold[len(schema[j].values)] = 3.0
+            masks[j] = masks[j] & (m.table > threshold * math.sqrt(m.variance))
+    targets = []
+    for m in consistent:
+        mask = masks[m.columns[0]]
+        for c in m.columns[1:]:
+            mask = np.multiply.outer(mask, masks[c])
+        targets.append((m.columns, np.where(mask, m.table, 0.0), 1.0 / max(m.variance, 1e-12)))
+    return targets
+
+
+def fit_dense_populations(sizes, targets, population_sizes, generators, *, total, sweeps,
+                          reference_size, length, n_jobs=None):
+    """Records fitted to ``targets``: one population per entry of ``population_sizes``.
+
+    Parameters
+    ----------
+    sizes : ndarray of int
+        Codes per column.
+    targets : list of ``(columns, table, weight)``
+        From :func:`dense_targets`.
+    population_sizes : sequence of int
+    generators : sequence of numpy.random.Generator
+        One per population, its only source of randomness (so the result
+        does not depend on ``n_jobs``).
+    total : float
+        Number of records the targets describe.
+    sweeps : int
+        Descent sweeps of every population.
+    reference_size : int
+        Largest reference population a single population is rounded to
+        (at most ``_REFERENCE_FACTOR`` times its size; 0: no rounding).
+    length : int
+        The release's reporting length (the sets taken from the reference).
+    n_jobs : int or None
+        Threads (see :func:`~dpsynth.utils._threads.n_threads`).
+
+    Returns
+    -------
+    ndarray of int32, shape (sum(population_sizes), n_columns)
+    """
+    column_sets = [cols for cols, _, _ in targets]
+
+    def population(part):
+        size, rng = int(population_sizes[part]), generators[part]
+        records = fit_population(sizes, targets, size, rng, sweeps=sweeps, total=total,
+                                 settle=_DENSE_SETTLE)
+        mix_within_neighbourhoods(records, sizes, column_sets, rng)
+        reference = min(reference_size, _REFERENCE_FACTOR * size)
+        # a sample of several populations averages their sampling noise already
+        if len(population_sizes) == 1 and reference > 2 * size:  # the same model, larger
+            larger = fit_population(sizes, targets, reference, rng, sweeps=_REFERENCE_SWEEPS,
+                                    total=total, settle=_DENSE_SETTLE)
+            mix_within_neighbourhoods(larger, sizes, column_sets, rng)
+            round_to_reference(records, sizes, targets, larger, rng, length=length,
+                               total=total, n_threads=n_threads(n_jobs))
+        return records
+
+    n_workers = min(n_threads(n_jobs), len(population_sizes))
+    if n_workers <= 1:
+        parts = [population(part) for part in range(len(population_sizes))]
+    else:
+        with ThreadPoolExecutor(max_workers=n_workers) as executor:
+            parts = list(executor.map(population, range(len(population_sizes))))
+    return np.concatenate(parts)
