@@ -436,7 +436,8 @@ class ViewSet:
             Candidates per record (1: no choice among candidates, only the
             draw from the views' conditionals).
         max_iter : int, default=10
-            Cap on the raking sweeps.
+            Cap on the raking sweeps (noisy views have no exact match: the cap,
+            not ``tol``, usually ends the raking).
         tol : float, default=1e-4
             Stop when no view's weighted fractions move by more than ``tol``.
 
