@@ -265,6 +265,17 @@ def test_rake_on_distinct_rows_equals_raking_every_candidate():
     np.testing.assert_allclose(got, weights, rtol=1e-10)
 
 
+@pytest.mark.parametrize("cards", [[3, 4, 5], [2 ** 21] * 3])  # packed keys, and rows
+def test_distinct_rows_of_the_pool(cards):
+    from dpsynth.views import _distinct_rows
+    codes = np.array([[0, 1, 2], [2, 3, 4], [0, 1, 2], [1, 0, 0], [2, 3, 4], [0, 1, 2]],
+                     dtype=np.int32)
+    rows, inverse, counts = _distinct_rows(codes, cards)
+    np.testing.assert_array_equal(rows[inverse], codes)
+    assert len(rows) == 3 and sorted(counts.tolist()) == [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(counts, np.bincount(inverse))
+
+
 # scikit-learn's common checks on the two view-based estimators
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
