@@ -28,7 +28,7 @@ with the default :class:`dpsynth.DPMarginalSynthesizer` (marginals of its
 synthetic records) at the same epsilon, and a scale section times CALM on
 10^6 simulated users.
 
-Run: ``nice -n 10 python -m benchmarks.run_local [--repeats 5] [--quick]``.
+Run: ``nice -n 10 python -m benchmarks.run_local [--repeats 5] [--quick] [--keep-local]``.
 Writes ``benchmarks/results/local.json`` and ``local.md`` (``local_quick.*`` with
 ``--quick``).
 """
@@ -390,6 +390,9 @@ def main(argv=None):
     parser.add_argument("--no-scale", action="store_true")
     parser.add_argument("--scale-only", action="store_true",
                         help="rerun only the 10^6-user timing, keep the other results")
+    parser.add_argument("--keep-local", action="store_true",
+                        help="rerun the central comparison and the timing, keep the local "
+                             "grid (CALM against the baselines) of results/local.json")
     args = parser.parse_args(argv)
     if args.scale_only:
         payload = json.loads((RESULTS / "local.json").read_text())
@@ -411,13 +414,21 @@ def main(argv=None):
     else:
         ns, ds, eps, repeats = [2 ** 16, 2 ** 18], [8, 16], [0.4, 1.0, 2.0], args.repeats
     t0 = time.perf_counter()
-    local = run_local_grid(datasets, ns, ds, eps, repeats)
+    kept = None
+    if args.keep_local:
+        kept = json.loads((RESULTS / "local.json").read_text())
+        local, repeats = kept["local"], kept["repeats"]
+    else:
+        local = run_local_grid(datasets, ns, ds, eps, repeats)
     central = [] if args.no_central else run_central(datasets, 2 ** 16, ds, eps)
     scale = [] if args.no_scale or args.quick else [run_scale()]
     RESULTS.mkdir(exist_ok=True)
     payload = {"local": local, "central": central, "scale": scale, "repeats": repeats,
                "seconds": time.perf_counter() - t0,
                "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    if kept is not None:  # say which parts this run measured
+        payload["local_grid_from"] = kept.get("local_grid_from", "an earlier full run")
+        payload["seconds_local_grid"] = kept.get("seconds_local_grid", kept.get("seconds"))
     stem = "local_quick" if args.quick else "local"  # a quick run keeps the full results
     (RESULTS / f"{stem}.json").write_text(json.dumps(payload, indent=1))
     (RESULTS / f"{stem}.md").write_text(to_markdown(local, central, scale, repeats))

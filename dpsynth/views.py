@@ -43,6 +43,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._core._sampling import inverse_cdf, rake_sweep
 from .exceptions import PrivacyLeakWarning
 from .preprocessing import TableEncoder
 from .utils._random import seed_sequence
@@ -418,7 +419,7 @@ class ViewSet:
             remaining.discard(a)
         return plan
 
-    def sample(self, n, rng, *, pool_factor=3, max_iter=50, tol=1e-4):
+    def sample(self, n, rng, *, pool_factor=3, max_iter=10, tol=1e-4):
         """Draw ``n`` coded records that match every view, not only one per attribute.
 
         A pool of ``pool_factor * n`` candidates is drawn attribute by
@@ -438,8 +439,9 @@ class ViewSet:
         pool_factor : int, default=3
             Candidates per record (1: no choice among candidates, only the
             draw from the views' conditionals).
-        max_iter : int, default=50
-            Cap on the raking sweeps.
+        max_iter : int, default=10
+            Cap on the raking sweeps (noisy views have no exact match: the cap,
+            not ``tol``, usually ends the raking).
         tol : float, default=1e-4
             Stop when no view's weighted fractions move by more than ``tol``.
 
@@ -457,7 +459,7 @@ class ViewSet:
         picked = np.searchsorted(cumulative, positions, side="right").clip(0, len(pool) - 1)
         return pool[rng.permutation(picked)]
 
-    def _rake(self, pool, *, max_iter=50, tol=1e-4, smoothing=None):
+    def _rake(self, pool, *, max_iter=10, tol=1e-4, smoothing=None):
         """Weights of the pool's records whose weighted fractions match every view.
 
         Each sweep scales the weights of the records in every cell of every
@@ -465,38 +467,41 @@ class ViewSet:
         ``smoothing`` (default: one record of the pool, ``1 / len(pool)``):
         a cell a noisy view puts at 0 lowers its records instead of removing
         them, so that overlapping noisy views cannot wipe out the pool.
+        Identical candidates share one weight (they fall in the same cells),
+        so the sweeps run over the distinct rows of the pool.
         """
         if smoothing is None:
             smoothing = 1.0 / len(pool)
+        rows, inverse, multiplicity = _distinct_rows(pool, self.cardinalities)
         cells, targets = [], []
         for attrs, table in self.views:
             shape = tuple(self.cardinalities[a] for a in attrs)
-            cells.append(np.ravel_multi_index(tuple(pool[:, a] for a in attrs), shape))
+            cells.append(np.ascontiguousarray(
+                np.ravel_multi_index(tuple(rows[:, a] for a in attrs), shape), dtype=np.int64))
             target = np.clip(np.asarray(table, dtype=float).ravel(), 0, None)
             total = target.sum()
             targets.append(target / total if total > 0 else np.full(target.size, 1 / target.size))
-        weights = np.full(len(pool), 1.0 / len(pool))
+        # mass of each distinct row: its multiplicity times the (shared) weight of a copy
+        mass = multiplicity / len(pool)
+        work = np.empty(max(t.size for t in targets))
         for _ in range(max_iter):
             moved = 0.0
             for cell, target in zip(cells, targets):
-                current = np.bincount(cell, weights=weights, minlength=target.size)
-                total = current.sum()
-                if not total > 0:  # no candidate left in the view's support
+                step = rake_sweep(cell, target, mass, float(smoothing), work)
+                if step < 0:  # no candidate left in the view's support
                     return np.full(len(pool), 1.0 / len(pool))
-                fractions = current / total
-                moved = max(moved, float(np.abs(fractions - target).max()))
-                ratio = (target + smoothing) / (fractions + smoothing)
-                weights = weights * ratio[cell]
+                moved = max(moved, step)
             if moved <= tol:
                 break
-        return weights
+        return (mass / multiplicity)[inverse]
 
     def _draw(self, n, rng):
         """``n`` coded records, each attribute from one view's conditional.
 
         Each attribute is drawn given the already drawn attributes that share
         the chosen view with it (:meth:`sampling_order`), from that view's
-        (clipped) conditional distribution.
+        (clipped) conditional distribution, by inverting the conditional
+        distribution function of each record's parent cell.
         """
         d = len(self.cardinalities)
         codes = np.zeros((n, d), dtype=np.int32)
@@ -522,11 +527,36 @@ class ViewSet:
                                            tuple(self.cardinalities[p] for p in parents))
             else:
                 idx = np.zeros(n, dtype=np.int64)
-            cum = np.cumsum(cond, axis=1)
-            cum[:, -1] = 1.0
-            u = rng.random(n)
-            codes[:, a] = (u[:, None] >= cum[idx]).sum(axis=1).clip(0, c - 1)
+            codes[:, a] = _inverse_cdf(cond, idx, rng.random(n))
         return codes
+
+
+def _inverse_cdf(cond, idx, u):
+    """Value ``v`` of each record with ``F(v - 1) <= u < F(v)``, ``F`` its row of ``cond``.
+
+    ``cond`` holds one distribution per row; each record reads the
+    distribution function of its row ``idx`` (a scan of at most ``c``
+    entries, in the compiled kernel).
+    """
+    n_rows, c = cond.shape
+    cum = np.cumsum(cond, axis=1)
+    cum[:, -1] = 1.0
+    out = np.empty(len(u), dtype=np.int32)
+    inverse_cdf(np.ascontiguousarray(cum), np.ascontiguousarray(idx, dtype=np.int64),
+                np.ascontiguousarray(u, dtype=float), out)
+    return out
+
+
+def _distinct_rows(codes, cardinalities):
+    """Distinct rows of ``codes``, the row of each record and the rows' multiplicities."""
+    sizes = [int(c) for c in cardinalities]
+    if math.prod(sizes) < 2 ** 62:
+        keys = np.ravel_multi_index(tuple(codes[:, j] for j in range(codes.shape[1])), sizes)
+        _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True,
+                                              return_counts=True)
+        return codes[first], inverse.ravel(), counts.astype(float)
+    rows, inverse, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+    return rows, inverse.ravel(), counts.astype(float)
 
 
 # ---------------------------------------------------------------------------

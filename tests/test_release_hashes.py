@@ -119,7 +119,7 @@ CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswit
 #: Pinned before the architecture refactor (see the module docstring).
 PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
-    'priview_demo': [None, '8b4ec01142b79ad4'],
+    'priview_demo': [None, '6e4d4fed6aee3a97'],
     'sds_demo': ['d4e5caf33224f27b', '52ddf6cbced5837f'],
     'workload_adult': ['073dcfc53a63341a', '8ee0c79718df6afc'],
     'workload_demo': ['c3339f887d2d64a4', 'db55c69c0896ef5f'],

@@ -550,3 +550,68 @@ def candidate_weights(const int32_t[::1] column_of, const int64_t[::1] agg_count
     finally:
         _free(&s, buffer, NULL, NULL)
     return out
+
+
+# ---------------------------------------------------------------------------
+# view sampling (dpsynth.views.ViewSet.sample): inverse-CDF draws and raking
+# ---------------------------------------------------------------------------
+
+def inverse_cdf(const double[:, ::1] cum, const int64_t[::1] row, const double[::1] u,
+                int32_t[::1] out):
+    """``out[i]`` = number of entries of ``cum[row[i]]`` that are <= ``u[i]`` (at most c - 1).
+
+    ``cum`` holds one distribution function per row (non-decreasing, last entry 1).
+    """
+    cdef Py_ssize_t i, n = u.shape[0], c = cum.shape[1]
+    cdef int32_t v
+    cdef double x
+    cdef const double* r
+    with nogil:
+        for i in range(n):
+            r = &cum[row[i], 0]
+            x = u[i]
+            v = 0
+            while v < c - 1 and r[v] <= x:
+                v += 1
+            out[i] = v
+
+
+def rake_sweep(const int64_t[::1] cell, const double[::1] target, double[::1] mass,
+               double smoothing, double[::1] current):
+    """One raking step of one view: scale ``mass`` so its cell fractions move to ``target``.
+
+    ``mass[i] *= (target[k] + s) / (current[k] / total + s)`` with ``k = cell[i]``;
+    returns ``max_k |current[k] / total - target[k]|`` before the step, or -1
+    when the total mass is not positive (nothing is changed then).
+    """
+    cdef Py_ssize_t i, k, n = cell.shape[0], m = target.shape[0]
+    cdef double total = 0.0, moved = 0.0, f
+    with nogil:
+        for k in range(m):
+            current[k] = 0.0
+        for i in range(n):
+            current[cell[i]] += mass[i]
+        for k in range(m):
+            total += current[k]
+        if not total > 0:
+            moved = -1.0
+        else:
+            _rake_apply(&cell[0], &target[0], &mass[0], &current[0], n, m, total,
+                        smoothing, &moved)
+    return moved
+
+
+cdef void _rake_apply(const int64_t* cell, const double* target, double* mass,
+                      double* current, Py_ssize_t n, Py_ssize_t m, double total,
+                      double smoothing, double* moved) noexcept nogil:
+    cdef Py_ssize_t i, k
+    cdef double f
+    for k in range(m):
+        f = current[k] / total
+        if f - target[k] > moved[0]:
+            moved[0] = f - target[k]
+        elif target[k] - f > moved[0]:
+            moved[0] = target[k] - f
+        current[k] = (target[k] + smoothing) / (f + smoothing)
+    for i in range(n):
+        mass[i] *= current[cell[i]]

@@ -226,6 +226,56 @@ def test_viewset_sample_survives_views_that_zero_every_candidate():
     assert codes.shape == (500, 2) and codes.min() >= 0 and codes.max() <= 1
 
 
+def test_inverse_cdf_kernel_draws_each_records_conditional():
+    from dpsynth.views import _inverse_cdf
+    rng = np.random.default_rng(3)
+    cond = rng.dirichlet(np.ones(5), size=7)
+    cond[2] = [0, 0, 1, 0, 0]  # a point mass, and zero-probability values around it
+    idx = rng.integers(0, 7, 50_000)
+    u = rng.random(50_000)
+    reference = (u[:, None] >= np.cumsum(cond, axis=1)[idx]).sum(axis=1).clip(0, 4)
+    out = _inverse_cdf(cond, idx, u)
+    np.testing.assert_array_equal(out, reference)
+    assert (out[idx == 2] == 2).all()
+    # boundaries: u = 0 takes the first value of positive mass, u -> 1 the last
+    edge = _inverse_cdf(np.array([[0.0, 0.5, 0.5, 0.0]]), np.zeros(2, np.int64),
+                        np.array([0.0, 1 - 1e-16]))
+    np.testing.assert_array_equal(edge, [1, 2])
+
+
+def test_rake_on_distinct_rows_equals_raking_every_candidate():
+    # the compiled sweeps over the pool's distinct rows give every copy of a row the
+    # weight that raking each candidate separately gives it
+    rng = np.random.default_rng(4)
+    cards = [2, 3, 4]
+    views = _random_views(rng, cards, [(0, 1), (1, 2), (0, 2)], scale=0.01)
+    views = [(a, np.clip(t, 0, None)) for a, t in views]
+    view_set = ViewSet(views, cards)
+    pool = view_set._draw(3000, rng)  # 24 possible rows: many duplicates
+    got = view_set._rake(pool, max_iter=7, tol=0.0)
+    smoothing = 1.0 / len(pool)
+    weights = np.full(len(pool), 1.0 / len(pool))
+    for _ in range(7):
+        for attrs, table in views:
+            cell = np.ravel_multi_index(tuple(pool[:, a] for a in attrs), table.shape)
+            target = table.ravel() / table.sum()
+            current = np.bincount(cell, weights=weights, minlength=target.size)
+            weights = weights * ((target + smoothing)
+                                 / (current / current.sum() + smoothing))[cell]
+    np.testing.assert_allclose(got, weights, rtol=1e-10)
+
+
+@pytest.mark.parametrize("cards", [[3, 4, 5], [2 ** 21] * 3])  # packed keys, and rows
+def test_distinct_rows_of_the_pool(cards):
+    from dpsynth.views import _distinct_rows
+    codes = np.array([[0, 1, 2], [2, 3, 4], [0, 1, 2], [1, 0, 0], [2, 3, 4], [0, 1, 2]],
+                     dtype=np.int32)
+    rows, inverse, counts = _distinct_rows(codes, cards)
+    np.testing.assert_array_equal(rows[inverse], codes)
+    assert len(rows) == 3 and sorted(counts.tolist()) == [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(counts, np.bincount(inverse))
+
+
 # scikit-learn's common checks on the two view-based estimators
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
