@@ -49,7 +49,6 @@ record count is the total of the noisy 1-way marginals: no separate budget.
 import math
 
 import numpy as np
-from scipy.special import ndtri
 
 from .. import accounting
 from ..accounting import PrivacySpent, Spend
@@ -79,47 +78,21 @@ def discovery_proportion(epsilon):
     return min(0.5, max(0.2, 0.5 - 0.1 * log_epsilon, 0.4 - 0.05 * log_epsilon))
 
 
-#: Share of the discovery budget spent by its first stage (every undeclared
-#: column); the rest goes to the second stage (the columns that the first
-#: stage's released counts show still hold unreleased records).
-FIRST_STAGE_SHARE = 0.5
-#: Noise standard deviations taken off the column totals when choosing them.
-_MARGIN = 2.0
+def _discover(codes, schema, rho, delta, rng, noise="discrete"):
+    """Released attributes of the undeclared columns (DP set union, level 1).
 
-
-def _discover(codes, schema, rho, delta, rng, noise="discrete",
-              first_share=FIRST_STAGE_SHARE):
-    """Released attributes of the undeclared columns (DP set union, level 1, two stages).
-
-    **First stage** (``first_share`` of ``rho``): over every undeclared
-    column, the observed values' counts and, with ``missing="category"``,
-    the missing code where the declaration allows missing values (a public
-    code, always measured: a record holds one value or the missing code per
-    column, so the L2 sensitivity is ``sqrt(bound)``, ``bound`` the number
-    of undeclared columns) get Gaussian noise; values above the set union's
-    threshold are released.  **Second stage** (the rest of ``rho``): the
-    columns are ranked by the records their released counts leave
-    unaccounted for (the largest column total minus their own: DP outputs
-    only), and the ``k`` columns that can still release a value (the
-    ``k``-th has more such records than the second stage's threshold for
-    ``k`` columns; all columns when none can) are measured once more, at
-    sensitivity ``sqrt(k)``: fewer columns, less noise each.  A value not
-    released yet is released when its inverse-variance mean of both noisy
-    counts (sub-Gaussian tail with discrete noise), or its second count
-    alone (the first stage's test), crosses that test's threshold, whichever
-    threshold is lower (a choice made from ``k`` only).  Each stage's
-    thresholds let a value unique to one record through with probability at
-    most ``delta / 4``: ``delta / 2`` in all, as one stage's.
-
-    Returns the attributes to keep, the spends, the released noisy counts
-    ``{column: (attribute ids, noisy counts, variance)}`` (DP outputs, as in
-    Gopi et al.'s release; a second-stage column's counts are the
-    inverse-variance means of both stages).  With ``noise="discrete"`` the
-    counts get exact discrete Gaussian noise of the calibrated scale
-    (:func:`~dpsynth.mechanisms.discrete_gaussian_scale` of ``sigma
-    sqrt(bound)``: the ``bound`` unit shifts are together ``1/sigma``-GDP)
-    and a single count's threshold is the continuous one's for that scale
-    plus one count (:func:`~dpsynth.mechanisms.discrete_gaussian_tail`).
+    The Gaussian noise covers the observed values and, with
+    ``missing="category"``, the missing code where the declaration allows
+    missing values (a public code, always measured: a record holds one
+    value or the missing code per column, so the L2 sensitivity stays
+    ``sqrt(bound)``).  Returns the attributes to keep, the spends, the
+    released noisy counts ``{column: (attribute ids, noisy counts)}`` (DP
+    outputs, as in Gopi et al.'s release) and their noise variance.
+    With ``noise="discrete"`` the counts get exact discrete Gaussian noise of
+    the calibrated scale (:func:`~dpsynth.mechanisms.discrete_gaussian_scale`
+    of ``sigma sqrt(bound)``: the ``bound`` unit shifts are together
+    ``1/sigma``-GDP) and the threshold is the set union's for that scale plus
+    one count (:func:`~dpsynth.mechanisms.discrete_gaussian_tail`).
     """
     undeclared = [j for j, column in enumerate(schema) if not column.declared]
     keep = np.zeros(schema.n_attributes, dtype=bool)
@@ -128,88 +101,34 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete",
         if column.declared:
             span = slice(schema.offsets[j], schema.offsets[j + 1])
             keep[span] = possible[span]
-    discrete = check_noise(noise) == "discrete"
     bound = len(undeclared)
-    rho_first = first_share * rho
-    sigma, scale, threshold = _stage_noise(rho_first, bound, delta / 2.0, discrete)
-    spends = [Spend("discovery of undeclared values", mechanism_name("gaussian", noise),
-                    rho=rho_first, params=(("sigma", sigma), ("contribution_bound", bound),
-                                           ("noise_scale", scale), ("threshold", threshold)))]
-    measured, first, released = {}, {}, {}
+    sigma = math.sqrt(1.0 / (2.0 * rho))  # noise std sigma * sqrt(bound): sensitivity sqrt(bound)
+    scale = sigma * math.sqrt(bound)
+    threshold = accounting.first_level_threshold(sigma, bound, delta)
+    if check_noise(noise) == "discrete":  # the discrete tail is at most the continuous one's + 1
+        scale = discrete_gaussian_scale(scale)
+        threshold = accounting.first_level_threshold(scale / math.sqrt(bound), bound, delta) + 1.0
+    released = {}
     for j, counts in zip(undeclared, codes.column_counts(undeclared, schema.n_values)):
         n_known = len(schema.columns[j].values)
         # the private universe: observed values only (not the missing code)
         observed = np.flatnonzero(counts[:n_known] > 0)
-        missing_id = schema.offsets[j + 1] - 1
-        with_missing = schema.missing == "category" and bool(possible[missing_id])
-        # public, so the missing code's count is measured (same noise) unthresholded
-        codes_j = np.append(observed, n_known) if with_missing else observed
-        measured[j] = (codes_j, counts[codes_j], observed.size)
-        first[j] = _noisy(counts[codes_j], scale, rng, noise)
-        above = np.zeros(codes_j.size, dtype=bool)
-        above[:observed.size] = first[j][:observed.size] > threshold
-        above[observed.size:] = True
-        released[j] = above
-    if rho - rho_first > 0 and undeclared:
-        # unaccounted records per column, from the first stage's released counts only
-        # (lower bounds: two noise standard deviations of each total off)
-        totals = np.array([first[j][released[j]].sum() for j in undeclared])
-        spread = _MARGIN * scale * np.sqrt([released[j].sum() for j in undeclared])
-        unaccounted = (totals - spread).max() - totals - spread
-        order = np.argsort(-unaccounted, kind="stable")
-        k = bound
-        for size in range(bound, 0, -1):
-            if unaccounted[order[size - 1]] > _stage_noise(rho - rho_first, size,
-                                                           delta / 2.0, discrete)[2]:
-                k = size
-                break
-        second_columns = sorted(undeclared[i] for i in order[:k])
-        sigma2, scale2, threshold2 = _stage_noise(rho - rho_first, k, delta / 2.0, discrete)
-        both = 1.0 / (1.0 / scale**2 + 1.0 / scale2**2)  # the mean's variance
-        q = -math.expm1(math.log1p(-delta / 4.0) / k)  # per value: delta / 4 in all
-        if discrete:  # a weighted sum of discrete Gaussians is sub-Gaussian (variance proxy)
-            combined_threshold = 1.0 + math.sqrt(both * 2.0 * math.log(1.0 / q))
-        else:
-            combined_threshold = 1.0 + math.sqrt(both) * float(-ndtri(q))
-        test_mean = combined_threshold <= threshold2
-        spends.append(Spend("discovery of undeclared values, second stage",
-                            mechanism_name("gaussian", noise), rho=rho - rho_first,
-                            params=(("sigma", sigma2), ("contribution_bound", k),
-                                    ("noise_scale", scale2),
-                                    ("threshold", min(combined_threshold, threshold2)))))
-        variances = {j: scale * scale for j in undeclared}
-        for j in second_columns:
-            codes_j, counts_j, n_observed = measured[j]
-            second = _noisy(counts_j, scale2, rng, noise)
-            mean = (first[j] / scale**2 + second / scale2**2) * both
-            fresh = ~released[j]
-            released[j] = released[j] | (fresh & ((mean > combined_threshold) if test_mean
-                                                  else (second > threshold2)))
-            first[j] = mean
-            variances[j] = both
-    else:
-        variances = {j: scale * scale for j in undeclared}
-    found = {}
-    for j in undeclared:
-        codes_j = measured[j][0][released[j]]
-        ids = schema.offsets[j] + codes_j
+        noisy = _noisy(counts[observed], scale, rng, noise)
+        above = noisy > threshold
+        ids, found = schema.offsets[j] + observed[above], noisy[above]
         keep[ids] = True
-        found[j] = (ids, first[j][released[j]], variances[j])
-    spends.append(Spend("data-derived universe (length 1)", "set union", delta=delta / 2.0))
-    return keep, spends, found
-
-
-def _stage_noise(rho, bound, delta, discrete):
-    """``(sigma, noise scale, threshold)`` of one set-union stage over ``bound`` columns
-    with budget ``rho``, a unique value crossing with probability ``delta / 2`` in all."""
-    sigma = math.sqrt(1.0 / (2.0 * rho))  # noise std sigma * sqrt(bound): sensitivity sqrt(bound)
-    scale = sigma * math.sqrt(bound)
-    if not discrete:
-        return sigma, scale, accounting.first_level_threshold(sigma, bound, delta)
-    # the discrete tail is at most the continuous one's one count higher
-    scale = discrete_gaussian_scale(scale)
-    return sigma, scale, accounting.first_level_threshold(scale / math.sqrt(bound), bound,
-                                                          delta) + 1.0
+        missing_id = schema.offsets[j + 1] - 1
+        if schema.missing == "category" and possible[missing_id]:
+            # public, so its count is measured (same noise, same sensitivity) unthresholded
+            keep[missing_id] = True
+            ids = np.append(ids, missing_id)
+            found = np.append(found, _noisy(counts[n_known:n_known + 1], scale, rng, noise))
+        released[j] = (ids, found)
+    spends = [Spend("discovery of undeclared values", mechanism_name("gaussian", noise), rho=rho,
+                    params=(("sigma", sigma), ("contribution_bound", bound),
+                            ("noise_scale", scale), ("threshold", threshold))),
+              Spend("data-derived universe (length 1)", "set union", delta=delta / 2.0)]
+    return keep, spends, released, scale * scale
 
 
 def _noisy(counts, scale, rng, noise):
@@ -219,7 +138,7 @@ def _noisy(counts, scale, rng, noise):
     return (counts.astype(np.int64) + discrete_gaussian(counts.shape, scale, rng)).astype(float)
 
 
-def _public_counts(released, public, new_ids, sizes):
+def _public_counts(released, variance, public, new_ids, sizes):
     """The released noisy counts as :func:`release_workload`'s ``one_way_counts``.
 
     Over each column's public codes (``sizes``), NaN where discovery
@@ -228,7 +147,7 @@ def _public_counts(released, public, new_ids, sizes):
     not released went to the other code, not to the missing one.
     """
     out = {}
-    for j, (attributes, noisy, variance) in released.items():
+    for j, (attributes, noisy) in released.items():
         counts = np.full(int(sizes[j]), np.nan)
         counts[new_ids[attributes] - public.offsets[j]] = noisy
         out[j] = (counts, variance)
@@ -317,13 +236,14 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         rho_discovery = 0.0
     else:
         rho_discovery = discovery_proportion(epsilon) * rho
-        keep, found, released = _discover(codes, schema, rho_discovery, delta, rng, noise)
+        keep, found, released, discovery_variance = _discover(codes, schema, rho_discovery,
+                                                              delta, rng, noise)
         spends += found
     public, new_ids = schema.restrict(keep, other=True)
     sizes = public.n_values + (1 if public.missing == "absent" else 0)
     if not public_universe:  # the discovery's noisy counts measure the 1-way marginals too
         workload_params = dict(workload_params, one_way_counts=_public_counts(
-            released, public, new_ids, sizes))
+            released, discovery_variance, public, new_ids, sizes))
 
     def table_codes(block):  # per record: public codes, "absent" as a code of its own
         public_codes = _public_codes(block, schema, new_ids, public)
