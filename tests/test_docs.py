@@ -206,3 +206,21 @@ def test_reference_summary_and_planning_of_the_google_runs(tmp_path, capsys):
     assert lines[0] == "6 runs to make"
     assert {line.split()[0] for line in lines[1:]} == {
         "run_google_aim_gdp", "run_google_swift", "run_google_mst"}
+
+
+def test_discovery_floor_counts_the_records_of_values_below_the_threshold():
+    pytest.importorskip("benchmarks.run_discovery_floor")
+    from benchmarks.run_discovery_floor import floor, threshold
+
+    frame = pd.DataFrame({"a": ["x"] * 90 + ["y"] * 10,
+                          "b": ["z"] * 95 + [None] * 5}, dtype=object)
+    # noise far below the counts: "y" (10 records) is never released, "x" always;
+    # the missing code is public, so b's missing records are never unmatched
+    bound = floor(frame, scale=1e-6, tau=50.0)
+    assert bound == pytest.approx({"1": 0.05, "2": 0.10})  # no 3-way set of 2 columns
+    assert floor(frame, scale=1e-6, tau=5.0)["2"] == pytest.approx(0.0)
+    # a count at the threshold is released half of the time
+    assert floor(frame, scale=3.0, tau=10.0)["1"] == pytest.approx(0.025)
+    scale, tau = threshold(4, 0.05, 1e-5)
+    wider, higher = threshold(4, 0.0125, 1e-5)
+    assert scale > 0 and higher > tau > 1.0 and wider == pytest.approx(2 * scale, rel=1e-3)
