@@ -216,18 +216,9 @@ def _run_google(mechanism, df, epsilon, delta, seed, model_error, **params):
     data = _fill_missing(df).astype(str)
     domain = google_domain(df)
     domains = {c: google.CategoricalAttribute(possible_values=v) for c, v in domain.items()}
-    config = google.TabularConfig(
-        domains=domains,
-        discrete_mechanism=getattr(google.discrete_mechanisms, mechanism)(**params))
-
-    np.random.seed(seed)  # mbi's record generation draws from NumPy's global generator
-    rng = np.random.default_rng(seed)
-    start, start_cpu = time.perf_counter(), time.process_time()
-    calibrated = config.calibrate(epsilon=float(epsilon), delta=float(delta))
-    calibrate_seconds = time.perf_counter() - start
-    result = calibrated(rng, data)
-    fit_seconds = time.perf_counter() - start
-    fit_cpu_seconds = time.process_time() - start_cpu
+    calibrated, result, times = _calibrate_and_run(google, domains, data, mechanism, params,
+                                                   epsilon, delta, seed)
+    calibrate_seconds, fit_seconds, fit_cpu_seconds = times
     peak_rss_mb = _max_rss_mb()
 
     mechanism_result = result.discrete_mechanism_result
@@ -257,6 +248,31 @@ def _run_google(mechanism, df, epsilon, delta, seed, model_error, **params):
         output["model_tvd"] = _model_tvd(model, encoded)
         output["model_tvd_seconds"] = time.perf_counter() - start
     return output
+
+
+def _calibrate_and_run(google, domains, data, mechanism, params, epsilon, delta, seed,
+                       **config):
+    """Calibrate Google's ``TabularConfig(domains=domains, **config)`` with ``mechanism``
+    (a name in ``discrete_mechanisms``, built with ``params``) to ``(epsilon, delta)`` and
+    run it on ``data``, seeded by ``seed``.
+
+    Returns
+    -------
+    tuple
+        ``(calibrated, result, (calibrate_seconds, seconds, cpu_seconds))``: seconds of
+        the calibration, and wall and CPU seconds of calibration plus the run.
+    """
+    tabular = google.TabularConfig(
+        domains=domains, **config,
+        discrete_mechanism=getattr(google.discrete_mechanisms, mechanism)(**params))
+    np.random.seed(seed)  # mbi's record generation draws from NumPy's global generator
+    rng = np.random.default_rng(seed)
+    start, start_cpu = time.perf_counter(), time.process_time()
+    calibrated = tabular.calibrate(epsilon=float(epsilon), delta=float(delta))
+    calibrate_seconds = time.perf_counter() - start
+    result = calibrated(rng, data)
+    times = (calibrate_seconds, time.perf_counter() - start, time.process_time() - start_cpu)
+    return calibrated, result, times
 
 
 def _zcdp_rho(calibrated):
@@ -444,17 +460,9 @@ def run_google_raw(df, numeric, epsilon=4.0, delta=1e-9, seed=0, mechanism="MSTC
 
     mbi.set_log_fn(lambda *args, **kwargs: None)
     domains = google_raw_domains(df, numeric)
-    config = google.TabularConfig(
-        domains=domains, numerical_bins=numerical_bins,
-        discrete_mechanism=getattr(google.discrete_mechanisms, mechanism)(**params))
-    np.random.seed(seed)  # mbi's record generation draws from NumPy's global generator
-    rng = np.random.default_rng(seed)
-    start, start_cpu = time.perf_counter(), time.process_time()
-    calibrated = config.calibrate(epsilon=float(epsilon), delta=float(delta))
-    calibrate_seconds = time.perf_counter() - start
-    result = calibrated(rng, df)
-    seconds = time.perf_counter() - start
-    cpu_seconds = time.process_time() - start_cpu
+    calibrated, result, (calibrate_seconds, seconds, cpu_seconds) = _calibrate_and_run(
+        google, domains, df, mechanism, params, epsilon, delta, seed,
+        numerical_bins=numerical_bins)
 
     records = result.discrete_mechanism_result.synthetic_data
     sample_codec = generation.TabularCodec(columns={

@@ -96,6 +96,30 @@ def test_raw_table_figures_are_the_mean_of_each_routes_runs():
     assert "| seconds, wall clock on a shared 2-core machine | 70 | 200 |" in lines
 
 
+def test_raw_results_page_says_what_the_peer_read_without_dp():
+    from benchmarks import run_raw
+
+    def run(route, seed, **extra):
+        return {"route": route, "seed": seed, "row_error": 0.0, "seconds": 10.0,
+                "auc_synthetic": 0.9, "auc_ratio": 0.97, "categorical": {"c": 0.01},
+                "numeric": {"x": {"ks": 0.02, "point": 0.0, "point_share_real": 0.5,
+                                  "point_share_synthetic": 0.4}}, **extra}
+
+    peer = {"bounds": {"x": [0.0, 99999.0]}, "zcdp_rho": 0.2,
+            "rho": {"count": 0.01, "mechanism": 0.19}, "epsilon_spent": {"pld": None,
+                                                                        "rdp": 4.0},
+            "n_bins": {"x": 4}, "n_values": {"c": 3}}
+    page = run_raw._table({"epsilon": 4.0, "delta": 1e-9, "rows_train": 10, "rows_test": 2,
+                           "auc_real": 0.93, "runs": [
+                               run("python", 0), run("google_mst", 0, privacy=peer),
+                               run("google_mst/uniform", 0, privacy=peer),
+                               {"route": "google_aim_gdp", "seed": 0,
+                                "error": "stopped after the 1800 s limit"}]}, ["x"])
+    assert "| | dpsynth, Python API (1) | Google MST (its midpoint decoding) (1) |" in page
+    assert "**without DP**" in page and "x [0, 99999]" in page
+    assert "google_aim_gdp seed 0: stopped after the 1800 s limit" in page
+
+
 def test_readme_table_generator_replaces_only_the_marked_block():
     from benchmarks import make_readme_table as make
 
