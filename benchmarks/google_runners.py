@@ -216,18 +216,9 @@ def _run_google(mechanism, df, epsilon, delta, seed, model_error, **params):
     data = _fill_missing(df).astype(str)
     domain = google_domain(df)
     domains = {c: google.CategoricalAttribute(possible_values=v) for c, v in domain.items()}
-    config = google.TabularConfig(
-        domains=domains,
-        discrete_mechanism=getattr(google.discrete_mechanisms, mechanism)(**params))
-
-    np.random.seed(seed)  # mbi's record generation draws from NumPy's global generator
-    rng = np.random.default_rng(seed)
-    start, start_cpu = time.perf_counter(), time.process_time()
-    calibrated = config.calibrate(epsilon=float(epsilon), delta=float(delta))
-    calibrate_seconds = time.perf_counter() - start
-    result = calibrated(rng, data)
-    fit_seconds = time.perf_counter() - start
-    fit_cpu_seconds = time.process_time() - start_cpu
+    calibrated, result, times = _calibrate_and_run(google, domains, data, mechanism, params,
+                                                   epsilon, delta, seed)
+    calibrate_seconds, fit_seconds, fit_cpu_seconds = times
     peak_rss_mb = _max_rss_mb()
 
     mechanism_result = result.discrete_mechanism_result
@@ -257,6 +248,31 @@ def _run_google(mechanism, df, epsilon, delta, seed, model_error, **params):
         output["model_tvd"] = _model_tvd(model, encoded)
         output["model_tvd_seconds"] = time.perf_counter() - start
     return output
+
+
+def _calibrate_and_run(google, domains, data, mechanism, params, epsilon, delta, seed,
+                       **config):
+    """Calibrate Google's ``TabularConfig(domains=domains, **config)`` with ``mechanism``
+    (a name in ``discrete_mechanisms``, built with ``params``) to ``(epsilon, delta)`` and
+    run it on ``data``, seeded by ``seed``.
+
+    Returns
+    -------
+    tuple
+        ``(calibrated, result, (calibrate_seconds, seconds, cpu_seconds))``: seconds of
+        the calibration, and wall and CPU seconds of calibration plus the run.
+    """
+    tabular = google.TabularConfig(
+        domains=domains, **config,
+        discrete_mechanism=getattr(google.discrete_mechanisms, mechanism)(**params))
+    np.random.seed(seed)  # mbi's record generation draws from NumPy's global generator
+    rng = np.random.default_rng(seed)
+    start, start_cpu = time.perf_counter(), time.process_time()
+    calibrated = tabular.calibrate(epsilon=float(epsilon), delta=float(delta))
+    calibrate_seconds = time.perf_counter() - start
+    result = calibrated(rng, data)
+    times = (calibrate_seconds, time.perf_counter() - start, time.process_time() - start_cpu)
+    return calibrated, result, times
 
 
 def _zcdp_rho(calibrated):
@@ -352,3 +368,134 @@ def run_google_mst(df, epsilon=4.0, delta=None, seed=0, model_error=True, **para
 GOOGLE_RUNNERS = {"run_google_aim_gdp": run_google_aim_gdp,
                   "run_google_swift": run_google_swift,
                   "run_google_mst": run_google_mst}
+
+
+def google_raw_domains(df, numeric, interval_handling="midpoint"):
+    """The peer's domains for a raw table with nothing declared but which columns hold
+    numbers.
+
+    Google's in-memory API has no undeclared mode: a ``NumericalAttribute`` needs
+    ``min_value``/``max_value``, a ``CategoricalAttribute`` its values. What the
+    peer does where nothing is declared is its scalable API's population phase
+    (``pipeline_transformations/dataset_encoding.py``): string columns get their
+    values by DP partition selection (here ``OpenSetCategoricalAttribute``, the
+    in-memory equivalent: Gaussian counts kept above a delta-calibrated threshold,
+    the rest mapped to its default ``"<OOD>"``), numeric columns get the column's
+    exact minimum and maximum (``numerical_values_derivation.py``:
+    ``pipeline_functions.min_max_per_key``, read **without DP**) and then DP
+    quantile bins. This builds the same: each column of ``numeric`` a
+    ``NumericalAttribute`` on its observed ``[min, max]`` (``dtype="int"`` for
+    integer columns, clipped to the range) whose bins the in-memory API draws by
+    its DP quantiles (``TabularConfig.numerical_bins``, exponential mechanism);
+    every other column an ``OpenSetCategoricalAttribute``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The raw table: numeric columns numeric, the others strings.
+    numeric : list of str
+        The numeric columns.
+    interval_handling : {"midpoint", "sample"}, default="midpoint"
+        How the peer decodes a bin back to a number (its default: the bin's
+        midpoint, rounded up for integers; ``"sample"``: uniform in the bin).
+
+    Returns
+    -------
+    dict
+        ``{column: attribute}`` in ``df``'s column order.
+    """
+    import pandas as pd
+
+    google = import_google_dpsynth()
+    domains = {}
+    for column in df.columns:
+        if column in numeric:
+            values = pd.to_numeric(df[column])
+            low, high = float(values.min()), float(values.max())
+            if low >= high:  # a constant column, padded as the peer pads it
+                high = low + 1.0
+            dtype = "int" if pd.api.types.is_integer_dtype(values) else "float"
+            domains[column] = google.NumericalAttribute(
+                min_value=low, max_value=high, dtype=dtype, clip_to_range=True,
+                interval_handling=interval_handling)
+        else:
+            domains[column] = google.OpenSetCategoricalAttribute()
+    return domains
+
+
+def run_google_raw(df, numeric, epsilon=4.0, delta=1e-9, seed=0, mechanism="MSTConfig",
+                   numerical_bins=32, **params):
+    """Run Google dpsynth's ``TabularConfig`` on a raw table (numeric columns
+    un-binned), with the domains of :func:`google_raw_domains`.
+
+    The budget: ``calibrate(epsilon, delta)`` finds the largest zCDP rho whose
+    composed event meets ``(epsilon, delta)``; ``init_budget_fraction`` (10%) of it
+    is split evenly between the DP total count and one initializer per column (DP
+    quantile bins of a numeric column: recursive median bisection by the
+    exponential mechanism, ``log2(numerical_bins)`` levels; Gaussian counts and
+    thresholding of a string column's values, which also takes 10% of ``delta``),
+    the rest goes to ``mechanism`` (``MSTConfig``: half selects the tree of pairs,
+    half measures them). A numeric column's one-way "measurement" is the noisy
+    total spread evenly over its quantile bins.
+
+    The synthetic table is decoded twice from the same records: with the
+    peer's default ``interval_handling="midpoint"`` and with ``"sample"``
+    (uniform in the bin; an integer column rounded up, as the peer does).
+
+    Returns
+    -------
+    dict
+        ``synthetic`` (``{"midpoint": frame, "sample": frame}``), ``seconds``,
+        ``cpu_seconds``, ``calibrate_seconds``, ``delta``, ``zcdp_rho`` (total),
+        ``rho`` (``{"count", "numeric_bins", "categories", "mechanism"}``),
+        ``epsilon_spent`` (``{"pld", "rdp"}``), ``bounds`` (the ``[min, max]``
+        read from the data), ``n_bins`` and ``n_values`` (categories released,
+        the peer's ``"<OOD>"`` included), ``google_params``.
+    """
+    google = import_google_dpsynth()
+    import dp_accounting
+    import mbi
+    from dpsynth import data_generation_v3 as generation  # Google's, once imported
+    from dpsynth.local_mode import initialization
+
+    mbi.set_log_fn(lambda *args, **kwargs: None)
+    domains = google_raw_domains(df, numeric)
+    calibrated, result, (calibrate_seconds, seconds, cpu_seconds) = _calibrate_and_run(
+        google, domains, df, mechanism, params, epsilon, delta, seed,
+        numerical_bins=numerical_bins)
+
+    records = result.discrete_mechanism_result.synthetic_data
+    sample_codec = generation.TabularCodec(columns={
+        column: generation.ColumnCodec(
+            codec.column_measurement,
+            google_raw_domains(df[[column]], numeric, "sample")[column])
+        for column, codec in result.codec.columns.items()})
+    synthetic = {"midpoint": result.synthetic_data,
+                 "sample": sample_codec.decode(records, np.random.default_rng([seed, 1]),
+                                               list(df.columns))}
+
+    rho = {"count": 1.0 / (2.0 * calibrated.total_count_sigma ** 2), "numeric_bins": 0.0,
+           "categories": 0.0}
+    for init in calibrated.initializers.values():
+        if isinstance(init, initialization.NumericalInitializer):
+            rho["numeric_bins"] += init.zcdp_rho
+        else:
+            rho["categories"] += 1.0 / (2.0 * init.sigma ** 2)
+    rho["mechanism"] = float(calibrated.base_mechanism.zcdp_rho)
+    measurements = {c: codec.column_measurement for c, codec in result.codec.columns.items()}
+    return {
+        "synthetic": synthetic,
+        "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
+        "calibrate_seconds": calibrate_seconds,
+        "delta": float(delta),
+        "zcdp_rho": float(sum(rho.values())),
+        "rho": {k: float(v) for k, v in rho.items()},
+        "epsilon_spent": _epsilon_spent(dp_accounting, calibrated.dp_event, delta),
+        "bounds": {c: [domains[c].min_value, domains[c].max_value] for c in numeric},
+        "n_bins": {c: measurements[c].categorical_attribute.size for c in numeric},
+        "n_values": {c: m.categorical_attribute.size for c, m in measurements.items()
+                     if c not in numeric},
+        "google_params": {"mechanism": mechanism, "numerical_bins": numerical_bins,
+                          **params},
+    }

@@ -51,6 +51,75 @@ def test_readme_results_table_is_generated_from_the_benchmark_output():
     assert "| NIST MA | 1 |" in table and "MST" in table and "AIM, rounding" in table
 
 
+def test_readme_raw_table_is_generated_from_the_benchmark_output():
+    from benchmarks import make_readme_table as make
+
+    readme = (ROOT / "README.md").read_text()
+    table = make.committed_raw_table()
+    assert make.replace_block(readme, table, make.RAW_BEGIN, make.RAW_END) == readme, \
+        "run python -m benchmarks.make_readme_table"
+    assert make.rendered(readme) == readme
+    # dpsynth's default beside the peer given the same raw table, every key row present
+    header = table.splitlines()[0]
+    assert "dpsynth default" in header and "Google dpsynth MST" in header
+    for label in ("row count error", "largest KS", "largest point-mass", "largest 1-way TVD",
+                  "AUC ratio", "seconds"):
+        assert f"| {label}" in table, label
+    raw = json.loads((ROOT / "benchmarks" / "results" / "raw.json").read_text())
+    python = [r for r in raw["runs"] if r["route"] == "python"]
+    assert python and all(r["privacy"]["delta"] == raw["delta"] for r in python)
+    assert all(r["privacy"]["delta"] == raw["delta"] for r in raw["runs"] if "error" not in r)
+
+
+def test_raw_table_figures_are_the_mean_of_each_routes_runs():
+    from benchmarks import make_readme_table as make
+
+    def run(route, rows, ks, share, tvd, auc, seconds):
+        return {"route": route, "row_error": rows, "auc_ratio": auc, "seconds": seconds,
+                "numeric": {"a": {"ks": ks, "point_share_real": 0.5,
+                                  "point_share_synthetic": share},
+                            "b": {"ks": ks / 2, "point_share_real": 0.1,
+                                  "point_share_synthetic": 0.1}},
+                "categorical": {"c": tvd, "d": tvd / 3}}
+
+    table = make.raw_table({"runs": [
+        run("python", 0.0, 0.02, 0.5, 0.01, 0.98, 60),
+        run("python", 0.02, 0.04, 0.4, 0.03, 0.96, 80),
+        run("google_mst", 0.01, 0.5, 0.0, 0.1, 0.9, 200),
+        {"route": "google_mst/uniform", "seed": 0, "error": "stopped"}]})
+    lines = table.splitlines()
+    assert lines[0] == "| | dpsynth default (2) | Google dpsynth MST (1) |"
+    assert "| row count error | 0.010 | 0.010 |" in lines
+    assert "| largest KS, numeric columns | 0.030 | 0.500 |" in lines
+    assert "| largest point-mass share error | 0.050 | 0.500 |" in lines
+    assert "| largest 1-way TVD, categorical | 0.020 | 0.100 |" in lines
+    assert "| seconds, wall clock on a shared 2-core machine | 70 | 200 |" in lines
+
+
+def test_raw_results_page_says_what_the_peer_read_without_dp():
+    from benchmarks import run_raw
+
+    def run(route, seed, **extra):
+        return {"route": route, "seed": seed, "row_error": 0.0, "seconds": 10.0,
+                "auc_synthetic": 0.9, "auc_ratio": 0.97, "categorical": {"c": 0.01},
+                "numeric": {"x": {"ks": 0.02, "point": 0.0, "point_share_real": 0.5,
+                                  "point_share_synthetic": 0.4}}, **extra}
+
+    peer = {"bounds": {"x": [0.0, 99999.0]}, "zcdp_rho": 0.2,
+            "rho": {"count": 0.01, "mechanism": 0.19}, "epsilon_spent": {"pld": None,
+                                                                        "rdp": 4.0},
+            "n_bins": {"x": 4}, "n_values": {"c": 3}}
+    page = run_raw._table({"epsilon": 4.0, "delta": 1e-9, "rows_train": 10, "rows_test": 2,
+                           "auc_real": 0.93, "runs": [
+                               run("python", 0), run("google_mst", 0, privacy=peer),
+                               run("google_mst/uniform", 0, privacy=peer),
+                               {"route": "google_aim_gdp", "seed": 0,
+                                "error": "stopped after the 1800 s limit"}]}, ["x"])
+    assert "| | dpsynth, Python API (1) | Google MST (its midpoint decoding) (1) |" in page
+    assert "**without DP**" in page and "x [0, 99999]" in page
+    assert "google_aim_gdp seed 0: stopped after the 1800 s limit" in page
+
+
 def test_readme_table_generator_replaces_only_the_marked_block():
     from benchmarks import make_readme_table as make
 
@@ -58,6 +127,9 @@ def test_readme_table_generator_replaces_only_the_marked_block():
     assert make.replace_block(text, "new\n") == f"intro\n{make.BEGIN}\nnew\n{make.END}\noutro\n"
     with pytest.raises(ValueError, match="markers"):
         make.replace_block("no markers here", "new\n")
+    raw = f"{make.BEGIN}\nold\n{make.END}\n{make.RAW_BEGIN}\nold\n{make.RAW_END}\n"
+    assert make.replace_block(raw, "new\n", make.RAW_BEGIN, make.RAW_END) == \
+        f"{make.BEGIN}\nold\n{make.END}\n{make.RAW_BEGIN}\nnew\n{make.RAW_END}\n"
 
 
 def test_readme_is_a_front_door():
