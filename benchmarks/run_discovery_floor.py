@@ -1,6 +1,6 @@
 """Issue #37: the accuracy floor that DP value discovery sets for the default path.
 
-With nothing declared, the workload release (:mod:`dpsynth.release.adaptive`)
+With nothing declared, the workload release (:mod:`dpsynth.release.workload_release`)
 publishes a column's value only when its noisy count crosses the DP set union's
 threshold; the records of the values not released become the column's *other*
 value.  A synthetic record never holds a value that was not released, so in
@@ -11,7 +11,7 @@ the default, whatever the rest of the release does (no noise, a perfect fit).
 For each table and epsilon, this computes the threshold of the released
 values (discrete Gaussian noise, as the release draws it, at the benchmark's
 ``delta = 1 / (n ln n)``) for the discovery share the release uses
-(:func:`~dpsynth.release.adaptive.discovery_proportion`) and for the whole
+(:func:`~dpsynth.release.workload_release.discovery_proportion`) and for the whole
 budget, then the expected share of unmatched records, averaged over every
 1-, 2- and 3-way column set (each value released with the probability that
 its count plus the noise crosses the threshold).  ``declared`` is the 3-way
@@ -48,7 +48,7 @@ DEFAULT_TABLES = ("adult@1000", "adult@2000", "pums", "nist_ma", "adult")
 
 def threshold(n_columns, rho, delta):
     """``(noise scale, threshold)`` of one discovery of ``n_columns`` undeclared columns
-    with budget ``rho``, as :mod:`dpsynth.release.adaptive` draws it (discrete noise)."""
+    with budget ``rho``, as :mod:`dpsynth.release.workload_release` draws it (discrete noise)."""
     scale = discrete_gaussian_scale(math.sqrt(n_columns / (2.0 * rho)))
     return scale, accounting.first_level_threshold(scale / math.sqrt(n_columns), n_columns,
                                                    delta) + 1.0
