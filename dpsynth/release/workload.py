@@ -66,7 +66,8 @@ import math
 
 import numpy as np
 
-from ..mechanisms import check_noise, exponential_mechanism, gaussian_measure, mechanism_name
+from ..mechanisms import (check_noise, exponential_mechanism, gaussian_measure,
+                          l1_score_numerators, mechanism_name)
 from ..engines.blocks import as_blocks
 from .allocation import (Measurement, _outside, _residual_size, _subsets as _all_subsets,
                          _to_residual, make_consistent, noisy_residual)
@@ -609,9 +610,16 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                 last = False
             epsilon = selection_epsilon(select_rho, accounting)
             # --- select (exponential mechanism, bounded range: eps**2 / 8 zCDP)
-            error = shards.distance(data_counts, pop_counts, total / m)
-            scores = weights * (error - math.sqrt(2.0 / math.pi) * sigma * cells)
-            choice = exponential_mechanism(scores, epsilon, rng, sensitivity=sensitivity)
+            offsets = math.sqrt(2.0 / math.pi) * sigma * cells
+            if noise == "discrete":  # exact scores (rationals) and an exact draw
+                scores, denominator = l1_score_numerators(
+                    shards.distance, data_counts, pop_counts, total / m, base, weights,
+                    offsets, 2.0 * total)
+            else:
+                error = shards.distance(data_counts, pop_counts, total / m)
+                scores, denominator = weights * (error - offsets), None
+            choice = exponential_mechanism(scores, epsilon, rng, sensitivity=sensitivity,
+                                           noise=noise, denominator=denominator)
             r = candidates[choice]
             spends.append(Spend(f"select round {rounds}", "exponential",
                                 selection_cost(epsilon, accounting),
