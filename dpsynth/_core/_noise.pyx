@@ -218,16 +218,16 @@ cdef int _bernoulli_exp_fraction_big(BitSource source, object num, object den) e
     return k & 1
 
 
-cdef int _accept_slow(BitSource source, object a, object den) except -1:
-    """``Bernoulli(exp(-a**2 / den))`` with Python integers (beyond 64 bits)."""
-    whole, num = divmod(a * a, den)
+cdef int _bernoulli_exp_rational(BitSource source, object num, object den) except -1:
+    """``Bernoulli(exp(-num/den))`` for Python integers ``num >= 0``, ``den >= 1``."""
+    whole, rest = divmod(num, den)
     while whole > 0:  # each step stops with probability 1 - 1/e
         if not source.bernoulli_exp_fraction(1, 1):
             return 0
         whole -= 1
     if den < LIMIT:
-        return source.bernoulli_exp_fraction(<uint64_t>num, <uint64_t>den)
-    return _bernoulli_exp_fraction_big(source, num, den)
+        return source.bernoulli_exp_fraction(<uint64_t>rest, <uint64_t>den)
+    return _bernoulli_exp_fraction_big(source, rest, den)
 
 
 def discrete_gaussian(BitSource source, int64_t[::1] out, const uint64_t[::1] S,
@@ -271,22 +271,11 @@ def discrete_gaussian(BitSource source, int64_t[::1] out, const uint64_t[::1] S,
                 if source.bernoulli_exp(whole, num, den):
                     break
             else:
-                if _accept_slow(source, (int(ay) << shift_y) - sterm_py, den_py):
+                a_py = (int(ay) << shift_y) - sterm_py
+                if _bernoulli_exp_rational(source, a_py * a_py, den_py):
                     break
         out[i] = y
 
-
-
-cdef int _bernoulli_exp_rational(BitSource source, object num, object den) except -1:
-    """``Bernoulli(exp(-num/den))`` for Python integers ``num >= 0``, ``den >= 1``."""
-    whole, rest = divmod(num, den)
-    while whole > 0:  # each step stops with probability 1 - 1/e
-        if not source.bernoulli_exp_fraction(1, 1):
-            return 0
-        whole -= 1
-    if den < LIMIT:
-        return source.bernoulli_exp_fraction(<uint64_t>rest, <uint64_t>den)
-    return _bernoulli_exp_fraction_big(source, rest, den)
 
 
 def exponential_select(BitSource source, object gaps, object num, object den,
