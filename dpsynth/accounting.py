@@ -525,13 +525,33 @@ class PrivacySpent(Mapping):
             main = math.exp(-((rest - value) ** 2) / (4.0 * value)) if rest > value else 1.0
         return min(1.0, main + delta_fixed)
 
-    def epsilon_at(self, delta):
-        """Smallest ``epsilon`` this release's analysis proves at ``delta`` (``inf`` if none).
+    @property
+    def delta_floor(self):
+        """The ``delta`` spent directly by approximate-DP steps (0 if none).
+
+        Those steps (a DP set union, a stability-based histogram of frequent
+        values, ...) fail with probability up to their ``delta`` whatever
+        ``epsilon`` one is willing to concede, so no ``(epsilon, delta)``
+        guarantee with ``delta`` at or below this sum is proven:
+        :meth:`epsilon_at` is ``inf`` there.
+        """
+        return math.fsum(m.delta for m in self.mechanisms)
+
+    def epsilon_at(self, delta, strict=False):
+        """Smallest ``epsilon`` this release's analysis proves at ``delta``.
 
         The inverse of :meth:`delta_at`: ``epsilon_p + epsilon_main(delta -
         delta_0)`` (exact for the Gaussian-DP part, to 1e-12 relative, on the
         safe side); at the reported ``delta`` it gives the reported
         ``epsilon``, and a smaller ``delta`` gives a larger ``epsilon``.
+
+        At or below :attr:`delta_floor` (the ``delta_0`` spent directly by
+        approximate-DP steps) no finite ``epsilon`` is proven, and none
+        exists for those steps: the result is ``inf`` (so that the curve can
+        be tabulated over any range), or, with ``strict=True``, a
+        ``ValueError`` naming the steps.  Without a zCDP/GDP part, ``delta =
+        delta_0`` itself gives the pure ``epsilon_p``; with one, only a
+        larger ``delta`` gives a finite ``epsilon``.
         """
         from .release.conversion import gdp_epsilon, zcdp_epsilon
         if (isinstance(delta, bool) or not isinstance(delta, numbers.Real)
@@ -540,9 +560,20 @@ class PrivacySpent(Mapping):
         kind, value, epsilon_pure, delta_fixed = self._parts()
         rest = float(delta) - delta_fixed
         if kind is None:
-            return epsilon_pure if rest >= -1e-15 * max(delta_fixed, 1e-300) else math.inf
-        if not rest > 0:
+            reachable = rest >= -1e-15 * max(delta_fixed, 1e-300)
+        else:
+            reachable = rest > 0
+        if not reachable:
+            if strict:
+                steps = ", ".join(f"{m.name!r} ({m.delta:.3g})" for m in self.mechanisms
+                                  if m.delta > 0)
+                raise ValueError(
+                    f"No epsilon is proven at delta={float(delta):.3g}: the release spends "
+                    f"delta={delta_fixed:.3g} directly ({steps}), which no epsilon buys "
+                    f"back; ask for a delta above {delta_fixed:.3g}.")
             return math.inf
+        if kind is None:
+            return epsilon_pure
         if kind == "gdp":
             main = gdp_epsilon(value, rest)
         elif kind == "cks":

@@ -36,6 +36,8 @@ __all__ = [
     "laplace_count",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
+    "exponential_mechanism_exact",
+    "l1_score_numerators",
     "percentile_utilities",
     "dp_percentile",
     "gaussian_noise",
@@ -251,9 +253,12 @@ def discrete_gaussian_mu(sigma, sensitivity=1):
     Gaussian trade-off ``G_mu`` is convex, so it lies below the curve exactly
     when it does at those kinks, i.e. for
     ``mu = sup_k Phi^-1(F(k)) - Phi^-1(F(k - Delta))`` (``F`` the CDF).
-    The supremum is at the symmetric kink (``k = floor((Delta - 1) / 2)``;
-    checked against every kink within ``20 sigma`` in the tests), which is
-    computed here.  It exceeds the continuous ``Delta / sigma`` by a relative
+    The supremum is at the symmetric kink (``k = floor((Delta - 1) / 2)``),
+    which is computed here.  Checked numerically in the tests against every
+    kink within ``20 sigma`` and a grid of kinks out to ``40 sigma**2``: far
+    in the tail (``|k| ~ 4.5 sigma**2``) the slope rises above ``Delta /
+    sigma`` again, by a relative ``~0.025 / sigma**2`` to first order, below
+    the central ``~1 / (24 sigma**2)``, and tends to ``Delta / sigma``.  It exceeds the continuous ``Delta / sigma`` by a relative
     ``~1/(24 sigma**2)``: the discrete Gaussian is *not* exactly
     ``Delta/sigma``-GDP, hence :func:`discrete_gaussian_scale`.
     """
@@ -391,10 +396,168 @@ def exponential_mechanism_probabilities(utilities, epsilon, sensitivity=1.0):
     return weights / weights.sum()
 
 
-def exponential_mechanism(utilities, epsilon, rng, sensitivity=1.0):
-    """Index of one candidate drawn by the exponential mechanism (epsilon-DP)."""
+def _exact_numerators(utilities, denominator):
+    """``(numerators, denominator)`` with ``utilities[i] == numerators[i] / denominator`` exactly.
+
+    ``denominator`` given: ``utilities`` must already be integers.  Else
+    integers pass as they are, floats are read exactly (each is a dyadic
+    rational) and ``Fraction`` objects over their common denominator.
+    """
+    values = np.asarray(utilities)
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError("utilities must be a non-empty 1-D array.")
+    if denominator is not None:
+        denominator = int(denominator)
+        if denominator < 1:
+            raise ValueError(f"denominator must be a positive integer; got {denominator}.")
+        if values.dtype.kind in "iu":
+            return values.astype(np.int64), denominator
+        if values.dtype == object and all(isinstance(v, (int, np.integer)) for v in values):
+            return values, denominator
+        raise ValueError("utilities given with a denominator must be integers.")
+    if values.dtype.kind in "iub":
+        return values.astype(np.int64), 1
+    if values.dtype.kind == "f":
+        values = values.astype(np.float64)
+        if not np.isfinite(values).all():
+            raise ValueError("utilities must be finite.")
+        mantissa, exponent = np.frexp(values)  # v = M 2**(e - 53), M an exact 53-bit integer
+        whole = (mantissa * 2.0**53).astype(np.int64)
+        exponent = exponent.astype(np.int64) - 53
+        low = int(exponent[whole != 0].min()) if (whole != 0).any() else 0
+        shift = np.where(whole != 0, exponent - low, 0)
+        if low >= 0:  # integers: their own numerators over 1
+            shift, low = shift + low, 0
+        if int(shift.max()) <= 8:  # numerators within 62 bits
+            return whole << shift, 2**(-low)
+        return np.array([int(w) << int(t) for w, t in zip(whole, shift)], dtype=object), 2**(-low)
+    elif values.dtype == object:
+        fractions = [Fraction(v) for v in values]
+    else:
+        raise ValueError(f"utilities must be numbers; got dtype {values.dtype}.")
+    common = math.lcm(*(f.denominator for f in fractions))
+    return (np.array([f.numerator * (common // f.denominator) for f in fractions],
+                     dtype=object), common)
+
+
+def exponential_mechanism_exact(utilities, epsilon, rng, sensitivity=1, denominator=None):
+    """Exact draw of the exponential mechanism on exact (rational) utilities.
+
+    ``P[i] ∝ exp(epsilon u_i / (2 sensitivity))`` with ``u_i =
+    utilities[i] / denominator`` (or ``utilities[i]`` read exactly: integers,
+    floats as the dyadic rationals they are, ``Fraction``); ``epsilon`` and
+    ``sensitivity`` are read exactly too.  The exponents ``x_i = epsilon
+    (max u - u_i) / (2 sensitivity)`` are exact fractions over one
+    denominator and the index is drawn by rejection from the uniform
+    proposal with ``Bernoulli(exp(-x_i))`` acceptance, in integer arithmetic
+    on random bits (Canonne, Kamath & Steinke 2020, Algorithm 1;
+    :func:`dpsynth._core._noise.exponential_select`): no floating point is
+    involved in the draw, so the attacks on floating-point samplers do not
+    apply (a floating-point estimate of each exponent only chooses how many
+    ``Bernoulli(exp(-1))`` draws come first, on the safe side).  Same
+    mechanism, same ``epsilon``-DP (and ``epsilon**2 / 8``-zCDP, bounded
+    range) as :func:`exponential_mechanism` with ``noise="continuous"``.
+    Equal utilities are evaluated once.  The
+    running time depends on the utilities (a timing channel, see the privacy
+    page), the output does not depend on anything else.
+
+    Returns
+    -------
+    int
+    """
+    numerators, denominator = _exact_numerators(utilities, denominator)
+    eps = Fraction(float(epsilon)) if not isinstance(epsilon, Fraction) else epsilon
+    sens = (Fraction(float(sensitivity)) if not isinstance(sensitivity, (int, Fraction))
+            else Fraction(sensitivity))
+    if not (eps > 0 and sens > 0):
+        raise ValueError("epsilon and sensitivity must be > 0.")
+    values, index = np.unique(numerators, return_inverse=True)
+    factor = eps / (2 * sens * denominator)  # x = factor * (max - numerator)
+    top = values[-1]
+    if values.dtype.kind == "i" and int(top) - int(values[0]) < 2**62:
+        gaps = top - values  # int64, no overflow
+    else:
+        gaps = np.array([int(top) - int(v) for v in values], dtype=object)
+    # integer lower bounds of the exponents (floating point, on the safe side: 1e-12
+    # relative covers the rounding of the float product; the exact test is in integers)
+    if gaps.dtype == object or not 1e-300 < float(factor) < 1e300:
+        lower = np.array([min(int(g) * factor.numerator // factor.denominator, 2**62)
+                          for g in gaps], dtype=np.uint64)
+    else:
+        approx = gaps.astype(np.float64) * float(factor) * (1.0 - 1e-12)
+        lower = np.floor(np.minimum(approx, 2.0**62)).astype(np.uint64)
+    return int(_noise.exponential_select(_bits(rng), gaps, factor.numerator, factor.denominator,
+                                  lower, np.ascontiguousarray(index.ravel(), dtype=np.int64)))
+
+
+def exponential_mechanism(utilities, epsilon, rng, sensitivity=1.0, noise="continuous",
+                          denominator=None):
+    """Index of one candidate drawn by the exponential mechanism (epsilon-DP).
+
+    ``P[i] ∝ exp(epsilon * utilities[i] / (2 * sensitivity))``.
+    ``noise="discrete"``: drawn exactly (:func:`exponential_mechanism_exact`,
+    the utilities read as exact rationals, ``utilities / denominator`` when a
+    ``denominator`` is given); ``"continuous"``: by ``rng.choice`` on the
+    floating-point probabilities.
+    """
+    if check_noise(noise) == "discrete":
+        return exponential_mechanism_exact(utilities, epsilon, rng, sensitivity, denominator)
+    if denominator is not None:
+        utilities = np.asarray(utilities, dtype=np.float64) / float(denominator)
     probabilities = exponential_mechanism_probabilities(utilities, epsilon, sensitivity)
     return int(rng.choice(probabilities.size, p=probabilities))
+
+
+def l1_score_numerators(distance, data, population, scale, base, weights, offsets, magnitude):
+    """Scores ``w_r (||data_r - s population_r||_1 - offsets_r)`` as exact rationals ``U_r / 2**b``.
+
+    The exact utilities of :func:`exponential_mechanism_exact` for a
+    selection on L1 distances (the workload release's): ``data`` and
+    ``population`` hold integer counts of every table (table ``r`` is
+    ``base[r]:base[r + 1]``), ``scale`` (public) is read as ``s = a /
+    2**b``, the nearest such dyadic rational, with ``b`` chosen from the
+    public ``magnitude`` (an estimate of the counts' total) so that
+    ``2**b`` times the distances stays below ``2**53``.  Then ``2**b`` times
+    a table's distance is an integer that ``distance(data * 2**b,
+    population, a)`` (a floating-point L1 kernel, e.g.
+    ``TableShards.distance``) computes exactly: every product, difference
+    and partial sum is an integer below ``2**53``, which is checked; if a
+    count is larger than ``magnitude`` suggests, the same integers are
+    computed in 64-bit (or Python) integers instead.  The public
+    ``offsets`` (a float per table, data-independent) are rounded to the
+    grid ``2**-b``.  One record more changes one cell of each table by one:
+    ``U_r`` by at most ``w_r 2**b``, i.e. the score by at most ``w_r``,
+    exactly, whatever rounding happened before.
+
+    Returns
+    -------
+    numerators : ndarray of int64 or object
+    denominator : int
+        ``2**b``.
+    """
+    weights = _integer_valued(weights, "weights")
+    bits = int(min(24, max(0, 49 - math.ceil(math.log2(max(float(magnitude), 1.0))))))
+    a = round(Fraction(float(scale)) * 2**bits)
+    data = np.asarray(data, dtype=np.float64)
+    population = np.asarray(population, dtype=np.float64)
+    lim = 2.0**52
+    distances = None
+    if (not data.size or (data.max() * 2.0**bits < lim and population.max() * a < lim)):
+        distances = np.asarray(distance(data * 2.0**bits, population, float(a)))
+        if distances.size and not distances.max() < lim:
+            distances = None
+    if distances is None:  # exact integers beyond the float kernel's range
+        terms = [abs(int(c) * 2**bits - int(p) * a) for c, p in zip(data, population)]
+        distances = np.array([sum(terms[lo:hi]) for lo, hi in zip(base[:-1], base[1:])],
+                             dtype=object)
+    else:
+        distances = distances.astype(np.int64)
+    grid = np.rint(np.asarray(offsets, dtype=np.float64) * weights * 2.0**bits)
+    if distances.dtype != object and grid.size and (
+            float(np.abs(grid).max()) + float(weights.max()) * float(distances.max()) < 2.0**62):
+        return weights * distances - grid.astype(np.int64), 2**bits
+    return (np.array([int(w) * int(e) - int(g) for w, e, g in zip(weights, distances, grid)],
+                     dtype=object), 2**bits)
 
 
 def percentile_utilities(values, percentile, upper, weights=None):
@@ -431,7 +594,31 @@ def percentile_utilities(values, percentile, upper, weights=None):
     return -np.abs(at_most - target)
 
 
-def dp_percentile(values, percentile, upper, epsilon, rng, weights=None):
+def _percentile_numerators(values, percentile, upper, weights):
+    """:func:`percentile_utilities` exactly: ``(numerators, denominator)`` of rationals.
+
+    ``u(c) = -|#{v <= c} - Q n / 100|`` with the float ``Q`` read exactly;
+    weights must be integers.
+    """
+    percentile_utilities(values, percentile, upper, weights)  # validates the input
+    values = np.asarray(values, dtype=np.int64)
+    clipped = np.clip(values, 0, int(upper))
+    if weights is None:
+        at_most = np.cumsum(np.bincount(clipped, minlength=int(upper) + 1))
+        n = values.size
+    else:
+        counts = _integer_valued(weights, "weights")
+        at_most = np.cumsum(np.bincount(clipped, weights=counts, minlength=int(upper) + 1)
+                            .astype(np.int64)) if counts.size else np.zeros(upper + 1, np.int64)
+        n = int(counts.sum())
+    target = Fraction(float(percentile)) * n / 100
+    den, num = target.denominator, target.numerator
+    if at_most.size and (int(at_most[-1]) + 1) * den + num < 2**62:
+        return -np.abs(at_most.astype(np.int64) * den - num), den
+    return np.array([-abs(int(a) * den - num) for a in at_most], dtype=object), den
+
+
+def dp_percentile(values, percentile, upper, epsilon, rng, weights=None, noise="continuous"):
     """epsilon-DP Q-th percentile of non-negative integers, candidates ``0..upper``.
 
     Parameters
@@ -447,11 +634,17 @@ def dp_percentile(values, percentile, upper, epsilon, rng, weights=None):
     rng : numpy.random.Generator
     weights : array-like of int, default=None
         Records each value stands for (see :func:`percentile_utilities`).
+    noise : {"continuous", "discrete"}, default="continuous"
+        ``"discrete"``: the utilities are exact rationals and the draw is
+        exact (:func:`exponential_mechanism_exact`); the same mechanism.
 
     Returns
     -------
     int
     """
+    if check_noise(noise) == "discrete":
+        numerators, den = _percentile_numerators(values, percentile, upper, weights)
+        return exponential_mechanism_exact(numerators, epsilon, rng, 1, denominator=den)
     utilities = percentile_utilities(values, percentile, upper, weights)
     return exponential_mechanism(utilities, epsilon, rng, sensitivity=1.0)
 
@@ -533,7 +726,11 @@ def dp_quantile(values, quantile, bounds, epsilon, rng):
     points (Smith 2011): pick an interval with probability proportional to
     ``length * exp(epsilon * utility / 2)``, then a uniform point inside it.
     See :func:`dp_quantile_probabilities` for the distribution and the proof
-    sketch.  The result always lies in ``[lo, hi]``.
+    sketch.  The result always lies in ``[lo, hi]``.  Sampled in floating
+    point (numpy's ``choice`` and ``uniform``), unlike the exact
+    :func:`exponential_mechanism_exact`: the weights ``length * exp(-x)``
+    have lengths spread over many orders of magnitude, which the uniform
+    proposal of the exact sampler cannot handle in bounded time.
 
     Parameters
     ----------

@@ -503,7 +503,7 @@ def privacy_curve(spent, n_points=60):
     From just above the delta spent directly (which no epsilon can buy back)
     or ``1e-4`` times the reported delta, to ``max(1e-2, 10 delta)``.
     """
-    fixed = sum(m.delta for m in spent.mechanisms)
+    fixed = spent.delta_floor
     top = max(1e-2, 10.0 * spent.delta)
     low = max(fixed * 1.05, spent.delta * 1e-4, 1e-300)
     if low >= top:

@@ -120,11 +120,11 @@ CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswit
 PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, '6e4d4fed6aee3a97'],
-    'sds_demo': ['d4e5caf33224f27b', '52ddf6cbced5837f'],
-    'workload_adult': ['073dcfc53a63341a', '8ee0c79718df6afc'],
-    'workload_demo': ['c3339f887d2d64a4', 'db55c69c0896ef5f'],
+    'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
+    'workload_adult': ['a60f244754fe3463', '4701a9b291903cf6'],
+    'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
     'workload_messy_continuous': ['f2d1cc5c09805092', '870cb49c3ef499cb'],
-    'workload_messy_default': ['e32fa459aac03ba0', 'aaefba9a16f48f80'],
+    'workload_messy_default': ['3b5f9f41f1973e80', 'e30715f9d0c8850b'],
 }
 
 

@@ -218,16 +218,16 @@ cdef int _bernoulli_exp_fraction_big(BitSource source, object num, object den) e
     return k & 1
 
 
-cdef int _accept_slow(BitSource source, object a, object den) except -1:
-    """``Bernoulli(exp(-a**2 / den))`` with Python integers (beyond 64 bits)."""
-    whole, num = divmod(a * a, den)
+cdef int _bernoulli_exp_rational(BitSource source, object num, object den) except -1:
+    """``Bernoulli(exp(-num/den))`` for Python integers ``num >= 0``, ``den >= 1``."""
+    whole, rest = divmod(num, den)
     while whole > 0:  # each step stops with probability 1 - 1/e
         if not source.bernoulli_exp_fraction(1, 1):
             return 0
         whole -= 1
     if den < LIMIT:
-        return source.bernoulli_exp_fraction(<uint64_t>num, <uint64_t>den)
-    return _bernoulli_exp_fraction_big(source, num, den)
+        return source.bernoulli_exp_fraction(<uint64_t>rest, <uint64_t>den)
+    return _bernoulli_exp_fraction_big(source, rest, den)
 
 
 def discrete_gaussian(BitSource source, int64_t[::1] out, const uint64_t[::1] S,
@@ -271,6 +271,54 @@ def discrete_gaussian(BitSource source, int64_t[::1] out, const uint64_t[::1] S,
                 if source.bernoulli_exp(whole, num, den):
                     break
             else:
-                if _accept_slow(source, (int(ay) << shift_y) - sterm_py, den_py):
+                a_py = (int(ay) << shift_y) - sterm_py
+                if _bernoulli_exp_rational(source, a_py * a_py, den_py):
                     break
         out[i] = y
+
+
+
+def exponential_select(BitSource source, object gaps, object num, object den,
+                       const uint64_t[::1] lower, const int64_t[::1] index):
+    """Exact draw of ``j`` with ``P[j] ∝ exp(-x[index[j]])``, ``x[c] = gaps[c] * num / den``.
+
+    ``gaps`` are non-negative integers (one per class ``c``; indexable,
+    e.g. an int64 or object array), ``num >= 0`` and ``den >= 1`` integers,
+    and ``lower[c] <= x[c]`` integer lower bounds (any, e.g. from a
+    floating-point estimate on the safe side: they only speed things up).
+    Rejection from the uniform proposal: ``j`` uniform below ``len(index)``,
+    accepted with ``Bernoulli(exp(-x))`` = ``lower`` draws of
+    ``Bernoulli(exp(-1))`` then one of ``exp(-(x - lower))`` in exact
+    integer arithmetic (CKS Algorithm 1), so the accepted ``j`` has exactly
+    the asked distribution.  Some ``x`` must be 0 (the best candidate): the
+    expected number of proposals is then at most ``len(index)``.
+    """
+    cdef Py_ssize_t n = index.shape[0], n_classes = lower.shape[0]
+    cdef Py_ssize_t j, c
+    cdef uint64_t w, i
+    cdef bint ok
+    if n < 1 or <uint64_t>n > LIMIT:
+        raise ValueError("exponential_select needs 1 <= len(index) <= 2**62.")
+    if len(gaps) != n_classes or den < 1 or num < 0:
+        raise ValueError("exponential_select: one gap per class, num >= 0 and den >= 1.")
+    for j in range(n):
+        if index[j] < 0 or index[j] >= n_classes:
+            raise ValueError("exponential_select: index out of range.")
+    while True:
+        j = <Py_ssize_t>source.below(<uint64_t>n)
+        c = index[j]
+        w = lower[c]
+        ok = True
+        i = 0
+        while i < w:  # Bernoulli(exp(-lower)): lower draws of Bernoulli(exp(-1))
+            if not source.bernoulli_exp_fraction(1, 1):
+                ok = False
+                break
+            i += 1
+        if not ok:
+            continue
+        rest = int(gaps[c]) * num - int(w) * den
+        if rest < 0:
+            raise ValueError("exponential_select: lower exceeds the exponent.")
+        if _bernoulli_exp_rational(source, rest, den):
+            return j

@@ -71,7 +71,8 @@ import math
 
 import numpy as np
 
-from ..mechanisms import check_noise, exponential_mechanism, gaussian_measure, mechanism_name
+from ..mechanisms import (check_noise, exponential_mechanism, gaussian_measure,
+                          l1_score_numerators, mechanism_name)
 from ..engines.blocks import as_blocks
 from ..model.consistency import consistent_marginals, merge_repeated
 from ..model.counts import TableShards, count_tables, move_counts, table_layout
@@ -464,8 +465,8 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                                                     last=rounds == max_rounds)
             # --- select
             epsilon = selection_epsilon(select_rho, accounting)
-            choice = candidates.select(shards, data.candidate_counts, pop_counts, total / m,
-                                       sigma, epsilon, rng)
+            choice = candidates.select(shards, data.candidate_counts, pop_counts, total, m,
+                                       sigma, epsilon, rng, noise)
             r = candidates.sets[choice]
             measured.spends.append(Spend(f"select round {rounds}", "exponential",
                                          selection_cost(epsilon, accounting),
@@ -570,12 +571,20 @@ class _Candidates:
         base = self.layout[0]
         return pop_counts[base[choice]:base[choice + 1]] * scale
 
-    def select(self, shards, data_counts, pop_counts, scale, sigma, epsilon, rng):
+    def select(self, shards, data_counts, pop_counts, total, m, sigma, epsilon, rng, noise):
         """Index of the candidate chosen by the exponential mechanism (bounded range) on
-        ``w_r (||M_r(D) - M_r(P)||_1 - sqrt(2/pi) sigma n_r)``."""
-        error = shards.distance(data_counts, pop_counts, scale)
-        scores = self.weights * (error - math.sqrt(2.0 / math.pi) * sigma * self.cells)
-        return exponential_mechanism(scores, epsilon, rng, sensitivity=self.sensitivity)
+        ``w_r (||M_r(D) - M_r(P)||_1 - sqrt(2/pi) sigma n_r)``; with discrete noise the
+        scores are exact rationals and the draw is exact."""
+        offsets = math.sqrt(2.0 / math.pi) * sigma * self.cells
+        if noise == "discrete":
+            scores, denominator = l1_score_numerators(
+                shards.distance, data_counts, pop_counts, total / m, self.layout[0],
+                self.weights, offsets, 2.0 * total)
+        else:
+            error = shards.distance(data_counts, pop_counts, total / m)
+            scores, denominator = self.weights * (error - offsets), None
+        return exponential_mechanism(scores, epsilon, rng, sensitivity=self.sensitivity,
+                                     noise=noise, denominator=denominator)
 
 
 class _Measurements:

@@ -329,7 +329,7 @@ def release_marginals(ids, column_of, n_columns, plan, *, percentile,
 
     def bound_fn(k, histogram):
         return dp_percentile(np.arange(histogram.size), percentile, math.comb(n_columns, k),
-                             plan.percentile_epsilon, rng, weights=histogram)
+                             plan.percentile_epsilon, rng, weights=histogram, noise=noise)
 
     levels = _run_levels(ids, column_of, n_columns, plan.reporting_length,
                          bound_fn=bound_fn, release_fn=release,

@@ -251,7 +251,15 @@ def test_privacy_curve_of_gdp_plus_pure_parts_against_an_independent_computation
     assert spent.epsilon_at(spent.delta) == pytest.approx(1.7, rel=1e-9)
     assert spent.epsilon_at(spent.delta) <= 1.7 * (1 + 1e-12)
     assert spent.epsilon_at(8e-6) > spent.epsilon_at(1e-5) > spent.epsilon_at(5e-5)
-    assert spent.epsilon_at(5e-6) == math.inf  # below the delta spent directly
+    # at or below the delta spent directly (the set union and the binning's) no epsilon is
+    # proven: inf, or with strict=True an error naming the steps
+    assert spent.delta_floor == pytest.approx(5.1e-6, rel=1e-12)
+    for below in (5e-6, 5.1e-6, 0.0):
+        assert spent.epsilon_at(below) == math.inf
+        with pytest.raises(ValueError, match=r"'universe' \(5e-06\).*'binning' \(1e-07\)"):
+            spent.epsilon_at(below, strict=True)
+    assert math.isfinite(spent.epsilon_at(5.2e-6, strict=True))
+    assert spent.epsilon_at(5.2e-6) > spent.epsilon_at(8e-6)
     for epsilon in (0.5, 1.0, 2.0, 4.0):  # basic composition over the GDP curve
         expected = _gdp_delta_independent(mu, epsilon - 0.2) + 5e-6 + 1e-7
         assert spent.delta_at(epsilon) == pytest.approx(expected, rel=1e-9)
@@ -273,6 +281,14 @@ def test_privacy_curve_of_zcdp_and_pure_releases():
     assert spent.delta_at(eps + 0.01) == pytest.approx(delta, rel=1e-9)
     pure = PrivacySpent(1.0, 0.0, 0.0, [Spend("views", "discrete_laplace", epsilon=1.0)])
     assert pure.epsilon_at(0.0) == 1.0 and pure.delta_at(1.0) == 0.0 and pure.delta_at(0.5) == 1
+    assert pure.delta_floor == 0.0
+    # pure epsilon with a delta spent directly: exactly that delta gives the pure epsilon
+    mixed = PrivacySpent(1.0, 1e-7, 0.0, [Spend("views", "discrete_laplace", epsilon=1.0),
+                                          Spend("frequent values", "stability", delta=1e-7)])
+    assert mixed.epsilon_at(1e-7) == 1.0 and mixed.epsilon_at(0.5) == 1.0
+    assert mixed.epsilon_at(5e-8) == math.inf
+    with pytest.raises(ValueError, match="'frequent values'.*no epsilon buys back"):
+        mixed.epsilon_at(5e-8, strict=True)
 
 
 @pytest.mark.parametrize("release", ["workload", "sds"])

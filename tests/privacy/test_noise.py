@@ -206,3 +206,146 @@ def test_discrete_residuals_are_unbiased_with_the_planned_variance():
     noisy, variance = noisy_residual(table, (0, 1, 2), (0, 2), 2.0, np.random.default_rng(0),
                                      sampler="continuous")
     np.testing.assert_allclose(noisy, theta + np.random.default_rng(0).normal(0, 2.0, theta.shape))
+
+
+# ------------------------------------------------------- exact exponential mechanism
+def _em_exact_probabilities(utilities, epsilon, sensitivity):
+    u = np.array([float(Fraction(v)) for v in utilities])
+    logits = epsilon * (u - u.max()) / (2.0 * float(sensitivity))
+    return np.exp(logits - logsumexp(logits))
+
+
+@pytest.mark.parametrize("utilities, epsilon, sensitivity", [
+    ([0.0, 1.0, 2.0, 3.5, -1.25], 1.3, 1.0),         # floats read exactly
+    ([5, 5, 5, 1, 0, 9], 0.7, 2),                     # ties (evaluated once), integers
+    ([Fraction(1, 3), Fraction(2, 7), Fraction(-1, 5)], 4.1, Fraction(1, 10)),
+    (list(range(0, 40)), 0.35, 3.0),                  # many candidates, most far below
+    ([0.1 * i for i in range(12)], 0.0371, 0.013),    # a denominator beyond 2**62
+])
+def test_exact_exponential_mechanism_matches_its_probabilities(utilities, epsilon, sensitivity):
+    from dpsynth.mechanisms import exponential_mechanism
+    rng = np.random.default_rng(11)
+    n = 8_000
+    draws = np.array([exponential_mechanism(np.array(utilities, dtype=object)
+                                            if isinstance(utilities[0], Fraction)
+                                            else np.array(utilities), epsilon, rng,
+                                            sensitivity=sensitivity, noise="discrete")
+                      for _ in range(n)])
+    pmf = _em_exact_probabilities(utilities, epsilon, sensitivity)
+    assert _chi_square_pvalue(draws, np.arange(len(utilities)), pmf) > 1e-3
+
+
+def test_exact_exponential_select_kernel_by_exact_enumeration():
+    """x = (0, 1/3, 1, 7/3, 7/3): P[j] = exp(-x_j) / sum, against the exact frequencies of 6e4 draws."""
+    from dpsynth._core._noise import BitSource, exponential_select
+    gaps = np.array([0, 1, 3, 7, 7], dtype=np.int64)   # x = gaps * 1/3 ... with a tie (class 3)
+    index = np.array([0, 1, 2, 3, 3], dtype=np.int64)  # two candidates share class 3
+    lower = np.zeros(5, dtype=np.uint64)
+    source = BitSource(np.random.default_rng(5).bit_generator)
+    x = np.array([0, 1 / 3, 1, 7 / 3, 7 / 3])
+    pmf = np.exp(-x) / np.exp(-x).sum()
+    n = 60_000
+    draws = np.array([exponential_select(source, gaps[:4], 1, 3, lower[:4], index)
+                      for _ in range(n)])
+    assert _chi_square_pvalue(draws, np.arange(5), pmf) > 1e-3
+    # integer lower bounds only skip ahead: the same distribution with lower = floor(x)
+    lower = np.array([0, 0, 1, 2], dtype=np.uint64)
+    draws = np.array([exponential_select(source, gaps[:4], 1, 3, lower, index)
+                      for _ in range(n)])
+    assert _chi_square_pvalue(draws, np.arange(5), pmf) > 1e-3
+    with pytest.raises(ValueError, match="lower"):
+        exponential_select(source, gaps[:4], 1, 3, np.array([0, 1, 2, 3], dtype=np.uint64),
+                           np.array([1], dtype=np.int64))
+
+
+def test_exact_exponential_mechanism_reproduces_and_handles_extremes():
+    from dpsynth.mechanisms import exponential_mechanism_exact
+    u = np.array([3.0, 1e300, -1e300, 2.0**-1074, 0.5])
+    picks = [exponential_mechanism_exact(u, 0.5, np.random.default_rng(s)) for s in range(20)]
+    assert picks == [1] * 20  # exp(-huge) is never accepted
+    big = np.array([2**70, 2**70 - 3, 12], dtype=object)  # Python integers
+    a = [exponential_mechanism_exact(big, 1.0, np.random.default_rng(s), 2) for s in range(40)]
+    b = [exponential_mechanism_exact(big, 1.0, np.random.default_rng(s), 2) for s in range(40)]
+    assert a == b and set(a) == {0, 1}
+    with pytest.raises(ValueError, match="finite"):
+        exponential_mechanism_exact(np.array([0.0, np.inf]), 1.0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="integers"):
+        exponential_mechanism_exact(np.array([0.5, 1.0]), 1.0, np.random.default_rng(0),
+                                    denominator=4)
+
+
+def test_exact_dp_percentile_matches_the_exponential_mechanism():
+    from dpsynth.mechanisms import dp_percentile, percentile_utilities
+    values = np.arange(6)
+    weights = np.array([30, 12, 5, 2, 1, 0])
+    rng = np.random.default_rng(4)
+    draws = np.array([dp_percentile(values, 95.0, 8, 1.5, rng, weights=weights,
+                                    noise="discrete") for _ in range(8_000)])
+    utilities = percentile_utilities(values, 95.0, 8, weights)
+    pmf = _em_exact_probabilities(utilities, 1.5, 1.0)
+    assert _chi_square_pvalue(draws, np.arange(9), pmf) > 1e-3
+
+
+def test_l1_score_numerators_are_the_exact_scores_in_every_path():
+    from dpsynth.mechanisms import l1_score_numerators
+    rng = np.random.default_rng(9)
+    base = np.array([0, 4, 10, 18])
+    data = rng.integers(0, 50, 18).astype(float)
+    population = rng.integers(0, 9, 18).astype(float)
+    scale, weights, offsets = 5.3717, np.array([3.0, 6.0, 6.0]), np.array([0.7, 1.9, 2.2])
+
+    def kernel(d, p, s):
+        return np.array([np.abs(d[lo:hi] - s * p[lo:hi]).sum() for lo, hi in zip(base, base[1:])])
+
+    fast, den = l1_score_numerators(kernel, data, population, scale, base, weights, offsets,
+                                    magnitude=data.sum())
+    a = round(Fraction(scale) * den)
+    for r, (lo, hi) in enumerate(zip(base, base[1:])):
+        exact = weights[r] * (sum(abs(Fraction(int(c)) - int(p) * Fraction(a, den))
+                                  for c, p in zip(data[lo:hi], population[lo:hi])))
+        exact -= Fraction(round(offsets[r] * weights[r] * den), den)
+        assert Fraction(int(fast[r]), den) == exact
+    # a total far above the public magnitude: the same integers, without the float kernel
+    slow, den2 = l1_score_numerators(lambda *a: pytest.fail("float kernel used"),
+                                     data * 2**40, population, scale * 2**40, base, weights,
+                                     offsets, magnitude=data.sum())
+    assert den2 == den and slow.dtype == object
+    # one record more moves every score by at most its weight
+    moved = data.copy()
+    moved[5] += 1
+    other, _ = l1_score_numerators(kernel, moved, population, scale, base, weights, offsets,
+                                   magnitude=data.sum())
+    assert np.all(np.abs((other - fast).astype(float)) <= weights * den)
+
+
+def _left_tail_z(sigma, k):
+    """``Phi^-1(P[Y <= k])`` for ``Y ~ N_Z(0, sigma**2)`` and ``k <= 0``, in log space.
+
+    The terms below ``k`` fall by ``exp(-|k| / sigma**2)`` or faster, so
+    ``60 sigma**2 / |k| + 60`` of them leave out a relative ``e**-60``.
+    """
+    from dpsynth.mechanisms import _normaliser
+    terms = int(60 * sigma**2 / max(abs(k), 1)) + 60
+    j = np.arange(k - terms, k + 1, dtype=float)
+    return float(ndtri_exp(logsumexp(-j * j / (2 * sigma**2)) - math.log(_normaliser(sigma))))
+
+
+@pytest.mark.parametrize("sigma", [0.6, 2.0, 5.0, 14.0, 25.0, 140.0])
+@pytest.mark.parametrize("delta", [1, 2])
+def test_far_tail_kinks_stay_below_the_central_one(sigma, delta):
+    """The kinks far in the tail, out to 40 sigma**2 (probabilities down to exp(-800 sigma**2)).
+
+    Beyond ``|k| ~ sigma**2`` one term dominates the tail and the slope of
+    ``Phi^-1(F(k))`` is ``(1 + sigma**2 (ln(|k|/sigma**2) - 1)/k**2) / sigma`` to
+    first order: it exceeds ``1/sigma`` again, by at most ``0.025 / sigma**3`` near
+    ``|k| = 4.5 sigma**2`` (past the ``20 sigma`` of the test above when ``sigma > 4``),
+    less than the central excess ``~1 / (24 sigma**3)``, and tends to ``1/sigma``.  This
+    checks it on a grid of 200 kinks from ``20 sigma`` to ``40 sigma**2``.
+    """
+    mu = discrete_gaussian_mu(sigma, delta)
+    top = max(40 * sigma**2, 80 * sigma)
+    ks = -np.unique(np.geomspace(20 * sigma + delta, top, 200).astype(int))
+    diffs = np.array([_left_tail_z(sigma, k) - _left_tail_z(sigma, k - delta) for k in ks])
+    assert np.all(np.isfinite(diffs))
+    assert diffs.max() <= mu * (1 + 1e-9)
+    assert diffs.max() > delta / sigma  # the tail bump is there (the check is not vacuous)
