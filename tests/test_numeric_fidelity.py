@@ -373,3 +373,53 @@ def test_text_numbers_are_decided_by_dp():
     assert decide_numeric(zips, 1.0, rng)[0] is None
     spend = decide_numeric(words, 1.0, rng)[1]
     assert spend.rho == 1.0 and spend.mechanism == "discrete_gaussian"
+
+
+def test_a_column_of_numbers_is_not_called_text_by_noise():
+    # a small budget (one of many columns of a 1,000-record CSV): noise on the
+    # empty text cell must not exceed the 5% text share and turn every number
+    # into the other value
+    from dpsynth.preprocessing._numeric import decide_numeric
+
+    floats = pd.Series([f"{v:.4f}" for v in np.random.default_rng(0).gamma(7, 5, 1000)],
+                       dtype=object)
+    rho = 1 / (2 * 42.0 ** 2)  # sigma 42: 5% of the records is 1.2 sigma
+    kinds = {decide_numeric(floats, rho, np.random.default_rng(seed))[0]
+             for seed in range(300)}
+    assert kinds == {"float"}
+    words = pd.Series(["a", "b"] * 500 + ["1"] * 100, dtype=object)
+    assert decide_numeric(words, rho, np.random.default_rng(0))[0] is None
+
+
+def test_dp_range_keeps_populated_end_cells_of_a_small_table():
+    # 10% zeros, 6% in [2, 4), the rest in [4, 16): on 1,000 records with a
+    # small budget the end cells do not clear the range threshold alone
+    from dpsynth.preprocessing._numeric import numeric_binning
+
+    rng = np.random.default_rng(0)
+    values = np.concatenate([np.zeros(100), rng.integers(2, 4, 60), np.ones(8),
+                             rng.integers(4, 16, 832)]).astype(np.float64)
+    lows = []
+    for seed in range(40):
+        binning, _ = numeric_binning(values, integer=True, rho=0.004, delta=1e-10, n_bins=10,
+                                     max_points=10, rng=np.random.default_rng(seed))
+        lows.append(binning.edges[0] if 0.0 not in binning.frequent else 0.0)
+    assert np.mean(np.asarray(lows) == 0.0) >= 0.9
+
+
+def test_default_decimals_keep_small_magnitudes():
+    from dpsynth.preprocessing._numeric import default_decimals, numeric_binning
+
+    assert default_decimals(0.0, 2.0) == 3
+    assert default_decimals(0.0, 2.0, smallest=2.0 ** -15) == 6
+    assert default_decimals(0.0, 2.0, smallest=1.0) == 3
+    # a ratio column: a quarter of it near 4e-5, the rest up to 1; no value is 0
+    rng = np.random.default_rng(0)
+    values = np.concatenate([rng.uniform(2e-5, 6e-5, 1000), rng.uniform(0.01, 1.0, 3000)])
+    binning, _ = numeric_binning(values, integer=False, rho=0.05, delta=1e-10, n_bins=10,
+                                 max_points=10, rng=np.random.default_rng(0))
+    assert binning.decimals >= 6 and 0.0 not in binning.frequent
+    X = pd.DataFrame({"share": values})
+    back = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X).sample(random_state=0)
+    assert (back["share"] == 0).mean() < 0.01
+    assert (back["share"] < 1e-4).mean() == pytest.approx(0.25, abs=0.05)

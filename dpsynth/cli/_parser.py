@@ -37,8 +37,9 @@ def _add_reading(group, *, selection=True):
                             "by default only the empty field is missing and 'NA', "
                             "'None', ... stay text")
     group.add_argument("--no-header", action="store_true",
-                       help="the first line is a record: name the columns after the "
-                            "--schema columns, or column_1, column_2, ...")
+                       help="the first line is a record: the --schema columns name "
+                            "the fields in order (one per field), else they are "
+                            "column_1, column_2, ...; every record has as many fields")
     if selection:
         choose = group.add_mutually_exclusive_group()
         choose.add_argument("--columns", type=_names, metavar="COL,...",
