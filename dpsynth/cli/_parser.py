@@ -294,6 +294,10 @@ def build_parser():
     command.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     command.add_argument("--report", metavar="REPORT.html",
                          help="also write an HTML report (plots need matplotlib)")
+    command.add_argument("--write-csv", metavar="PEOPLE.csv",
+                         help="instead, write the generated people table of the CSV "
+                              "tutorial (5,000 records, no real person; --seed picks "
+                              "the table) and stop")
     _add_force(command)
     _add_reporting(command, "print progress lines")
     command.set_defaults(func=demo.run)
