@@ -48,7 +48,7 @@ import pandas as pd
 
 from ._results import save
 from .messy_tables import TABLES, MessyTable
-from .run_raw import _ks, _split, _tvd
+from .run_raw import _ks, _split
 
 MANY = 100
 """Categorical columns with more distinct values than this are reported apart."""
@@ -77,6 +77,23 @@ def _from_csv(name, path, target, positive):
     numeric = [c for c in frame.columns if _numeric_kind(frame[c])]
     return MessyTable(name, frame, target=target, positive=positive, numeric=numeric,
                       notes=f"{path.name} read with pandas.read_csv defaults")
+
+
+def _comparable(series):
+    """Values as a CSV round trip leaves them comparable: missing as one marker
+    (None, NaN, pd.NA), numbers by value (``0``, ``0.0`` and ``"0.0"`` alike), the
+    rest as text."""
+    numbers = pd.to_numeric(series.astype(object).where(series.notna(), None),
+                            errors="coerce")
+    text = series.astype(object).map(str)
+    out = text.where(numbers.isna(), numbers.map(lambda v: f"{v:.10g}"))
+    return out.where(series.notna(), "<missing>")
+
+
+def _tvd(a, b):
+    p = _comparable(a).value_counts(normalize=True)
+    q = _comparable(b).value_counts(normalize=True)
+    return float(0.5 * p.subtract(q, fill_value=0).abs().sum())
 
 
 def _numeric_kind(column):

@@ -423,3 +423,21 @@ def test_default_decimals_keep_small_magnitudes():
     back = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X).sample(random_state=0)
     assert (back["share"] == 0).mean() < 0.01
     assert (back["share"] < 1e-4).mean() == pytest.approx(0.25, abs=0.05)
+
+
+def test_dp_range_finds_a_thin_spread_beside_a_point_mass():
+    # 88% zeros and 12% spread over several octaves (recoveries of charged-off
+    # loans): no single octave clears the range threshold, their group does;
+    # the non-zero part must not all decode to 0
+    from dpsynth.preprocessing._numeric import numeric_binning
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    values = np.where(rng.random(n) < 0.12, np.round(rng.exponential(500, n), 2), 0.0)
+    highs = [numeric_binning(values, integer=False, rho=0.0022, delta=1e-10, n_bins=10,
+                             max_points=10, rng=np.random.default_rng(seed))[0].edges[-1]
+             for seed in range(10)]
+    assert min(highs) >= 512
+    X = pd.DataFrame({"recoveries": values, "status": np.where(values > 0, "bad", "good")})
+    back = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X).sample(random_state=0)
+    assert (back["recoveries"] > 0).mean() == pytest.approx(0.12, abs=0.03)

@@ -121,10 +121,10 @@ PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, '8b4ec01142b79ad4'],
     'sds_demo': ['d4e5caf33224f27b', '52ddf6cbced5837f'],
-    'workload_adult': ['588512c35115ecab', '6d0a4623625ace88'],
+    'workload_adult': ['ad3cb98218252592', '0f2a0ea6af1dfa0c'],
     'workload_demo': ['c3339f887d2d64a4', 'db55c69c0896ef5f'],
-    'workload_messy_continuous': ['2440c65229a265b8', 'f0448fe8e002dbde'],
-    'workload_messy_default': ['e32fa459aac03ba0', 'aaefba9a16f48f80'],
+    'workload_messy_continuous': ['6408e6173b0d5941', '0d0961c4e4d3e853'],
+    'workload_messy_default': ['306efe53e908d55c', 'e8d0723cc5c63726'],
 }
 
 

@@ -50,6 +50,9 @@ __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numer
 #: Each power-of-two cell of the range is cut into this many equal parts for
 #: the shape histogram (integer columns: at most one part per integer).
 SUB_CELLS = 16
+#: The most parts a crowded cell of the range is cut into (a year column's
+#: one octave 1024-2047 needs parts of a few years, not 64).
+MAX_SUB_CELLS = 256
 #: Sub-bins per interval in the released within-bin histogram.
 WITHIN_SUB_BINS = 16
 #: A released point mass holds at least this share of the column's noisy count.
@@ -58,7 +61,9 @@ MIN_POINT_SHARE = 0.01
 #: the range threshold (over all the grid's cells).
 RANGE_FALSE_CELL = 1e-3
 #: Cells next to the DP range whose noisy count exceeds this many sigma widen it.
-RANGE_NEIGHBOUR = 2.0
+RANGE_NEIGHBOUR = 2.5
+#: Widths (in cells) of the windows of the range grid tested against the threshold.
+RANGE_WINDOWS = (1, 2, 4, 8)
 #: How many cells past the DP range are tested at that level.
 RANGE_LOOKAHEAD = 3
 #: Shares of a column's zCDP budget: range, point masses, bins and shape.
@@ -150,12 +155,13 @@ def _dp_range(values, weights, integer, rho, rng):
     sigma = _sigma(rho)
     noisy = _noisy(_histogram(values, weights, grid), sigma, rng)
     n_cells = grid.size - 1
-    threshold = sigma * float(-ndtri(RANGE_FALSE_CELL / n_cells))
+    threshold = sigma * float(-ndtri(RANGE_FALSE_CELL / (n_cells * len(RANGE_WINDOWS))))
     above = np.flatnonzero(noisy > threshold)
     if above.size:
         first, last = int(above[0]), int(above[-1])
     else:  # nothing clears the threshold: the largest noisy cell
         first = last = int(np.argmax(noisy))
+    first, last = _grouped_cells(noisy, first, last, threshold, RANGE_NEIGHBOUR * sigma)
     first, last = _extend_range(noisy, first, last, RANGE_NEIGHBOUR * sigma)
     low, high = float(grid[first]), float(grid[last + 1])
     if not integer:  # the zero cell holds |x| < 2**-30: it bounds the range at 0
@@ -169,6 +175,29 @@ def _dp_range(values, weights, integer, rho, rng):
                   params=(("sigma", sigma), ("threshold", threshold), ("n_cells", n_cells),
                           ("sensitivity", 1)))
     return (low, high), total, spend, noisy
+
+
+def _grouped_cells(noisy, first, last, threshold, level):
+    """Cells ``first..last`` widened to the windows of :data:`RANGE_WINDOWS` adjacent
+    cells outside them whose noisy sum clears ``threshold * sqrt(width)`` (the sum's
+    own noise), each trimmed of its outer cells under ``level`` (post-processing).
+
+    Values spread thinly over several octaves (the 10% non-zero part of a
+    mostly-zero amount) clear as a group when no single cell does.
+    """
+    for width in RANGE_WINDOWS[1:]:
+        sums = np.convolve(noisy, np.ones(width), "valid")
+        for start in np.flatnonzero(sums > threshold * math.sqrt(width)):
+            start, end = int(start), int(start) + width - 1
+            if end < first:
+                while start < end and noisy[start] <= level:
+                    start += 1
+                first = min(first, start)
+            elif start > last:
+                while end > start and noisy[end] <= level:
+                    end -= 1
+                last = max(last, end)
+    return first, last
 
 
 def _extend_range(noisy, first, last, level):
@@ -266,7 +295,7 @@ def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rn
     """Step 3: interval edges (noisy quantiles) and within-bin sub-bin probabilities.
 
     Each cell of the range grid is cut into as many parts (up to
-    :data:`SUB_CELLS`) as its noisy count of step 1 fills with about
+    :data:`MAX_SUB_CELLS`) as its noisy count of step 1 fills with about
     ``4 sigma`` records each (post-processing: empty octaves stay whole,
     crowded ones get the full resolution).  A part's noisy count is kept
     when it clears the level that noise alone clears in half a part of the
@@ -285,7 +314,8 @@ def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rn
     if range_counts is None:
         parts = np.full(last - first + 1, SUB_CELLS)
     else:
-        parts = np.clip(np.floor(range_counts[first:last + 1] / (4.0 * sigma)), 1, SUB_CELLS)
+        parts = np.clip(np.floor(range_counts[first:last + 1] / (4.0 * sigma)), 1,
+                        MAX_SUB_CELLS)
     fine = _shape_grid(grid, first, last, integer, parts.astype(int))
     fine = fine[(fine > low) & (fine < high)]
     if not integer:  # the zero cell |x| < 2**-30 merges with its neighbours
