@@ -192,7 +192,8 @@ def build_parser():
     command = _add_fitting_command(
         commands, "synthesize", "OUT.csv", "fit on a CSV file and write DP synthetic records",
         "Release DP aggregates of IN.csv and write synthetic records sampled from them. "
-        "Every field is read as text; declare numeric columns with --bounds or --schema.",
+        "Every field is read as text; a DP count decides which undeclared columns hold "
+        "numbers, binned under DP (--bounds or --schema declare them for free).",
         progress)
     command.add_argument("--aggregates-out", metavar="AGG.json",
                          help="also save the DP aggregates (.json, or .csv); saved before "
