@@ -77,30 +77,9 @@ def _tvd(a, b):
 
 
 def _auc(train, test, numeric):
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.metrics import roc_auc_score
+    from .run_messy import _auc as auc
 
-    features = [c for c in test.columns if c != TARGET]
-    categories = {c: sorted(test[c].astype(str).unique()) for c in features if c not in numeric}
-
-    def prepared(frame):
-        out = pd.DataFrame(index=frame.index)
-        for c in features:
-            if c in numeric:
-                out[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
-            else:
-                text = frame[c].astype(str)
-                out[c] = pd.Categorical(text.where(text.isin(categories[c])),
-                                        categories=categories[c])
-        return out
-
-    label = train[TARGET].astype(str) == ">50K"
-    if label.nunique() < 2:
-        return 0.5
-    model = HistGradientBoostingClassifier(categorical_features="from_dtype", random_state=0)
-    model.fit(prepared(train), label)
-    return float(roc_auc_score(test[TARGET].astype(str) == ">50K",
-                               model.predict_proba(prepared(test))[:, 1]))
+    return auc(train, test, TARGET, ">50K", numeric)
 
 
 def _measure(real, fake, test, numeric):

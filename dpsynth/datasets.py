@@ -1,4 +1,5 @@
-"""Built-in demo table: scikit-learn's handwritten digits with public binning.
+"""Built-in tables: scikit-learn's handwritten digits with public binning, and a
+generated ``people`` table for the CSV tutorial.
 
 The table ships with scikit-learn (no download) and every choice that makes
 it ready for synthesis is public information, known without looking at the
@@ -6,10 +7,12 @@ records: pixel intensities lie in 0..16 by construction of the data set, and
 the digit is one of 0..9.
 """
 
+import numpy as np
+import pandas as pd
 from sklearn.datasets import load_digits
 from sklearn.utils import Bunch
 
-__all__ = ["DEMO_PIXELS", "load_demo_table"]
+__all__ = ["DEMO_PIXELS", "load_demo_table", "make_people"]
 
 #: Six informative pixels spread over the 8x8 image (fixed in advance, not
 #: selected on the data at run time).  Fewer columns keep the per-record
@@ -67,3 +70,58 @@ def load_demo_table():
         n_bins=4,
         DESCR=description,
     )
+
+
+#: ZIP codes of :func:`make_people`: ten common ones, then rare ones.
+_COMMON_ZIPS = ("02139", "02140", "02141", "02142", "02143", "10001", "10002", "10003",
+                "94110", "94112")
+
+
+def make_people(n_samples=5000, random_state=0):
+    """Generate the ``people`` table of the CSV tutorial (no real person in it).
+
+    Columns: ``id`` (1..n), ``age`` (integers 18..99), ``sex`` (``F``/``M``),
+    ``zip`` (text with leading zeros: ten common ZIP codes and 59 rare ones,
+    each held by fewer than five people), ``hours`` (weekly working hours,
+    integers, missing for about one person in eight, more often past 65)
+    and ``income`` (yearly, two decimals, rising with hours).  Write it with
+    ``frame.to_csv("people.csv", index=False)`` or ``dpsynth demo --write-csv
+    people.csv``.
+
+    Parameters
+    ----------
+    n_samples : int, default=5000
+    random_state : int, default=0
+        The same seed gives the same table on every machine.
+
+    Returns
+    -------
+    DataFrame
+        ``id``, ``age`` and ``hours`` as ``Int64`` (``hours`` with missing
+        values), ``sex`` and ``zip`` as text, ``income`` as ``float64``.
+    """
+    if int(n_samples) < 100:
+        raise ValueError(f"n_samples must be at least 100; got {n_samples}.")
+    n = int(n_samples)
+    rng = np.random.default_rng(random_state)
+    age = np.clip(np.round(rng.gamma(4.0, 6.0, n) + 18), 18, 99).astype(np.int64)
+    sex = np.where(rng.random(n) < 0.52, "F", "M").astype(object)
+    rare = [f"{z:05d}" for z in rng.choice(np.arange(1000, 99999), 59, replace=False)]
+    zips = np.asarray(_COMMON_ZIPS, dtype=object)[rng.integers(0, len(_COMMON_ZIPS), n)]
+    holders = rng.permutation(n)[:59 * 4]  # each rare code held by 1 to 4 people
+    counts = rng.integers(1, 5, 59)
+    start = 0
+    for code, count in zip(rare, counts):
+        zips[holders[start:start + count]] = code
+        start += count
+    hours = np.clip(np.round(rng.normal(38, 10, n)), 1, 99)
+    missing = rng.random(n) < np.where(age > 65, 0.5, 0.08)
+    income = np.round(rng.lognormal(9.6, 0.8, n) * (0.3 + hours / 40), 2)
+    frame = pd.DataFrame({
+        "id": pd.array(np.arange(1, n + 1), dtype="Int64"),
+        "age": pd.array(age, dtype="Int64"), "sex": sex, "zip": zips,
+        "hours": pd.array(np.where(missing, np.nan, hours), dtype="Float64").astype("Int64"),
+        "income": income})
+    frame["sex"] = frame["sex"].astype(str)
+    frame["zip"] = frame["zip"].astype(str)
+    return frame

@@ -690,7 +690,32 @@ def _check_header(path, header, sep, line, explicit_sep):
             "rename them so that every column has its own name")
 
 
-def read_header(path, *, sep=None, header=True):
+_GENERIC_NAME = re.compile(r"column_[1-9][0-9]*")
+
+
+def _headerless_names(path, first, schema):
+    """The column names of a file without a header row, whose first line has the
+    fields ``first``.
+
+    A declaration that names its columns (any name but ``column_<k>``) names
+    the fields in order, so it must declare one column per field; otherwise
+    the columns are ``column_1, column_2, ...``, one per field of the first
+    record.  Every record is then checked against that count.
+    """
+    if schema is None or not schema.columns or all(
+            _GENERIC_NAME.fullmatch(name) for name in schema.names):
+        return [f"column_{i + 1}" for i in range(len(first))]
+    if len(schema.columns) != len(first):
+        relation = "more" if len(first) > len(schema.columns) else "fewer"
+        raise InputFileError(
+            f"{path}, line 1: the record has {relation} fields ({len(first)}) than the "
+            f"schema declares columns ({len(schema.columns)}); without a header row the "
+            "schema names every field in order: declare one column per field, or give "
+            "the file's separator with {sep}", sep=("sep=", "--sep"))
+    return list(schema.names)
+
+
+def read_header(path, *, sep=None, header=True, schema=None):
     """The column names of a CSV file, checked as :func:`read_csv` checks them.
 
     Parameters
@@ -699,8 +724,11 @@ def read_header(path, *, sep=None, header=True):
     sep : str, default=None
         The separator; None infers it from the header row as :func:`read_csv` does.
     header : bool, default=True
-        False: the file has no header row; the names are then ``column_1``,
+        False: the file has no header row; the names are then the schema's
+        (which must declare one column per field) or ``column_1``,
         ``column_2``, ...
+    schema : Declaration, default=None
+        As given to :func:`read_csv`.
 
     Returns
     -------
@@ -708,7 +736,7 @@ def read_header(path, *, sep=None, header=True):
     """
     _, first = _first_row(path, sep, header)
     if not header:
-        return [f"column_{i + 1}" for i in range(len(first))]
+        return _headerless_names(path, first, schema)
     return first
 
 
@@ -774,9 +802,11 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
     columns, drop : sequence of str, default=None
         Keep only ``columns`` (in that order), or every column but ``drop``.
     header : bool, default=True
-        Whether the first line names the columns.  Without one, the columns
-        are named after the schema's columns (if it declares as many) or
-        ``column_1, column_2, ...``.
+        Whether the first line names the columns.  Without one, a schema
+        that names its columns names the fields in order and must declare one
+        column per field; otherwise the columns are ``column_1, column_2,
+        ...``, as many as the first record has fields.  Either way every
+        record must have that many fields.
 
     Returns
     -------
@@ -819,13 +849,7 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
         na_values = schema.missing_values
     na_values = list(dict.fromkeys(na_values))
     sep, first = _first_row(path, sep, header)
-    if header:
-        names = first
-    else:
-        if (schema is not None and len(schema.columns) == len(first)):
-            names = schema.names
-        else:
-            names = [f"column_{i + 1}" for i in range(len(first))]
+    names = first if header else _headerless_names(path, first, schema)
     keep = _select(names, columns, drop, path)
     if schema is not None:
         absent = [c for c in schema.names if c not in names]

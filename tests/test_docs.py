@@ -296,3 +296,54 @@ def test_discovery_floor_counts_the_records_of_values_below_the_threshold():
     scale, tau = threshold(4, 0.05, 1e-5)
     wider, higher = threshold(4, 0.0125, 1e-5)
     assert scale > 0 and higher > tau > 1.0 and wider == pytest.approx(2 * scale, rel=1e-3)
+def _blocks(text):
+    """``(kind, lines)`` of every ``.. code-block:: kind`` of an .rst text."""
+    out, lines = [], text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(".. code-block::"):
+            body, j = [], i + 2
+            while j < len(lines) and (lines[j].startswith("   ") or not lines[j].strip()):
+                body.append(lines[j][3:])
+                j += 1
+            while body and not body[-1].strip():
+                body.pop()
+            out.append((line.split("::")[1].strip(), body))
+    return out
+
+
+def test_the_csv_tutorial_is_literally_true(tmp_path, monkeypatch, capsys):
+    # every command of doc/tutorial_csv.rst run as written (--seed 0 added, as the
+    # page says), on the people.csv it generates: the output is the page's
+    from dpsynth.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    blocks = _blocks((ROOT / "doc" / "tutorial_csv.rst").read_text())
+    schema = next(body for kind, body in blocks if kind == "json")
+    (tmp_path / "schema.json").write_text("\n".join(schema))
+    ran = 0
+    for kind, body in blocks:
+        if kind != "console":
+            continue
+        command = body[0].removeprefix("$ ").split()
+        if "-n" in command:  # the 250,000-record sample: its progress lines only
+            continue
+        assert command[0] == "dpsynth"
+        args = command[1:]
+        if args[0] in ("aggregate", "sample"):
+            args += ["--seed", "0"]
+        assert main(args) == 0
+        assert capsys.readouterr().out.splitlines() == body[1:], " ".join(command)
+        ran += 1
+    assert ran == 4
+    texts = [body for kind, body in blocks if kind == "text"]
+    people = (tmp_path / "people.csv").read_text().splitlines()
+    assert texts[0][:-1] == people[:len(texts[0]) - 1] and texts[0][-1] == "..."
+    assert texts[1] == (tmp_path / "synthetic.csv").read_text().splitlines()[:len(texts[1])]
+    # the ZIP-code story: 59 of 69 codes held by fewer than five people (3% of
+    # records), about 2% of the synthetic records with the other value
+    real = pd.read_csv(tmp_path / "people.csv", dtype=str, keep_default_na=False)
+    counts = real["zip"].value_counts()
+    assert (len(counts), int((counts < 5).sum())) == (69, 59)
+    assert real["zip"].isin(counts[counts < 5].index).mean() == pytest.approx(0.03, abs=0.005)
+    fake = pd.read_csv(tmp_path / "synthetic.csv", dtype=str, keep_default_na=False)
+    assert (fake["zip"] == "<other>").mean() == pytest.approx(0.02, abs=0.005)

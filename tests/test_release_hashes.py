@@ -121,10 +121,10 @@ PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, '6e4d4fed6aee3a97'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['a60f244754fe3463', '4701a9b291903cf6'],
+    'workload_adult': ['9d1069c4a7b9534b', '316b5207afff76a3'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['f2d1cc5c09805092', '870cb49c3ef499cb'],
-    'workload_messy_default': ['3b5f9f41f1973e80', 'e30715f9d0c8850b'],
+    'workload_messy_continuous': ['6408e6173b0d5941', '0d0961c4e4d3e853'],
+    'workload_messy_default': ['52b6f5fab6121e07', 'c88ee3e89a53ea10'],
 }
 
 

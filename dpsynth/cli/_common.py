@@ -488,9 +488,8 @@ def read_table(args, path, declaration, origins=None):
     drop = getattr(args, "drop", None)
     no_header = getattr(args, "no_header", False)
     try:
-        names = io.read_header(path, sep=getattr(args, "sep", None), header=not no_header)
-        if no_header and declaration.columns and len(declaration.columns) == len(names):
-            names = declaration.names  # as read_csv names them
+        names = io.read_header(path, sep=getattr(args, "sep", None), header=not no_header,
+                               schema=declaration)
         unknown = [c for c in declaration.names if c not in names]
         if unknown:
             flag = (origins or {}).get(unknown[0], "the declaration")

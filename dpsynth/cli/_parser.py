@@ -37,8 +37,9 @@ def _add_reading(group, *, selection=True):
                             "by default only the empty field is missing and 'NA', "
                             "'None', ... stay text")
     group.add_argument("--no-header", action="store_true",
-                       help="the first line is a record: name the columns after the "
-                            "--schema columns, or column_1, column_2, ...")
+                       help="the first line is a record: the --schema columns name "
+                            "the fields in order (one per field), else they are "
+                            "column_1, column_2, ...; every record has as many fields")
     if selection:
         choose = group.add_mutually_exclusive_group()
         choose.add_argument("--columns", type=_names, metavar="COL,...",
@@ -191,7 +192,8 @@ def build_parser():
     command = _add_fitting_command(
         commands, "synthesize", "OUT.csv", "fit on a CSV file and write DP synthetic records",
         "Release DP aggregates of IN.csv and write synthetic records sampled from them. "
-        "Every field is read as text; declare numeric columns with --bounds or --schema.",
+        "Every field is read as text; a DP count decides which undeclared columns hold "
+        "numbers, binned under DP (--bounds or --schema declare them for free).",
         progress)
     command.add_argument("--aggregates-out", metavar="AGG.json",
                          help="also save the DP aggregates (.json, or .csv); saved before "
@@ -293,6 +295,10 @@ def build_parser():
     command.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     command.add_argument("--report", metavar="REPORT.html",
                          help="also write an HTML report (plots need matplotlib)")
+    command.add_argument("--write-csv", metavar="PEOPLE.csv",
+                         help="instead, write the generated people table of the CSV "
+                              "tutorial (5,000 records, no real person; --seed picks "
+                              "the table) and stop")
     _add_force(command)
     _add_reporting(command, "print progress lines")
     command.set_defaults(func=demo.run)

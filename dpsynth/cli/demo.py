@@ -5,11 +5,12 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..datasets import load_demo_table
+from ..datasets import load_demo_table, make_people
 from ..metrics import marginal_tvd
 from ..preprocessing import TableEncoder
 from ..report import binned_view, write_report
 from ..synthesizer import DPMarginalSynthesizer
+from ..utils._files import atomic_write
 from . import _common
 
 __all__ = ["run"]
@@ -36,6 +37,8 @@ def run(args):
         Exit status 0; errors raise :class:`~dpsynth.cli._common.CommandError`
         (or ``ValueError``/``OSError``), reported by :func:`dpsynth.cli.main`.
     """
+    if getattr(args, "write_csv", None):
+        return _write_people(args)
     if args.report:
         _common.check_outputs([("--report", args.report)], force=args.force)
     demo = load_demo_table()
@@ -73,4 +76,15 @@ def run(args):
         write_report(real_view, synth_view, args.report, privacy=synthesizer.privacy_spent_,
                      release=synthesizer.aggregates_, title="dpsynth demo: handwritten digits")
         print(f"wrote the report to {args.report}")
+    return 0
+
+
+def _write_people(args):
+    """``dpsynth demo --write-csv PEOPLE.csv``: the tutorial's generated input."""
+    _common.check_outputs([("--write-csv", args.write_csv)], force=args.force)
+    frame = make_people(random_state=args.seed)
+    with atomic_write(args.write_csv) as tmp:
+        frame.to_csv(tmp, index=False, lineterminator="\n")
+    print(f"wrote {len(frame)} generated records ({', '.join(frame.columns)}) to "
+          f"{args.write_csv}")
     return 0

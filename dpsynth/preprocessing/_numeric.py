@@ -50,6 +50,9 @@ __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numer
 #: Each power-of-two cell of the range is cut into this many equal parts for
 #: the shape histogram (integer columns: at most one part per integer).
 SUB_CELLS = 16
+#: The most parts a crowded cell of the range is cut into (a year column's
+#: one octave 1024-2047 needs parts of a few years, not 64).
+MAX_SUB_CELLS = 256
 #: Sub-bins per interval in the released within-bin histogram.
 WITHIN_SUB_BINS = 16
 #: A released point mass holds at least this share of the column's noisy count.
@@ -57,6 +60,12 @@ MIN_POINT_SHARE = 0.01
 #: Probability that noise alone makes an empty cell of the range grid clear
 #: the range threshold (over all the grid's cells).
 RANGE_FALSE_CELL = 1e-3
+#: Cells next to the DP range whose noisy count exceeds this many sigma widen it.
+RANGE_NEIGHBOUR = 2.5
+#: Widths (in cells) of the windows of the range grid tested against the threshold.
+RANGE_WINDOWS = (1, 2, 4, 8)
+#: How many cells past the DP range are tested at that level.
+RANGE_LOOKAHEAD = 3
 #: Shares of a column's zCDP budget: range, point masses, bins and shape.
 STEP_SHARES = (0.25, 0.25, 0.5)
 _FLOAT_OCTAVES = (-30, 63)  # |x| in [2**-30, 2**63): below, the zero cell
@@ -100,15 +109,35 @@ def _histogram(values, weights, edges):
                        minlength=edges.size - 1).astype(np.float64)
 
 
-def default_decimals(low, high):
-    """Decimals of decoded floats: four significant digits of ``max(|low|, |high|)``.
+def default_decimals(low, high, smallest=None):
+    """Decimals of decoded floats: four significant digits of ``max(|low|, |high|)``,
+    and at least two of ``smallest``.
 
     A public rule applied to public (declared or DP) bounds, between 0 and 10.
+    ``smallest`` is the smallest nonzero magnitude known to hold values (the
+    lowest populated cell of the DP range grid): without it, a column
+    spanning several orders of magnitude (ratios from 1e-5 to 1) would round
+    its small values to 0, a point mass the data does not have.
     """
     magnitude = max(abs(float(low)), abs(float(high)))
     if not magnitude > 0 or not math.isfinite(magnitude):
         return 3
-    return int(min(10, max(0, 3 - math.floor(math.log10(magnitude)))))
+    decimals = 3 - math.floor(math.log10(magnitude))
+    if smallest is not None and 0 < smallest < magnitude:
+        decimals = max(decimals, 1 - math.floor(math.log10(smallest)))
+    return int(min(10, max(0, decimals)))
+
+
+def smallest_magnitude(noisy, threshold, integer):
+    """The smallest nonzero magnitude of the DP range: the lower edge, in absolute
+    value, of the populated cell of the range grid nearest to zero (post-processing
+    of step 1's noisy counts); None if only the zero cell is populated."""
+    grid = range_grid(integer)
+    above = np.flatnonzero(noisy > threshold)
+    above = above[~((grid[above] < 0) & (grid[above + 1] > 0))]  # not the zero cell
+    magnitudes = np.minimum(np.abs(grid[above]), np.abs(grid[above + 1]))
+    magnitudes = magnitudes[magnitudes > 0]
+    return float(magnitudes.min()) if magnitudes.size else None
 
 
 def _noisy(counts, sigma, rng):
@@ -126,16 +155,14 @@ def _dp_range(values, weights, integer, rho, rng):
     sigma = _sigma(rho)
     noisy = _noisy(_histogram(values, weights, grid), sigma, rng)
     n_cells = grid.size - 1
-    threshold = sigma * float(-ndtri(RANGE_FALSE_CELL / n_cells))
+    threshold = sigma * float(-ndtri(RANGE_FALSE_CELL / (n_cells * len(RANGE_WINDOWS))))
     above = np.flatnonzero(noisy > threshold)
     if above.size:
         first, last = int(above[0]), int(above[-1])
-    else:  # nothing clears the threshold: the largest noisy cell and the neighbours
-        first = last = int(np.argmax(noisy))  # next to it that clear 1.5 sigma
-        while first > 0 and noisy[first - 1] > 1.5 * sigma:
-            first -= 1
-        while last < n_cells - 1 and noisy[last + 1] > 1.5 * sigma:
-            last += 1
+    else:  # nothing clears the threshold: the largest noisy cell
+        first = last = int(np.argmax(noisy))
+    first, last = _grouped_cells(noisy, first, last, threshold, RANGE_NEIGHBOUR * sigma)
+    first, last = _extend_range(noisy, first, last, RANGE_NEIGHBOUR * sigma)
     low, high = float(grid[first]), float(grid[last + 1])
     if not integer:  # the zero cell holds |x| < 2**-30: it bounds the range at 0
         zero = int(np.searchsorted(grid, 0.0)) - 1
@@ -148,6 +175,58 @@ def _dp_range(values, weights, integer, rho, rng):
                   params=(("sigma", sigma), ("threshold", threshold), ("n_cells", n_cells),
                           ("sensitivity", 1)))
     return (low, high), total, spend, noisy
+
+
+def _grouped_cells(noisy, first, last, threshold, level):
+    """Cells ``first..last`` widened to the windows of :data:`RANGE_WINDOWS` adjacent
+    cells outside them whose noisy sum clears ``threshold * sqrt(width)`` (the sum's
+    own noise), each trimmed of its outer cells under ``level`` (post-processing).
+
+    Values spread thinly over several octaves (the 10% non-zero part of a
+    mostly-zero amount) clear as a group when no single cell does.
+    """
+    for width in RANGE_WINDOWS[1:]:
+        sums = np.convolve(noisy, np.ones(width), "valid")
+        for start in np.flatnonzero(sums > threshold * math.sqrt(width)):
+            start, end = int(start), int(start) + width - 1
+            if end < first:
+                while start < end and noisy[start] <= level:
+                    start += 1
+                first = min(first, start)
+            elif start > last:
+                while end > start and noisy[end] <= level:
+                    end -= 1
+                last = max(last, end)
+    return first, last
+
+
+def _extend_range(noisy, first, last, level):
+    """Cells ``first..last`` widened outward while one of the next
+    :data:`RANGE_LOOKAHEAD` cells on that side has a noisy count above ``level``
+    (post-processing), to the farthest such cell.
+
+    The range threshold guards the whole grid against false cells, so on a
+    small table it misses populated end cells (a 10% zero cell of a
+    1,000-record integer column); cells near the range are tested at the
+    lower ``level`` instead, looking past sparse cells (0, then 1, 2-3 and
+    4-7: few records may hold 1-3 when many hold 0 and 4-15).  A false
+    extension widens the range by a few octaves, which the noisy shape
+    histogram of step 3 leaves empty.
+    """
+    n_cells = noisy.size
+    while True:
+        near = [j for j in range(1, RANGE_LOOKAHEAD + 1)
+                if first - j >= 0 and noisy[first - j] > level]
+        if not near:
+            break
+        first -= max(near)
+    while True:
+        near = [j for j in range(1, RANGE_LOOKAHEAD + 1)
+                if last + j < n_cells and noisy[last + j] > level]
+        if not near:
+            break
+        last += max(near)
+    return first, last
 
 
 def _clip(values, low, high, integer):
@@ -216,7 +295,7 @@ def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rn
     """Step 3: interval edges (noisy quantiles) and within-bin sub-bin probabilities.
 
     Each cell of the range grid is cut into as many parts (up to
-    :data:`SUB_CELLS`) as its noisy count of step 1 fills with about
+    :data:`MAX_SUB_CELLS`) as its noisy count of step 1 fills with about
     ``4 sigma`` records each (post-processing: empty octaves stay whole,
     crowded ones get the full resolution).  A part's noisy count is kept
     when it clears the level that noise alone clears in half a part of the
@@ -235,7 +314,8 @@ def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rn
     if range_counts is None:
         parts = np.full(last - first + 1, SUB_CELLS)
     else:
-        parts = np.clip(np.floor(range_counts[first:last + 1] / (4.0 * sigma)), 1, SUB_CELLS)
+        parts = np.clip(np.floor(range_counts[first:last + 1] / (4.0 * sigma)), 1,
+                        MAX_SUB_CELLS)
     fine = _shape_grid(grid, first, last, integer, parts.astype(int))
     fine = fine[(fine > low) & (fine < high)]
     if not integer:  # the zero cell |x| < 2**-30 merges with its neighbours
@@ -325,7 +405,8 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     (low, high), total, range_spend, cells = _dp_range(values, weights, integer, rho_range,
                                                        rng)
     if not integer and decimals is None:
-        decimals = default_decimals(low, high)
+        smallest = smallest_magnitude(cells, dict(range_spend.params)["threshold"], integer)
+        decimals = default_decimals(low, high, smallest)
     if not integer:  # bounds at the column's precision
         low, high = math.floor(low * 10 ** decimals) / 10 ** decimals, \
             math.ceil(high * 10 ** decimals) / 10 ** decimals
@@ -365,9 +446,13 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=0.05):
     The present fields of the column fall in three public cells (integers,
     other decimal numbers, text); their counts get Gaussian noise (one
     record changes one count by one: ``rho``-zCDP).  From the noisy counts
-    alone: the column is numeric when text makes at most ``max_text_share``
-    of them and numbers clear ``3 sigma``; integer when the decimals do not
-    clear ``3 sigma`` and make at most 0.1% of the numbers.
+    alone: the column is numeric when numbers clear ``3 sigma`` and text
+    does not exceed ``max_text_share`` of them by more than ``3 sigma``
+    (noise alone calls a column of numbers text with probability 0.13%:
+    that error turns every value into the other value, while the opposite
+    one only turns the few words of a numeric column into missing values);
+    integer when the decimals do not clear ``3 sigma`` and make at most
+    0.1% of the numbers.
 
     ``series`` may be the column's distinct fields with ``weights`` their
     numbers of records.
@@ -392,7 +477,7 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=0.05):
                   params=(("sigma", sigma), ("max_text_share", max_text_share),
                           ("sensitivity", 1)))
     n_numbers = noisy[0] + noisy[1]
-    if not (n_numbers > 3 * sigma and noisy[2] <= max_text_share * noisy.sum()):
+    if not (n_numbers > 3 * sigma and noisy[2] <= max_text_share * noisy.sum() + 3 * sigma):
         return None, spend
     if noisy[1] > 3 * sigma and noisy[1] > 0.001 * n_numbers:
         return "float", spend

@@ -54,24 +54,22 @@ _HOMOGENEOUS = {"string", "integer", "floating", "mixed-integer-float", "boolean
 
 
 def _check_object_column(name, series):
-    """Reject unhashable cells and mixed value types in an object column."""
+    """Reject unhashable cells in an object column.
+
+    Value types may mix (numbers and words, as spreadsheets export them):
+    each distinct value is a category of its own, ``7`` apart from ``"7"``,
+    in a type-ranked order that no record chooses (see
+    :func:`~dpsynth.preprocessing._categories.canonical_order`); refusing
+    them would make one record's type decide whether a release is made.
+    """
     if pd.api.types.infer_dtype(series, skipna=True) in _HOMOGENEOUS:
         return
-    kinds = set()
     for value in series:
-        if is_missing_scalar(value):
-            continue
-        if not isinstance(value, Hashable):
+        if not is_missing_scalar(value) and not isinstance(value, Hashable):
             raise TypeError(
                 f"Column {name!r} contains an unhashable value of type "
                 f"{type(value).__name__} ({value!r:.60}); every cell must be a "
                 "scalar (str, number, bool, date) or missing."
-            )
-        kinds.add(value_kind(value))
-        if len(kinds) > 1:
-            raise TypeError(
-                f"Column {name!r} mixes value types {sorted(kinds)}; convert it "
-                f"to one type first, e.g. X[{name!r}] = X[{name!r}].astype(str)."
             )
 
 

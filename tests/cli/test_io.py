@@ -167,6 +167,32 @@ def test_every_record_has_the_header_field_count(tmp_path, text, line, relation)
                 assert f"'{field}'" not in message
 
 
+@pytest.mark.parametrize("text, relation", [("34,02139,x\n51,10001,y\n", "more"),
+                                            ("34\n51\n", "fewer")])
+def test_without_a_header_a_naming_schema_declares_every_field(tmp_path, text, relation):
+    # the schema names the fields in order: a first record of another length is
+    # an error (not column_1, column_2, ... and then "unknown column 'age'")
+    path = write(tmp_path, text)
+    schema = Declaration((ColumnDeclaration("age", "numeric", "int64", bounds=(0, 120)),
+                          ColumnDeclaration("zip", "categorical", "str")))
+    with pytest.raises(InputFileError) as info:
+        read_csv(path, schema, header=False)
+    message = info.value.for_cli()
+    assert f"line 1: the record has {relation} fields" in message
+    assert "schema declares columns (2)" in message and "--sep" in message
+    with pytest.raises(InputFileError, match="schema declares columns"):
+        read_header(path, header=False, schema=schema)
+    # a later record of another length: named by its line, as with a header
+    path = write(tmp_path, "34,02139\n51\n")
+    with pytest.raises(InputFileError, match="line 2: the record has fewer fields"):
+        read_csv(path, schema, header=False)
+    # generic names (a --bounds column_1=...) do not name the fields
+    generic = Declaration((ColumnDeclaration("column_1", "numeric", "int64",
+                                             bounds=(0, 120)),))
+    path = write(tmp_path, text)
+    assert read_header(path, header=False, schema=generic)[0] == "column_1"
+
+
 def test_short_records_are_refused_without_a_header(tmp_path):
     path = write(tmp_path, "1,2,3\n4,5\n")
     with pytest.raises(InputFileError, match="line 2: the record has fewer fields than the "

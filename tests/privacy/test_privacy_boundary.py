@@ -269,6 +269,9 @@ def _value_neighbours(position="last"):
          _with_record(base, position, naive=pd.Timestamp("2024-03-02", tz="UTC"))),
         ("the same instant in another zone", _with_record(base, position, aware=same_instant)),
         ("a float equal to an int in an object column", _with_record(base, position, count=1.0)),
+        ("a word in an object column of ints", _with_record(base, position, count="many")),
+        ("a numeric string in an object column of ints",
+         _with_record(base, position, count="1")),
         ("a float in an astype('category') column of ints",
          _with_record(base, position, level=2.5)),
     ]
