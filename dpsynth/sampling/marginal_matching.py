@@ -703,6 +703,7 @@ def expand_population(records, n, rng):
     Returns
     -------
     ndarray of shape (n, n_columns), of the dtype of ``records``
+        In Fortran order: decoding reads it column by column.
     """
     m = records.shape[0]
     whole, rest = divmod(int(n), m)
@@ -710,7 +711,7 @@ def expand_population(records, n, rng):
     index[:whole * m].reshape(whole, m)[...] = np.arange(m, dtype=index.dtype)
     index[whole * m:] = rng.choice(m, size=rest, replace=False)
     rng.shuffle(index)
-    return records.take(index, axis=0)
+    return np.ascontiguousarray(records.T).take(index, axis=1).T
 
 
 class DescentLayout(NamedTuple):
