@@ -266,8 +266,10 @@ class MarginalMatchingSampler(Sampler):
         beyond the model then grow only with drawing and decoding the
         records, at the price of the sampling noise of ``model_size``
         records instead of ``n``: every count of the expanded sample is the
-        model's count scaled to ``n``, within one record per cell, so the
-        error against the released marginals is the model's (the size was
+        model's count scaled to ``n`` (up to the sampling noise of the ``n
+        % model_size`` extra copies), so its error against the released
+        marginals is the model's, and the dependence the model's records
+        hold by chance is repeated rather than averaged away (the size was
         chosen on the benchmarks, see ``benchmarks/LOG.md``).  Decoding
         draws every copy's within-bin numeric values afresh.  ``0`` fits
         every record.  Samples of up to ``model_size`` records do not
@@ -688,9 +690,11 @@ def expand_population(records, n, rng):
     and ``n % m`` distinct records, chosen uniformly, once more; the result
     is in random order.  Each record's multiplicity is its expected share
     ``n / m`` rounded up or down at random (with exactly ``n`` in all), so
-    every count of the result is the population's count times ``n / m``
-    within one record per cell: the population's fit to its targets is kept
-    and no sampling noise beyond the rounding is added.
+    every count of the result is the population's count times ``n // m``
+    plus the count of a simple random sample (without replacement) of
+    ``n % m`` of its records: the population's fit to its targets is kept,
+    and the only sampling noise added is that of the ``n % m`` extra
+    records (none when ``m`` divides ``n``).
 
     Parameters
     ----------
