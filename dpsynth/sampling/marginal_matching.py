@@ -257,7 +257,7 @@ class MarginalMatchingSampler(Sampler):
         not rounded: their sampling noise averages out.  Rounding costs
         sampling time and buys accuracy on the unmeasured marginals; the
         sizes were chosen on the benchmarks (see ``benchmarks/LOG.md``).
-    model_size : int, default=1_000_000
+    model_size : int, default=300_000
         A sample of ``n > model_size`` records is drawn from a model: a
         sample of ``model_size`` records (built as any sample of that size)
         whose records are repeated ``n // model_size`` times, ``n %
@@ -290,7 +290,7 @@ class MarginalMatchingSampler(Sampler):
 
     def __init__(self, sweeps=3, use_three_way=True, max_population=50_000, n_jobs=None,
                  three_way_sweeps=2, dense_sweeps=15, min_count="auto",
-                 reference_size=300_000, model_size=1_000_000):
+                 reference_size=300_000, model_size=300_000):
         self.sweeps = sweeps
         self.three_way_sweeps = three_way_sweeps
         self.use_three_way = use_three_way
