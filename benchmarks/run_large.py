@@ -91,37 +91,40 @@ def write_parquet(directory, rows):
     return files
 
 
-def _step(result, name, start, cpu):
+def _step(result, name, start, cpu, progress=None):
     result[f"{name}_s"] = round(time.perf_counter() - start, 1)
     result[f"{name}_cpu_s"] = round(time.process_time() - cpu, 1)
     result[f"{name}_peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    result[f"{name}_load_average"] = round(os.getloadavg()[0], 1)
+    if progress:  # the steps so far, for a run that is stopped
+        Path(progress).write_text(json.dumps(result))
 
 
-def check_parquet(files):
+def check_parquet(files, progress=None):
     """Read, fit, sample, write (in this process); returns the measurements."""
     result = {}
     start, cpu = time.perf_counter(), time.process_time()
     table = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-    _step(result, "read", start, cpu)
+    _step(result, "read", start, cpu, progress)
     result["rows"], result["columns"] = table.shape
     synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0)
     start, cpu = time.perf_counter(), time.process_time()
     synth.fit(table)
-    _step(result, "fit", start, cpu)
+    _step(result, "fit", start, cpu, progress)
     del table
     start, cpu = time.perf_counter(), time.process_time()
     synthetic = synth.sample()
-    _step(result, "sample", start, cpu)
+    _step(result, "sample", start, cpu, progress)
     result["sample_rows"] = len(synthetic)
     result["sample_records_per_s"] = round(len(synthetic) / max(result["sample_s"], 1e-9))
     directory = Path(tempfile.mkdtemp(prefix="dpsynth-large-"))
     try:
         start, cpu = time.perf_counter(), time.process_time()
         synthetic.to_parquet(directory / "synthetic.parquet", index=False)
-        _step(result, "parquet_write", start, cpu)
+        _step(result, "parquet_write", start, cpu, progress)
         start, cpu = time.perf_counter(), time.process_time()
         synthetic.to_csv(directory / "synthetic.csv", index=False)
-        _step(result, "csv_write", start, cpu)
+        _step(result, "csv_write", start, cpu, progress)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     result["load_average"] = round(os.getloadavg()[0], 1)
@@ -157,7 +160,8 @@ def main_parquet(args):
         results = {"command": "python -m benchmarks.run_large " + " ".join(sys.argv[1:]),
                    "date": time.strftime("%Y-%m-%d"), "cpu_count": os.cpu_count(),
                    "load_average_before": round(os.getloadavg()[0], 1)}
-        results["check"] = run_child(["benchmarks.run_large", "--check-files", *files])
+        results["check"] = run_child(["benchmarks.run_large", "--progress",
+                                      str(directory / "progress.json"), "--check-files", *files])
     finally:
         if args.data_dir is None:
             shutil.rmtree(directory, ignore_errors=True)
@@ -178,10 +182,11 @@ def main(argv=None):
     parser.add_argument("--data-dir", default=None,
                         help="with --parquet: where the Parquet files are kept (and reused)")
     parser.add_argument("--check-files", nargs="*", help=argparse.SUPPRESS)
+    parser.add_argument("--progress", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.rows_given = any(a.startswith("--rows") for a in (argv or sys.argv[1:]))
     if args.check_files:
-        print(json.dumps(check_parquet(args.check_files)))
+        print(json.dumps(check_parquet(args.check_files, args.progress)))
         return
     if args.parquet:
         main_parquet(args)

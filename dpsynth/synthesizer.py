@@ -90,9 +90,10 @@ def _noisy_release_warnings(aggregates, epsilon, delta):
             "as identifiers.", NoisyReleaseWarning, stacklevel=3)
 
 
-#: Peak bytes of one sampled cell: codes and work arrays of the samplers, the
-#: decoded column (an object column holds a pointer and its value) and a copy.
-_BYTES_PER_SAMPLED_CELL = 64
+#: Peak bytes of one sampled cell: its code and a copy (int32; the samplers'
+#: work arrays are per population or model, bounded), the decoded value (a
+#: pointer or an 8-byte number) and the temporaries of decoding its column.
+_BYTES_PER_SAMPLED_CELL = 32
 
 
 def _public_domains(encoder, table, *, sources=None):
