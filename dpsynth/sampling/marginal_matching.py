@@ -214,9 +214,10 @@ class MarginalMatchingSampler(Sampler):
         Also denoise the 3-way aggregates (prior: the population fitted to
         the 1- and 2-way targets) and fit to them.
     max_population : int, default=50_000
-        Larger samples are built as independent populations of at most this
-        size (each fitted to the same targets), so time grows linearly with
-        the number of records and memory stays bounded.
+        Larger samples (up to ``model_size``) are built as independent
+        populations of at most this size (each fitted to the same targets),
+        so time grows linearly with the number of records and memory stays
+        bounded.
     n_jobs : int or None, default=None
         Populations fitted concurrently, in threads (the kernel releases the
         GIL); a sample of one population counts its reference population
