@@ -885,9 +885,12 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
         The pools are subsampled, so the marginal-matching sampler's rounding
         of a small sample to a larger reference (``reference_size``) is not
-        needed and is skipped.
+        needed and is skipped; and every pool record is fitted
+        (``model_size=0``): repeated model records would give a rare
+        condition fewer distinct records.
         """
-        sampler = get_sampler(self.synthesis, n_jobs=self.n_jobs, reference_size=0)
+        sampler = get_sampler(self.synthesis, n_jobs=self.n_jobs, reference_size=0,
+                              model_size=0)
         sampler.fit(self.aggregates_)
         return sampler.sample
 
