@@ -93,9 +93,10 @@ def _noisy_release_warnings(aggregates, epsilon, delta):
             "as identifiers.", NoisyReleaseWarning, stacklevel=3)
 
 
-#: Peak bytes of one sampled cell: codes and work arrays of the samplers, the
-#: decoded column (an object column holds a pointer and its value) and a copy.
-_BYTES_PER_SAMPLED_CELL = 64
+#: Peak bytes of one sampled cell: its code and a copy (int32; the samplers'
+#: work arrays are per population or model, bounded), the decoded value (a
+#: pointer or an 8-byte number) and the temporaries of decoding its column.
+_BYTES_PER_SAMPLED_CELL = 32
 
 
 def _public_domains(encoder, table, *, sources=None):
@@ -875,9 +876,12 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
         The pools are subsampled, so the marginal-matching sampler's rounding
         of a small sample to a larger reference (``reference_size``) is not
-        needed and is skipped.
+        needed and is skipped; and every pool record is fitted
+        (``model_size=0``): repeated model records would give a rare
+        condition fewer distinct records.
         """
-        sampler = get_sampler(self.synthesis, n_jobs=self.n_jobs, reference_size=0)
+        sampler = get_sampler(self.synthesis, n_jobs=self.n_jobs, reference_size=0,
+                              model_size=0)
         sampler.fit(self.aggregates_)
         return sampler.sample
 

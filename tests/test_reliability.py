@@ -130,7 +130,7 @@ def test_sample_refuses_what_cannot_fit_up_front(small):
     assert time.perf_counter() - start < 1
     synth.set_params(max_memory=1e6)
     with pytest.raises(ResourceLimitError):
-        synth.sample(10**4)
+        synth.sample(10**5)
     assert synth.sample(1000).shape == (1000, 3)
 
 

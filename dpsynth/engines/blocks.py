@@ -3,6 +3,8 @@
 from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
 
+import threading
+
 import numpy as np
 
 from ..utils._threads import leave_signals_to_main_thread
@@ -82,21 +84,42 @@ class InMemoryCodes(CodeBlocks):
         if self.n_threads <= 1 or n < 2 * self.chunk_rows:
             return func(self.codes, 0) if indexed else func(self.codes)
         starts = range(0, n, self.chunk_rows)
+        stop = threading.Event()
 
-        def chunk(start):
-            block = self.codes[start:start + self.chunk_rows]
-            return func(block, start) if indexed else func(block)
+        def worker(first):
+            # each thread sums its own chunks in place: memory for n_threads
+            # results, however many chunks finish before they are added up
+            total = None
+            for start in starts[first::self.n_threads]:
+                if stop.is_set():
+                    return None
+                block = self.codes[start:start + self.chunk_rows]
+                result = func(block, start) if indexed else func(block)
+                total = result if total is None else _add_into(total, result)
+            return total
 
         with ThreadPoolExecutor(max_workers=self.n_threads,
                                 initializer=leave_signals_to_main_thread) as executor:
             try:
-                return reduce(add_results, executor.map(chunk, starts))
-            except BaseException:  # Ctrl-C or a failure: drop the chunks not started
+                totals = executor.map(worker, range(min(self.n_threads, len(starts))))
+                return reduce(add_results, list(totals))
+            except BaseException:  # Ctrl-C or a failure: the threads start no more chunks
+                stop.set()
                 executor.shutdown(wait=True, cancel_futures=True)
                 raise
 
     def map(self, func):
-        return InMemoryCodes(func(self.codes), self.n_threads, self.chunk_rows)
+        """``func`` applied chunk by chunk (rows of ``chunk_rows``) into one array:
+        its temporaries then take memory for one chunk, not for the whole matrix."""
+        n = self.codes.shape[0]
+        if n <= self.chunk_rows:
+            return InMemoryCodes(func(self.codes), self.n_threads, self.chunk_rows)
+        first = np.asarray(func(self.codes[:self.chunk_rows]))
+        out = np.empty((n,) + first.shape[1:], dtype=first.dtype)
+        out[:self.chunk_rows] = first
+        for start in range(self.chunk_rows, n, self.chunk_rows):
+            out[start:start + self.chunk_rows] = func(self.codes[start:start + self.chunk_rows])
+        return InMemoryCodes(out, self.n_threads, self.chunk_rows)
 
     def n_rows(self):
         return self.codes.shape[0]
@@ -105,6 +128,16 @@ class InMemoryCodes(CodeBlocks):
 def as_blocks(codes):
     """``codes`` as :class:`CodeBlocks` (an array becomes :class:`InMemoryCodes`)."""
     return codes if isinstance(codes, CodeBlocks) else InMemoryCodes(codes)
+
+
+def _add_into(a, b):
+    """``a + b`` for :meth:`CodeBlocks.map_sum` results, into ``a``'s arrays where it can."""
+    if isinstance(a, tuple):
+        return tuple(_add_into(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) and a.dtype == np.result_type(a, b) and a.shape == np.shape(b):
+        a += b
+        return a
+    return a + b
 
 
 def add_results(a, b):

@@ -570,7 +570,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             seed_sequence(self.random_state if random_state is None else random_state))
         data = {column.name: self._decode_column(j, codes[:, j], rng)
                 for j, column in enumerate(self.schema_)}
-        frame = pd.DataFrame(data, index=pd.RangeIndex(codes.shape[0]))
+        # copy=False: the columns stay apart, not copied into one block per dtype
+        frame = pd.DataFrame(data, index=pd.RangeIndex(codes.shape[0]), copy=False)
         frame.columns = pd.Index(self.schema_.names,
                                  dtype=getattr(self, "_columns_dtype", None))
         if self._output_frame:

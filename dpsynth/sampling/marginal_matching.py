@@ -45,7 +45,11 @@ released nor held are dropped from the tables.  The residual and its copies
 take 8 + 4 k bytes per cell of a k-way table (about 63 MB for a population
 of 50,000 records fitted to 1,700 3-way tables on 24 columns).
 
-Samples larger than ``max_population`` are built as independent
+Samples larger than ``model_size`` are drawn from a model of
+``model_size`` records (built as below) by randomized rounding of the
+record multiplicities (:func:`expand_population`), so their cost beyond the
+model is drawing and decoding records.  Samples larger than
+``max_population`` (up to ``model_size``) are built as independent
 populations; with ``n_jobs`` they are fitted in threads (the kernels run
 without the GIL), each with its own records and residual.  All randomness
 (initial draws and visiting orders) comes from one
@@ -68,7 +72,7 @@ from ..model.layout import descent_layout
 from ..utils._threads import leave_signals_to_main_thread, n_threads
 from .base import Sampler
 
-__all__ = ["MarginalMatchingSampler", "denoise_censored", "rake"]
+__all__ = ["MarginalMatchingSampler", "denoise_censored", "expand_population", "rake"]
 
 _KAPPAS = np.logspace(-2, 4, 25)
 
@@ -197,9 +201,10 @@ class MarginalMatchingSampler(Sampler):
         Also denoise the 3-way aggregates (prior: the population fitted to
         the 1- and 2-way targets) and fit to them.
     max_population : int, default=50_000
-        Larger samples are built as independent populations of at most this
-        size (each fitted to the same targets), so time grows linearly with
-        the number of records and memory stays bounded.
+        Larger samples (up to ``model_size``) are built as independent
+        populations of at most this size (each fitted to the same targets),
+        so time grows linearly with the number of records and memory stays
+        bounded.
     n_jobs : int or None, default=None
         Populations fitted concurrently, in threads (the kernel releases the
         GIL); a sample of one population counts its reference population
@@ -240,6 +245,23 @@ class MarginalMatchingSampler(Sampler):
         not rounded: their sampling noise averages out.  Rounding costs
         sampling time and buys accuracy on the unmeasured marginals; the
         sizes were chosen on the benchmarks (see ``benchmarks/LOG.md``).
+    model_size : int, default=300_000
+        A sample of ``n > model_size`` records is drawn from a model: a
+        sample of ``model_size`` records (built as any sample of that size)
+        whose records are repeated ``n // model_size`` times, ``n %
+        model_size`` distinct ones of them once more (chosen at random), in
+        random order (:func:`expand_population`).  Sampling time and memory
+        beyond the model then grow only with drawing and decoding the
+        records, at the price of the sampling noise of ``model_size``
+        records instead of ``n``: every count of the expanded sample is the
+        model's count scaled to ``n`` (up to the sampling noise of the ``n
+        % model_size`` extra copies), so its error against the released
+        marginals is the model's, and the dependence the model's records
+        hold by chance is repeated rather than averaged away (the size was
+        chosen on the benchmarks, see ``benchmarks/LOG.md``).  Decoding
+        draws every copy's within-bin numeric values afresh.  ``0`` fits
+        every record.  Samples of up to ``model_size`` records do not
+        depend on it.
     """
 
     _parameter_constraints = {
@@ -251,11 +273,12 @@ class MarginalMatchingSampler(Sampler):
         "dense_sweeps": [Interval(Integral, 1, None, closed="left")],
         "min_count": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "reference_size": [Interval(Integral, 0, None, closed="left")],
+        "model_size": [Interval(Integral, 0, None, closed="left")],
     }
 
     def __init__(self, sweeps=3, use_three_way=True, max_population=50_000, n_jobs=None,
                  three_way_sweeps=2, dense_sweeps=15, min_count="auto",
-                 reference_size=300_000):
+                 reference_size=300_000, model_size=300_000):
         self.sweeps = sweeps
         self.three_way_sweeps = three_way_sweeps
         self.use_three_way = use_three_way
@@ -264,6 +287,7 @@ class MarginalMatchingSampler(Sampler):
         self.dense_sweeps = dense_sweeps
         self.min_count = min_count
         self.reference_size = reference_size
+        self.model_size = model_size
 
     def fit(self, aggregates):
         """Read the public facts the targets need from ``aggregates``."""
@@ -469,6 +493,8 @@ class MarginalMatchingSampler(Sampler):
         self.aggregates.check_samplable(complete=not self.absent)
         if n == 0:
             return np.zeros((0, self.n_columns), dtype=np.int32)
+        if 0 < self.model_size < n:  # a fixed-size model, its records repeated
+            return expand_population(self.sample(self.model_size, rng), n, rng)
         n_parts = -(-n // self.max_population)
         sizes = np.full(n_parts, n // n_parts) + (np.arange(n_parts) < n % n_parts)
         seed = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
@@ -574,3 +600,38 @@ class MarginalMatchingSampler(Sampler):
         for j in range(d):
             records[:, j] = keep[j][code[:, j]]
         return moves
+
+
+def expand_population(records, n, rng):
+    """``n`` records drawn from a population by randomized rounding of multiplicities.
+
+    Every record of ``records`` (``m`` of them) is repeated ``n // m`` times
+    and ``n % m`` distinct records, chosen uniformly, once more; the result
+    is in random order.  Each record's multiplicity is its expected share
+    ``n / m`` rounded up or down at random (with exactly ``n`` in all), so
+    every count of the result is the population's count times ``n // m``
+    plus the count of a simple random sample (without replacement) of
+    ``n % m`` of its records: the population's fit to its targets is kept,
+    and the only sampling noise added is that of the ``n % m`` extra
+    records (none when ``m`` divides ``n``).
+
+    Parameters
+    ----------
+    records : ndarray of shape (m, n_columns)
+        The population (codes), ``m >= 1``.
+    n : int
+        Number of records to draw.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (n, n_columns), of the dtype of ``records``
+        In Fortran order: decoding reads it column by column.
+    """
+    m = records.shape[0]
+    whole, rest = divmod(int(n), m)
+    index = np.empty(int(n), dtype=np.int32 if m < 2**31 else np.int64)
+    index[:whole * m].reshape(whole, m)[...] = np.arange(m, dtype=index.dtype)
+    index[whole * m:] = rng.choice(m, size=rest, replace=False)
+    rng.shuffle(index)
+    return np.ascontiguousarray(records.T).take(index, axis=1).T

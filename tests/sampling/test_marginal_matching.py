@@ -455,3 +455,63 @@ def test_dense_sample_is_rounded_to_a_reference_population():
     unrounded = MarginalMatchingSampler(max_population=250, reference_size=0).fit(aggregates)
     np.testing.assert_array_equal(parts.sample(500, np.random.default_rng(3)),
                                   unrounded.sample(500, np.random.default_rng(3)))
+
+
+@pytest.mark.parametrize("m, n", [(7, 0), (7, 5), (7, 7), (7, 23), (1, 4), (300, 1000)])
+def test_expand_population_rounds_multiplicities(m, n):
+    from dpsynth.sampling.marginal_matching import expand_population
+
+    records = np.column_stack([np.arange(m), np.arange(m) % 3]).astype(np.int32)
+    out = expand_population(records, n, np.random.default_rng(0))
+    assert out.shape == (n, 2) and out.dtype == np.int32 and out.flags.f_contiguous
+    copies = np.bincount(out[:, 0], minlength=m)  # column 0 names the record
+    assert copies.sum() == n and set(copies) <= {n // m, -(-n // m)}
+    np.testing.assert_array_equal(out[:, 1], out[:, 0] % 3)  # whole records are copied
+    # every count is the population's times n // m, plus at most the population's
+    model = np.bincount(records[:, 1], minlength=3)
+    extra = np.bincount(out[:, 1], minlength=3) - model * (n // m)
+    assert np.all((extra >= 0) & (extra <= model)) and extra.sum() == n % m
+    if n > m > 1:  # in random order, from the generator only
+        assert not np.array_equal(out[:m, 0], np.arange(m))
+        np.testing.assert_array_equal(out, expand_population(records, n,
+                                                             np.random.default_rng(0)))
+
+
+@pytest.mark.parametrize("release", ["sds", "workload"])
+def test_samples_beyond_model_size_are_drawn_from_the_model(release):
+    frame = _dependent_table(3000, seed=4)
+    aggregates = DPMarginalSynthesizer(release=release, epsilon=4.0,
+                                       random_state=0).fit(frame).aggregates_
+    small = MarginalMatchingSampler(model_size=400, max_population=300).fit(aggregates)
+    full = MarginalMatchingSampler(model_size=0, max_population=300).fit(aggregates)
+    # up to the model size the sample does not depend on it
+    for n in (250, 400):
+        np.testing.assert_array_equal(small.sample(n, np.random.default_rng(1)),
+                                      full.sample(n, np.random.default_rng(1)))
+    rng = np.random.default_rng(2)
+    model = full.sample(400, rng)  # the model is the sample of model_size records...
+    from dpsynth.sampling.marginal_matching import expand_population
+    expected = expand_population(model, 1000, rng)  # ...expanded with the same generator
+    large = small.sample(1000, np.random.default_rng(2))
+    np.testing.assert_array_equal(large, expected)
+    keys, counts = np.unique(large, axis=0, return_counts=True)
+    model_keys, model_counts = np.unique(model, axis=0, return_counts=True)
+    np.testing.assert_array_equal(keys, model_keys)  # the model's records, nothing else
+    assert np.all(np.abs(counts - model_counts * 2.5) <= model_counts)  # 2 or 3 copies each
+    assert not np.array_equal(large, full.sample(1000, np.random.default_rng(2)))
+
+
+def test_synthesizer_sample_beyond_model_size_redraws_numeric_values():
+    rng = np.random.default_rng(0)
+    frame = _dependent_table(2000, seed=1).assign(x=rng.normal(50, 10, 2000).round(3))
+    synth = DPMarginalSynthesizer(
+        epsilon=4.0, random_state=0, encoder=TableEncoder(bounds={"x": (0.0, 100.0)}),
+        synthesis=MarginalMatchingSampler(model_size=200)).fit(frame)
+    out = synth.sample(2000)
+    assert out.shape == (2000, frame.shape[1])
+    assert list(out.dtypes) == list(frame.dtypes)
+    assert not out.drop(columns="e").isna().any().any()
+    text = out.drop(columns="x")
+    assert len(text.drop_duplicates()) <= 200  # the model's records...
+    assert out["x"].nunique() > 1500  # ...with fresh within-bin values for every copy
+    pd.testing.assert_frame_equal(out, synth.sample(2000))
