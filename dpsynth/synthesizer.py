@@ -25,6 +25,7 @@ from .engines import InMemoryCodes, as_blocks, is_dask_collection
 from .exceptions import NoisyReleaseWarning, ResourceLimitError, ResourceLimitWarning
 from .mechanisms import laplace_count
 from .preprocessing import TableEncoder
+from .release import sds_budget
 from .release.adaptive import release_adaptive
 from .release.sds import release_marginals, sds_privacy_spent
 from .sampling import SAMPLERS, Sampler, get_sampler
@@ -456,8 +457,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self._check_n_jobs()
         self._resolved_release()
         R = min(int(self.reporting_length), n_columns)
-        proportions = accounting.sigma_proportions(self._resolved_accuracy_mode(), R)
-        rules = accounting.fabrication_thresholds(self.fabrication_mode,
+        proportions = sds_budget.sigma_proportions(self._resolved_accuracy_mode(), R)
+        rules = sds_budget.fabrication_thresholds(self.fabrication_mode,
                                                   int(self.reporting_length))
         rules = {k: rule for k, rule in rules.items() if k <= R}
         return float(self.epsilon), R, proportions, rules
@@ -604,7 +605,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
         n_records = max(int(round(laplace_count(blocks.n_rows(), epsilon_records, rng,
                                                 noise=self.noise))), 1)
-        plan = accounting.plan_budget(
+        plan = sds_budget.plan_budget(
             epsilon=epsilon, delta=delta, reporting_length=R,
             percentile_epsilon_proportion=self.percentile_epsilon_proportion,
             proportions=proportions, epsilon_records=epsilon_records,
@@ -642,7 +643,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         """
         from .preprocessing._categories import check_categories
         from .preprocessing._numeric import DELTA_SHARE, auto_columns, numeric_share
-        from .release.conversion import gdp_mu
+        from .accounting import gdp_mu
 
         if (not isinstance(encoder, TableEncoder) or encoder.numeric == "categorical"
                 or encoder.numeric_rho is not None):

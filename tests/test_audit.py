@@ -32,7 +32,7 @@ from scipy.stats import beta
 from dpsynth import DPMarginalSynthesizer
 from dpsynth.local import CALMSynthesizer
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
-from dpsynth.release.conversion import gdp_epsilon
+from dpsynth.accounting import gdp_epsilon
 from dpsynth.release.workload import release_workload
 
 ALPHA = 0.005  # per Clopper-Pearson bound: a false alarm has probability <= 1%

@@ -14,7 +14,7 @@ from dpsynth.aggregates import NoisyMarginal
 from dpsynth.exceptions import NoisyReleaseWarning
 from dpsynth.preprocessing import TableEncoder
 from dpsynth.release.adaptive import discovery_proportion
-from dpsynth.release.conversion import zcdp_delta
+from dpsynth.accounting import zcdp_delta
 from dpsynth.sampling import AggregateSeededSampler
 
 

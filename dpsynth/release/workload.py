@@ -23,7 +23,7 @@ synthetic population fitted by marginal matching
    ``max_cells`` cells: public facts only) with the exponential mechanism
    (budget ``eps``, bounded range: Durfee & Rogers 2019; cost ``mu**2 / 2``
    with its Gaussian-DP ``mu``,
-   :func:`~dpsynth.release.conversion.bounded_range_mu`, or its zCDP
+   :func:`~dpsynth.accounting.bounded_range_mu`, or its zCDP
    ``eps**2 / 8``, Cesar & Rogers 2021, see ``accounting``) on the score
    ``w_r (||M_r(D) - M_r(P)||_1 - sqrt(2/pi) sigma n_r)``,
    where ``M_r(P)`` are the population's counts scaled to the estimated
@@ -66,15 +66,15 @@ import math
 
 import numpy as np
 
+from ..accounting import Spend, bounded_range_epsilon, bounded_range_mu
 from ..mechanisms import check_noise, exponential_mechanism, gaussian_measure, mechanism_name
 from ..engines.blocks import as_blocks
 from .allocation import (Measurement, _outside, _residual_size, _subsets as _all_subsets,
                          _to_residual, make_consistent, noisy_residual)
-from .conversion import bounded_range_epsilon, bounded_range_mu
 from .fitting import (TableShards, count_tables, descend, fit_population,
                       mix_within_neighbourhoods, move_counts, one_way_estimates, table_layout)
 
-__all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release",
+__all__ = ["WorkloadRelease", "release_workload", "candidate_sets", "sample_release",
            "nominal_rounds", "selection_cost", "selection_epsilon", "residual_allocation",
            "consistent_marginals"]
 
@@ -100,16 +100,6 @@ def selection_epsilon(cost, accounting="gdp"):
     if accounting == "gdp":
         return bounded_range_epsilon(math.sqrt(2.0 * cost))
     return math.sqrt(8.0 * cost)
-
-
-@dataclass(frozen=True)
-class Spend:
-    """One accounted mechanism: ``name``, ``mechanism``, zCDP ``rho``, ``params``."""
-
-    name: str
-    mechanism: str
-    rho: float
-    params: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -406,7 +396,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         ``1/sigma``-GDP; GDP composes adaptively, Smith & Thakurta 2022) and
         rho-zCDP; a selection costs about 1.57x its zCDP, but the GDP
         guarantee converts to (epsilon, delta) exactly
-        (:func:`~dpsynth.release.conversion.gdp_mu`).  ``"zcdp"``: rho-zCDP
+        (:func:`~dpsynth.accounting.gdp_mu`).  ``"zcdp"``: rho-zCDP
         only, for a budget from a zCDP conversion.
     measurement : {"marginals", "residuals"}, default="residuals"
         What a round measures.  ``"marginals"``: the selected marginal, with
@@ -513,9 +503,9 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                 index[axis] = empty_cells[c]
                 noisy[tuple(index)] = 0.0
         measurements.append((tuple(cols), noisy, float(scale) ** 2))
-        spends.append(Spend(name, gaussian_name, 1.0 / (2.0 * s * s),
-                            {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
-                             "noise_scale": float(scale)}))
+        spends.append(Spend(name, gaussian_name, rho=1.0 / (2.0 * s * s),
+                            params={"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
+                                    "noise_scale": float(scale)}))
         for sub in _subsets(tuple(cols)):  # what it tells about each residual
             precision[sub] = precision.get(sub, 0.0) + 1.0 / (s * s * _outside(cols, sub, free))
 
@@ -530,9 +520,9 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                                              rng, noise)
             residuals.append((sub, noisy, variance))
             precision[sub] = precision.get(sub, 0.0) + inverse_variance
-        spends.append(Spend(name, gaussian_name, 1.0 / (2.0 * s * s),
-                            {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
-                             "basis": "residual", "n_residuals": len(lam)}))
+        spends.append(Spend(name, gaussian_name, rho=1.0 / (2.0 * s * s),
+                            params={"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
+                                    "basis": "residual", "n_residuals": len(lam)}))
 
     one_way_counts = _checked_one_way_counts(one_way_counts, n_values)
     for c in range(d):
@@ -614,10 +604,10 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
             choice = exponential_mechanism(scores, epsilon, rng, sensitivity=sensitivity)
             r = candidates[choice]
             spends.append(Spend(f"select round {rounds}", "exponential",
-                                selection_cost(epsilon, accounting),
-                                {"epsilon": epsilon, "sensitivity": sensitivity,
-                                 "n_candidates": len(candidates), "selected": r,
-                                 "accounting": accounting}))
+                                rho=selection_cost(epsilon, accounting),
+                                params={"epsilon": epsilon, "sensitivity": sensitivity,
+                                        "n_candidates": len(candidates), "selected": r,
+                                        "accounting": accounting}))
             # --- measure
             if last:  # the exact remainder, so that the spends sum to rho
                 rho_measure = rho - math.fsum(s.rho for s in spends)
@@ -712,8 +702,8 @@ def _checked(block, n_values, empty_cells):
 def _exact_last(spends, rho):
     """Rescale the budget bookkeeping of a 1-way-only release (all rho on d marginals)."""
     last = spends[-1]
-    return Spend(last.name, last.mechanism, rho - math.fsum(s.rho for s in spends[:-1]),
-                 last.params)
+    return Spend(last.name, last.mechanism, rho=rho - math.fsum(s.rho for s in spends[:-1]),
+                 params=last.params)
 
 
 def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=True):
