@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .accounting import PrivacySpent
-from .release.sds import sub_tuple_counts
+from .model.tuples import sub_tuple_counts
 from .schema import Schema
 from .utils._files import atomic_write
 

@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import norm
 
 from dpsynth import DPMarginalSynthesizer, accounting
-from dpsynth.release import sds_budget
+from dpsynth.release import SDSRelease, sds_budget
 from dpsynth.mechanisms import (
     dp_percentile,
     exponential_mechanism_probabilities,
@@ -33,10 +33,10 @@ def _table(n=400, seed=0):
 @pytest.mark.parametrize("accuracy_mode",
                          ["auto", "prioritize_long", "balanced", [1.0, 0.3, 2.0]])
 def test_privacy_spent_satisfies_zcdp_budget(epsilon, delta, reporting_length, accuracy_mode):
-    synth = DPMarginalSynthesizer(release="sds", epsilon=epsilon, delta=delta,
-                                  reporting_length=reporting_length,
-                                  accuracy_mode=accuracy_mode,
-                                  percentile_epsilon_proportion=0.1, random_state=0)
+    synth = DPMarginalSynthesizer(release=SDSRelease(accuracy_mode=accuracy_mode,
+                                                     percentile_epsilon_proportion=0.1),
+                                  epsilon=epsilon, delta=delta,
+                                  reporting_length=reporting_length, random_state=0)
     spent = synth.fit(_table()).privacy_spent_
     R = reporting_length
     rho = spent["rho"]
@@ -64,18 +64,21 @@ def test_auto_accuracy_mode_follows_synthesis(synthesis, mode):
     # "auto" gives marginal matching the short-combination split and the SDS
     # sampler SDS's default; the sigmas are SDS's proportions [1/R..1] / [1..1/R]
     auto = DPMarginalSynthesizer(release="sds", synthesis=synthesis, random_state=0).fit(_table())
-    explicit = DPMarginalSynthesizer(release="sds", synthesis=synthesis, accuracy_mode=mode,
-                                     random_state=0).fit(_table())
+    explicit = DPMarginalSynthesizer(release=SDSRelease(accuracy_mode=mode),
+                                     synthesis=synthesis, random_state=0).fit(_table())
     sigmas = [auto.privacy_spent_["sigmas"][k] for k in (1, 2, 3)]
     assert sigmas == [explicit.privacy_spent_["sigmas"][k] for k in (1, 2, 3)]
     expected = [1 / 3, 1 / 2, 1] if mode == "prioritize_short" else [1, 1 / 2, 1 / 3]
     np.testing.assert_allclose(np.array(sigmas) / sigmas[np.argmax(expected)], expected)
-    assert auto.get_params()["accuracy_mode"] == "auto"  # the parameter is left as given
+    strategy = DPMarginalSynthesizer(release=SDSRelease(), synthesis=synthesis,
+                                     random_state=0).fit(_table())
+    assert strategy.privacy_spent_["sigmas"] == auto.privacy_spent_["sigmas"]
+    assert strategy.get_params()["release__accuracy_mode"] == "auto"  # left as given
 
 
 def test_unknown_accuracy_mode_names_the_choices():
     with pytest.raises(ValueError, match="accuracy_mode"):
-        DPMarginalSynthesizer(release="sds", accuracy_mode="fast").fit(_table())
+        DPMarginalSynthesizer(release=SDSRelease(accuracy_mode="fast")).fit(_table())
 
 
 def test_default_delta_is_fixed_before_seeing_the_data():

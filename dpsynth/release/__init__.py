@@ -1,6 +1,12 @@
 """Release strategies: how a private table becomes DP aggregates.
 
-- :mod:`dpsynth.release.sds`: Algorithm 1 of the DP-marginals paper with the
+:class:`WorkloadRelease` (``"workload"``, what ``release="auto"`` picks unless
+the sampler reads sparse counts) and :class:`SDSRelease` (``"sds"``) are the
+strategies of :class:`~dpsynth.DPMarginalSynthesizer`, registered by name;
+:func:`get_release` resolves a ``release`` value, :class:`Release` is the
+interface (:mod:`dpsynth.release.base`).  The algorithms behind them:
+
+- :mod:`dpsynth.release.sds` (with its budget, :mod:`dpsynth.release.sds_budget`): Algorithm 1 of the DP-marginals paper with the
   options of Microsoft's Synthetic Data Showcase (every 1..R combination, DP
   percentile contribution bounds, Gaussian noise, thresholds).
 - :mod:`dpsynth.release.workload`: adaptive selection of 2- and 3-way
@@ -22,6 +28,12 @@
   local-DP :class:`~dpsynth.local.CALMSynthesizer`.
 """
 
+from .base import RELEASES, Release, get_release, register_release
 from .priview import PriViewSynthesizer, priview_noise_error, view_counts
+from .strategies import SDSRelease, WorkloadRelease
 
-__all__ = ["PriViewSynthesizer", "priview_noise_error", "view_counts"]
+register_release("workload", WorkloadRelease)
+register_release("sds", SDSRelease)
+
+__all__ = ["PriViewSynthesizer", "Release", "RELEASES", "SDSRelease", "WorkloadRelease",
+           "get_release", "priview_noise_error", "register_release", "view_counts"]
