@@ -1,13 +1,15 @@
 """`DPMarginalSynthesizer`: DP k-way marginals in, synthetic records out.
 
-``fit`` releases differentially private marginals as :class:`DPAggregates`: by
-default (``release="auto"``) with the workload-aware release of
-:mod:`dpsynth.release.adaptive` (DP value discovery, then 1-way and adaptively
-selected 2- and 3-way marginals under Gaussian noise, after AIM), or, with
-``release="sds"``, every k-tuple count up to ``reporting_length`` with the
-DP-marginals algorithm (Gopi, Mahabadi, Yekhanin; as in Microsoft's Synthetic
-Data Showcase), kept for parity with pac-synth.  ``sample`` builds synthetic
-records from the aggregates alone.
+``fit`` releases differentially private marginals as :class:`DPAggregates`
+through a release strategy (:mod:`dpsynth.release`): by default
+(``release="auto"``) the workload-aware :class:`~dpsynth.release.WorkloadRelease`
+(DP value discovery, then 1-way and adaptively selected 2- and 3-way
+marginals under Gaussian noise, after AIM), or, with ``release="sds"``
+(:class:`~dpsynth.release.SDSRelease`), every k-tuple count up to
+``reporting_length`` with the DP-marginals algorithm (Gopi, Mahabadi,
+Yekhanin; as in Microsoft's Synthetic Data Showcase), kept for parity with
+pac-synth.  ``sample`` builds synthetic records from the aggregates alone,
+with a sampler of :mod:`dpsynth.sampling`.
 """
 
 import inspect
