@@ -561,7 +561,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         # the point masses' thresholds spent part of delta: the release has the rest
         release_delta = delta - sum(s.delta for s in getattr(encoder, "spends_", ()))
         aggregates = strategy.release(
-            codes, schema, epsilon=epsilon, delta=release_delta, reporting_length=R, rng=rng,
+            codes, schema, epsilon=epsilon, delta=release_delta,
+            reporting_length=int(self.reporting_length), rng=rng,
             target=target, epsilon_binning=encoder.epsilon_spent_,
             delta_binning=_binner_delta(encoder),
             encoder_spends=getattr(encoder, "spends_", ()), sampler=sampler,

@@ -96,8 +96,8 @@ class Release(BaseEstimator):
             top (``epsilon_binning``, ``delta_binning``) or inside it
             (``encoder_spends``' ``rho``, see :meth:`budget_rho`).
         reporting_length : int
-            Longest combination of columns released (at most the number of
-            columns).
+            Longest combination of columns asked for; a strategy releases
+            combinations of at most ``len(schema)`` columns.
         rng : numpy.random.Generator
             The only source of randomness.
         target : str or None

@@ -157,7 +157,8 @@ class WorkloadRelease(Release):
         log("releasing the DP aggregates (workload-aware)", done=0, total=1, label="marginals")
         options = self.get_params()
         aggregates = release_adaptive(
-            codes, schema, epsilon=epsilon, delta=delta, reporting_length=reporting_length,
+            codes, schema, epsilon=epsilon, delta=delta,
+            reporting_length=min(int(reporting_length), len(schema)),
             rng=rng, epsilon_binning=epsilon_binning, delta_binning=delta_binning,
             target=target, encoder_spends=encoder_spends, n_threads=n_threads, noise=noise,
             **options)
@@ -249,16 +250,12 @@ class SDSRelease(Release):
             return "prioritize_long" if seeded else "prioritize_short"
         return self.accuracy_mode
 
-    def _fabrication_rules(self, reporting_length):
-        """The threshold rules of lengths ``2..reporting_length`` (longer lengths named
-        by ``fabrication_mode``, allowed by :meth:`validate`, are not released)."""
-        longest = reporting_length
-        if isinstance(self.fabrication_mode, dict):
-            for lengths in self.fabrication_mode.values():
-                if isinstance(lengths, dict):
-                    longest = max([longest, *(int(k) for k in lengths)])
-        rules = fabrication_thresholds(self.fabrication_mode, longest)
-        return {k: rule for k, rule in rules.items() if k <= reporting_length}
+    def _fabrication_rules(self, reporting_length, released_length):
+        """The threshold rules of lengths ``2..released_length``, as defined for
+        ``reporting_length`` (the length asked for, which sets the progressive mode's
+        steps and the lengths a rule may name)."""
+        rules = fabrication_thresholds(self.fabrication_mode, reporting_length)
+        return {k: rule for k, rule in rules.items() if k <= released_length}
 
     def budget_rho(self, epsilon, delta):
         """The Bun-Steinke zCDP ``rho`` of the marginals' share of ``epsilon`` (the rest
@@ -269,9 +266,9 @@ class SDSRelease(Release):
                 epsilon_binning=0.0, delta_binning=0.0, encoder_spends=(), sampler=None,
                 n_threads=1, noise="discrete", max_bytes=None, log=None):
         log = self._logger(log)
-        R = int(reporting_length)
+        R = min(int(reporting_length), len(schema))
         proportions = sigma_proportions(self._accuracy_mode(sampler), R)
-        rules = self._fabrication_rules(R)
+        rules = self._fabrication_rules(int(reporting_length), R)
         blocks = as_blocks(codes)
         epsilon_records = epsilon * self.number_of_records_epsilon_proportion
         n_records = max(int(round(laplace_count(blocks.n_rows(), epsilon_records, rng,
