@@ -446,6 +446,13 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         """Set the parameters (``release__percentile`` reaches a strategy's own)."""
         _check_moved_parameters(type(self), params, "set_params(release=SDSRelease({})) or "
                                 "release__<name> on an SDSRelease", ValueError)
+        nested = sorted(k for k in params if k.startswith("release__"))
+        if nested and isinstance(params.get("release", self.release), str):
+            raise ValueError(
+                f"{nested[0]} sets an option of a release strategy object, but release="
+                f"{params.get('release', self.release)!r} is a name; give the object first, "
+                "e.g. release=SDSRelease() or release=WorkloadRelease() (in the estimator or "
+                "in the same grid).")
         return super().set_params(**params)
 
     def _check_params(self, n_columns):

@@ -184,6 +184,11 @@ def test_release_strategy_options_can_be_set_and_grid_searched():
     search.fit(_table())
     assert search.best_params_["release__percentile"] in (70, 99)
     assert search.best_estimator_.privacy_spent_["strategy"] == "sds"
+    with pytest.raises(ValueError, match="release__percentile sets an option of a release "
+                       "strategy object, but release='sds' is a name"):
+        DPMarginalSynthesizer(release="sds").set_params(release__percentile=80)
+    both = DPMarginalSynthesizer().set_params(release=SDSRelease(), release__percentile=80)
+    assert both.release.percentile == 80
 
 
 def test_release_names_and_objects_give_the_same_release():
