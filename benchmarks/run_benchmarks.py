@@ -3,13 +3,13 @@
 For every dataset and epsilon (R = 3, SDS defaults) it runs, each in a child
 process so that peak memory is measured per run:
 
-- ``dpsynth default``: the defaults, ``synthesis="marginal_matching"`` with
-  ``accuracy_mode="auto"``, which resolves to ``"prioritize_short"`` (more of
-  the budget on short combinations, which marginal matching uses most);
+- ``dpsynth default``: the defaults (``release="auto"``, the workload
+  release, and ``synthesis="marginal_matching"``);
 - ``dpsynth default, categories declared``: the same with every column's
   observed values declared as public categories, which MST gets from
   smartnoise for free (no set-union threshold at length 1);
-- ``dpsynth (..., prioritize_long)``: one fit with SDS's budget split (its
+- ``dpsynth (..., prioritize_long)``: one fit of the SDS release with SDS's
+  budget split (``SDSRelease(accuracy_mode="prioritize_long")``; its
   aggregates are compared with pac-synth's), then ``sample`` with
   ``"aggregate_seeded"`` (SDS's sampler, complete records) and
   ``"marginal_matching"``;
@@ -60,6 +60,7 @@ import pandas as pd
 from dpsynth import DPMarginalSynthesizer
 from dpsynth.metrics import combination_counts, k_marginal_score, marginal_tvd
 from dpsynth.preprocessing import TableEncoder
+from dpsynth.release import SDSRelease
 
 from .datasets import DATASETS
 from .reference_runners import RUNNERS, _max_rss_mb, aggregate_errors
@@ -88,8 +89,10 @@ def run_dpsynth(df, epsilon=4.0, reporting_length=3, seed=0, missing="category",
     categories = "auto"
     if declare_categories:
         categories = {c: sorted(df[c].dropna().unique().tolist()) for c in df.columns}
+    # an accuracy mode is the SDS release's option: "auto" keeps the default release
+    release = "auto" if accuracy_mode == "auto" else SDSRelease(accuracy_mode=accuracy_mode)
     synth = DPMarginalSynthesizer(epsilon=epsilon, reporting_length=reporting_length,
-                                  accuracy_mode=accuracy_mode,
+                                  release=release,
                                   encoder=TableEncoder(missing=missing, categories=categories),
                                   random_state=seed)
     start = time.perf_counter()

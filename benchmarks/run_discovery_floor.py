@@ -36,7 +36,7 @@ from scipy.stats import norm
 from dpsynth import accounting
 from dpsynth.mechanisms import discrete_gaussian_scale
 from dpsynth.release.workload_release import discovery_proportion
-from dpsynth.release.conversion import gdp_mu
+from dpsynth.accounting import gdp_mu
 
 from ._results import RESULTS, save
 from .datasets import load, table_argument

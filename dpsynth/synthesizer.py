@@ -1,15 +1,18 @@
 """`DPMarginalSynthesizer`: DP k-way marginals in, synthetic records out.
 
-``fit`` releases differentially private marginals as :class:`DPAggregates`: by
-default (``release="auto"``) with the workload-aware release of
-:mod:`dpsynth.release.workload_release` (DP value discovery, then 1-way and adaptively
-selected 2- and 3-way marginals under Gaussian noise, after AIM), or, with
-``release="sds"``, every k-tuple count up to ``reporting_length`` with the
-DP-marginals algorithm (Gopi, Mahabadi, Yekhanin; as in Microsoft's Synthetic
-Data Showcase), kept for parity with pac-synth.  ``sample`` builds synthetic
-records from the aggregates alone.
+``fit`` releases differentially private marginals as :class:`DPAggregates`
+through a release strategy (:mod:`dpsynth.release`): by default
+(``release="auto"``) the workload-aware :class:`~dpsynth.release.WorkloadRelease`
+(DP value discovery, then 1-way and adaptively selected 2- and 3-way
+marginals under Gaussian noise, after AIM), or, with ``release="sds"``
+(:class:`~dpsynth.release.SDSRelease`), every k-tuple count up to
+``reporting_length`` with the DP-marginals algorithm (Gopi, Mahabadi,
+Yekhanin; as in Microsoft's Synthetic Data Showcase), kept for parity with
+pac-synth.  ``sample`` builds synthetic records from the aggregates alone,
+with a sampler of :mod:`dpsynth.sampling`.
 """
 
+import inspect
 from numbers import Integral, Real
 import warnings
 
@@ -22,27 +25,23 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from . import accounting
 from .aggregates import DPAggregates
 from .constraints import check_constraint_columns, check_constraints
-from .engines import InMemoryCodes, as_blocks, is_dask_collection
+from .engines import InMemoryCodes, is_dask_collection
 from .engines import dask as dask_engine  # imports dask itself on first use (optional)
-from .exceptions import NoisyReleaseWarning, ResourceLimitError, ResourceLimitWarning
-from .mechanisms import laplace_count
+from .exceptions import NoisyReleaseWarning, ResourceLimitError
 from .metrics import marginal_tvd
 from .preprocessing import TableEncoder
 from .preprocessing._binning import make_binners
 from .preprocessing._categories import check_categories
 from .preprocessing._numeric import (DELTA_SHARE, auto_columns, is_auto_numeric, numeric_mode,
                                     numeric_share)
-from .release.workload_release import release_adaptive
-from .release.conversion import gdp_mu
-from .release.sds import release_marginals, sds_privacy_spent
+from .release import Release, get_release
 from .sampling import SAMPLERS, Sampler, get_sampler
 from .sampling.conditional import (draw_restricted, fill_known, parse_conditions,
                                   restore_column)
 from .utils._progress import log_progress
 from .utils._random import FIT, SAMPLE, stream
 from .utils._threads import n_threads
-from .utils._resources import (basis_bytes, default_max_memory, format_bytes,
-                               level_bytes, public_worst_case, time_class)
+from .utils._resources import default_max_memory, format_bytes, level_bytes, public_worst_case
 from .utils._validation import check_table, check_target
 
 __all__ = ["DPMarginalSynthesizer"]
@@ -91,6 +90,23 @@ def _noisy_release_warnings(aggregates, epsilon, delta):
             "their other value only (TableEncoder's other_label, missing in non-text "
             "columns). Declare their categories, bin numeric ones, or drop columns such "
             "as identifiers.", NoisyReleaseWarning, stacklevel=3)
+
+
+#: Options of the SDS release, parameters of :class:`~dpsynth.release.SDSRelease`
+#: (no longer of the estimator: the other releases do not read them).
+_SDS_PARAMETERS = ("percentile", "percentile_epsilon_proportion", "accuracy_mode",
+                   "fabrication_mode", "number_of_records_epsilon_proportion")
+
+
+def _check_moved_parameters(cls, params, fix, error):
+    """Refuse the SDS release's options given to the estimator, naming where they went."""
+    moved = [name for name in _SDS_PARAMETERS if name in params]
+    if moved:
+        given = ", ".join(f"{name}={params[name]!r}" for name in moved)
+        raise error(
+            f"{cls.__name__} has no parameter {', '.join(moved)}: the SDS release's options "
+            "are parameters of its strategy, dpsynth.release.SDSRelease. Pass "
+            f"{fix.format(given)}.")
 
 
 #: Peak bytes of one sampled cell: its code and a copy (int32; the samplers'
@@ -169,15 +185,17 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
     ``fit`` releases DP marginals of the table under ``(epsilon,
     delta)``-differential privacy (privacy unit: one record; add/remove
-    neighbours).  By default (``release="workload"``) it measures all 1-way
-    marginals and adaptively selected 2- and 3-way marginals with Gaussian
-    noise (after AIM [3]_).  With ``release="sds"`` it releases the counts of
-    all attribute combinations of length ``1..reporting_length`` with
-    Algorithm 1 of Gopi, Mahabadi and Yekhanin [1]_ as used by Microsoft's
-    Synthetic Data Showcase (SDS) [2]_: per length k, a DP percentile bounds
-    each record's contribution, Gaussian noise is added to every candidate
-    combination and noisy counts below a threshold are suppressed.  The
-    result, ``aggregates_``, is a :class:`DPAggregates` that can be published.
+    neighbours).  By default (``release="auto"``, the workload-aware
+    :class:`~dpsynth.release.WorkloadRelease`) it discovers the values of
+    undeclared columns under DP, then measures all 1-way marginals and
+    adaptively selected 2- and 3-way marginals with Gaussian noise (after
+    AIM [3]_).  With ``release="sds"`` (:class:`~dpsynth.release.SDSRelease`)
+    it releases the counts of all attribute combinations of length
+    ``1..reporting_length`` with Algorithm 1 of Gopi, Mahabadi and Yekhanin
+    [1]_ as used by Microsoft's Synthetic Data Showcase (SDS) [2]_: per
+    length k, a DP percentile bounds each record's contribution, Gaussian
+    noise is added to every candidate combination and noisy counts below a
+    threshold are suppressed.  The result, ``aggregates_``, is a :class:`DPAggregates` that can be published.
     ``sample`` then synthesizes records from the aggregates only
     (post-processing: no further privacy cost).
 
@@ -199,42 +217,23 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ``delta >= 1 / n_records_``.
     reporting_length : int, default=3
         Longest combination length R (clamped to the number of columns).
-    percentile : float, default=99
-        Percentile Q of the per-record combination counts that bounds each
-        record's contribution at every length.
-    percentile_epsilon_proportion : float, default=0.01
-        Share of the zCDP budget spent on the R percentile selections.
-    accuracy_mode : str or sequence of float, default="auto"
-        Noise proportions by length: ``"prioritize_long"`` ([1, 1/2, ..,
-        1/R]), ``"prioritize_short"`` ([1/R, .., 1]), ``"balanced"`` or R
-        positive numbers.  ``"auto"`` picks by ``synthesis`` at ``fit``:
-        ``"prioritize_short"`` for ``"marginal_matching"``, which relies most
-        on short combinations and suffers most from suppressed 1-way values
-        (chosen on the benchmarks, see ``benchmarks/LOG.md``), and SDS's
-        default ``"prioritize_long"`` for
-        ``"aggregate_seeded"`` (parity with pac-synth).  The sigmas used are
-        in ``privacy_spent_``.
-    fabrication_mode : str or dict, default="uncontrolled"
-        Thresholds of lengths >= 2 (SDS): ``"uncontrolled"``,
-        ``"progressive"``, ``"balanced"``, ``"minimize"``,
-        ``{"fixed": {k: t}}`` or ``{"adaptive": {k: eta}}``.
-    number_of_records_epsilon_proportion : float, default=0.005
-        Share of ``epsilon`` spent on the Laplace record count.
-    release : {"auto", "workload", "sds"}, default="auto"
-        How ``fit`` spends the budget.  ``"workload"``: the workload-aware
-        release of :mod:`dpsynth.release.workload_release` (DP discovery of
+    release : {"auto", "workload", "sds"} or Release, default="auto"
+        How ``fit`` spends the budget: a name registered in
+        :mod:`dpsynth.release` or a release-strategy object with its own
+        options, e.g. ``SDSRelease(percentile=95)`` (a grid search reaches
+        them as ``release__percentile``).  ``"workload"``
+        (:class:`~dpsynth.release.WorkloadRelease`): DP discovery of
         undeclared values, then all 1-way marginals and adaptively selected
-        2- and 3-way marginals measured with Gaussian noise, after AIM,
-        McKenna et al. 2022; the budget is the exact Gaussian-DP ``mu`` of
-        ``(epsilon, delta)``, Dong, Roth and Su); the release holds dense
-        noisy marginals.  ``"sds"``: the SDS release of every 1..R combination
-        (Gopi et al. Algorithm 1), kept for parity with pac-synth; the
-        parameters ``percentile``, ``percentile_epsilon_proportion``,
-        ``accuracy_mode``, ``fabrication_mode`` and
-        ``number_of_records_epsilon_proportion`` apply to it only.
-        ``"auto"`` picks ``"workload"`` (the more accurate on the benchmarks,
-        see ``benchmarks/LOG.md``), unless the sampler needs SDS's
-        sparse counts (``synthesis="aggregate_seeded"``).
+        2- and 3-way marginals measured with Gaussian noise, after AIM
+        (McKenna et al. 2022); the budget is the exact Gaussian-DP ``mu`` of
+        ``(epsilon, delta)`` (Dong, Roth and Su); the release holds dense
+        noisy marginals.  ``"sds"`` (:class:`~dpsynth.release.SDSRelease`):
+        the SDS release of every 1..R combination (Gopi et al. Algorithm 1),
+        kept for parity with pac-synth; its options (``percentile``,
+        ``accuracy_mode``, ``fabrication_mode``, ...) are the strategy's
+        parameters.  ``"auto"`` picks ``"workload"`` (the more accurate on
+        the benchmarks, see ``benchmarks/LOG.md``), unless the sampler needs
+        SDS's sparse counts (``synthesis="aggregate_seeded"``).
     synthesis : {"marginal_matching", "aggregate_seeded"} or Sampler, default="marginal_matching"
         How ``sample`` turns the aggregates into records (every sampler reads
         only the aggregates): a name registered in :mod:`dpsynth.sampling`,
@@ -311,8 +310,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         of the marginals), ``epsilon_records``, ``epsilon_binning``,
         ``percentile_epsilon``, ``sigmas``, ``noise_scales``,
         ``contribution_bounds`` and ``thresholds`` (by length),
-        ``conversion_delta``, ``public_universe``; ``.mechanisms`` lists
-        every accounted mechanism with its share.
+        ``conversion_delta``, ``public_universe`` (the SDS release's
+        names; the workload release adds ``mu`` and its own split);
+        ``.mechanisms`` lists every accounted mechanism with its share.
     n_records_ : int
         DP record count.
     reporting_length_ : int
@@ -363,7 +363,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     :class:`~dpsynth.NoisyReleaseWarning` in ``fit``.
 
     SDS release, budget split (all numbers in ``privacy_spent_``): ``epsilon_records =
-    epsilon * number_of_records_epsilon_proportion`` (Laplace); the rest is
+    epsilon * number_of_records_epsilon_proportion`` (Laplace; a parameter of
+    :class:`~dpsynth.release.SDSRelease`); the rest is
     converted to zCDP ``rho = (sqrt(eps_M + L) - sqrt(L))**2`` with
     ``L = ln(1/delta')``, ``delta' = delta/2`` (the other half pays for the
     data-derived 1-tuple universe through the threshold ``rho_1``).  The
@@ -402,14 +403,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         "epsilon": [Interval(Real, 0, accounting.MAX_EPSILON, closed="right")],
         "delta": [Interval(Real, 0, accounting.MAX_DELTA, closed="right"), None],
         "reporting_length": [Interval(Integral, 1, None, closed="left")],
-        "percentile": [Interval(Real, 0, 100, closed="right")],
-        "percentile_epsilon_proportion": [Interval(Real, 0, 1, closed="neither")],
-        "accuracy_mode": [StrOptions({"auto", "prioritize_long", "prioritize_short",
-                                      "balanced"}), "array-like"],
-        "fabrication_mode": [StrOptions({"uncontrolled", "progressive", "balanced",
-                                         "minimize"}), dict],
-        "number_of_records_epsilon_proportion": [Interval(Real, 0, 1, closed="neither")],
-        "release": [StrOptions({"auto", "sds", "workload"})],
+        # any name: strategies registered later are reachable, get_release names the choices
+        "release": [str, Release],
         "synthesis": [StrOptions(set(SAMPLERS)), Sampler],
         "encoder": [HasMethods(["fit_transform", "inverse_transform"]), None],
         "n_jobs": [Integral, None],
@@ -420,21 +415,18 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         "noise": [StrOptions({"discrete", "continuous"})],
     }
 
-    def __init__(self, *, epsilon=4.0, delta=None, reporting_length=3, percentile=99,
-                 percentile_epsilon_proportion=0.01, accuracy_mode="auto",
-                 fabrication_mode="uncontrolled",
-                 number_of_records_epsilon_proportion=0.005, release="auto",
+    def __new__(cls, *args, **kwargs):
+        _check_moved_parameters(cls, kwargs, "DPMarginalSynthesizer(release=SDSRelease({}))",
+                                TypeError)
+        return super().__new__(cls)
+
+    def __init__(self, *, epsilon=4.0, delta=None, reporting_length=3, release="auto",
                  synthesis="marginal_matching", encoder=None, n_jobs=None,
                  random_state=None, max_memory=None, verbose=0, constraints=None,
                  noise="discrete"):
         self.epsilon = epsilon
         self.delta = delta
         self.reporting_length = reporting_length
-        self.percentile = percentile
-        self.percentile_epsilon_proportion = percentile_epsilon_proportion
-        self.accuracy_mode = accuracy_mode
-        self.fabrication_mode = fabrication_mode
-        self.number_of_records_epsilon_proportion = number_of_records_epsilon_proportion
         self.release = release
         self.synthesis = synthesis
         self.encoder = encoder
@@ -445,48 +437,57 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self.constraints = constraints
         self.noise = noise
 
+    # __new__ only refuses the old keywords; the constructor's signature is __init__'s
+    __new__.__signature__ = inspect.signature(__init__)
+
     # ----------------------------------------------------------- params
+    def set_params(self, **params):
+        """Set the parameters (``release__percentile`` reaches a strategy's own)."""
+        _check_moved_parameters(type(self), params, "set_params(release=SDSRelease({})) or "
+                                "release__<name> on an SDSRelease", ValueError)
+        nested = sorted(k for k in params if k.startswith("release__"))
+        if nested and isinstance(params.get("release", self.release), str):
+            raise ValueError(
+                f"{nested[0]} sets an option of a release strategy object, but release="
+                f"{params.get('release', self.release)!r} is a name; give the object first, "
+                "e.g. release=SDSRelease() or release=WorkloadRelease() (in the estimator or "
+                "in the same grid).")
+        return super().set_params(**params)
+
     def _check_params(self, n_columns):
-        """Validate every parameter (declaratively) and resolve the derived ones."""
+        """Validate every parameter (declaratively, the release strategy's too).
+
+        Returns ``(epsilon, R, strategy, sampler)``: R the longest length
+        released, the release strategy and the sampler it is for.
+        """
         self._validate_params()
         if self.encoder is not None and not isinstance(self.encoder, TableEncoder):
             raise TypeError(
                 f"encoder must be a dpsynth.preprocessing.TableEncoder or None; got "
                 f"{type(self.encoder).__name__}.")
         self._check_n_jobs()
-        self._resolved_release()
+        strategy, sampler = self._release_strategy()
+        strategy.validate(int(self.reporting_length), n_columns)
         R = min(int(self.reporting_length), n_columns)
-        proportions = accounting.sigma_proportions(self._resolved_accuracy_mode(), R)
-        rules = accounting.fabrication_thresholds(self.fabrication_mode,
-                                                  int(self.reporting_length))
-        rules = {k: rule for k, rule in rules.items() if k <= R}
-        return float(self.epsilon), R, proportions, rules
+        return float(self.epsilon), R, strategy, sampler
 
     def _check_n_jobs(self):
         if isinstance(self.n_jobs, bool) or self.n_jobs == 0:
             raise ValueError("n_jobs must be None or a non-zero integer (-1: all processors); "
                              "got 0.")
 
-    def _seeded_sampler(self):
-        return self.synthesis == "aggregate_seeded" or type(self.synthesis).__name__ == \
-            "AggregateSeededSampler"
-
-    def _resolved_release(self):
-        """``release`` with ``"auto"`` resolved: the workload-aware release, unless the
-        sampler needs SDS's sparse combination counts (the aggregate-seeded one)."""
-        if self.release == "auto":
-            return "sds" if self._seeded_sampler() else "workload"
-        if self.release == "workload" and self._seeded_sampler():
-            raise ValueError("synthesis='aggregate_seeded' samples SDS's sparse combination "
-                             "counts; use release='sds' with it, or "
-                             "synthesis='marginal_matching' with release='workload'.")
-        return self.release
-
-    def _resolved_accuracy_mode(self):
-        """``accuracy_mode`` with ``"auto"`` replaced by the synthesis method's best split."""
-        if isinstance(self.accuracy_mode, str) and self.accuracy_mode == "auto":
-            return "prioritize_long" if self._seeded_sampler() else "prioritize_short"
-        return self.accuracy_mode
+    def _release_strategy(self):
+        """The release strategy (a new object; ``"auto"`` resolved by the sampler) and the
+        sampler it is for; refuses a sampler that cannot read what the strategy releases."""
+        sampler = get_sampler(self.synthesis)
+        strategy = get_release(self.release, sampler=sampler)
+        if sampler.needs_sparse_counts and not strategy.sparse_counts:
+            name = (f"synthesis={self.synthesis!r}" if isinstance(self.synthesis, str)
+                    else f"synthesis={type(sampler).__name__}(...)")
+            raise ValueError(f"{name} samples SDS's sparse combination counts; use "
+                             "release='sds' (or release=SDSRelease(...)) with it, or "
+                             f"synthesis='marginal_matching' with release={self.release!r}.")
+        return strategy, sampler
 
     # --------------------------------------------------------------- fit
     @staticmethod
@@ -532,11 +533,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         else:
             frame, was_frame = check_table(X)
             table, target = self._join_target(frame, y)
-        epsilon, R, proportions, rules = self._check_params(table.shape[1])
+        epsilon, R, strategy, sampler = self._check_params(table.shape[1])
 
         check_constraint_columns(self.constraints, list(table.columns))  # before any DP step
         delta = accounting.check_delta(self.delta)
-        max_bytes = self._check_resources(table, R)  # public facts, before any DP step
+        max_bytes = self._check_resources(table, R, strategy)  # public facts, before DP
         noise_stream, binning_stream = stream(self.random_state, FIT).spawn(2)
         rng = np.random.default_rng(noise_stream)
         encoder = clone(self.encoder) if self.encoder is not None else TableEncoder()
@@ -544,7 +545,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         if not seeded_encoder:  # DP quantile binning: a child stream of ours
             encoder.set_params(random_state=binning_stream)
         _target_as_classes(encoder, table, None if distributed else target)
-        self._share_numeric_budget(encoder, table, epsilon, delta)
+        self._share_numeric_budget(encoder, table, epsilon, delta, strategy)
         if distributed:
             encoder, value_counts = dask_engine.fit_encoder(encoder, X)
             codes = dask_engine.DaskCodes(X, encoder, value_counts=value_counts)
@@ -564,24 +565,14 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 "it from its own fresh stream.", UserWarning, stacklevel=2)
         # the point masses' thresholds spent part of delta: the release has the rest
         release_delta = delta - sum(s.delta for s in getattr(encoder, "spends_", ()))
-        if self._resolved_release() == "workload":
-            self._log("releasing the DP aggregates (workload-aware)", done=0, total=1,
-                      label="marginals")
-            aggregates = release_adaptive(
-                codes, schema, epsilon=epsilon, delta=release_delta, reporting_length=R,
-                rng=rng,
-                epsilon_binning=encoder.epsilon_spent_,
-                delta_binning=_binner_delta(encoder), target=target,
-                encoder_spends=getattr(encoder, "spends_", ()),
-                n_threads=n_threads(self.n_jobs), noise=self.noise)
-            self._log(f"{len(aggregates.marginals)} noisy marginals measured", done=1,
-                      total=1, label="marginals")
-        else:
-            aggregates = self._release_sds(codes, schema, epsilon, release_delta, R,
-                                           proportions,
-                                           rules, rng, encoder.epsilon_spent_, target,
-                                           _binner_delta(encoder), max_bytes,
-                                           getattr(encoder, "spends_", ()))
+        aggregates = strategy.release(
+            codes, schema, epsilon=epsilon, delta=release_delta,
+            reporting_length=int(self.reporting_length), rng=rng,
+            target=target, epsilon_binning=encoder.epsilon_spent_,
+            delta_binning=_binner_delta(encoder),
+            encoder_spends=getattr(encoder, "spends_", ()), sampler=sampler,
+            n_threads=n_threads(self.n_jobs), noise=self.noise, max_bytes=max_bytes,
+            log=self._log)
         if schema.leaks:  # PrivacyLeakWarnings of the encoder: not covered by the guarantee
             aggregates.privacy = aggregates.privacy.with_details(privacy_leak_warnings=[
                 note for notes in schema.leaks.values() for note in notes])
@@ -595,39 +586,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 "smaller delta.", UserWarning, stacklevel=2)
         return self
 
-    def _release_sds(self, codes, schema, epsilon, delta, R, proportions, rules, rng,
-                     epsilon_binning, target, delta_binning=0.0, max_bytes=None,
-                     encoder_spends=()):
-        """The SDS release (Gopi et al. Algorithm 1 with SDS's options)."""
-        blocks = as_blocks(codes)
-        epsilon_records = epsilon * self.number_of_records_epsilon_proportion
-        n_records = max(int(round(laplace_count(blocks.n_rows(), epsilon_records, rng,
-                                                noise=self.noise))), 1)
-        plan = accounting.plan_budget(
-            epsilon=epsilon, delta=delta, reporting_length=R,
-            percentile_epsilon_proportion=self.percentile_epsilon_proportion,
-            proportions=proportions, epsilon_records=epsilon_records,
-            public_universe=schema.public_universe,
-            rho_reserved=sum(s.rho for s in encoder_spends))
-        self._log("releasing the DP aggregates", done=0, total=R, label="marginals")
-        stopped = []
-        levels = release_marginals(
-            blocks.map(lambda block: schema.ids(block).astype(np.int32)),
-            schema.attribute_columns, len(schema), plan,
-            percentile=self.percentile, fabrication_rules=rules,
-            public_universe=schema.public_universe, rng=rng,
-            on_level=lambda *level: self._report_level(*level, total=R),
-            possible=schema.possible_attributes, max_bytes=max_bytes,
-            on_limit=lambda *limit: stopped.append(limit), noise=self.noise)
-        privacy = sds_privacy_spent(plan, levels, n_columns=len(schema),
-                                    epsilon_binning=epsilon_binning,
-                                    delta_binning=delta_binning,
-                                    encoder_spends=encoder_spends, noise=self.noise)
-        if stopped:
-            R = self._warn_stopped(*stopped[0], R=R, max_bytes=max_bytes)
-        return DPAggregates.from_release(schema, levels, R, n_records, privacy, target=target)
-
-    def _share_numeric_budget(self, encoder, table, epsilon, delta):
+    def _share_numeric_budget(self, encoder, table, epsilon, delta, strategy):
         """Give ``encoder`` its share of the budget for ``numeric="auto"``.
 
         A public function of the declaration (the candidate columns, read
@@ -653,18 +612,14 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             return
         numeric_delta = DELTA_SHARE * delta
         conversion_delta = (delta - numeric_delta) / 2.0
-        if self._resolved_release() == "workload":
-            rho = gdp_mu(epsilon, conversion_delta) ** 2 / 2.0
-        else:
-            rho = accounting.zcdp_rho(
-                epsilon * (1.0 - self.number_of_records_epsilon_proportion), conversion_delta)
+        rho = strategy.budget_rho(epsilon, conversion_delta)
         encoder.set_params(numeric_rho=numeric_share(len(candidates)) * rho,
                            numeric_delta=numeric_delta)
 
     def _max_bytes(self):
         return default_max_memory() if self.max_memory is None else float(self.max_memory)
 
-    def _check_resources(self, table, R):
+    def _check_resources(self, table, R, strategy):
         """Refuse, before any DP step, a table whose public domains exceed ``max_memory``.
 
         Uses public facts only: the number of columns, R, and the domains the
@@ -682,20 +637,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 f"needs about {format_bytes(need)}, over max_memory="
                 f"{format_bytes(max_bytes)}. Declare fewer categories (bin or drop "
                 "high-cardinality columns) or raise max_memory.")
-        if self._resolved_release() == "workload":
-            # every column's marginal is measured in a dense n x (n - 1) contrast basis
-            for name, size, source in zip(table.columns, domains, sources):
-                need = basis_bytes(size) if size else 0.0
-                if need > max_bytes:
-                    fewer = ("a smaller n_bins" if source.startswith("n_bins")
-                             else "fewer bins" if "bin" in source else "fewer categories")
-                    raise ResourceLimitError(
-                        f"Column {name!r} has {size - 1} public codes ({source}); the "
-                        "workload release measures it in a dense basis of "
-                        f"{size} x {size - 1} numbers, about {format_bytes(need)}, over "
-                        f"max_memory={format_bytes(max_bytes)}. Give it {fewer} (a few "
-                        "hundred at most: its size also costs time growing with its "
-                        "cube), or raise max_memory.")
+        strategy.check_resources(list(zip(table.columns, domains, sources)), max_bytes)
         return max_bytes
 
     def _check_sample_size(self, n_samples):
@@ -710,20 +652,6 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 f"sample in chunks of at most {int(max_bytes // (max(n_columns, 1) * _BYTES_PER_SAMPLED_CELL))} "
                 "records (the command line writes large outputs in chunks) or raise "
                 "max_memory.")
-
-    def _warn_stopped(self, k, n_candidates, need, *, R, max_bytes):
-        """Warn that lengths >= k were not released; return the effective R."""
-        warnings.warn(
-            f"reporting_length reduced from {R} to {k - 1}: length {k} would have up to "
-            f"{n_candidates:.4g} candidate combinations (bounded from the released "
-            f"length-{k - 1} combinations; {time_class(n_candidates)} of work), about "
-            f"{format_bytes(need)}, over max_memory="
-            f"{format_bytes(max_bytes)}. Lower reporting_length, declare, bin or drop "
-            "high-cardinality columns, raise epsilon (fewer fabricated combinations) or "
-            "raise max_memory.", ResourceLimitWarning, stacklevel=3)
-        self._log(f"length {k} skipped: about {format_bytes(need)} needed, over "
-                  f"max_memory", done=R, total=R, label="marginals")
-        return k - 1
 
     def _set_release(self, aggregates, *, output_frame):
         """Fitted state, all derived from the (public) aggregates."""
@@ -1050,12 +978,6 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         log_progress(done, total, label, message)
         if self.verbose and done:
             print(f"[{type(self).__name__}] {message}", flush=True)
-
-    def _report_level(self, k, n_candidates, bound, n_released, *, total=None):
-        # |V_1| of a data-derived universe is private: named from length 2 on only
-        candidates = "" if k == 1 else f"{n_candidates} candidates, "
-        self._log(f"length {k}: {candidates}contribution bound {bound}, "
-                  f"{n_released} released", done=k, total=total, label="marginals")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -42,14 +42,8 @@ INDEPENDENT = [("dpsynth.release", "dpsynth.sampling")]
 #: Optional dependencies: imported inside the functions that need them.
 OPTIONAL = {"dask", "distributed", "pyarrow", "matplotlib", "tqdm", "sdmetrics", "pytest"}
 
-#: Known exceptions, each with the work that removes it.  ``accounting`` converts
-#: between (epsilon, delta), zCDP and GDP with ``release/conversion.py``, imported
-#: inside two methods; the conversions move into ``accounting`` with the release
-#: strategies as objects (issue 31), and these entries go then.
-PENDING = {
-    ("dpsynth.accounting", "dpsynth.release.conversion"),
-    ("dpsynth.accounting", "dpsynth.release"),
-}
+#: Known exceptions, each with the work that removes it (none left).
+PENDING = set()
 
 
 def _module_name(path):

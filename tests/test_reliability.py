@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpsynth.release.strategies as strategies_module
 import dpsynth.synthesizer as synthesizer_module
 from dpsynth import DPAggregates, DPMarginalSynthesizer
 from dpsynth.aggregates import _checksum
@@ -23,6 +24,7 @@ from dpsynth.cli import main
 from dpsynth.exceptions import ResourceLimitError, ResourceLimitWarning
 from dpsynth.metrics import marginal_tvd
 from dpsynth.preprocessing import TableEncoder
+from dpsynth.release import SDSRelease
 from dpsynth.utils._resources import join_bound, public_worst_case
 
 
@@ -36,11 +38,13 @@ def small():
 
 @pytest.fixture
 def no_dp(monkeypatch):
-    """Fail if a DP step starts (the record count is the first one)."""
+    """Fail if a release starts (its first DP step: the SDS record count, or the workload
+    release)."""
     def forbidden(*args, **kwargs):
         raise AssertionError("a DP step ran before the check")
 
-    monkeypatch.setattr(synthesizer_module, "laplace_count", forbidden)
+    monkeypatch.setattr(strategies_module, "laplace_count", forbidden)
+    monkeypatch.setattr(strategies_module, "release_adaptive", forbidden)
 
 
 # ------------------------------------------------------------------ item 1
@@ -213,7 +217,7 @@ def test_a_category_equal_to_the_missing_marker_round_trips(tmp_path):
 def test_cli_refuses_a_missing_output_directory_before_fitting(tmp_path, monkeypatch,
                                                                small, capsys, argv):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(synthesizer_module, "laplace_count",
+    monkeypatch.setattr(synthesizer_module.DPMarginalSynthesizer, "fit",
                         lambda *a, **k: pytest.fail("fitted before checking the output"))
     small.to_csv("in.csv", index=False)
     assert main(argv) == 1
@@ -264,7 +268,7 @@ def test_table_encoder_accepts_a_generator(small):
 def test_fabrication_lengths_beyond_reporting_length_are_refused(small):
     with pytest.raises(ValueError, match="fabrication_mode names length 7, but "
                        "reporting_length is 3"):
-        DPMarginalSynthesizer(fabrication_mode={"fixed": {7: 5}}).fit(small)
+        DPMarginalSynthesizer(release=SDSRelease(fabrication_mode={"fixed": {7: 5}})).fit(small)
 
 
 @pytest.mark.parametrize("delta", [0.5, 0.02, 1.0])

@@ -10,6 +10,7 @@ from sklearn.model_selection import GridSearchCV
 
 from dpsynth import DPAggregates, DPMarginalSynthesizer, PrivacySpent, Schema
 from dpsynth.preprocessing import TableEncoder
+from dpsynth.release import RELEASES, Release, SDSRelease, WorkloadRelease, register_release
 from dpsynth.sampling import AggregateSeededSampler, MarginalMatchingSampler
 
 
@@ -33,11 +34,17 @@ def _encoder():
     ({"epsilon": "4"}, "epsilon"),
     ({"delta": 0.5}, "delta"),
     ({"reporting_length": 0}, "reporting_length"),
-    ({"percentile": 0}, "percentile"),
-    ({"percentile_epsilon_proportion": 1.0}, "percentile_epsilon_proportion"),
-    ({"accuracy_mode": "fast"}, "accuracy_mode"),
-    ({"fabrication_mode": "never"}, "fabrication_mode"),
-    ({"number_of_records_epsilon_proportion": 0.0}, "number_of_records_epsilon_proportion"),
+    ({"release": SDSRelease(percentile=0)}, "percentile"),
+    ({"release": SDSRelease(percentile_epsilon_proportion=1.0)}, "percentile_epsilon_proportion"),
+    ({"release": SDSRelease(accuracy_mode="fast")}, "accuracy_mode"),
+    ({"release": SDSRelease(accuracy_mode=[1.0, 2.0])}, "accuracy_mode"),
+    ({"release": SDSRelease(fabrication_mode="never")}, "fabrication_mode"),
+    ({"release": SDSRelease(number_of_records_epsilon_proportion=0.0)},
+     "number_of_records_epsilon_proportion"),
+    ({"release": "magic"}, "release"),
+    ({"release": WorkloadRelease(alpha=1.0)}, "alpha"),
+    ({"release": WorkloadRelease(accounting="rdp")}, "accounting"),
+    ({"release": WorkloadRelease(max_cells=0)}, "max_cells"),
     ({"synthesis": "magic"}, "synthesis"),
     ({"encoder": "table"}, "encoder"),
     ({"n_jobs": 0}, "n_jobs"),
@@ -45,11 +52,15 @@ def _encoder():
 ])
 def test_bad_parameters_are_named_before_any_dp_step(params, name, monkeypatch):
     calls = []
-    monkeypatch.setattr("dpsynth.synthesizer.laplace_count",
-                        lambda *args: calls.append(args) or 0)
+    monkeypatch.setattr("dpsynth.release.strategies.laplace_count",
+                        lambda *args, **kwargs: calls.append(args) or 0)
+    monkeypatch.setattr("dpsynth.release.strategies.release_adaptive",
+                        lambda *args, **kwargs: calls.append(args))
+    monkeypatch.setattr(TableEncoder, "fit_transform",
+                        lambda *args, **kwargs: calls.append(args))
     with pytest.raises((ValueError, TypeError), match=name):
         DPMarginalSynthesizer(**params).fit(_table())
-    assert calls == []  # no budget was spent
+    assert calls == []  # no budget was spent, not even the encoder's
 
 
 def test_init_stores_parameters_only_and_clone_round_trips():
@@ -138,6 +149,113 @@ def test_sampler_options_can_be_grid_searched():
         {"synthesis__sweeps": [1, 2]}, cv=2)
     search.fit(_table())
     assert search.best_params_["synthesis__sweeps"] in (1, 2)
+
+
+SDS_ONLY = ("percentile", "percentile_epsilon_proportion", "accuracy_mode", "fabrication_mode",
+            "number_of_records_epsilon_proportion")
+
+
+def test_the_estimator_holds_no_sds_only_parameter():
+    params = DPMarginalSynthesizer().get_params()
+    assert not set(SDS_ONLY) & set(params) and params["release"] == "auto"
+    nested = DPMarginalSynthesizer(release=SDSRelease(percentile=90)).get_params()
+    assert {f"release__{name}" for name in SDS_ONLY} <= set(nested)
+    assert nested["release__percentile"] == 90
+
+
+@pytest.mark.parametrize("name", SDS_ONLY)
+def test_the_old_sds_parameters_name_the_strategy(name):
+    value = SDSRelease().get_params()[name]
+    with pytest.raises(TypeError, match=rf"no parameter {name}: .*"
+                       rf"release=SDSRelease\({name}="):
+        DPMarginalSynthesizer(epsilon=2.0, **{name: value})
+    with pytest.raises(ValueError, match=rf"release=SDSRelease\({name}=.*release__"):
+        DPMarginalSynthesizer().set_params(**{name: value})
+
+
+def test_release_strategy_options_can_be_set_and_grid_searched():
+    synth = DPMarginalSynthesizer(epsilon=8.0, encoder=_encoder(), release=SDSRelease(),
+                                  random_state=0)
+    copy = clone(synth).set_params(release__percentile=80, release__accuracy_mode="balanced")
+    assert copy.release.percentile == 80 and synth.release.percentile == 99  # a clone
+    search = GridSearchCV(synth, {"release__percentile": [70, 99],
+                                  "release__fabrication_mode": ["uncontrolled", "minimize"]},
+                          cv=2)
+    search.fit(_table())
+    assert search.best_params_["release__percentile"] in (70, 99)
+    assert search.best_estimator_.privacy_spent_["strategy"] == "sds"
+    with pytest.raises(ValueError, match="release__percentile sets an option of a release "
+                       "strategy object, but release='sds' is a name"):
+        DPMarginalSynthesizer(release="sds").set_params(release__percentile=80)
+    both = DPMarginalSynthesizer().set_params(release=SDSRelease(), release__percentile=80)
+    assert both.release.percentile == 80
+
+
+def test_release_names_and_objects_give_the_same_release():
+    """'sds', 'workload' and 'auto' resolve through the registry to the default strategies."""
+    assert set(RELEASES) >= {"sds", "workload"}
+    for name, strategy in (("sds", SDSRelease()), ("workload", WorkloadRelease()),
+                           ("auto", WorkloadRelease())):
+        by_name = DPMarginalSynthesizer(release=name, encoder=_encoder(), random_state=0)
+        by_object = DPMarginalSynthesizer(release=strategy, encoder=_encoder(), random_state=0)
+        assert (by_name.fit(_table()).aggregates_.to_dict()
+                == by_object.fit(_table()).aggregates_.to_dict())
+    seeded = DPMarginalSynthesizer(synthesis="aggregate_seeded", encoder=_encoder(),
+                                   random_state=0).fit(_table())
+    assert seeded.privacy_spent_["strategy"] == "sds"
+    # accuracy_mode="auto" follows the sampler: SDS's own split for its sampler
+    assert seeded.privacy_spent_["sigmas"][1] > seeded.privacy_spent_["sigmas"][3]
+
+
+def test_a_strategy_object_is_not_changed_by_fit():
+    strategy = SDSRelease(accuracy_mode="auto")
+    DPMarginalSynthesizer(release=strategy, encoder=_encoder(), random_state=0).fit(_table())
+    assert strategy.get_params() == SDSRelease().get_params()
+    assert not [k for k in vars(strategy) if k.endswith("_")]
+
+
+def test_workload_release_options_reach_the_release():
+    default = DPMarginalSynthesizer(encoder=_encoder(), random_state=0).fit(_table())
+    capped = DPMarginalSynthesizer(release=WorkloadRelease(max_rounds=1), encoder=_encoder(),
+                                   random_state=0).fit(_table())
+    rounds = [m for m in capped.privacy_spent_.mechanisms if m.name.startswith("select")]
+    assert len(rounds) == 1 < len([m for m in default.privacy_spent_.mechanisms
+                                   if m.name.startswith("select")])
+    zcdp = DPMarginalSynthesizer(release=WorkloadRelease(accounting="zcdp"),
+                                 encoder=_encoder(), random_state=0).fit(_table())
+    assert zcdp.privacy_spent_["conversion"] == "Canonne-Kamath-Steinke"
+    assert "mu" not in zcdp.privacy_spent_ and "mu" in default.privacy_spent_
+    assert zcdp.privacy_spent_.epsilon_at(zcdp.privacy_spent_.delta) <= 4.0 * (1 + 1e-9)
+    marginals = DPMarginalSynthesizer(release=WorkloadRelease(measurement="marginals"),
+                                      encoder=_encoder(), random_state=0).fit(_table())
+    assert all(m.basis == "marginal" for m in marginals.aggregates_.marginals)
+    assert any(m.basis == "residual" for m in default.aggregates_.marginals)
+
+
+def test_the_workload_release_refuses_the_sds_sampler():
+    with pytest.raises(ValueError, match="release='sds'"):
+        DPMarginalSynthesizer(release=WorkloadRelease(),
+                              synthesis=AggregateSeededSampler()).fit(_table())
+
+
+def test_a_registered_strategy_is_reachable_by_name():
+    class HalfBudget(Release):
+        """The SDS release at half the budget (a toy strategy for the registry)."""
+
+        def __init__(self, *, share=0.5):
+            self.share = share
+
+        def release(self, codes, schema, *, epsilon, **context):
+            return SDSRelease().release(codes, schema, epsilon=epsilon * self.share, **context)
+
+    register_release("half", HalfBudget)
+    try:
+        synth = DPMarginalSynthesizer(release="half", encoder=_encoder(), random_state=0)
+        assert synth.fit(_table()).privacy_spent_.epsilon == pytest.approx(2.0)
+        with pytest.raises(TypeError, match="not a Release subclass"):
+            register_release("bad", object)
+    finally:
+        RELEASES.pop("half")
 
 
 def test_from_aggregates_samples_without_private_state(tmp_path):
@@ -427,3 +545,19 @@ def test_sample_remaining_columns_respects_constraints_with_the_known_values(pop
     assert constraint_violations(out, constraints)["violations"].tolist() == [0]
     with pytest.raises(ValueError, match="zero mass"):  # end is at most 79
         constrained.sample_remaining_columns(pd.DataFrame({"start": [1000]}))
+
+
+@pytest.mark.parametrize("strategy", [WorkloadRelease(), SDSRelease()],
+                         ids=["workload", "sds"])
+def test_release_strategies_follow_scikit_learn_parameter_conventions(strategy):
+    from sklearn.utils.estimator_checks import (check_get_params_invariance,
+                                                check_no_attributes_set_in_init,
+                                                check_parameters_default_constructible,
+                                                check_set_params)
+
+    name = type(strategy).__name__
+    for check in (check_parameters_default_constructible, check_no_attributes_set_in_init,
+                  check_get_params_invariance, check_set_params):
+        check(name, strategy)
+    assert clone(strategy).get_params() == strategy.get_params()
+    assert repr(type(strategy)(**strategy.get_params())) == f"{name}()"

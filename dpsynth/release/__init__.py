@@ -1,5 +1,11 @@
 """Release strategies: how a private table becomes DP aggregates.
 
+:class:`WorkloadRelease` (``"workload"``, what ``release="auto"`` picks unless
+the sampler reads sparse counts) and :class:`SDSRelease` (``"sds"``) are the
+strategies of :class:`~dpsynth.DPMarginalSynthesizer`, registered by name;
+:func:`get_release` resolves a ``release`` value, :class:`Release` is the
+interface (:mod:`dpsynth.release.base`).  The algorithms behind them:
+
 - :mod:`dpsynth.release.workload_release` (:func:`release_adaptive`): the
   workload-aware release of a table into :class:`~dpsynth.DPAggregates`:
   the budget plan, DP discovery of undeclared values, the 1-way
@@ -9,7 +15,7 @@
   3-way marginal with the exponential mechanism, measure it (or its
   residuals) with Gaussian noise, refit the scoring population; accounted
   in Gaussian DP or zCDP.
-- :mod:`dpsynth.release.sds`: Algorithm 1 of the DP-marginals paper with the
+- :mod:`dpsynth.release.sds` (with its budget, :mod:`dpsynth.release.sds_budget`): Algorithm 1 of the DP-marginals paper with the
   options of Microsoft's Synthetic Data Showcase (every 1..R combination, DP
   percentile contribution bounds, Gaussian noise, thresholds).
 - :mod:`dpsynth.release.allocation`: given a workload of marginals and a
@@ -28,8 +34,14 @@ fitting) is the model layer, :mod:`dpsynth.model`.
 """
 
 from .adaptive_selection import release_workload
+from .base import RELEASES, Release, get_release, register_release
 from .priview import PriViewSynthesizer, priview_noise_error, view_counts
+from .strategies import SDSRelease, WorkloadRelease
 from .workload_release import release_adaptive
 
-__all__ = ["PriViewSynthesizer", "priview_noise_error", "release_adaptive", "release_workload",
-           "view_counts"]
+register_release("workload", WorkloadRelease)
+register_release("sds", SDSRelease)
+
+__all__ = ["PriViewSynthesizer", "Release", "RELEASES", "SDSRelease", "WorkloadRelease",
+           "get_release", "priview_noise_error", "register_release", "release_adaptive",
+           "release_workload", "view_counts"]

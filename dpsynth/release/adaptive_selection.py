@@ -23,7 +23,7 @@ synthetic population fitted by marginal matching
    ``max_cells`` cells: public facts only) with the exponential mechanism
    (budget ``eps``, bounded range: Durfee & Rogers 2019; cost ``mu**2 / 2``
    with its Gaussian-DP ``mu``,
-   :func:`~dpsynth.release.conversion.bounded_range_mu`, or its zCDP
+   :func:`~dpsynth.accounting.bounded_range_mu`, or its zCDP
    ``eps**2 / 8``, Cesar & Rogers 2021, see ``accounting``) on the score
    ``w_r (||M_r(D) - M_r(P)||_1 - sqrt(2/pi) sigma n_r)``,
    where ``M_r(P)`` are the population's counts scaled to the estimated
@@ -71,6 +71,7 @@ import math
 
 import numpy as np
 
+from ..accounting import Spend, bounded_range_epsilon, bounded_range_mu
 from ..mechanisms import (check_noise, exponential_mechanism, gaussian_measure,
                           l1_score_numerators, mechanism_name)
 from ..engines.blocks import as_blocks
@@ -80,9 +81,8 @@ from ..model.descent import descend, fit_population, one_way_estimates
 from ..model.mixing import mix_within_neighbourhoods
 from ..model.residuals import cells_outside, residual_size, subsets as _all_subsets
 from .allocation import noisy_residual
-from .conversion import bounded_range_epsilon, bounded_range_mu
 
-__all__ = ["Spend", "WorkloadRelease", "release_workload", "candidate_sets", "sample_release",
+__all__ = ["WorkloadRelease", "release_workload", "candidate_sets", "sample_release",
            "nominal_rounds", "selection_cost", "selection_epsilon", "residual_allocation"]
 
 ACCOUNTINGS = ("gdp", "zcdp")
@@ -107,16 +107,6 @@ def selection_epsilon(cost, accounting="gdp"):
     if accounting == "gdp":
         return bounded_range_epsilon(math.sqrt(2.0 * cost))
     return math.sqrt(8.0 * cost)
-
-
-@dataclass(frozen=True)
-class Spend:
-    """One accounted mechanism: ``name``, ``mechanism``, zCDP ``rho``, ``params``."""
-
-    name: str
-    mechanism: str
-    rho: float
-    params: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -376,7 +366,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         ``1/sigma``-GDP; GDP composes adaptively, Smith & Thakurta 2022) and
         rho-zCDP; a selection costs about 1.57x its zCDP, but the GDP
         guarantee converts to (epsilon, delta) exactly
-        (:func:`~dpsynth.release.conversion.gdp_mu`).  ``"zcdp"``: rho-zCDP
+        (:func:`~dpsynth.accounting.gdp_mu`).  ``"zcdp"``: rho-zCDP
         only, for a budget from a zCDP conversion.
     measurement : {"marginals", "residuals"}, default="residuals"
         What a round measures.  ``"marginals"``: the selected marginal, with
@@ -469,11 +459,11 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                                        sigma, epsilon, rng, noise)
             r = candidates.sets[choice]
             measured.spends.append(Spend(f"select round {rounds}", "exponential",
-                                         selection_cost(epsilon, accounting),
-                                         {"epsilon": epsilon,
-                                          "sensitivity": candidates.sensitivity,
-                                          "n_candidates": len(candidates.sets), "selected": r,
-                                          "accounting": accounting}))
+                                         rho=selection_cost(epsilon, accounting),
+                                         params={"epsilon": epsilon,
+                                                 "sensitivity": candidates.sensitivity,
+                                                 "n_candidates": len(candidates.sets),
+                                                 "selected": r, "accounting": accounting}))
             # --- measure
             if last:  # the exact remainder, so that the spends sum to rho
                 sigma = math.sqrt(1.0 / (2.0 * (rho - measured.used())))
@@ -613,9 +603,9 @@ class _Measurements:
                 index[axis] = self.empty_cells[c]
                 noisy[tuple(index)] = 0.0
         self.marginals.append((tuple(cols), noisy, float(scale) ** 2))
-        self.spends.append(Spend(name, self.gaussian_name, 1.0 / (2.0 * s * s),
-                                 {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
-                                  "noise_scale": float(scale)}))
+        self.spends.append(Spend(name, self.gaussian_name, rho=1.0 / (2.0 * s * s),
+                                 params={"columns": tuple(cols), "sigma": s,
+                                         "sensitivity": 1.0, "noise_scale": float(scale)}))
         for sub in _subsets(tuple(cols)):  # what it tells about each residual
             self.precision[sub] = (self.precision.get(sub, 0.0)
                                    + 1.0 / (s * s * cells_outside(cols, sub, self.free)))
@@ -632,9 +622,10 @@ class _Measurements:
                                              self.rng, self.noise)
             self.residuals.append((sub, noisy, variance))
             self.precision[sub] = self.precision.get(sub, 0.0) + inverse_variance
-        self.spends.append(Spend(name, self.gaussian_name, 1.0 / (2.0 * s * s),
-                                 {"columns": tuple(cols), "sigma": s, "sensitivity": 1.0,
-                                  "basis": "residual", "n_residuals": len(lam)}))
+        self.spends.append(Spend(name, self.gaussian_name, rho=1.0 / (2.0 * s * s),
+                                 params={"columns": tuple(cols), "sigma": s,
+                                         "sensitivity": 1.0, "basis": "residual",
+                                         "n_residuals": len(lam)}))
 
     def one_way(self, sigma, one_way_counts):
         """Measure every 1-way marginal, each averaged with its earlier counts if any."""
@@ -771,8 +762,8 @@ def _checked(block, n_values, empty_cells):
 def _exact_last(spends, rho):
     """Rescale the budget bookkeeping of a 1-way-only release (all rho on d marginals)."""
     last = spends[-1]
-    return Spend(last.name, last.mechanism, rho - math.fsum(s.rho for s in spends[:-1]),
-                 last.params)
+    return Spend(last.name, last.mechanism, rho=rho - math.fsum(s.rho for s in spends[:-1]),
+                 params=last.params)
 
 
 def sample_release(release, n, rng, *, sweeps=15, kind="consistent", warm_start=True):

@@ -37,6 +37,7 @@ from ..engines.blocks import as_blocks
 from ..utils._resources import join_bound, level_bytes
 from .._core import _counting
 from ..model.tuples import sub_tuple_counts
+from . import sds_budget
 
 __all__ = ["LevelResult", "release_marginals", "normalise_counts", "sub_tuple_counts",
            "sds_privacy_spent"]
@@ -262,7 +263,7 @@ class _NoisyRelease:
         if kind == "fixed":
             return float(value)
         # the fabrication rule (not a privacy matter) at the scale drawn
-        return accounting.adaptive_threshold(self.scale(k, bound) / math.sqrt(bound), bound,
+        return sds_budget.adaptive_threshold(self.scale(k, bound) / math.sqrt(bound), bound,
                                              value)
 
     def __call__(self, k, counts, bound):
@@ -295,11 +296,11 @@ def release_marginals(ids, column_of, n_columns, plan, *, percentile,
     column_of : ndarray of int32, shape (n_attributes,)
         Column of each attribute id.
     n_columns : int
-    plan : accounting.BudgetPlan
+    plan : dpsynth.release.sds_budget.BudgetPlan
     percentile : float
         Q of the DP percentile that sets ``Delta_k``.
     fabrication_rules : dict
-        Output of :func:`accounting.fabrication_thresholds`.
+        Output of :func:`~dpsynth.release.sds_budget.fabrication_thresholds`.
     public_universe : bool
         Whether every attribute is public (declared categories).
     rng : numpy.random.Generator

@@ -5,13 +5,13 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
 
 1. **Budget.**  ``(epsilon, delta)`` becomes a Gaussian-DP budget ``mu``
    by the exact conversion of Dong, Roth and Su (2022)
-   (:func:`~dpsynth.release.conversion.gdp_mu`), written ``rho = mu**2 / 2``
+   (:func:`~dpsynth.accounting.gdp_mu`), written ``rho = mu**2 / 2``
    (the release is then also rho-zCDP).  Every step below is a Gaussian
    mechanism (exactly ``1/sigma``-GDP) or an exponential mechanism (charged
-   its GDP ``mu``, :func:`~dpsynth.release.conversion.bounded_range_mu`), and
+   its GDP ``mu``, :func:`~dpsynth.accounting.bounded_range_mu`), and
    GDP composes adaptively (Smith & Thakurta 2022).  ``accounting="zcdp"``
    accounts in zCDP instead, converted by the bound of Canonne,
-   Kamath and Steinke (2020) (:func:`~dpsynth.release.conversion.zcdp_rho_tight`),
+   Kamath and Steinke (2020) (:func:`~dpsynth.accounting.zcdp_rho_tight`),
    valid for any zCDP mechanism but looser for Gaussian ones (at epsilon 1
    and delta 1e-5, GDP allows 1.16-1.22x the ``rho``).  With a
    data-derived value universe, ``delta / 2`` pays for the DP set union of
@@ -51,12 +51,11 @@ import math
 import numpy as np
 
 from .. import accounting
-from ..accounting import PrivacySpent, Spend
+from ..accounting import PrivacySpent, Spend, gdp_mu, zcdp_rho_tight
 from ..aggregates import DPAggregates, NoisyMarginal
 from ..engines.blocks import as_blocks
 from ..mechanisms import (check_noise, discrete_gaussian, discrete_gaussian_scale,
                           gaussian_measure, mechanism_name)
-from .conversion import gdp_mu, zcdp_rho_tight
 from .adaptive_selection import ACCOUNTINGS, release_workload
 
 __all__ = ["release_adaptive", "discovery_proportion"]
@@ -256,10 +255,7 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
     release = release_workload(codes.map(table_codes), sizes, rho=rho - rho_discovery, rng=rng,
                                reporting_length=reporting_length, empty_cells=impossible,
                                accounting=accounting, noise=noise, **workload_params)
-    spends += [Spend(s.name, s.mechanism, rho=float(s.rho),
-                     params=tuple(sorted((k, v) for k, v in s.params.items()
-                                         if isinstance(v, (int, float, str, bool)))))
-               for s in release.spends]
+    spends += [s.scalar_params() for s in release.spends]
     marginals = ([NoisyMarginal(tuple(cols), table, variance)
                   for cols, table, variance in release.measurements]
                  + [NoisyMarginal(tuple(cols), values, variance, basis="residual")

@@ -42,6 +42,9 @@ class AggregateSeededSampler(Sampler):
         ``empty_cell_share`` and ``passes``.
     """
 
+    #: It reads the sparse combination counts of an SDS release.
+    needs_sparse_counts = True
+
     _parameter_constraints = {
         "weight_selection_percentile": [Interval(Real, 0, 100, closed="both")],
         "use_synthetic_counts": ["boolean"],

@@ -27,6 +27,11 @@ class Sampler(BaseEstimator):
     and implement :meth:`fit` and :meth:`sample`.
     """
 
+    #: Whether the sampler reads the sparse combination counts of an SDS
+    #: release (a release strategy's ``sparse_counts``) rather than dense
+    #: noisy marginals; ``release="auto"`` picks the strategy by it.
+    needs_sparse_counts = False
+
     def fit(self, aggregates):
         """Prepare sampling from ``aggregates`` (a :class:`~dpsynth.DPAggregates`)."""
         raise NotImplementedError

@@ -14,6 +14,7 @@ from dpsynth import DPAggregates, DPMarginalSynthesizer  # noqa: E402
 from dpsynth.engines import dask as dask_engine  # noqa: E402
 from dpsynth.engines import is_dask_collection  # noqa: E402
 from dpsynth.preprocessing import TableEncoder  # noqa: E402
+from dpsynth.release import SDSRelease  # noqa: E402
 from tests._support import public_part  # noqa: E402
 
 
@@ -134,11 +135,9 @@ def test_release_on_dask_is_the_workload_release(frame):
     assert (sample.dtypes == X.dtypes).all()
 
 
-@pytest.mark.parametrize("release, synthesis", [("sds", "marginal_matching"),
-                                                ("auto", "aggregate_seeded")])
+@pytest.mark.parametrize("synthesis", ["marginal_matching", "aggregate_seeded"])
 @pytest.mark.parametrize("n_partitions", [1, 4])
-def test_sds_release_on_partitions_equals_in_memory(frame, tmp_path, release, synthesis,
-                                                    n_partitions):
+def test_sds_release_on_partitions_equals_in_memory(frame, tmp_path, synthesis, n_partitions):
     # contribution bounding keys each truncated record's random subset by its
     # position in the table, and the DP percentile reads the merged histogram
     rng = np.random.default_rng(3)
@@ -146,8 +145,9 @@ def test_sds_release_on_partitions_equals_in_memory(frame, tmp_path, release, sy
     frame = frame.astype({"owner": "boolean"})
     encoder = TableEncoder(bounds={"age": (18, 90), "income": (0, 200_000)}, n_bins=6,
                            missing="absent")  # missing cells are not counted
-    params = dict(epsilon=6.0, release=release, synthesis=synthesis, random_state=7,
-                  percentile=60)  # a low bound: many records are truncated
+    # a low bound: many records are truncated
+    params = dict(epsilon=6.0, release=SDSRelease(percentile=60), synthesis=synthesis,
+                  random_state=7)
     expected = DPMarginalSynthesizer(encoder=encoder, **params).fit(frame)
     bounds = [dict(m.params).get("contribution_bound")
               for m in expected.privacy_spent_.mechanisms

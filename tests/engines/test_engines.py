@@ -5,6 +5,7 @@ import pytest
 
 from dpsynth import DPMarginalSynthesizer
 from dpsynth.engines import InMemoryCodes, as_blocks
+from dpsynth.release import SDSRelease
 from dpsynth.release.adaptive_selection import release_workload
 
 from tests._support import exact_marginals
@@ -67,8 +68,9 @@ def test_fit_does_not_depend_on_n_jobs(tmp_path, release):
     frame.loc[rng.random(n) < 0.2, "c"] = None
     files = []
     for n_jobs in (1, 2):
-        synth = DPMarginalSynthesizer(epsilon=2.0, delta=1e-7, release=release, n_jobs=n_jobs,
-                                      random_state=0, percentile=70).fit(frame)
+        strategy = SDSRelease(percentile=70) if release == "sds" else release
+        synth = DPMarginalSynthesizer(epsilon=2.0, delta=1e-7, release=strategy, n_jobs=n_jobs,
+                                      random_state=0).fit(frame)
         path = tmp_path / f"{n_jobs}.json"
         synth.aggregates_.save(path)
         files.append(path.read_bytes())

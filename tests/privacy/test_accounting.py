@@ -8,6 +8,7 @@ import pytest
 from scipy.stats import norm
 
 from dpsynth import DPMarginalSynthesizer, accounting
+from dpsynth.release import SDSRelease, sds_budget
 from dpsynth.mechanisms import (
     dp_percentile,
     exponential_mechanism_probabilities,
@@ -32,10 +33,10 @@ def _table(n=400, seed=0):
 @pytest.mark.parametrize("accuracy_mode",
                          ["auto", "prioritize_long", "balanced", [1.0, 0.3, 2.0]])
 def test_privacy_spent_satisfies_zcdp_budget(epsilon, delta, reporting_length, accuracy_mode):
-    synth = DPMarginalSynthesizer(release="sds", epsilon=epsilon, delta=delta,
-                                  reporting_length=reporting_length,
-                                  accuracy_mode=accuracy_mode,
-                                  percentile_epsilon_proportion=0.1, random_state=0)
+    synth = DPMarginalSynthesizer(release=SDSRelease(accuracy_mode=accuracy_mode,
+                                                     percentile_epsilon_proportion=0.1),
+                                  epsilon=epsilon, delta=delta,
+                                  reporting_length=reporting_length, random_state=0)
     spent = synth.fit(_table()).privacy_spent_
     R = reporting_length
     rho = spent["rho"]
@@ -63,18 +64,21 @@ def test_auto_accuracy_mode_follows_synthesis(synthesis, mode):
     # "auto" gives marginal matching the short-combination split and the SDS
     # sampler SDS's default; the sigmas are SDS's proportions [1/R..1] / [1..1/R]
     auto = DPMarginalSynthesizer(release="sds", synthesis=synthesis, random_state=0).fit(_table())
-    explicit = DPMarginalSynthesizer(release="sds", synthesis=synthesis, accuracy_mode=mode,
-                                     random_state=0).fit(_table())
+    explicit = DPMarginalSynthesizer(release=SDSRelease(accuracy_mode=mode),
+                                     synthesis=synthesis, random_state=0).fit(_table())
     sigmas = [auto.privacy_spent_["sigmas"][k] for k in (1, 2, 3)]
     assert sigmas == [explicit.privacy_spent_["sigmas"][k] for k in (1, 2, 3)]
     expected = [1 / 3, 1 / 2, 1] if mode == "prioritize_short" else [1, 1 / 2, 1 / 3]
     np.testing.assert_allclose(np.array(sigmas) / sigmas[np.argmax(expected)], expected)
-    assert auto.get_params()["accuracy_mode"] == "auto"  # the parameter is left as given
+    strategy = DPMarginalSynthesizer(release=SDSRelease(), synthesis=synthesis,
+                                     random_state=0).fit(_table())
+    assert strategy.privacy_spent_["sigmas"] == auto.privacy_spent_["sigmas"]
+    assert strategy.get_params()["release__accuracy_mode"] == "auto"  # left as given
 
 
 def test_unknown_accuracy_mode_names_the_choices():
     with pytest.raises(ValueError, match="accuracy_mode"):
-        DPMarginalSynthesizer(release="sds", accuracy_mode="fast").fit(_table())
+        DPMarginalSynthesizer(release=SDSRelease(accuracy_mode="fast")).fit(_table())
 
 
 def test_default_delta_is_fixed_before_seeing_the_data():
@@ -116,7 +120,7 @@ def test_delta_above_one_over_n_warns_the_data_owner():
 def test_budget_split_matches_digest_numbers():
     # seeds digest F2.2: epsilon 4, delta 1e-6, R = 3, Q_p = 0.1, equal sigmas
     # (conversion at delta/2: the data-derived universe)
-    plan = accounting.plan_budget(epsilon=4.0, delta=1e-6, reporting_length=3,
+    plan = sds_budget.plan_budget(epsilon=4.0, delta=1e-6, reporting_length=3,
                                   percentile_epsilon_proportion=0.1,
                                   proportions=[1, 1, 1], epsilon_records=0.0,
                                   public_universe=False)
@@ -146,36 +150,36 @@ def test_first_level_threshold_digest_values():
 
 
 def test_fabrication_modes_follow_sds():
-    assert accounting.fabrication_thresholds("uncontrolled", 3) == {
+    assert sds_budget.fabrication_thresholds("uncontrolled", 3) == {
         2: ("adaptive", 1.0), 3: ("adaptive", 1.0)}
-    progressive = accounting.fabrication_thresholds("progressive", 4)
+    progressive = sds_budget.fabrication_thresholds("progressive", 4)
     assert [progressive[k][1] for k in (2, 3, 4)] == pytest.approx([0.1, 0.55, 1.0])
-    balanced = accounting.fabrication_thresholds("balanced", 4)
+    balanced = sds_budget.fabrication_thresholds("balanced", 4)
     assert [balanced[k][1] for k in (2, 3, 4)] == pytest.approx([0.55, 1.0, 1.0])
-    assert accounting.fabrication_thresholds("minimize", 3)[3] == ("adaptive", 0.01)
-    assert accounting.fabrication_thresholds({"fixed": {2: 30}}, 3) == {
+    assert sds_budget.fabrication_thresholds("minimize", 3)[3] == ("adaptive", 0.01)
+    assert sds_budget.fabrication_thresholds({"fixed": {2: 30}}, 3) == {
         2: ("fixed", 30.0), 3: ("fixed", 0.0)}
     with pytest.raises(ValueError, match="1-tuple"):
-        accounting.fabrication_thresholds({"fixed": {1: 3}}, 3)
+        sds_budget.fabrication_thresholds({"fixed": {1: 3}}, 3)
     with pytest.raises(ValueError, match=r"\(0, 1\]"):
-        accounting.fabrication_thresholds({"adaptive": {2: 1.5}}, 3)
+        sds_budget.fabrication_thresholds({"adaptive": {2: 1.5}}, 3)
 
 
 def test_adaptive_threshold_uses_contribution_bound_of_its_level():
     sigma, bound, eta = 2.0, 36, 0.2
-    assert accounting.adaptive_threshold(sigma, bound, eta) == pytest.approx(
+    assert sds_budget.adaptive_threshold(sigma, bound, eta) == pytest.approx(
         sigma * 6 * norm.isf(eta / 2))
-    assert accounting.adaptive_threshold(sigma, bound, 1.0) == 0.0
+    assert sds_budget.adaptive_threshold(sigma, bound, 1.0) == 0.0
 
 
 def test_sigma_proportions_modes():
-    np.testing.assert_allclose(accounting.sigma_proportions("prioritize_long", 3), [1, 1 / 2, 1 / 3])
-    np.testing.assert_allclose(accounting.sigma_proportions("prioritize_short", 3), [1 / 3, 1 / 2, 1])
-    np.testing.assert_allclose(accounting.sigma_proportions("balanced", 2), [1, 1])
+    np.testing.assert_allclose(sds_budget.sigma_proportions("prioritize_long", 3), [1, 1 / 2, 1 / 3])
+    np.testing.assert_allclose(sds_budget.sigma_proportions("prioritize_short", 3), [1 / 3, 1 / 2, 1])
+    np.testing.assert_allclose(sds_budget.sigma_proportions("balanced", 2), [1, 1])
     with pytest.raises(ValueError, match="proportion"):
-        accounting.sigma_proportions([1.0], 3)
+        sds_budget.sigma_proportions([1.0], 3)
     with pytest.raises(ValueError, match="> 0"):
-        accounting.sigma_proportions([1.0, -1.0], 2)
+        sds_budget.sigma_proportions([1.0, -1.0], 2)
 
 
 def _brute_force_percentile_probabilities(values, q, upper, epsilon):
@@ -240,7 +244,7 @@ def _gdp_delta_independent(mu, epsilon):
 
 def test_privacy_curve_of_gdp_plus_pure_parts_against_an_independent_computation():
     from dpsynth.accounting import PrivacySpent, Spend
-    from dpsynth.release.conversion import gdp_mu
+    from dpsynth.accounting import gdp_mu
 
     mu = gdp_mu(1.5, 5e-6)
     spent = PrivacySpent(1.7, 1e-5 + 1e-7, mu**2 / 2, [
@@ -306,3 +310,43 @@ def test_epsilon_at_the_reported_delta_is_the_reported_epsilon(release):
     ledger = spent.ledger()
     assert len(ledger) == len(spent.mechanisms)
     assert math.fsum(r["share"] for r in ledger if r["share_of"] == "rho") == pytest.approx(1.0)
+
+
+def test_one_spend_type_for_every_release():
+    """The workload loop, the SDS release and the encoder record the same Spend."""
+    import pickle
+
+    from dpsynth.accounting import Spend
+    from dpsynth.release import workload
+
+    assert not hasattr(workload, "Spend") or workload.Spend is Spend
+    spend = Spend("round 1", "gaussian", rho=0.5,
+                  params={"sigma": 1.0, "columns": (0, 2), "basis": "residual"})
+    assert spend.params["columns"] == (0, 2) and list(spend.params) == ["sigma", "columns",
+                                                                        "basis"]
+    assert spend == Spend("round 1", "gaussian", rho=0.5,
+                          params=[("sigma", 1.0), ("columns", (0, 2)), ("basis", "residual")])
+    with pytest.raises(TypeError):
+        spend.params["sigma"] = 2.0
+    assert pickle.loads(pickle.dumps(spend)) == spend and hash(spend) == hash(
+        pickle.loads(pickle.dumps(spend)))
+    # what a release file lists: scalar parameters only, by name
+    published = spend.scalar_params()
+    assert list(published.params.items()) == [("basis", "residual"), ("sigma", 1.0)]
+    assert published.to_dict() == {"name": "round 1", "mechanism": "gaussian", "epsilon": 0.0,
+                                   "rho": 0.5, "delta": 0.0,
+                                   "params": {"basis": "residual", "sigma": 1.0}}
+    assert Spend.from_dict(published.to_dict()) == published
+    with pytest.raises(ValueError, match="distinct names"):
+        Spend("x", "gaussian", params=[("sigma", 1.0), ("sigma", 2.0)])
+
+
+def test_accounting_holds_the_conversions():
+    """One accounting module: the conversions and the report under dpsynth.accounting."""
+    for name in ("gdp_mu", "gdp_delta", "gdp_epsilon", "zcdp_rho", "zcdp_rho_tight",
+                 "zcdp_delta", "zcdp_epsilon", "zcdp_to_epsilon", "bounded_range_mu",
+                 "bounded_range_epsilon", "PrivacySpent", "Spend", "check_delta",
+                 "DEFAULT_DELTA", "first_level_threshold"):
+        assert name in accounting.__all__ and callable(getattr(accounting, name)) or \
+            name == "DEFAULT_DELTA"
+    assert accounting.zcdp_rho_tight(1.0, 1e-5) >= accounting.zcdp_rho(1.0, 1e-5)

@@ -40,8 +40,9 @@ from scipy.stats import beta
 from dpsynth import DPMarginalSynthesizer
 from dpsynth.local import CALMSynthesizer
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
+from dpsynth.accounting import gdp_epsilon
 from dpsynth.preprocessing._numeric import _cells, _dp_range, range_grid
-from dpsynth.release.conversion import gdp_epsilon
+from dpsynth.release import SDSRelease
 from dpsynth.release.adaptive_selection import release_workload
 
 ALPHA = 0.005  # per Clopper-Pearson bound: a false alarm has probability <= 1%
@@ -103,8 +104,8 @@ def _sds(epsilon=4.0):
     def fit(canary, seed):
         frame = pd.DataFrame({"a": ["x"] * 20 + ["y"] * (20 + canary)})
         # a larger percentile share: the one-column contribution bound (1) is found
-        return DPMarginalSynthesizer(epsilon=epsilon, release="sds", encoder=encoder,
-                                     percentile_epsilon_proportion=0.3,
+        return DPMarginalSynthesizer(epsilon=epsilon, encoder=encoder,
+                                     release=SDSRelease(percentile_epsilon_proportion=0.3),
                                      random_state=seed).fit(frame)
 
     def run(canary, seed):

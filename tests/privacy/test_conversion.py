@@ -7,7 +7,7 @@ import pytest
 from scipy import integrate, stats
 
 from dpsynth.mechanisms import exponential_mechanism_probabilities
-from dpsynth.release.conversion import (bounded_range_epsilon, bounded_range_mu, gdp_delta,
+from dpsynth.accounting import (bounded_range_epsilon, bounded_range_mu, gdp_delta,
                                         gdp_epsilon, gdp_mu, zcdp_rho_tight)
 from dpsynth.release.adaptive_selection import selection_cost, selection_epsilon
 

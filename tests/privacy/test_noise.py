@@ -11,7 +11,7 @@ from scipy.special import logsumexp, ndtri_exp
 from dpsynth.mechanisms import (discrete_gaussian, discrete_gaussian_mu, discrete_gaussian_scale,
                                 discrete_gaussian_tail, discrete_laplace, dyadic_variance,
                                 gaussian_measure, laplace_count, laplace_measure)
-from dpsynth.release.conversion import gdp_delta
+from dpsynth.accounting import gdp_delta
 
 
 def _dg_pmf(sigma, support):

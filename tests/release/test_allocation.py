@@ -16,7 +16,7 @@ from dpsynth.release.allocation import (
     reconstruction_variance,
     release_marginals,
 )
-from dpsynth.release.conversion import zcdp_delta, zcdp_epsilon, zcdp_rho_tight
+from dpsynth.accounting import zcdp_delta, zcdp_epsilon, zcdp_rho_tight
 from dpsynth.accounting import zcdp_rho
 
 INTRO = [(0,), (0, 1)]  # Cormode et al., introduction: marginals A and AB of 3 binary columns

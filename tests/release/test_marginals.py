@@ -13,6 +13,7 @@ from dpsynth import DPMarginalSynthesizer
 from dpsynth._core import _counting
 from tests._support import exact_marginals
 from dpsynth.preprocessing import TableEncoder
+from dpsynth.release import SDSRelease
 
 SDS_EXAMPLE = pd.DataFrame({
     "A": ["a1", "a1", "a2", "a2", "a1"],
@@ -153,8 +154,8 @@ def test_fabrication_rate_matches_threshold_formula():
     values = np.repeat(np.arange(n_values), per_value)
     frame = pd.DataFrame({"A": [f"a{v}" for v in values], "B": [f"b{v}" for v in values]})
     eta = 0.5
-    synth = DPMarginalSynthesizer(release="sds", epsilon=6.0, reporting_length=2,
-                                  fabrication_mode={"adaptive": {2: eta}},
+    synth = DPMarginalSynthesizer(release=SDSRelease(fabrication_mode={"adaptive": {2: eta}}),
+                                  epsilon=6.0, reporting_length=2,
                                   random_state=3).fit(frame)
     spent = synth.privacy_spent_
     assert len(synth.aggregates_.counts[0]) == 2 * n_values
@@ -182,7 +183,8 @@ def test_released_aggregates_are_closed_and_normalised(mode):
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({f"c{j}": rng.choice(list("abcd")[: 2 + j % 3], 3000)
                           for j in range(6)})
-    synth = DPMarginalSynthesizer(release="sds", fabrication_mode=mode, random_state=0).fit(frame)
+    synth = DPMarginalSynthesizer(release=SDSRelease(fabrication_mode=mode),
+                                  random_state=0).fit(frame)
     _check_closed_and_normalised(synth.aggregates_)
     assert set(synth.privacy_spent_["thresholds"]) == {1, 2, 3}
 

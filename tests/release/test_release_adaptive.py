@@ -13,8 +13,8 @@ from dpsynth import DPAggregates, DPMarginalSynthesizer
 from dpsynth.aggregates import NoisyMarginal
 from dpsynth.exceptions import NoisyReleaseWarning
 from dpsynth.preprocessing import TableEncoder
+from dpsynth.accounting import zcdp_delta
 from dpsynth.release.workload_release import discovery_proportion
-from dpsynth.release.conversion import zcdp_delta
 from dpsynth.sampling import AggregateSeededSampler
 
 
@@ -200,10 +200,12 @@ def test_save_load_and_sample_again(tmp_path, suffix):
 
 
 def test_auto_picks_the_workload_release_unless_the_sampler_needs_sparse_counts():
-    assert DPMarginalSynthesizer()._resolved_release() == "workload"
-    assert DPMarginalSynthesizer(synthesis="aggregate_seeded")._resolved_release() == "sds"
-    seeded = DPMarginalSynthesizer(synthesis=AggregateSeededSampler(), random_state=0)
-    assert seeded._resolved_release() == "sds"
+    def strategy(**params):
+        return type(DPMarginalSynthesizer(**params)._release_strategy()[0]).__name__
+
+    assert strategy() == "WorkloadRelease"
+    assert strategy(synthesis="aggregate_seeded") == "SDSRelease"
+    assert strategy(synthesis=AggregateSeededSampler()) == "SDSRelease"
     with pytest.raises(ValueError, match="release='sds'"):
         DPMarginalSynthesizer(release="workload", synthesis="aggregate_seeded").fit(_table())
 

@@ -3,7 +3,7 @@
 **zCDP.**
 
 Bun & Steinke (2016, Prop. 1.3) give ``epsilon = rho + 2 sqrt(rho log(1/delta))``
-(:func:`dpsynth.accounting.zcdp_rho` inverts it).  Canonne, Kamath &
+(:func:`zcdp_to_epsilon`; :func:`zcdp_rho` inverts it: the SDS release's conversion).  Canonne, Kamath &
 Steinke ("The Discrete Gaussian for Differential Privacy", NeurIPS 2020,
 Prop. 12 / Cor. 13) prove the tighter bound: a rho-zCDP mechanism is
 (epsilon, delta)-DP for
@@ -44,8 +44,27 @@ import math
 
 from scipy.special import expit, log_ndtr, ndtr, ndtri
 
-__all__ = ["zcdp_delta", "zcdp_epsilon", "zcdp_rho_tight", "gdp_delta", "gdp_mu",
+__all__ = ["zcdp_rho", "zcdp_to_epsilon", "zcdp_delta", "zcdp_epsilon", "zcdp_rho_tight", "gdp_delta", "gdp_mu",
            "gdp_epsilon", "bounded_range_mu", "bounded_range_epsilon"]
+
+
+def zcdp_rho(epsilon, delta):
+    """Largest zCDP ``rho`` whose ``(epsilon, delta)``-DP conversion fits the budget.
+
+    ``rho = (sqrt(epsilon + L) - sqrt(L))**2`` with ``L = log(1/delta)``; it
+    satisfies ``rho + 2 * sqrt(rho * L) = epsilon`` exactly.
+    """
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0; got {epsilon}.")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1); got {delta}.")
+    log_term = math.log(1.0 / delta)
+    return (math.sqrt(epsilon + log_term) - math.sqrt(log_term)) ** 2
+
+
+def zcdp_to_epsilon(rho, delta):
+    """``epsilon`` of the ``(epsilon, delta)``-DP guarantee implied by ``rho``-zCDP."""
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
 
 
 def zcdp_delta(rho, epsilon):
