@@ -446,7 +446,7 @@ def test_dp_range_finds_a_thin_spread_beside_a_point_mass():
 
 # --------------------------------------------- raw tables, nothing declared (issue #36)
 def _messy():
-    if not (Path(__file__).resolve().parents[1] / "benchmarks" / "run_messy.py").is_file():
+    if not (Path(__file__).resolve().parents[2] / "benchmarks" / "run_messy.py").is_file():
         pytest.skip("benchmarks/run_messy.py is not available")
     from benchmarks import run_messy
 
@@ -463,16 +463,21 @@ def test_raw_tables_meet_the_done_when_criteria(name, route):
     run_messy = _messy()
     from benchmarks.messy_tables import make
 
-    runs = run_messy.run_table(make(name), seeds=[0], routes=[route])
-    assert [r.get("error") for r in runs] == [None]
-    # the 1-way TVD bar is 0.03; on the 1,056-record credit table one seed's
-    # noise may reach 0.035 on a 7% category
-    assert [f for f in runs[0]["failures"] if not f.startswith("TVD")] == []
-    assert max(runs[0]["categorical"].values()) <= (0.04 if name == "credit_card" else 0.03)
+    runs = run_messy.run_table(make(name), seeds=[0, 1, 2], routes=[route])
+    assert [r.get("error") for r in runs] == [None, None, None]
+    # rows, KS, missing shares and point masses hold for every seed; the 1-way TVD
+    # and the AUC ratio are judged on the mean over the seeds: on the 1,056-record
+    # credit table one seed's noise can move a 7% category by 0.05
+    assert [f for r in runs for f in r["failures"]
+            if not f.startswith(("TVD", "AUC"))] == []
+    columns = runs[0]["categorical"]
+    mean_tvd = {c: np.mean([r["categorical"][c] for r in runs]) for c in columns}
+    assert max(mean_tvd.values()) <= 0.03, mean_tvd
     if name == "credit_card":
-        assert runs[0]["auc_ratio"] >= 0.95
-        share = runs[0]["numeric"]["expenditure"]["points"]["0"]
-        assert abs(share[0] - share[1]) <= 0.05
+        assert np.mean([r["auc_ratio"] for r in runs]) >= 0.95
+        for r in runs:
+            share = r["numeric"]["expenditure"]["points"]["0"]
+            assert abs(share[0] - share[1]) <= 0.05
 
 
 def test_raw_table_of_mixed_types_runs_in_python_and_on_the_command_line():

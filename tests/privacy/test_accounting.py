@@ -317,7 +317,7 @@ def test_one_spend_type_for_every_release():
     import pickle
 
     from dpsynth.accounting import Spend
-    from dpsynth.release import workload
+    from dpsynth.release import adaptive_selection as workload
 
     assert not hasattr(workload, "Spend") or workload.Spend is Spend
     spend = Spend("round 1", "gaussian", rho=0.5,
