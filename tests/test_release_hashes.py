@@ -5,7 +5,8 @@ released count or sampled record: each case below hashes the release
 (:meth:`DPAggregates.to_dict`, the privacy accounting) and the synthetic
 table (values and dtypes) and compares with the hash recorded before the
 refactor.  A change that is *meant* to alter results updates the pins with
-``python -m tests.test_release_hashes`` and says so in its commit message.
+``python -m tests.test_release_hashes`` (under pandas 3 and 2: a text column's
+dtype name differs between them) and says so in its commit message.
 """
 
 import hashlib
@@ -116,13 +117,22 @@ def case_workload_adult():
 
 CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswith("case_")}
 
-#: Pinned before the architecture refactor (see the module docstring).
+#: The pins under pandas 3 (the stack CI installs).
 PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, '6e4d4fed6aee3a97'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['9d1069c4a7b9534b', '316b5207afff76a3'],
+    'workload_adult': ['b28583e01cdc1cb9', 'c62e12d29b91e8da'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
+    'workload_messy_continuous': ['49b455d8bf04ee4c', '109997b69bb4e72e'],
+    'workload_messy_default': ['dd237629d1f250ad', '0b1ceedcdd5c3d6b'],
+}
+
+#: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
+#: ``str`` under pandas 3, and both the release file and the sample's dtypes
+#: name it (the released values and the sampled records are the same).
+PINNED_PANDAS2 = {
+    'workload_adult': ['9d1069c4a7b9534b', '316b5207afff76a3'],
     'workload_messy_continuous': ['6408e6173b0d5941', '0d0961c4e4d3e853'],
     'workload_messy_default': ['52b6f5fab6121e07', 'c88ee3e89a53ea10'],
 }
@@ -142,10 +152,11 @@ def test_release_and_sample_are_pinned(name):
         pytest.skip("the shared Adult table is absent")
     if name not in PINNED:
         pytest.fail(f"no pinned hash for {name!r}: run python -m tests.test_release_hashes")
-    assert compute(name) == PINNED[name]
+    pinned = PINNED_PANDAS2 if int(pd.__version__.split(".")[0]) < 3 else {}
+    assert compute(name) == pinned.get(name, PINNED[name])
 
 
-if __name__ == "__main__":  # print the pins for the cases given (default: all)
+if __name__ == "__main__":  # print the pins (of this pandas) for the cases given (default: all)
     import warnings
     warnings.simplefilter("ignore")
     for name in sys.argv[1:] or sorted(CASES):
