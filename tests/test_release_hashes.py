@@ -1,10 +1,9 @@
 """Releases and samples are pinned, bit for bit, for a given seed.
 
 Refactors of the release, model and sampling layers must not change a single
-released count or sampled record: each case below hashes the release
-(:meth:`DPAggregates.to_dict`, the privacy accounting) and the synthetic
-table (values and dtypes) and compares with the hash recorded before the
-refactor.  A change that is *meant* to alter results updates the pins with
+released count or sampled record: each case below hashes the saved release
+file (:meth:`DPAggregates.save`: schema, marginals, privacy accounting) and
+the synthetic table (values and dtypes) and compares with the recorded hash.  A change that is *meant* to alter results updates the pins with
 ``python -m tests.test_release_hashes`` (under pandas 3 and 2: a text column's
 dtype name differs between them) and says so in its commit message.
 """
