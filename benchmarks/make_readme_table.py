@@ -24,6 +24,7 @@ Usage, from the repository root, after ``run_workload``, ``run_reference`` or
 
 import argparse
 import json
+import math
 from pathlib import Path
 import sys
 
@@ -92,7 +93,7 @@ def raw_table(results):
     number in brackets) of each run's row count error, largest KS statistic of a
     numeric column, largest error in the share of a numeric column's most frequent
     real value (a point mass such as 0 or 40), largest categorical 1-way TVD, AUC
-    ratio and seconds."""
+    ratio, seconds and the load average the run saw."""
     runs = [r for r in results["runs"] if "error" not in r]
     columns = [(route, title) for route, title in RAW_COLUMNS
                if any(r["route"] == route for r in runs)]
@@ -113,6 +114,8 @@ def raw_table(results):
     row("largest 1-way TVD, categorical", lambda r: max(r["categorical"].values()))
     row("AUC ratio, trained on synthetic / real", lambda r: r["auc_ratio"])
     row("seconds, wall clock on a shared 2-core machine", lambda r: r["seconds"], "{:.0f}")
+    # the machine's load during the runs: times are comparable only at similar loads
+    row("load average during the runs", lambda r: r.get("load_average", math.nan), "{:.1f}")
     return "\n".join(lines) + "\n"
 
 
