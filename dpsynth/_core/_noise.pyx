@@ -36,26 +36,14 @@ cdef uint64_t LIMIT = (<uint64_t>1) << 62
 
 
 cdef inline int _bit_length(uint64_t x) noexcept:
-    """Number of bits of ``x`` (0 for 0)."""
+    """Number of bits of ``x`` (0 for 0), by binary search over halving shifts."""
     cdef int n = 0
-    if x >> 32:
-        x >>= 32
-        n += 32
-    if x >> 16:
-        x >>= 16
-        n += 16
-    if x >> 8:
-        x >>= 8
-        n += 8
-    if x >> 4:
-        x >>= 4
-        n += 4
-    if x >> 2:
-        x >>= 2
-        n += 2
-    if x >> 1:
-        x >>= 1
-        n += 1
+    cdef int shift = 32
+    while shift:
+        if x >> shift:
+            x >>= shift
+            n += shift
+        shift >>= 1
     return n + <int>x
 
 
