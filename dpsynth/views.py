@@ -50,7 +50,7 @@ from .utils._random import seed_sequence
 from .utils._validation import check_table
 
 __all__ = ["project", "make_consistent", "ripple", "postprocess", "maximum_entropy",
-           "answer_marginal", "ViewSet", "ReconstructionInfo"]
+           "answer_marginal", "ViewSet", "ReconstructionInfo", "MergedValues"]
 
 
 def _check_attrs(attrs, name="attrs"):
@@ -118,7 +118,7 @@ def _closure(attr_sets):
     return sorted(closure, key=lambda s: (len(s), sorted(s)))
 
 
-def make_consistent(views, cardinalities, *, weights="cells"):
+def make_consistent(views, cardinalities, *, weights="cells", variances=None):
     """Make overlapping views agree on every shared set of attributes.
 
     Parameters
@@ -131,6 +131,10 @@ def make_consistent(views, cardinalities, *, weights="cells"):
         ``"cells"``: CALM's ``1 / C_i`` weights (variance-optimal when the
         views' cells have equal variance); ``"equal"``: the plain mean of the
         book's PriView (identical when the views have equal sizes).
+    variances : sequence of float, default=None
+        Noise variance of a cell of each view, relative to the others (with
+        ``weights="cells"`` the weights become ``1 / (C_i v_i)``): views
+        measured with different noise scales.  ``None``: all equal.
 
     Returns
     -------
@@ -151,6 +155,9 @@ def make_consistent(views, cardinalities, *, weights="cells"):
             raise ValueError(f"A view over {attrs} has shape {table.shape}; expected "
                              f"{tuple(cards[a] for a in attrs)}.")
     sets = tuple(frozenset(a) for a, _ in out)
+    v = np.ones(len(out)) if variances is None else np.asarray(variances, dtype=float)
+    if v.shape != (len(out),) or not (v > 0).all():
+        raise ValueError(f"variances must hold one positive number per view; got {variances!r}.")
     for sub, members in _consistency_plan(sets):
         shared = set(sub)
         projections, sizes = [], []
@@ -158,7 +165,8 @@ def make_consistent(views, cardinalities, *, weights="cells"):
             attrs, table = out[i]
             projections.append(project(table, attrs, sub))
             sizes.append(math.prod(cards[a] for a in attrs if a not in shared))
-        w = np.array([1.0 / c if weights == "cells" else 1.0 for c in sizes])
+        w = np.array([1.0 / (c * v[i]) if weights == "cells" else 1.0
+                      for i, c in zip(members, sizes)])
         target = sum(wi * p for wi, p in zip(w, projections)) / w.sum()
         for i, p, c in zip(members, projections, sizes):
             attrs, table = out[i]
@@ -212,7 +220,8 @@ def ripple(table, tol=1e-6, *, max_iter=1000):
     return t, max_iter
 
 
-def postprocess(views, cardinalities, *, tol=1e-6, n_rounds=5, weights="cells"):
+def postprocess(views, cardinalities, *, tol=1e-6, n_rounds=5, weights="cells",
+                variances=None):
     """Consistency, then rounds of (Ripple non-negativity, consistency).
 
     Stops after the first round whose final consistency leaves no cell below
@@ -224,12 +233,12 @@ def postprocess(views, cardinalities, *, tol=1e-6, n_rounds=5, weights="cells"):
     views : list of (tuple of int, ndarray)
     n_rounds_done : int
     """
-    out = make_consistent(views, cardinalities, weights=weights)
+    out = make_consistent(views, cardinalities, weights=weights, variances=variances)
     for r in range(1, n_rounds + 1):
         if min(float(t.min()) for _, t in out) >= -tol:
             return out, r - 1
         out = [(a, ripple(t, tol)[0]) for a, t in out]
-        out = make_consistent(out, cardinalities, weights=weights)
+        out = make_consistent(out, cardinalities, weights=weights, variances=variances)
     return out, n_rounds
 
 
@@ -559,6 +568,106 @@ def _distinct_rows(codes, cardinalities):
     return rows, inverse.ravel(), counts.astype(float)
 
 
+class MergedValues:
+    """Each column's rare values merged into one code, and the way back.
+
+    PriView builds its views on a smaller domain: the values of a column
+    whose (noisy) counts are small share one *merged* code.  ``groups[j]``
+    maps every original code of column ``j`` to its code in the views and
+    ``shares[j]`` gives each original value's share of its code (summing to
+    1 over the values of a code), so that a table or a record on the merged
+    domain expands back to the original values.  A column with
+    ``groups[j] is None`` is unchanged.  Everything here is post-processing
+    of already private counts.
+
+    Parameters
+    ----------
+    groups : list of (ndarray of int or None)
+        One entry per column: the merged code of each original code.
+    shares : list of (ndarray of float or None)
+        One entry per column: each original value's share of its code.
+    """
+
+    def __init__(self, groups, shares):
+        self.groups = [None if g is None else np.asarray(g, dtype=np.int64) for g in groups]
+        self.shares = [None if s is None else np.asarray(s, dtype=float) for s in shares]
+
+    @classmethod
+    def from_counts(cls, noisy_counts, cardinalities, threshold):
+        """Merge, in each column of ``noisy_counts``, the values counted below ``threshold``.
+
+        ``noisy_counts`` maps a column index to its (noisy) counts, one per
+        code.  The values at or above ``threshold`` keep a code of their own
+        (in their original order); the others share the last code, unless
+        at most one value is below it (nothing to merge).  Within the merged
+        code a value's share is proportional to its count clipped at 0
+        (equal shares when no count is positive).
+        """
+        groups, shares = [None] * len(cardinalities), [None] * len(cardinalities)
+        for j, counts in noisy_counts.items():
+            counts = np.asarray(counts, dtype=float)
+            rare = counts < threshold
+            if rare.sum() <= 1:
+                continue
+            kept = np.flatnonzero(~rare)
+            group = np.full(len(counts), len(kept), dtype=np.int64)
+            group[kept] = np.arange(len(kept))
+            share = np.ones(len(counts))
+            mass = np.clip(counts[rare], 0, None)
+            share[rare] = mass / mass.sum() if mass.sum() > 0 else 1.0 / rare.sum()
+            groups[j], shares[j] = group, share
+        return cls(groups, shares)
+
+    def __bool__(self):
+        return any(g is not None for g in self.groups)
+
+    def cardinalities(self, cardinalities):
+        """Number of codes of each column in the views."""
+        return np.array([int(c) if g is None else int(g.max()) + 1
+                         for c, g in zip(cardinalities, self.groups)], dtype=np.int64)
+
+    def merge(self, codes):
+        """The records' codes on the merged domain (a new array)."""
+        out = np.array(codes, copy=True)
+        for j, g in enumerate(self.groups):
+            if g is not None:
+                out[:, j] = g[codes[:, j]]
+        return out
+
+    def expand_table(self, table, attrs):
+        """A table over ``attrs`` on the merged domain, on the original domain.
+
+        Each cell of a merged code is split among its values by their shares.
+        """
+        for axis, a in enumerate(attrs):
+            g = self.groups[a]
+            if g is not None:
+                shape = [1] * table.ndim
+                shape[axis] = len(g)
+                table = np.take(table, g, axis=axis) * self.shares[a].reshape(shape)
+        return table
+
+    def expand_codes(self, codes, rng):
+        """Records on the merged domain, each merged code drawn back to one of its values."""
+        out = np.array(codes, copy=True)
+        for j, g in enumerate(self.groups):
+            if g is None:
+                continue
+            merged = int(g.max())
+            values = np.flatnonzero(g == merged)
+            own = np.zeros(merged + 1, dtype=out.dtype)
+            own[g[g < merged]] = np.flatnonzero(g < merged)  # a kept code's original value
+            rows = np.flatnonzero(codes[:, j] == merged)
+            out[:, j] = own[codes[:, j]]
+            if len(rows) == 0:
+                continue
+            cum = np.cumsum(self.shares[j][values])
+            cum /= cum[-1]
+            pick = np.searchsorted(cum, rng.random(len(rows)), side="right")
+            out[rows, j] = values[np.minimum(pick, len(values) - 1)]
+        return out
+
+
 # ---------------------------------------------------------------------------
 # plumbing shared by the view-based estimators (CALM, PriView)
 # ---------------------------------------------------------------------------
@@ -715,6 +824,9 @@ class _ViewEstimatorMixin:
         attrs = self._columns_to_attrs(columns)
         table, info = self.view_set_.marginal(attrs)
         order = sorted(attrs)
+        merged = getattr(self, "merged_values_", None)
+        if merged:
+            table = merged.expand_table(table, order)
         table = np.transpose(table, [order.index(a) for a in attrs])
         if as_frame:
             grids = np.indices(table.shape).reshape(len(attrs), -1)
@@ -747,6 +859,9 @@ class _ViewEstimatorMixin:
             ss = seed_sequence(random_state)
         draw_ss, decode_ss = ss.spawn(2)
         codes = self.view_set_.sample(int(n_samples), np.random.default_rng(draw_ss))
+        merged = getattr(self, "merged_values_", None)
+        if merged:
+            codes = merged.expand_codes(codes, np.random.default_rng(ss.spawn(1)[0]))
         return codes, np.random.default_rng(decode_ss)
 
     def sample(self, n_samples=None, *, random_state=None):

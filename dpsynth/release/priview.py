@@ -22,7 +22,7 @@ from ..covering import bounded_cover, covering_design
 from ..mechanisms import laplace_count, laplace_measure, mechanism_name
 from ..accounting import PrivacySpent, Spend
 from ..utils._random import seed_sequence
-from ..views import ViewSet, _ViewEstimatorMixin, postprocess
+from ..views import MergedValues, ViewSet, _ViewEstimatorMixin, postprocess
 
 __all__ = ["PriViewSynthesizer", "priview_noise_error", "view_counts"]
 
@@ -192,13 +192,17 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                            StrOptions({"auto"})],
         "strength": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "count_epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "merge_share": [Interval(numbers.Real, 0, 1, closed="left")],
+        "merge_min_values": [Interval(numbers.Integral, 3, None, closed="left")],
+        "merge_threshold": [Interval(numbers.Real, 0, None, closed="left")],
         "weights": [StrOptions({"cells", "equal"})],
         "noise": [StrOptions({"discrete", "continuous"})],
         **_ViewEstimatorMixin._view_constraints,
     }
 
     def __init__(self, *, epsilon=1.0, view_size="auto", max_view_cells="auto", strength="auto",
-                 count_epsilon=0.001, categories="auto", bounds=None, n_bins=3,
+                 count_epsilon=0.001, merge_share=0.1, merge_min_values=9,
+                 merge_threshold=40.0, categories="auto", bounds=None, n_bins=3,
                  binning="uniform", allow_missing=False, weights="cells", negativity_tol=1e-6,
                  n_rounds=1, maxent_tol=1e-8, maxent_max_iter=1000, random_state=None,
                  noise="discrete"):
@@ -207,6 +211,9 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self.max_view_cells = max_view_cells
         self.strength = strength
         self.count_epsilon = count_epsilon
+        self.merge_share = merge_share
+        self.merge_min_values = merge_min_values
+        self.merge_threshold = merge_threshold
         self.categories = categories
         self.bounds = bounds
         self.n_bins = n_bins
@@ -220,18 +227,56 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.noise = noise
 
+    def _merge_rare_values(self, codes, rng):
+        """Measure the many-valued columns' counts and merge their rare values.
+
+        Sets ``merge_columns_``, ``value_counts_``, ``merged_values_`` and
+        ``view_cardinalities_``; returns the spend of the counts (``None``
+        when nothing is measured).  Which columns are measured depends on the
+        public domain only; which values are merged, on the noisy counts only.
+        """
+        cards = [int(c) for c in self.cardinalities_]
+        self.merge_columns_ = [j for j, c in enumerate(cards) if c >= self.merge_min_values]
+        self.value_counts_ = {}
+        self.merged_values_ = MergedValues([None] * len(cards), [None] * len(cards))
+        self.view_cardinalities_ = np.asarray(self.cardinalities_, dtype=np.int64)
+        if not self.merge_columns_ or self.merge_share == 0:
+            self.merge_columns_ = []
+            return None
+        epsilon = float(self.merge_share) * float(self.epsilon)
+        m = len(self.merge_columns_)
+        # one record adds 1 to one count of each measured column: L1 sensitivity m
+        for j in self.merge_columns_:
+            counts = np.bincount(codes[:, j], minlength=cards[j])
+            self.value_counts_[j] = laplace_measure(counts, epsilon, rng, self.noise,
+                                                    sensitivity=m)
+        threshold = float(self.merge_threshold) * self.n_features_in_ / float(self.epsilon)
+        self.merged_values_ = MergedValues.from_counts(self.value_counts_, cards, threshold)
+        self.view_cardinalities_ = self.merged_values_.cardinalities(cards)
+        return {"name": f"value counts of {m} columns (to merge rare values)",
+                "mechanism": mechanism_name("laplace", self.noise), "epsilon": epsilon,
+                "sensitivity": float(m), "scale": m / epsilon}
+
+    def _merged_counts(self, j):
+        """The noisy value counts of column ``j`` on the views' (merged) codes."""
+        counts = self.value_counts_[j]
+        g = self.merged_values_.groups[j]
+        if g is None:
+            return np.asarray(counts, dtype=float)
+        return np.bincount(g, weights=counts, minlength=int(self.view_cardinalities_[j]))
+
     def _design(self, budget, t):
         """The views: a covering design (``view_size`` given) or a cell-bounded cover."""
         d = self.n_features_in_
         if self.view_size != "auto":
             ell = min(int(self.view_size), d)
             return [tuple(b) for b in covering_design(d, ell, min(t, ell))]
-        return bounded_cover(self.cardinalities_, budget, t, max_size=BOOK_VIEW_SIZE)
+        return bounded_cover(self.view_cardinalities_, budget, t, max_size=BOOK_VIEW_SIZE)
 
     def _noise_error(self, views, n_records, epsilon):
         """Eq. 6.7 for the design ``views``: ``sqrt(2 L / r) * w / (N eps)``."""
         d = self.n_features_in_
-        cells = [math.prod(int(self.cardinalities_[a]) for a in v) for v in views]
+        cells = [math.prod(int(self.view_cardinalities_[a]) for a in v) for v in views]
         n_pairs = max(1, d * (d - 1) // 2)
         coverage = sum(len(v) * (len(v) - 1) // 2 for v in views) / n_pairs
         return priview_noise_error(n_records, epsilon, len(views), d, 2,
@@ -256,7 +301,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         while budget <= _MAX_AUTO_CELLS:
             views = self._design(budget, 2)
             if views != previous:
-                cells = np.mean([math.prod(int(self.cardinalities_[a]) for a in v)
+                cells = np.mean([math.prod(int(self.view_cardinalities_[a]) for a in v)
                                  for v in views])
                 pairs = np.mean([math.comb(len(v), 2) for v in views])
                 triples = np.mean([math.comb(len(v), 3) for v in views])
@@ -284,8 +329,15 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self
         """
         codes = self._validated_codes(X)
-        count_ss, noise_ss = seed_sequence(self.random_state).spawn(3)[:2]
+        count_ss, noise_ss, _, merge_ss = seed_sequence(self.random_state).spawn(4)
         d = self.n_features_in_
+        spends = []
+        epsilon_views = float(self.epsilon)
+        merge_spend = self._merge_rare_values(codes, np.random.default_rng(merge_ss))
+        if merge_spend is not None:
+            spends.append(merge_spend)
+            epsilon_views -= merge_spend["epsilon"]
+        codes = self.merged_values_.merge(codes) if self.merged_values_ else codes
         max_t = d if self.view_size == "auto" else min(int(self.view_size), d)
         if self.strength != "auto":
             candidates = [min(int(self.strength), max_t)]
@@ -296,15 +348,14 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         if self.view_size == "auto":
             budget = (self._choose_budget() if self.max_view_cells == "auto"
                       else int(self.max_view_cells))
-        spends = []
-        epsilon_views = float(self.epsilon)
         self.noisy_count_ = None
         t = candidates[0]
         if len(candidates) > 1:
-            if self.count_epsilon >= self.epsilon:
+            if self.count_epsilon >= epsilon_views:
                 raise ValueError(f"count_epsilon ({self.count_epsilon}) must be below "
-                                 f"epsilon ({self.epsilon}).")
-            epsilon_views = float(self.epsilon) - float(self.count_epsilon)
+                                 f"epsilon ({self.epsilon}) minus the share spent on "
+                                 f"merging rare values.")
+            epsilon_views -= float(self.count_epsilon)
             rng = np.random.default_rng(count_ss)
             self.noisy_count_ = max(
                 1.0, float(laplace_count(codes.shape[0], self.count_epsilon, rng, self.noise)))
@@ -322,7 +373,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         views = self._design(budget, t)
         ell = max(len(v) for v in views)
         self.max_view_cells_ = int(budget) if budget is not None else int(max(
-            math.prod(int(self.cardinalities_[a]) for a in v) for v in views))
+            math.prod(int(self.view_cardinalities_[a]) for a in v) for v in views))
         self.view_size_, self.strength_ = int(ell), int(t)
         self.marginal_sets_ = [tuple(b) for b in views]
         w = len(self.marginal_sets_)
@@ -330,7 +381,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         rng = np.random.default_rng(noise_ss)
         noisy = []
         for attrs in self.marginal_sets_:
-            counts = view_counts(codes, attrs, self.cardinalities_)
+            counts = view_counts(codes, attrs, self.view_cardinalities_)
             noisy.append((attrs, laplace_measure(counts, 1.0, rng, self.noise,
                                                  sensitivity=self.noise_scale_)))
         spends.append({"name": f"{w} views, every cell",
@@ -338,12 +389,18 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                        "epsilon": epsilon_views, "sensitivity": float(w),
                        "scale": self.noise_scale_})
         self.noisy_views_ = noisy
-        self.views_, self.n_postprocess_rounds_ = postprocess(
-            noisy, self.cardinalities_, tol=self.negativity_tol, n_rounds=self.n_rounds,
-            weights=self.weights)
+        # the measured value counts (summed over each merged code) join the consistency
+        # as one-column tables, weighted by their own noise scale
+        one_way = [((j,), self._merged_counts(j)) for j in self.merge_columns_]
+        variances = [1.0] * w + [(merge_spend["scale"] / self.noise_scale_) ** 2] * len(one_way) \
+            if one_way else None
+        views, self.n_postprocess_rounds_ = postprocess(
+            noisy + one_way, self.view_cardinalities_, tol=self.negativity_tol,
+            n_rounds=self.n_rounds, weights=self.weights, variances=variances)
+        self.views_ = views[:w]
         total = float(self.views_[0][1].sum())
         self.n_records_ = max(1, int(round(total)))
-        self.view_set_ = ViewSet(self.views_, self.cardinalities_, tol=self.maxent_tol,
+        self.view_set_ = ViewSet(self.views_, self.view_cardinalities_, tol=self.maxent_tol,
                                  max_iter=self.maxent_max_iter)
         self.privacy_spent_ = PrivacySpent(
             float(sum(s["epsilon"] for s in spends)), 0.0, 0.0,

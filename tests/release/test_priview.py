@@ -10,7 +10,7 @@ from sklearn.base import clone
 
 from dpsynth.local import bounded_cover, covering_design
 from dpsynth.release import PriViewSynthesizer, priview_noise_error, view_counts
-from dpsynth.views import make_consistent, project
+from dpsynth.views import MergedValues, make_consistent, project
 
 
 def _binary(n, d, seed=0):
@@ -77,7 +77,8 @@ def test_automatic_views_on_many_valued_columns():
     X, cats = _many_valued(20000)
     synth = PriViewSynthesizer(epsilon=1.0, categories=cats, allow_missing=True,
                                random_state=0).fit(X)
-    cards = synth.cardinalities_
+    cards = synth.view_cardinalities_  # the views' domain: rare values of "big" merged
+    assert cards[0] < synth.cardinalities_[0]
     views = synth.marginal_sets_
     cells = [math.prod(int(cards[a]) for a in v) for v in views]
     # every pair in some view; the many-valued column shares views with the others
@@ -98,10 +99,14 @@ def test_automatic_views_on_many_valued_columns():
         return math.sqrt(size / (pairs * triples)) if triples else math.inf
 
     assert factor(budget) == min(factor(2 ** k) for k in range(2, 23))
-    # like the book's ell, the budget does not depend on epsilon (nor on N)
+    # like the book's ell, the budget depends on the views' domain only: at a larger
+    # epsilon fewer values are merged (a larger domain), with none merged not at all
     wide = PriViewSynthesizer(epsilon=8.0, categories=cats, allow_missing=True,
                               random_state=0).fit(X)
-    assert wide.max_view_cells_ == budget and wide.strength_ >= synth.strength_
+    assert wide.view_cardinalities_[0] > cards[0] and wide.strength_ >= synth.strength_
+    plain = [PriViewSynthesizer(epsilon=e, categories=cats, allow_missing=True, merge_share=0,
+                                random_state=0).fit(X).max_view_cells_ for e in (1.0, 8.0)]
+    assert plain[0] == plain[1]
     # every column comes back, with its missing values
     out = synth.sample(5000, random_state=1)
     assert list(out.columns) == list(X.columns) and out["e"].isna().mean() > 0.01
@@ -156,7 +161,9 @@ def test_strength_one_puts_each_column_in_one_view():
                                max_view_cells=256, random_state=0).fit(X)
     columns = sorted(a for v in synth.marginal_sets_ for a in v)
     assert columns == list(range(6)) and synth.strength_ == 1
-    assert synth.noise_scale_ == pytest.approx(len(synth.marginal_sets_) / 1.0)
+    # the 41-value column's counts take merge_share of the budget, the views the rest
+    assert synth.merge_columns_ == [0]
+    assert synth.noise_scale_ == pytest.approx(len(synth.marginal_sets_) / 0.9)
     assert synth.sample(100, random_state=0).shape == (100, 6)
 
 
@@ -166,7 +173,8 @@ def test_fixed_view_size_keeps_the_covering_design_of_indices():
                                strength=2, random_state=0).fit(X)
     assert synth.marginal_sets_ == covering_design(6, 3, 2)
     assert synth.noisy_count_ is None  # nothing automatic: no count spent
-    assert len(synth.privacy_spent_.mechanisms) == 1
+    assert [s.name for s in synth.privacy_spent_.mechanisms] == [
+        "value counts of 1 columns (to merge rare values)", "7 views, every cell"]
 
 
 def test_noise_scale_is_w_over_epsilon_per_cell():
@@ -246,3 +254,88 @@ def test_bad_parameters(param, value):
     X, cats = _binary(100, 4)
     with pytest.raises((ValueError, TypeError), match=param):
         PriViewSynthesizer(categories=cats, **{param: value}).fit(X)
+
+
+def test_rare_values_merged_by_their_noisy_counts():
+    X, cats = _many_valued(20000)
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, allow_missing=True,
+                               random_state=0).fit(X)
+    cards = synth.cardinalities_
+    # only the columns with at least merge_min_values values are measured (public domain)
+    assert synth.merge_columns_ == [j for j, c in enumerate(cards) if c >= 9] == [0]
+    # the merge is a function of the noisy counts and public parameters only
+    threshold = synth.merge_threshold * X.shape[1] / synth.epsilon
+    again = MergedValues.from_counts(synth.value_counts_, cards, threshold)
+    g = synth.merged_values_.groups[0]
+    np.testing.assert_array_equal(g, again.groups[0])
+    counts = synth.value_counts_[0]
+    rare = counts < threshold
+    assert rare.sum() >= 2 and (g[rare] == g.max()).all() and (g[~rare] < g.max()).all()
+    np.testing.assert_array_equal(g[~rare], np.arange((~rare).sum()))  # order kept
+    assert synth.view_cardinalities_[0] == (~rare).sum() + 1
+    assert list(synth.view_cardinalities_[1:]) == list(cards[1:])  # small columns unchanged
+    for attrs, table in synth.views_:
+        assert table.shape == tuple(synth.view_cardinalities_[a] for a in attrs)
+    # marginals come back on the original values; a merged code is split by the counts
+    est = synth.marginal(["big", "a"])
+    assert est.shape == (41, 4) and est.sum() == pytest.approx(1.0)  # with "missing"
+    share = np.clip(counts[rare], 0, None) / np.clip(counts[rare], 0, None).sum()
+    np.testing.assert_allclose(est[rare].sum(axis=1) / est[rare].sum(), share, atol=1e-12)
+    # the sample holds the rare values too, in proportion to their noisy counts
+    out = synth.sample(40000, random_state=1)
+    freq = out["big"].value_counts(normalize=True).reindex(range(40), fill_value=0).to_numpy()
+    assert freq[rare[:40]].sum() == pytest.approx(est[rare].sum(), abs=0.01)
+    assert (freq[rare[:40]] > 0).sum() >= 0.8 * (share[:rare[:40].sum()] > 0.01).sum()
+
+
+def test_merge_accounting_and_noise():
+    X, cats = _many_valued(20000)
+    cats["d"] = list(range(10))  # a second measured column
+    synth = PriViewSynthesizer(epsilon=2.0, categories=cats, allow_missing=True,
+                               noise="continuous", random_state=3).fit(X)
+    spent = synth.privacy_spent_
+    merge = [s for s in spent.mechanisms if s.name.startswith("value counts")]
+    assert len(merge) == 1 and synth.merge_columns_ == [0, 4]
+    params = dict(merge[0].params)
+    # one record adds one to one count of each of the m measured columns: sensitivity m
+    assert merge[0].epsilon == pytest.approx(0.1 * 2.0) and params["sensitivity"] == 2.0
+    assert params["scale"] == pytest.approx(2 / 0.2)
+    # sequential composition: value counts + record count + views = epsilon
+    eps_views = len(synth.marginal_sets_) / synth.noise_scale_
+    assert merge[0].epsilon + synth.count_epsilon + eps_views == pytest.approx(2.0)
+    assert spent["epsilon"] == pytest.approx(2.0) and spent["delta"] == 0.0
+    codes = synth._encode(X)
+    noise = np.concatenate([synth.value_counts_[j] - np.bincount(codes[:, j], minlength=c)
+                            for j, c in ((0, 41), (4, 11))])
+    assert np.abs(noise).mean() == pytest.approx(10.0, rel=0.3)  # Laplace(m / eps)
+    # merge_share=0: nothing measured, the views get all but the record count
+    plain = PriViewSynthesizer(epsilon=2.0, categories=cats, allow_missing=True,
+                               merge_share=0, random_state=3).fit(X)
+    assert plain.merge_columns_ == [] and not plain.merged_values_
+    assert not any(s.name.startswith("value counts") for s in plain.privacy_spent_.mechanisms)
+    assert list(plain.view_cardinalities_) == list(plain.cardinalities_)
+
+
+def test_binary_columns_never_merged():
+    X, cats = _binary(20000, 10)
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    assert synth.merge_columns_ == [] and synth.value_counts_ == {}
+    assert not synth.merged_values_
+    assert [s.name for s in synth.privacy_spent_.mechanisms][0].startswith("record count")
+
+
+def test_merged_values_round_trip():
+    merged = MergedValues.from_counts({1: np.array([50.0, 3.0, -2.0, 40.0, 1.0])},
+                                      [2, 5], threshold=10)
+    np.testing.assert_array_equal(merged.groups[1], [0, 2, 2, 1, 2])
+    np.testing.assert_allclose(merged.shares[1], [1, 0.75, 0, 1, 0.25])
+    assert list(merged.cardinalities([2, 5])) == [2, 3]
+    codes = np.array([[0, 0], [1, 1], [0, 2], [1, 3], [0, 4]])
+    np.testing.assert_array_equal(merged.merge(codes)[:, 1], [0, 2, 2, 1, 2])
+    back = merged.expand_codes(merged.merge(codes), np.random.default_rng(0))
+    assert list(back[[0, 3], 1]) == [0, 3] and set(back[[1, 2, 4], 1]) <= {1, 4}
+    table = np.array([[0.1, 0.2, 0.3], [0.2, 0.1, 0.1]])
+    full = merged.expand_table(table, (0, 1))
+    np.testing.assert_allclose(full, [[0.1, 0.225, 0, 0.2, 0.075], [0.2, 0.075, 0, 0.1, 0.025]])
+    # at most one value below the threshold: nothing to merge
+    assert not MergedValues.from_counts({0: np.array([50.0, 3.0, 40.0])}, [3], threshold=10)
