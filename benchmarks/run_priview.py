@@ -29,9 +29,12 @@ Usage, from the repository root::
         [--datasets synth87 adult nist_ma binary] [--budgets 256 4096]
         [--strengths 1] [--label default] [--table-only]
 
-``--label before`` runs the default under another label (the numbers of
-``results/priview.md`` labelled ``before`` are the code before issue #34,
-run from a checkout of it).
+``--label before`` runs the default under another label.  In
+``results/priview.md``: ``merged`` is the current default (rare values of
+many-valued columns merged before the views); ``no merging (7d2e3b1)`` the
+default of commit 7d2e3b1 (views by cells, no merging), and the fixed
+``max_view_cells``/``strength`` rows were run on that code too; ``before``
+is the code before issue #34, run from a checkout of it.
 
 Writes ``benchmarks/results/priview.json`` and ``priview.md``.
 """

@@ -76,15 +76,33 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     maximum-entropy table matching the views.  ``epsilon``-DP (pure) with
     add/remove neighbours.
 
+    Before the views, the columns with many values (``merge_min_values`` or
+    more) are shrunk, as MST does: a share ``merge_share`` of ``epsilon``
+    releases their value counts (Laplace, L1 sensitivity the number of such
+    columns), and in each of them the values counted below
+    ``merge_threshold`` times the noise scale of a view cell (of the views
+    planned on the full domain) share one merged code.  The views, their
+    cell budget and design are then planned again on these smaller domains
+    (a many-valued column's rare values hold little signal per unit of view
+    noise but multiply the cells of every view that holds the column); the
+    counts, summed over each merged code, also enter the consistency step
+    as one-column tables weighted by their own noise; marginals and samples
+    split a merged code among its values in proportion to their noisy
+    counts.  Which columns are measured depends on the public domain only,
+    which values are merged on the noisy counts only.  Binary and other
+    small columns are never measured nor merged.
+
     Parameters
     ----------
     epsilon : float, default=1.0
-        Total privacy budget (including ``count_epsilon`` when spent).
+        Total privacy budget (including ``count_epsilon`` and the share
+        ``merge_share`` when spent).
     view_size : int or "auto", default="auto"
         Attributes per view.  An int: the views are a covering design of the
         column indices with that many columns each, whatever their numbers
         of values (the book's construction).  ``"auto"``: views built from
-        the columns' numbers of values (:func:`~dpsynth.local.bounded_cover`):
+        the columns' numbers of codes in the views
+        (``view_cardinalities_``; :func:`~dpsynth.local.bounded_cover`):
         every pair of columns lies in a view of at most ``max_view_cells``
         cells (a pair larger than that is a view of its own), with at most 8
         columns per view, the book's ``ell``; many-valued columns get views
@@ -97,7 +115,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         factor, ``sqrt(L / (P T))`` with ``L`` the mean cells of a view and
         ``P``, ``T`` the mean pairs and triples of columns it holds (the
         geometric mean of the two columns of the book's table in Section
-        6.3), from the columns' numbers of values alone, as the book's
+        6.3), from the numbers of codes of the columns in the views alone
+        (``view_cardinalities_``, after merging), as the book's
         ``ell = 8`` is independent of the data: 256
         cells (8 columns) on binary tables, larger budgets holding a
         many-valued column with a few others on non-binary ones.  Set it to
@@ -121,6 +140,23 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         when more than one strength is possible: three or more columns).  Its noise has scale
         ``1 / count_epsilon`` (1000 records by default: a rough estimate, as
         the book suggests).
+    merge_share : float in [0, 1), default=0.1
+        Share of ``epsilon`` spent on the value counts of the columns with at
+        least ``merge_min_values`` values (only spent when there is one);
+        ``0``: no column is measured nor merged.
+    merge_min_values : int, default=9
+        Columns with at least this many values (the missing value included)
+        are measured and may have values merged; at least 3, so that binary
+        columns never are.
+    merge_threshold : float, default=20.0
+        A measured column's values whose noisy count is below
+        ``merge_threshold`` times the noise scale of a view cell share one
+        code in the views (when at least two are below it).  The scale is
+        ``w / epsilon_views`` of the views planned on the full domain
+        (``w`` their number): a value with fewer records holds little more
+        than noise in every view that holds it.  Raise it to merge more,
+        lower it to keep more values apart; ``0`` merges (almost) nothing
+        but still spends ``merge_share`` on the counts.
     categories, bounds, n_bins, binning, allow_missing
         The public domain, as in :class:`~dpsynth.local.CALMSynthesizer`.
     weights : {"cells", "equal"}, default="cells"
@@ -144,6 +180,19 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     encoder_, cardinalities_, feature_names_in_, n_features_in_
     view_size_, strength_ : int
         Most columns in a view, and the strength of the cover.
+    merge_columns_ : list of int
+        The columns whose value counts were measured (public: from the
+        domain sizes).
+    value_counts_ : dict of int to ndarray
+        The noisy count of each value of those columns (original codes).
+    merged_values_ : MergedValues
+        The merged code of each value and its share of it
+        (:class:`~dpsynth.views.MergedValues`; false when nothing is merged).
+    merge_min_count_ : float or None
+        The merge threshold in records (``None`` when nothing was measured).
+    view_cardinalities_ : ndarray of int
+        Number of codes of each column in the views (``cardinalities_``
+        with the rare values of a measured column counted as one code).
     max_view_cells_ : int
         The cell budget used (the views have at most this many cells, but
         for a pair larger than it); with a given ``view_size``, the cells of
@@ -152,13 +201,14 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         The Laplace count of the records (at least 1) that chose the
         strength, ``None`` when it was not needed.
     marginal_sets_ : list of tuple of int
-        The views' column sets (the covering design; public).
+        The views' column sets (the covering design; a function of the
+        views' domain).
     noise_scale_ : float
         Laplace scale per cell, ``w / epsilon_views``.
     noisy_views_ : list of (tuple, ndarray)
-        Noisy counts as released.
+        Noisy counts as released (on the views' domain).
     views_ : list of (tuple, ndarray)
-        Consistent, non-negative counts.
+        Consistent, non-negative counts (on the views' domain).
     view_set_ : ViewSet
     n_records_ : int
         The views' common (noisy) total.
@@ -202,7 +252,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
 
     def __init__(self, *, epsilon=1.0, view_size="auto", max_view_cells="auto", strength="auto",
                  count_epsilon=0.001, merge_share=0.1, merge_min_values=9,
-                 merge_threshold=40.0, categories="auto", bounds=None, n_bins=3,
+                 merge_threshold=20.0, categories="auto", bounds=None, n_bins=3,
                  binning="uniform", allow_missing=False, weights="cells", negativity_tol=1e-6,
                  n_rounds=1, maxent_tol=1e-8, maxent_max_iter=1000, random_state=None,
                  noise="discrete"):
@@ -227,21 +277,18 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.noise = noise
 
-    def _merge_rare_values(self, codes, rng):
-        """Measure the many-valued columns' counts and merge their rare values.
+    def _measure_values(self, codes, rng):
+        """Release the value counts of the many-valued columns.
 
-        Sets ``merge_columns_``, ``value_counts_``, ``merged_values_`` and
-        ``view_cardinalities_``; returns the spend of the counts (``None``
-        when nothing is measured).  Which columns are measured depends on the
-        public domain only; which values are merged, on the noisy counts only.
+        Sets ``merge_columns_`` (from the public domain sizes) and
+        ``value_counts_``; returns the spend of the counts (``None`` when
+        nothing is measured).
         """
         cards = [int(c) for c in self.cardinalities_]
-        self.merge_columns_ = [j for j, c in enumerate(cards) if c >= self.merge_min_values]
+        self.merge_columns_ = [j for j, c in enumerate(cards) if c >= self.merge_min_values] \
+            if self.merge_share > 0 else []
         self.value_counts_ = {}
-        self.merged_values_ = MergedValues([None] * len(cards), [None] * len(cards))
-        self.view_cardinalities_ = np.asarray(self.cardinalities_, dtype=np.int64)
-        if not self.merge_columns_ or self.merge_share == 0:
-            self.merge_columns_ = []
+        if not self.merge_columns_:
             return None
         epsilon = float(self.merge_share) * float(self.epsilon)
         m = len(self.merge_columns_)
@@ -250,12 +297,27 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             counts = np.bincount(codes[:, j], minlength=cards[j])
             self.value_counts_[j] = laplace_measure(counts, epsilon, rng, self.noise,
                                                     sensitivity=m)
-        threshold = float(self.merge_threshold) * self.n_features_in_ / float(self.epsilon)
-        self.merged_values_ = MergedValues.from_counts(self.value_counts_, cards, threshold)
-        self.view_cardinalities_ = self.merged_values_.cardinalities(cards)
         return {"name": f"value counts of {m} columns (to merge rare values)",
                 "mechanism": mechanism_name("laplace", self.noise), "epsilon": epsilon,
                 "sensitivity": float(m), "scale": m / epsilon}
+
+    def _plan(self, candidates, epsilon_views):
+        """The cell budget and the strength, on the views' domain ``view_cardinalities_``."""
+        budget = None
+        if self.view_size == "auto":
+            budget = (self._choose_budget() if self.max_view_cells == "auto"
+                      else int(self.max_view_cells))
+        t = candidates[0]
+        if len(candidates) > 1:
+            for cand in candidates:
+                err = self._noise_error(self._design(budget, cand), self.noisy_count_,
+                                        epsilon_views)
+                if err <= 0.003:
+                    t = cand
+                if cand == 2 and err > PAIR_NOISE_LIMIT:
+                    t = 1  # the pairs' views would hold more noise than association
+                    break
+        return budget, t
 
     def _merged_counts(self, j):
         """The noisy value counts of column ``j`` on the views' (merged) codes."""
@@ -331,25 +393,20 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         codes = self._validated_codes(X)
         count_ss, noise_ss, _, merge_ss = seed_sequence(self.random_state).spawn(4)
         d = self.n_features_in_
-        spends = []
-        epsilon_views = float(self.epsilon)
-        merge_spend = self._merge_rare_values(codes, np.random.default_rng(merge_ss))
-        if merge_spend is not None:
-            spends.append(merge_spend)
-            epsilon_views -= merge_spend["epsilon"]
-        codes = self.merged_values_.merge(codes) if self.merged_values_ else codes
         max_t = d if self.view_size == "auto" else min(int(self.view_size), d)
         if self.strength != "auto":
             candidates = [min(int(self.strength), max_t)]
         else:
             candidates = [t for t in (2, 3, 4)
                           if t <= max_t and math.comb(d, t) <= _MAX_AUTO_SETS] or [min(2, d)]
-        budget = None
-        if self.view_size == "auto":
-            budget = (self._choose_budget() if self.max_view_cells == "auto"
-                      else int(self.max_view_cells))
+        spends = []
+        epsilon_views = float(self.epsilon)
+        self.view_cardinalities_ = np.asarray(self.cardinalities_, dtype=np.int64)
+        merge_spend = self._measure_values(codes, np.random.default_rng(merge_ss))
+        if merge_spend is not None:
+            spends.append(merge_spend)
+            epsilon_views -= merge_spend["epsilon"]
         self.noisy_count_ = None
-        t = candidates[0]
         if len(candidates) > 1:
             if self.count_epsilon >= epsilon_views:
                 raise ValueError(f"count_epsilon ({self.count_epsilon}) must be below "
@@ -362,14 +419,19 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             spends.append({"name": "record count (to choose strength)",
                            "mechanism": mechanism_name("laplace", self.noise),
                            "epsilon": float(self.count_epsilon), "sensitivity": 1.0})
-            for cand in candidates:
-                err = self._noise_error(self._design(budget, cand), self.noisy_count_,
-                                        epsilon_views)
-                if err <= 0.003:
-                    t = cand
-                if cand == 2 and err > PAIR_NOISE_LIMIT:
-                    t = 1  # the pairs' views would hold more noise than association
-                    break
+        budget, t = self._plan(candidates, epsilon_views)
+        self.merged_values_ = MergedValues([None] * d, [None] * d)
+        self.merge_min_count_ = None
+        if self.value_counts_:
+            # the noise scale of a cell of the views planned on the full domain
+            planned = len(self._design(budget, t)) / epsilon_views
+            self.merge_min_count_ = float(self.merge_threshold) * planned
+            self.merged_values_ = MergedValues.from_counts(
+                self.value_counts_, self.cardinalities_, self.merge_min_count_)
+            if self.merged_values_:
+                self.view_cardinalities_ = self.merged_values_.cardinalities(self.cardinalities_)
+                codes = self.merged_values_.merge(codes)
+                budget, t = self._plan(candidates, epsilon_views)
         views = self._design(budget, t)
         ell = max(len(v) for v in views)
         self.max_view_cells_ = int(budget) if budget is not None else int(max(

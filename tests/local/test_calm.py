@@ -11,7 +11,7 @@ from sklearn.base import clone
 
 from dpsynth.exceptions import PrivacyLeakWarning
 from dpsynth.local import (CALMSynthesizer, bounded_cover, calm_parameters, covering_design,
-                           covering_number)
+                           covering_number, select_marginals)
 from dpsynth.covering import schoenheim_bound
 
 EPSILONS = [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
@@ -315,3 +315,20 @@ def test_bounded_cover_strength_one_packs_each_attribute_once():
     views = bounded_cover(cards, 1024, 1, max_size=4)
     assert sorted(a for v in views for a in v) == list(range(len(cards)))
     assert all(_cells(v, cards) <= 1024 and len(v) <= 4 for v in views)
+
+
+@pytest.mark.parametrize("n_users, epsilon", [(20_000, 1.0), (200_000, 4.0)])
+def test_default_marginals_hold_a_many_valued_column_with_the_others(n_users, epsilon):
+    # non-binary defaults: Algorithm 1 on the mean cells of an ell-set, and the
+    # marginals use every column about equally, the 60-value one like the others;
+    # no marginal size leaves it alone (PriView's fixed 256-cell views did)
+    cards = [60, 3, 3, 6, 7, 10, 4, 11, 4, 21]
+    ell, m = calm_parameters(10, 3, n_users, epsilon, cardinality=cards)
+    assert ell == 2  # more cells per marginal than binary: the smallest size
+    sets = select_marginals(10, ell, m, 3, np.random.default_rng(0))
+    usage = np.bincount([a for s in sets for a in s], minlength=10)
+    assert usage.min() >= (2 * m) // 10 and usage.max() - usage.min() <= 1
+    with_big = {b for s in sets if 0 in s for b in s} - {0}
+    assert len(with_big) == usage[0]  # each of its marginals pairs it with another column
+    if m >= math.comb(10, 2):
+        assert len(with_big) == 9  # enough users: every pair is a marginal

@@ -76,7 +76,7 @@ def _many_valued(n, seed=0):
 def test_automatic_views_on_many_valued_columns():
     X, cats = _many_valued(20000)
     synth = PriViewSynthesizer(epsilon=1.0, categories=cats, allow_missing=True,
-                               random_state=0).fit(X)
+                               merge_threshold=60, random_state=0).fit(X)
     cards = synth.view_cardinalities_  # the views' domain: rare values of "big" merged
     assert cards[0] < synth.cardinalities_[0]
     views = synth.marginal_sets_
@@ -102,7 +102,7 @@ def test_automatic_views_on_many_valued_columns():
     # like the book's ell, the budget depends on the views' domain only: at a larger
     # epsilon fewer values are merged (a larger domain), with none merged not at all
     wide = PriViewSynthesizer(epsilon=8.0, categories=cats, allow_missing=True,
-                              random_state=0).fit(X)
+                              merge_threshold=60, random_state=0).fit(X)
     assert wide.view_cardinalities_[0] > cards[0] and wide.strength_ >= synth.strength_
     plain = [PriViewSynthesizer(epsilon=e, categories=cats, allow_missing=True, merge_share=0,
                                 random_state=0).fit(X).max_view_cells_ for e in (1.0, 8.0)]
@@ -259,12 +259,20 @@ def test_bad_parameters(param, value):
 def test_rare_values_merged_by_their_noisy_counts():
     X, cats = _many_valued(20000)
     synth = PriViewSynthesizer(epsilon=1.0, categories=cats, allow_missing=True,
-                               random_state=0).fit(X)
+                               merge_threshold=60, random_state=0).fit(X)
     cards = synth.cardinalities_
     # only the columns with at least merge_min_values values are measured (public domain)
     assert synth.merge_columns_ == [j for j, c in enumerate(cards) if c >= 9] == [0]
-    # the merge is a function of the noisy counts and public parameters only
-    threshold = synth.merge_threshold * X.shape[1] / synth.epsilon
+    # the merge is a function of DP outputs (the counts; the record count that chose
+    # the strength) and public parameters only: the threshold is merge_threshold
+    # times the cell noise scale w / eps_views of the views planned on the full domain
+    eps_views = len(synth.marginal_sets_) / synth.noise_scale_
+    threshold = synth.merge_min_count_
+    planned = threshold * eps_views / synth.merge_threshold
+    assert planned == pytest.approx(round(planned)) and round(planned) >= 1
+    unmerged = PriViewSynthesizer(epsilon=1.0, categories=cats, allow_missing=True,
+                                  merge_threshold=0, random_state=0).fit(X)
+    assert round(planned) == len(unmerged.marginal_sets_)
     again = MergedValues.from_counts(synth.value_counts_, cards, threshold)
     g = synth.merged_values_.groups[0]
     np.testing.assert_array_equal(g, again.groups[0])
