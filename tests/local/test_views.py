@@ -287,3 +287,22 @@ from dpsynth.release import PriViewSynthesizer  # noqa: E402
 @parametrize_with_checks([CALMSynthesizer(random_state=0), PriViewSynthesizer(random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_make_consistent_variances_weight_each_view_by_its_noise():
+    # a one-column table measured with 1/100 of the views' cell variance: the
+    # consensus on that column is the inverse-variance mean (weights 1 / (C_i v_i))
+    view = ((0, 1), np.array([[30.0, 10.0], [20.0, 40.0]]))
+    one = ((0,), np.array([60.0, 40.0]))
+    out = make_consistent([view, one], [2, 2], variances=[1.0, 0.01])
+    w = np.array([1 / 2, 1 / 0.01])  # the view sums 2 cells into each cell of column 0
+    expected = (w[0] * np.array([40.0, 60.0]) + w[1] * np.array([60.0, 40.0])) / w.sum()
+    np.testing.assert_allclose(out[0][1].sum(axis=1), expected)
+    np.testing.assert_allclose(out[1][1], expected)
+    # equal variances: the same as no variances
+    plain = make_consistent([view, one], [2, 2])
+    same = make_consistent([view, one], [2, 2], variances=[3.0, 3.0])
+    for (_, a), (_, b) in zip(plain, same):
+        np.testing.assert_allclose(a, b)
+    with pytest.raises(ValueError, match="variances"):
+        make_consistent([view, one], [2, 2], variances=[1.0])
