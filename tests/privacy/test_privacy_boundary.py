@@ -725,3 +725,235 @@ def test_cli_neighbours_without_a_header(name, tmp_path):
     assert [c["name"] for c in second["schema"]["columns"]] == [
         "column_1", "column_2", "column_3", "column_4"]
     assert (out_1, err_1) == (out_2, err_2)
+
+
+# ------------------------- the view-based estimators (PriView, CALM)
+# Their domain is declared (categories= and bounds=; a column read from the data
+# is warned about as not public): a neighbour must change nothing but the DP
+# outputs.  PriView's DP outputs are the value counts of its many-valued columns
+# (and the merge of their rare values, which is computed from them), the record
+# count that chooses the strength, the noisy views and all that derives from them;
+# CALM's are the users' reports (the number of users is public in the local model).
+_VIEW_CATEGORIES = {"code": list(range(14)), "kind": ["a", "b"], "size": ["S", "M", "L"]}
+_VIEW_BOUNDS = {"age": (0, 90)}
+# what a PriView release may change between neighbours: the mechanisms' outputs and
+# their post-processing (a function of the outputs and the public domain alone)
+_PRIVIEW_DP = {"value_counts_", "merged_values_", "merge_min_count_", "noisy_count_",
+               "view_cardinalities_", "max_view_cells_", "view_size_", "strength_",
+               "marginal_sets_", "noise_scale_", "noisy_views_", "views_", "view_set_",
+               "n_records_", "n_postprocess_rounds_", "privacy_spent_"}
+_CALM_REPORTS = {"noisy_views_", "views_", "view_set_", "n_postprocess_rounds_"}
+
+
+def _many_valued_table(n=800, seed=0):
+    """A many-valued column ("code": 0..11 held, geometric, so that its last values
+    are rare; 12 and 13 declared but held by no record) with small ones."""
+    rng = np.random.default_rng(seed)
+    code = np.minimum(rng.geometric(0.35, n) - 1, 11)
+    return pd.DataFrame({
+        "code": pd.Series([int(v) for v in code], dtype=object),
+        "kind": pd.Series(rng.choice(["a", "b"], n), dtype="str"),
+        "size": pd.Categorical(rng.choice(["S", "M", "L"], n), categories=["S", "M", "L"]),
+        "age": rng.integers(0, 91, n).astype(np.int64),
+    })
+
+
+def _view_neighbours(position):
+    """(name, table, neighbour): one record apart, the record at ``position``."""
+    base = _many_valued_table()
+    at = _row_index(base, position)
+    counts = base["code"].value_counts()
+    rare = int(counts.idxmin())  # a value merged at the default threshold
+    assert counts[rare] < 10
+
+    def plus(**values):
+        return _with_record(base, position, **values)
+
+    pairs = [
+        ("a declared value no record holds", plus(code=13)),
+        ("a rare value", plus(code=rare)),
+        ("a frequent value", plus(code=0)),
+        ("a rare value in a changed record", _changed(base, at, code=rare)),
+        ("a rare value spelt as a float", plus(code=float(rare))),
+        ("a rare value spelt as a numpy int32", plus(code=np.int32(rare))),
+        ("a value spelt as a bool", plus(code=True)),
+        ("a missing value (None)", plus(code=None)),
+        ("a missing value (NaN)", plus(code=np.nan)),
+        ("an all-missing record", plus(code=None, kind=None, size=None)),
+        ("a record beyond the bounds", plus(age=500)),
+        ("a record at the bounds", plus(age=0)),
+        ("a removed record", base.drop(index=at).reset_index(drop=True)),
+        ("a duplicate record", plus()),
+    ]
+    return [(name, base, other) for name, other in pairs]
+
+
+@pytest.fixture(scope="module")
+def view_neighbour_tables():
+    return {(name, position): (table, other) for position in POSITIONS
+            for name, table, other in _view_neighbours(position)}
+
+
+def _fit_views(cls, frame, **params):
+    synth = cls(categories=_VIEW_CATEGORIES, bounds=_VIEW_BOUNDS, allow_missing=True,
+                random_state=0, **params)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        synth.fit(frame)
+        sample = synth.sample(60, random_state=1)
+    return synth, sample, sorted((w.category.__name__, str(w.message)) for w in caught)
+
+
+def _differing(first, second):
+    """The fitted attributes (ending in ``_``) that differ between two estimators."""
+    import pickle
+
+    names = set(vars(first)) | set(vars(second))
+    return {k for k in names if pickle.dumps(getattr(first, k, None))
+            != pickle.dumps(getattr(second, k, None))}
+
+
+def _check_view_samples(first, second):
+    (_, sample_1, messages_1), (_, sample_2, messages_2) = first, second
+    pd.testing.assert_series_equal(sample_1.dtypes, sample_2.dtypes)
+    assert messages_1 == messages_2
+    for sample in (sample_1, sample_2):  # nothing but declared values (and missing)
+        for column, values in _VIEW_CATEGORIES.items():
+            assert set(sample[column].dropna().tolist()) <= set(values)
+        assert sample["age"].between(*_VIEW_BOUNDS["age"]).all()
+    distinct = [[sorted(set(s[c].dropna().tolist()), key=repr) for c in s.columns]
+                for s in (sample_1, sample_2)]
+    assert [m for m in _spelling_mismatches(*distinct) if m[0] != "order"] == []
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name", [name for name, _, _ in _view_neighbours("last")])
+def test_priview_neighbours_differ_only_in_dp_outputs(name, position, view_neighbour_tables):
+    from dpsynth.release import PriViewSynthesizer
+    from dpsynth.views import MergedValues
+
+    table, other = view_neighbour_tables[name, position]
+    first = _fit_views(PriViewSynthesizer, table)
+    second = _fit_views(PriViewSynthesizer, other)
+    (a, _, _), (b, _, _) = first, second
+    assert _differing(a, b) <= _PRIVIEW_DP
+    _check_view_samples(first, second)
+    assert a.merge_columns_ == b.merge_columns_ == [0]  # from the declared domain
+    for synth, frame in ((a, table), (b, other)):
+        # the merge is a function of the released counts: the same merge from them alone
+        again = MergedValues.from_counts(synth.value_counts_, synth.cardinalities_,
+                                         synth.merge_min_count_)
+        assert [None if g is None else g.tolist() for g in again.groups] == [
+            None if g is None else g.tolist() for g in synth.merged_values_.groups]
+        # one code per declared value and the public missing value, whatever the data
+        assert len(synth.merged_values_.groups[0]) == len(_VIEW_CATEGORIES["code"]) + 1
+        assert synth.merged_values_, "the rare values of 'code' are merged"
+        # the marginal is over the declared values, expanded back from the merged code
+        assert synth.marginal("code").shape == (len(_VIEW_CATEGORIES["code"]) + 1,)
+    # the noise is pinned by the seed, not drawn from the data: the released value
+    # counts differ by exactly the records' counts
+    exact = [np.bincount(s._encode(f)[:, 0], minlength=int(s.cardinalities_[0]))
+             for s, f in ((a, table), (b, other))]
+    np.testing.assert_array_equal(b.value_counts_[0] - a.value_counts_[0],
+                                  exact[1] - exact[0])
+    # the accounting is public: the same epsilon, delta and mechanisms
+    for key in ("epsilon", "delta"):
+        assert a.privacy_spent_[key] == b.privacy_spent_[key] == (1.0 if key == "epsilon"
+                                                                  else 0.0)
+    assert [m.name for m in a.privacy_spent_.mechanisms][:2] == [
+        m.name for m in b.privacy_spent_.mechanisms][:2]
+
+
+def _data_free_mechanisms(monkeypatch):
+    """Replace PriView's mechanisms by outputs drawn from their seeded streams alone
+    (as if every DP output were the same for both neighbours)."""
+    from dpsynth.release import priview
+
+    def measure(values, epsilon, rng, noise="discrete", sensitivity=1.0):
+        return rng.integers(0, 60, size=np.shape(values)).astype(float)
+
+    def count(count, epsilon, rng, noise="continuous"):
+        return float(rng.integers(100, 100_000))
+
+    monkeypatch.setattr(priview, "laplace_measure", measure)
+    monkeypatch.setattr(priview, "laplace_count", count)
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name", [name for name, _, _ in _view_neighbours("last")])
+def test_priview_release_is_a_function_of_its_dp_outputs(name, position, monkeypatch,
+                                                         view_neighbour_tables):
+    # with the mechanisms' outputs equal, the two fitted estimators (every attribute,
+    # the pickled object) and their samples must be identical: whatever else differs
+    # was read from the records
+    import pickle
+
+    from dpsynth.release import PriViewSynthesizer
+
+    _data_free_mechanisms(monkeypatch)
+    table, other = view_neighbour_tables[name, position]
+    first = _fit_views(PriViewSynthesizer, table)
+    second = _fit_views(PriViewSynthesizer, other)
+    (a, sample_1, _), (b, sample_2, _) = first, second
+    assert a.merged_values_ and a.merge_columns_ == [0]  # the merge step ran
+    assert _differing(a, b) == set()
+    assert pickle.dumps(a) == pickle.dumps(b)
+    _check_view_samples(first, second)
+    pd.testing.assert_frame_equal(sample_1, sample_2)
+    pd.testing.assert_frame_equal(a.marginal(["code", "size"], as_frame=True),
+                                  b.marginal(["code", "size"], as_frame=True))
+
+
+def _equal_size_view_neighbours(position):
+    """CALM's neighbours with as many users: the base plus a duplicate of a record
+    against the base plus each other record (the number of users is public)."""
+    base = _many_valued_table()
+    duplicate = _with_record(base, position)
+    return [(name, duplicate, other) for name, _, other in _view_neighbours(position)
+            if len(other) == len(duplicate) and name != "a duplicate record"]
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name", [name for name, _, _ in _equal_size_view_neighbours("last")])
+def test_calm_neighbours_differ_only_in_the_reports(name, position, monkeypatch):
+    import pickle
+
+    from dpsynth.local import CALMSynthesizer
+
+    table, other = dict((n, (t, o)) for n, t, o in _equal_size_view_neighbours(position))[name]
+    first = _fit_views(CALMSynthesizer, table)
+    second = _fit_views(CALMSynthesizer, other)
+    assert _differing(first[0], second[0]) <= _CALM_REPORTS
+    _check_view_samples(first, second)
+
+    # with reports that do not depend on the records, nothing differs at all
+    def reports(self, codes, group, rng):
+        cells = int(np.prod([self.cardinalities_[a] for a in self.marginal_sets_[group]]))
+        return self.oracles_[group].perturb(rng.integers(0, cells, len(codes)), rng)
+
+    monkeypatch.setattr(CALMSynthesizer, "_perturb_codes", reports)
+    first = _fit_views(CALMSynthesizer, table)
+    second = _fit_views(CALMSynthesizer, other)
+    assert pickle.dumps(first[0]) == pickle.dumps(second[0])
+    pd.testing.assert_frame_equal(first[1], second[1])
+    assert first[2] == second[2]
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+def test_calm_one_more_user_changes_only_what_the_number_of_users_sets(position):
+    from dpsynth.local import CALMSynthesizer
+
+    base = _many_valued_table()
+    rare = int(base["code"].value_counts().idxmin())
+    first = _fit_views(CALMSynthesizer, base)
+    second = _fit_views(CALMSynthesizer, _with_record(base, position, code=rare))
+    # n is public in the local model: the plan, the groups and the record count follow it
+    planned = CALMSynthesizer(categories=_VIEW_CATEGORIES, bounds=_VIEW_BOUNDS,
+                              allow_missing=True, random_state=0).plan(
+        len(base) + 1, {c: v for c, v in _VIEW_CATEGORIES.items()} | {"age": [0, 90]})
+    assert second[0].marginal_sets_ == planned.marginal_sets_
+    assert second[0].n_records_ == len(base) + 1
+    assert _differing(first[0], second[0]) <= _CALM_REPORTS | {
+        "n_records_", "group_sizes_", "ell_", "n_marginals_", "marginal_sets_", "oracles_",
+        "privacy_spent_"}
+    _check_view_samples(first, second)
