@@ -38,12 +38,14 @@ columns (a CSV file read as text), of whether a column holds numbers.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
 from ..accounting import Spend, first_level_threshold
+from ..exceptions import NoisyReleaseWarning
 from ..mechanisms import discrete_gaussian_scale, gaussian_measure
 from ..schema import Binning, Column, default_missing_marker, sub_bin_edges
 from ._discretizer import _check_special, _snap_edges
@@ -64,6 +66,10 @@ MIN_POINT_SHARE = 0.01
 #: Probability that noise alone makes an empty cell of the range grid clear
 #: the range threshold (over all the grid's cells).
 RANGE_FALSE_CELL = 1e-3
+#: With no cell above the range threshold, the largest noisy cell is the range when
+#: noise alone exceeds its count in one of the grid's cells with this probability at
+#: most; otherwise the cell of 0 is.
+RANGE_FALLBACK = 0.01
 #: Cells next to the DP range whose noisy count exceeds this many sigma widen it.
 RANGE_NEIGHBOUR = 2.5
 #: Widths (in cells) of the windows of the range grid tested against the threshold.
@@ -166,10 +172,16 @@ def _dp_range(values, weights, integer, rho, rng):
     n_cells = grid.size - 1
     threshold = sigma * float(-ndtri(RANGE_FALSE_CELL / (n_cells * len(RANGE_WINDOWS))))
     above = np.flatnonzero(noisy > threshold)
+    found = True
     if above.size:
         first, last = int(above[0]), int(above[-1])
-    else:  # nothing clears the threshold: the largest noisy cell
+    else:  # nothing clears the threshold: the largest noisy cell, if noise alone
+        # rarely reaches it, else the public cell of 0 (a pure-noise argmax could
+        # be any octave up to 2**63)
         first = last = int(np.argmax(noisy))
+        if not noisy[first] > sigma * float(-ndtri(RANGE_FALLBACK / n_cells)):
+            first = last = int(np.searchsorted(grid, 0.0, side="right")) - 1
+            found = False
     first, last = _grouped_cells(noisy, first, last, threshold, RANGE_NEIGHBOUR * sigma)
     first, last = _extend_range(noisy, first, last, RANGE_NEIGHBOUR * sigma)
     low, high = float(grid[first]), float(grid[last + 1])
@@ -182,7 +194,7 @@ def _dp_range(values, weights, integer, rho, rng):
     total = float(np.clip(noisy[first:last + 1], 0, None).sum())
     spend = Spend("range", "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("threshold", threshold), ("n_cells", n_cells),
-                          ("sensitivity", 1)))
+                          ("sensitivity", 1)) + ((("found", False),) if not found else ()))
     return (low, high), total, spend, noisy
 
 
@@ -653,6 +665,11 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         else np.asarray(weights, dtype=np.float64)[present],
         special=_special(special, name, integer), decimals=decimals)
     spends += _named(spent, name)
+    if dict(spent[0].params).get("found", True) is False:
+        warnings.warn(
+            f"No DP range was found for the numeric column {name!r} (too few records for "
+            "its share of the budget): its synthetic values are drawn near 0. Declare its "
+            "bounds, raise epsilon or drop it.", NoisyReleaseWarning, stacklevel=3)
     return Column(name, dtype, tuple(binning.labels), declared=True,
                   missing_marker=default_missing_marker(dtype), binning=binning), spends
 

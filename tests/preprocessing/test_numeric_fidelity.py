@@ -542,3 +542,37 @@ def test_zero_is_a_public_point_candidate_below_the_set_union_threshold():
                                     rng=np.random.default_rng(seed))[0].frequent
              for seed in range(30)]
     assert not any(false)
+
+
+def test_a_column_too_small_for_a_dp_range_decodes_near_zero_and_warns():
+    # 23 records and a small budget: no cell of the range grid clears its
+    # threshold, and the largest noisy cell is noise (any octave up to 2**63)
+    from dpsynth.exceptions import NoisyReleaseWarning
+    from dpsynth.preprocessing._numeric import numeric_binning
+
+    values = np.round(np.random.default_rng(0).normal(10, 2, 23), 3)
+    highs = []
+    for seed in range(30):
+        binning, spends = numeric_binning(values, integer=False, rho=0.02, delta=1e-10,
+                                          n_bins=10, max_points=10,
+                                          rng=np.random.default_rng(seed))
+        highs.append(max(abs(binning.edges[0]), abs(binning.edges[-1])))
+    assert np.mean(np.asarray(highs) <= 64) >= 0.9
+    X = pd.DataFrame({"score": values, "group": ["a", "b"] * 11 + ["a"]})
+    with pytest.warns(NoisyReleaseWarning, match="No DP range was found for the numeric "
+                                                 "column 'score'"):
+        DPMarginalSynthesizer(epsilon=1.0, random_state=0).fit(X)
+
+
+def test_raw_tiny_table_warns_and_is_reported_as_warned():
+    # the contract for a tiny table: the release warns that it is dominated by its
+    # noise (a public function of epsilon and the DP count); the harness reports
+    # it as warned, its figures apart
+    run_messy = _messy()
+    from benchmarks.messy_tables import make
+
+    runs = run_messy.run_table(make("tiny"), seeds=[0], routes=["python", "cli"])
+    for run in runs:
+        assert "error" not in run, run.get("error")
+        assert run["warned"] and run["failures"] == [f"warned: {run_messy.NOISY}"]
+        assert run["rows"] > 0 and isinstance(run["metric_failures"], list)
