@@ -557,7 +557,7 @@ def test_a_column_too_small_for_a_dp_range_decodes_near_zero_and_warns():
                                           n_bins=10, max_points=10,
                                           rng=np.random.default_rng(seed))
         highs.append(max(abs(binning.edges[0]), abs(binning.edges[-1])))
-    assert np.mean(np.asarray(highs) <= 64) >= 0.9
+    assert np.mean(np.asarray(highs) <= 64) >= 0.97  # the largest noisy cell: ~0.7
     X = pd.DataFrame({"score": values, "group": ["a", "b"] * 11 + ["a"]})
     with pytest.warns(NoisyReleaseWarning, match="No DP range was found for the numeric "
                                                  "column 'score'"):
