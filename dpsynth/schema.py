@@ -551,6 +551,12 @@ class Column:
             raise ValueError(f"column {name!r:.60}: {exc}") from None
 
 
+def _numbers_only(dtype, values):
+    """Whether an ``object`` column's published ``values`` are all numbers (not bools)."""
+    return (not isinstance(dtype, pd.CategoricalDtype) and dtype == object and len(values) > 0
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values))
+
+
 # ------------------------------------------------------------------ schema
 @dataclass(frozen=True)
 class Schema:
@@ -730,6 +736,9 @@ class Schema:
             values not kept to it.  Its missing code then holds the missing
             values only, and is public when the declaration allows one.
             Without it, the values not kept are dropped (mapped to -1).
+            An ``object`` column whose published values are all numbers
+            decodes its other value as missing (as numeric dtypes do), not
+            to a text label: a function of the published values only.
 
         Returns
         -------
@@ -769,9 +778,12 @@ class Schema:
             if isinstance(dtype, pd.CategoricalDtype):
                 sub = categories_dtype(dtype) if column.categories_dtype_declared else None
                 dtype = pd.CategoricalDtype(pd.Index([], dtype=sub), ordered=dtype.ordered)
+            label = column.other_label
+            if has_other and isinstance(label, str) and _numbers_only(column.dtype, kept):
+                label = None  # a text label would make a column of numbers mixed
             columns.append(replace(column, values=tuple(kept), dtype=dtype,
                                    has_missing=has_missing, other=has_other,
-                                   categories_dtype_declared=True))
+                                   categories_dtype_declared=True, other_label=label))
         return Schema(tuple(columns), self.missing), new_ids
 
     def to_json(self):

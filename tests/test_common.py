@@ -54,10 +54,6 @@ EXPECTED_FAILED_CHECKS = {
         "check_pipeline_consistency": _EMPTY_RELEASE,
     },
     "TrainOnSynthetic": {
-        "check_classifiers_train": (
-            "known limitation: the check's object-dtype X holds numbers, and the other "
-            "value of an undeclared object column decodes to the text label '<other>', "
-            "so the synthetic column mixes str and int, which OneHotEncoder refuses"),
         "check_fit2d_1sample": (
             "inapplicable: one training row releases no class of y even at "
             "epsilon=1e4, so fit fails with dpsynth's 'no class of y' message, not one "

@@ -121,19 +121,19 @@ PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, '2ad29c32e765f401'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['b28583e01cdc1cb9', 'c62e12d29b91e8da'],
+    'workload_adult': ['c8c97e352852e856', 'c62e12d29b91e8da'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['49b455d8bf04ee4c', '109997b69bb4e72e'],
-    'workload_messy_default': ['dd237629d1f250ad', '0b1ceedcdd5c3d6b'],
+    'workload_messy_continuous': ['5b8b43e9bf149ae9', '109997b69bb4e72e'],
+    'workload_messy_default': ['9d88c0ee887f7da4', '0b1ceedcdd5c3d6b'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['9d1069c4a7b9534b', '316b5207afff76a3'],
-    'workload_messy_continuous': ['6408e6173b0d5941', '0d0961c4e4d3e853'],
-    'workload_messy_default': ['52b6f5fab6121e07', 'c88ee3e89a53ea10'],
+    'workload_adult': ['5f3f9dd8f68024bb', '316b5207afff76a3'],
+    'workload_messy_continuous': ['1ade5cbb8b8826af', '0d0961c4e4d3e853'],
+    'workload_messy_default': ['e35535652503ee86', 'c88ee3e89a53ea10'],
 }
 
 

@@ -118,7 +118,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         categories.  Synthetic other values decode to this label in text
         columns (object, string, categorical of strings) and to the missing
         marker in the others (numbers, booleans, datetimes), whose dtype
-        cannot hold a text.  A dict ``{column: label}`` sets the label of
+        cannot hold a text.  An ``object`` column whose published values are
+        all numbers decodes a text label as missing too (so that the column
+        holds numbers only; decided from the published values).  A dict
+        ``{column: label}`` sets the label of
         some columns (any value their dtype holds, e.g. ``-1`` for an integer
         column; ``None``: the missing marker); the other text columns keep
         ``"<other>"``.  ``None`` decodes every other value as missing.  The

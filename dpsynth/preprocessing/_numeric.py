@@ -11,13 +11,16 @@ each read every record once (sensitivity 1, so each is exactly
    in SmartNoise's DP bounds: the lowest and highest cells whose noisy
    count clears a threshold give the range; values outside are clipped
    into it (what keeps a record's influence bounded).
-2. **Point masses.**  The exact values in the range (floats rounded to the
-   column's ``decimals``) with Gaussian noise; the values above the
-   threshold of the DP set union (a value held by one record crosses it with
-   probability ``delta``) and holding at least :data:`MIN_POINT_SHARE` of
-   the noisy count are released, at most ``max_points`` of them, each
-   with a bin of its own that decodes to exactly that value (a 0 income,
-   40 hours, the 0/1/2 of a small count).
+2. **Point masses.**  The exact values in the range (floats as they are
+   written, to :data:`MAX_DECIMALS`, or rounded to declared ``decimals``)
+   with Gaussian noise; the values above the threshold of the DP set union
+   (a value held by one record crosses it with probability ``delta``) and
+   holding at least :data:`MIN_POINT_SHARE` of the noisy count are
+   released, at most ``max_points`` of them, each with a bin of its own
+   that decodes to exactly that value (a 0 income, 40 hours, the 0/1/2 of
+   a small count, a 2195.3 shared by a town's records).  The value 0 is a
+   public candidate: measured whether or not a record holds it, it is kept
+   above a plain noise level, without the set union's ``delta`` threshold.
 3. **Bins and shape.**  The other values on a finer public grid (each
    power-of-two cell of the range cut into :data:`SUB_CELLS` equal parts,
    whole integers for integer columns) with Gaussian noise.  Post-processing
@@ -28,18 +31,21 @@ each read every record once (sensitivity 1, so each is exactly
    keep their shape inside each bin.
 
 Float columns decode rounded to :func:`default_decimals` of the DP range (a
-public rule: four significant digits of the largest magnitude) unless
+public rule: four significant digits of the largest magnitude), or to more
+decimals when a released point value has more (post-processing), unless
 ``decimals`` is given.  :func:`parse_numbers` is the DP decision, for text
 columns (a CSV file read as text), of whether a column holds numbers.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
 from ..accounting import Spend, first_level_threshold
+from ..exceptions import NoisyReleaseWarning
 from ..mechanisms import discrete_gaussian_scale, gaussian_measure
 from ..schema import Binning, Column, default_missing_marker, sub_bin_edges
 from ._discretizer import _check_special, _snap_edges
@@ -60,12 +66,21 @@ MIN_POINT_SHARE = 0.01
 #: Probability that noise alone makes an empty cell of the range grid clear
 #: the range threshold (over all the grid's cells).
 RANGE_FALSE_CELL = 1e-3
+#: With no cell above the range threshold, the largest noisy cell is the range when
+#: noise alone exceeds its count in one of the grid's cells with this probability at
+#: most; otherwise the cell of 0 is.
+RANGE_FALLBACK = 0.01
 #: Cells next to the DP range whose noisy count exceeds this many sigma widen it.
 RANGE_NEIGHBOUR = 2.5
 #: Widths (in cells) of the windows of the range grid tested against the threshold.
 RANGE_WINDOWS = (1, 2, 4, 8)
 #: How many cells past the DP range are tested at that level.
 RANGE_LOOKAHEAD = 3
+#: The public point candidate 0 is kept when its noisy count exceeds this many sigma.
+PUBLIC_POINT_SIGMAS = 3.0
+#: Float values are told apart as point masses to this many decimals at most
+#: (the cap of :func:`default_decimals`).
+MAX_DECIMALS = 10
 #: Shares of a column's zCDP budget: range, point masses, bins and shape.
 STEP_SHARES = (0.25, 0.25, 0.5)
 _FLOAT_OCTAVES = (-30, 63)  # |x| in [2**-30, 2**63): below, the zero cell
@@ -125,7 +140,7 @@ def default_decimals(low, high, smallest=None):
     decimals = 3 - math.floor(math.log10(magnitude))
     if smallest is not None and 0 < smallest < magnitude:
         decimals = max(decimals, 1 - math.floor(math.log10(smallest)))
-    return int(min(10, max(0, decimals)))
+    return int(min(MAX_DECIMALS, max(0, decimals)))
 
 
 def smallest_magnitude(noisy, threshold, integer):
@@ -157,10 +172,16 @@ def _dp_range(values, weights, integer, rho, rng):
     n_cells = grid.size - 1
     threshold = sigma * float(-ndtri(RANGE_FALSE_CELL / (n_cells * len(RANGE_WINDOWS))))
     above = np.flatnonzero(noisy > threshold)
+    found = True
     if above.size:
         first, last = int(above[0]), int(above[-1])
-    else:  # nothing clears the threshold: the largest noisy cell
+    else:  # nothing clears the threshold: the largest noisy cell, if noise alone
+        # rarely reaches it, else the public cell of 0 (a pure-noise argmax could
+        # be any octave up to 2**63)
         first = last = int(np.argmax(noisy))
+        if not noisy[first] > sigma * float(-ndtri(RANGE_FALLBACK / n_cells)):
+            first = last = int(np.searchsorted(grid, 0.0, side="right")) - 1
+            found = False
     first, last = _grouped_cells(noisy, first, last, threshold, RANGE_NEIGHBOUR * sigma)
     first, last = _extend_range(noisy, first, last, RANGE_NEIGHBOUR * sigma)
     low, high = float(grid[first]), float(grid[last + 1])
@@ -173,7 +194,7 @@ def _dp_range(values, weights, integer, rho, rng):
     total = float(np.clip(noisy[first:last + 1], 0, None).sum())
     spend = Spend("range", "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("threshold", threshold), ("n_cells", n_cells),
-                          ("sensitivity", 1)))
+                          ("sensitivity", 1)) + ((("found", False),) if not found else ()))
     return (low, high), total, spend, noisy
 
 
@@ -236,7 +257,15 @@ def _clip(values, low, high, integer):
 
 def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
                max_points, rng):
-    """Step 2: DP frequent exact values (a Gaussian DP set union over one record's value)."""
+    """Step 2: DP frequent exact values (a Gaussian DP set union over one record's value).
+
+    Candidates are the values clipped into the range, floats rounded to
+    ``decimals`` (declared) or else to :data:`MAX_DECIMALS` (their exact
+    value: a point mass is a value records hold exactly, such as 2195.3 in a
+    column of four-digit magnitudes).  The public candidate ``0`` (when in
+    the range) is measured whether or not a record holds it, so it needs no
+    set-union threshold: it is kept above :data:`PUBLIC_POINT_SIGMAS` sigma.
+    """
     sigma = _sigma(rho)
     # a unique value is released with probability at most delta: the discrete
     # Gaussian's tail P[Y >= m] <= P[N(0, s^2) >= m - 1] (Canonne et al.), one
@@ -244,20 +273,49 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
     threshold = first_level_threshold(discrete_gaussian_scale(sigma), 1, 2.0 * delta) + 1.0
     spend = Spend("point masses", "discrete_gaussian", rho=rho, delta=delta,
                   params=(("sigma", sigma), ("threshold", threshold),
+                          ("public_threshold", PUBLIC_POINT_SIGMAS * sigma),
                           ("min_share", MIN_POINT_SHARE), ("max_points", max_points),
                           ("sensitivity", 1)))
     # + 0.0: -0.0 and 0.0 are one value, spelled 0.0 whichever a record used
-    candidates = _clip(values, low, high, integer) + 0.0
-    if not integer and decimals is not None:
-        candidates = np.round(candidates, decimals)
-    if not candidates.size:
-        return (), spend
+    candidates = point_keys(_clip(values, low, high, integer), integer, decimals)
     observed, inverse = np.unique(candidates, return_inverse=True)
     counts = np.bincount(inverse, weights=weights, minlength=observed.size)
+    public = np.zeros(observed.size, dtype=bool)
+    if low <= 0.0 and (0.0 < high if integer else 0.0 <= high):  # 0 in the range: public
+        where = int(np.searchsorted(observed, 0.0))
+        if where == observed.size or observed[where] != 0.0:
+            observed = np.insert(observed, where, 0.0)
+            counts = np.insert(counts, where, 0.0)
+            public = np.insert(public, where, False)
+        public[where] = True
+    if not observed.size:
+        return (), spend
     noisy = _noisy(counts, sigma, rng)
-    keep = (noisy > threshold) & (noisy >= MIN_POINT_SHARE * total)
+    level = np.where(public, PUBLIC_POINT_SIGMAS * sigma, threshold)
+    keep = (noisy > level) & (noisy >= MIN_POINT_SHARE * total)
     order = np.flatnonzero(keep)[np.argsort(-noisy[keep], kind="stable")][:max_points]
     return tuple(float(v) for v in np.sort(observed[order])), spend
+
+
+def point_keys(values, integer, decimals):
+    """The values as the point masses match them: floats rounded to ``decimals``
+    (``None``: :data:`MAX_DECIMALS`), ``-0.0`` as ``0.0``."""
+    values = np.asarray(values, dtype=np.float64) + 0.0
+    if integer:
+        return values
+    with np.errstate(over="ignore", invalid="ignore"):  # +-inf: no warning of its own
+        rounded = np.round(values, MAX_DECIMALS if decimals is None else decimals) + 0.0
+    return np.where(np.isfinite(rounded), rounded, values)
+
+
+def point_decimals(points):
+    """The decimals that spell every value of ``points`` exactly (at most
+    :data:`MAX_DECIMALS`): the shortest round-trip spelling of each."""
+    places = 0
+    for value in points:
+        text = np.format_float_positional(float(value), unique=True, trim="-")
+        places = max(places, len(text.partition(".")[2]))
+    return min(places, MAX_DECIMALS)
 
 
 def _shape_grid(grid, first, last, integer, parts):
@@ -321,9 +379,8 @@ def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rn
     if not integer:  # the zero cell |x| < 2**-30 merges with its neighbours
         fine = fine[np.abs(fine) != 2.0 ** _FLOAT_OCTAVES[0]]
     fine = np.concatenate([[low], fine, [high]])
-    with np.errstate(over="ignore", invalid="ignore"):  # +-inf: no warning of its own
-        matched = values if integer or decimals is None else np.round(values, decimals)
-    rest = ~np.isin(matched, np.asarray(points, dtype=np.float64))  # as encoded
+    # as encode_binning matches them: at the column's decimals
+    rest = ~np.isin(point_keys(values, integer, decimals), np.asarray(points, dtype=np.float64))
     kept = _clip(values[rest], low, high, integer)
     counts = _histogram(kept, None if weights is None else weights[rest], fine)
     noisy = _noisy(counts, sigma, rng)
@@ -404,6 +461,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     rho_range, rho_points, rho_shape = (rho * share for share in STEP_SHARES)
     (low, high), total, range_spend, cells = _dp_range(values, weights, integer, rho_range,
                                                        rng)
+    declared = decimals
     if not integer and decimals is None:
         smallest = smallest_magnitude(cells, dict(range_spend.params)["threshold"], integer)
         decimals = default_decimals(low, high, smallest)
@@ -414,7 +472,9 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     is_special = np.isin(values, np.asarray(special, dtype=np.float64))
     frequent, points_spend = _dp_points(
         values[~is_special], None if weights is None else weights[~is_special], low, high,
-        integer, decimals, rho_points, delta, total, max_points, rng)
+        integer, declared, rho_points, delta, total, max_points, rng)
+    if not integer and declared is None:  # the precision of the released point values
+        decimals = max(decimals, point_decimals(frequent))
     points = special + frequent
     edges, within, shape_spend = _bins_and_shape(values, weights, low, high, integer, points,
                                                  rho_shape, n_bins, rng, decimals, cells)
@@ -605,6 +665,11 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         else np.asarray(weights, dtype=np.float64)[present],
         special=_special(special, name, integer), decimals=decimals)
     spends += _named(spent, name)
+    if dict(spent[0].params).get("found", True) is False:
+        warnings.warn(
+            f"No DP range was found for the numeric column {name!r} (too few records for "
+            "its share of the budget): its synthetic values are drawn near 0. Declare its "
+            "bounds, raise epsilon or drop it.", NoisyReleaseWarning, stacklevel=3)
     return Column(name, dtype, tuple(binning.labels), declared=True,
                   missing_marker=default_missing_marker(dtype), binning=binning), spends
 

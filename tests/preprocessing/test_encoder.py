@@ -392,6 +392,32 @@ def test_other_label_parameter():
                for c in TableEncoder(other_label=None).fit(frame).schema_)
 
 
+
+def test_other_value_of_an_object_column_of_numbers_is_no_text():
+    # an object column whose published values are all numbers: a text label would
+    # make it mixed str/int (scikit-learn's encoders refuse such a column); its
+    # other value decodes as missing, as in numeric dtypes; a mixed column keeps it
+    frame = pd.DataFrame({"codes": pd.Series([1, 2, 3, 4], dtype=object),
+                          "mixed": pd.Series([1, "x", 2, "y"], dtype=object),
+                          "floats": pd.Series([0.5, 1.5, 2.5, 3.5], dtype=object)})
+    encoder = TableEncoder().fit(frame)
+    keep = np.zeros(encoder.schema_.n_attributes, dtype=bool)
+    start = encoder.schema_.offsets
+    keep[[start[0], start[0] + 1, start[1], start[1] + 2, start[2]]] = True
+    assert [encoder.schema_[1].values[i] for i in (0, 2)] == [1, "x"]
+    schema = encoder.schema_.restrict(keep, other=True)[0]
+    assert [c.other_label for c in schema] == [None, "<other>", None]
+    back = TableEncoder.from_schema(schema).inverse_transform(np.array([[2, 2, 1]]))
+    assert pd.isna(back["codes"][0]) and back["mixed"][0] == "<other>"
+    assert pd.isna(back["floats"][0])
+    # a number chosen as the label is kept
+    labelled = TableEncoder(other_label={"codes": -1}).fit(frame).schema_
+    assert labelled.restrict(keep, other=True)[0][0].other_label == -1
+    # nothing published: nothing tells numbers from text, the label stays
+    assert encoder.schema_.restrict(np.zeros_like(keep), other=True)[0][0].other_label == \
+        "<other>"
+
+
 @pytest.mark.parametrize("other_label,error,match", [
     ({"nope": "x"}, ValueError, "other_label names column"),
     ({"int": "x"}, TypeError, r"other_label\['int'\].*int64"),

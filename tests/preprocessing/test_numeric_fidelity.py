@@ -493,3 +493,86 @@ def test_raw_table_of_mixed_types_runs_in_python_and_on_the_command_line():
         assert all(v["ks"] <= 0.10 for v in run["numeric"].values())
         for column in ("city", "long_text", "active", "opted_in", "constant", "empty"):
             assert run["categorical"][column] <= 0.03, (run["route"], column)
+
+
+def test_point_masses_keep_their_exact_values_beyond_the_default_decimals():
+    # a float column of five town densities (one per town, held by thousands of
+    # records): four significant digits of the range would spell 2195.3 as 2195,
+    # a value no record holds
+    from dpsynth.preprocessing._numeric import numeric_binning
+
+    rng = np.random.default_rng(0)
+    towns = np.array([1457.2, 2195.3, 2447.1, 2872.7, 3683.9])
+    values = towns[rng.integers(0, 5, 5000)]
+    binning, _ = numeric_binning(values, integer=False, rho=0.01, delta=1e-10, n_bins=10,
+                                 max_points=10, rng=np.random.default_rng(0))
+    assert binning.frequent == tuple(towns) and binning.decimals == 1
+    X = pd.DataFrame({"density": values, "owner": np.where(values > 2400, "yes", "no")})
+    back = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X).sample(random_state=0)
+    assert back["density"].isin(towns).mean() >= 0.99
+    # a declared precision still wins: the points are the values at those decimals
+    declared, _ = numeric_binning(values, integer=False, rho=0.01, delta=1e-10, n_bins=10,
+                                  max_points=10, rng=np.random.default_rng(0), decimals=0)
+    assert declared.decimals == 0 and set(declared.frequent) == set(np.round(towns))
+
+
+def test_zero_is_a_public_point_candidate_below_the_set_union_threshold():
+    # 95 zero incomes among 800 records with a small budget (six numeric columns
+    # of a small survey): the zero count is below the DP set union's delta
+    # threshold (about 100 records here), but 0 is a public candidate measured
+    # whatever the data, kept above a plain noise level
+    from dpsynth.preprocessing._numeric import numeric_binning
+
+    rng = np.random.default_rng(0)
+    values = np.concatenate([np.zeros(95), np.round(rng.lognormal(10, 1, 705), -2)])
+    found = []
+    for seed in range(30):
+        binning, spends = numeric_binning(values, integer=False, rho=0.009, delta=1.7e-11,
+                                          n_bins=10, max_points=10,
+                                          rng=np.random.default_rng(seed))
+        params = dict(spends[1].params)
+        assert params["public_threshold"] < 95 < params["threshold"]
+        found.append(0.0 in binning.frequent)
+    assert np.mean(found) >= 0.8
+    # no record at 0 in a range around it: noise alone does not make it a point
+    spread = np.round(rng.normal(0, 5000, 2000), 2)
+    spread = spread[spread != 0]
+    false = [0.0 in numeric_binning(spread, integer=False, rho=0.009, delta=1.7e-11,
+                                    n_bins=10, max_points=10,
+                                    rng=np.random.default_rng(seed))[0].frequent
+             for seed in range(30)]
+    assert not any(false)
+
+
+def test_a_column_too_small_for_a_dp_range_decodes_near_zero_and_warns():
+    # 23 records and a small budget: no cell of the range grid clears its
+    # threshold, and the largest noisy cell is noise (any octave up to 2**63)
+    from dpsynth.exceptions import NoisyReleaseWarning
+    from dpsynth.preprocessing._numeric import numeric_binning
+
+    values = np.round(np.random.default_rng(0).normal(10, 2, 23), 3)
+    highs = []
+    for seed in range(30):
+        binning, spends = numeric_binning(values, integer=False, rho=0.02, delta=1e-10,
+                                          n_bins=10, max_points=10,
+                                          rng=np.random.default_rng(seed))
+        highs.append(max(abs(binning.edges[0]), abs(binning.edges[-1])))
+    assert np.mean(np.asarray(highs) <= 64) >= 0.97  # the largest noisy cell: ~0.7
+    X = pd.DataFrame({"score": values, "group": ["a", "b"] * 11 + ["a"]})
+    with pytest.warns(NoisyReleaseWarning, match="No DP range was found for the numeric "
+                                                 "column 'score'"):
+        DPMarginalSynthesizer(epsilon=1.0, random_state=0).fit(X)
+
+
+def test_raw_tiny_table_warns_and_is_reported_as_warned():
+    # the contract for a tiny table: the release warns that it is dominated by its
+    # noise (a public function of epsilon and the DP count); the harness reports
+    # it as warned, its figures apart
+    run_messy = _messy()
+    from benchmarks.messy_tables import make
+
+    runs = run_messy.run_table(make("tiny"), seeds=[0], routes=["python", "cli"])
+    for run in runs:
+        assert "error" not in run, run.get("error")
+        assert run["warned"] and run["failures"] == [f"warned: {run_messy.NOISY}"]
+        assert run["rows"] > 0 and isinstance(run["metric_failures"], list)
