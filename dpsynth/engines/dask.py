@@ -351,15 +351,16 @@ def split_multiplicities(n, m, sizes, rng):
     yield remaining.astype(dtype)
 
 
-def _shipped(obj):
-    """``obj`` for the tasks: sent to every worker once when a distributed client runs."""
+def _shipped(obj, broadcast=True):
+    """``obj`` for the tasks, out of the task graph when a distributed client runs:
+    sent to every worker once (``broadcast``), or to one worker."""
     dask = _dask()
     try:
         from distributed import get_client  # optional dependency
         client = get_client()
     except (ImportError, ValueError):  # no distributed client: the local scheduler
         return dask.delayed(obj)
-    return client.scatter(obj, broadcast=True)
+    return client.scatter(obj, broadcast=broadcast)
 
 
 def sample_to_parquet(synthesizer, path, n_samples=None, *, n_partitions=None,
@@ -442,16 +443,13 @@ def sample_to_parquet(synthesizer, path, n_samples=None, *, n_partitions=None,
     width = len(str(n_partitions - 1))
     paths = [directory / f"part.{i:0{width}d}.parquet" for i in range(n_partitions)]
     model_size = getattr(get_sampler(synthesis), "model_size", 0)
+    public = _shipped(public)  # one thread per task: the workers' threads are the cores
     if synthesizer.constraints or not 0 < model_size < n:
-        shipped = _shipped(public)
-        tasks = [dask.delayed(_write_part, pure=False)(shipped, p, int(size), seed)
+        tasks = [dask.delayed(_write_part, pure=False)(public, p, int(size), seed)
                  for p, size, seed in zip(paths, sizes, seeds)]
         return list(dask.compute(*tasks))
-    fitter = type(synthesizer).from_aggregates(synthesizer.aggregates_, synthesis=synthesis,
-                                               n_jobs=synthesizer.n_jobs)  # one task, all cores
-    model = dask.delayed(_fit_model, pure=True)(fitter, model_size, model_stream)
-    public = _shipped(public)
+    model = dask.delayed(_fit_model, pure=True)(public, model_size, model_stream)
     split = split_multiplicities(n, model_size, sizes, np.random.default_rng(split_stream))
-    tasks = [dask.delayed(_write_model_part, pure=False)(public, model, counts, p, seed)
+    tasks = [dask.delayed(_write_model_part, pure=False)(public, model, _shipped(counts, broadcast=False), p, seed)
              for p, counts, seed in zip(paths, split, seeds)]
     return list(dask.compute(*tasks))
