@@ -1,26 +1,31 @@
-"""Dask benchmark: fit and sample a 10M-row table on a LocalCluster, beside the in-memory path.
+"""Dask benchmark: fit on Parquet partitions and sample to Parquet partitions on a LocalCluster.
 
-The table: the 24-column NIST MA excerpt of :mod:`benchmarks.run_large`, drawn
-with replacement (a fresh bootstrap draw of ``--partition-rows`` records per
-Parquet file, seeded by the file's number), ``--rows`` records in all.  Steps:
+The table: the raw 24-column NIST MA excerpt of :func:`benchmarks.run_large.raw_table`
+(21 text columns and 3 numeric ones, nothing declared: values discovered and
+numeric columns binned under DP), drawn with replacement, one Parquet file of
+``--partition-rows`` records per seed (file ``i`` with seed ``i``), written
+file by file (:func:`benchmarks.run_large.write_parquet`; existing files in
+``--data-dir`` are reused).  For every ``--rows`` value:
 
-1. write the Parquet files (``--data-dir``, default a temporary directory);
-2. start ``LocalCluster(n_workers=--workers, threads_per_worker=1,
-   memory_limit=--memory-limit)`` and fit ``DPMarginalSynthesizer(epsilon=4)``
-   (the default workload release) on ``dask.dataframe.read_parquet``;
-3. sample ``--sample-rows`` records (default: the DP record count) into
-   Parquet partitions of ``--partition-rows`` with
-   :func:`dpsynth.engines.dask.sample_to_parquet`;
-4. the in-memory path on ``--in-memory-rows`` rows (the first files, read
-   with pandas), in a child interpreter so that its peak memory is its own.
+1. start ``LocalCluster(n_workers=--workers, threads_per_worker=1,
+   memory_limit=--memory-limit)`` and fit ``DPMarginalSynthesizer(epsilon=4,
+   random_state=0)`` (the default workload release) on
+   ``dask.dataframe.read_parquet`` of the first files;
+2. sample the DP record count (or ``--sample-rows``) into Parquet partitions
+   of ``--partition-rows`` with :func:`dpsynth.engines.dask.sample_to_parquet`,
+   and check the files' record count (Parquet metadata);
+3. optionally (``--in-memory-rows``) the in-memory path on the first files,
+   in a child interpreter.
 
-Memory: the cluster's is sampled by ``distributed.diagnostics.MemorySampler``
-(sum over workers of the process memory; the peak is reported), the client's
-is its ``ru_maxrss``.  Results go to ``results/dask.json`` and
+Memory: every worker's resident set size is polled once a second
+(``client.run``), and the peak of each worker is reported; the client's peak
+is its ``ru_maxrss``.  The load average is sampled at the same time (its
+maximum and its value at the end are reported).  Results accumulate in
+``results/dask.json`` (one entry per row count, replaced when re-run) and
 ``results/dask.md``.  Usage::
 
-    python -m benchmarks.run_dask [--rows 10000000] [--partition-rows 1000000]
-        [--workers 2] [--memory-limit 6GB] [--sample-rows N] [--in-memory-rows 1000000]
+    python -m benchmarks.run_dask --rows 10000000 20000000 [--partition-rows 1000000]
+        [--workers 2] [--memory-limit 4GB] [--sample-rows N] [--in-memory-rows 0]
         [--data-dir DIR]
 """
 
@@ -30,83 +35,120 @@ import os
 from pathlib import Path
 import resource
 import shutil
-import sys
 import tempfile
+import threading
 import time
 
-import numpy as np
 import pandas as pd
 
-from ._results import run_child, save
+from ._results import RESULTS, run_child, save
 
 EPSILON = 4.0
 
 
-def write_table(directory, rows, partition_rows):
-    """Write ``rows`` bootstrap records of the 24-column table as Parquet files."""
-    from .run_large import load_wide_table
-    from .datasets import load_nist_ma
+def _rss():
+    import psutil  # a dependency of distributed
 
-    base = load_wide_table(len(load_nist_ma()))
-    files = []
-    for i, start in enumerate(range(0, rows, partition_rows)):
-        size = min(partition_rows, rows - start)
-        picks = np.random.default_rng(i).integers(0, len(base), size)
-        path = Path(directory) / f"part.{i:03d}.parquet"
-        base.iloc[picks].reset_index(drop=True).to_parquet(path, index=False)
-        files.append(str(path))
-    return files
+    return psutil.Process().memory_info().rss
+
+
+def _cpu():
+    times = os.times()
+    return times.user + times.system
+
+
+def _workers_cpu(client):
+    return sum(client.run(_cpu).values())
+
+
+class _Monitor:
+    """Poll the workers' resident set sizes and the load average in a thread."""
+
+    def __init__(self, client, interval=1.0):
+        self.client, self.interval = client, interval
+        self.peaks, self.load = {}, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                for worker, rss in self.client.run(_rss).items():
+                    self.peaks[worker] = max(self.peaks.get(worker, 0), rss)
+            except Exception:  # a worker restarting: measured at the next poll
+                pass
+            self.load.append(os.getloadavg()[0])
+            self._stop.wait(self.interval)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self):
+        return {"worker_peak_mb": sorted(round(v / 2**20) for v in self.peaks.values()),
+                "load_average_max": round(max(self.load, default=0.0), 1)}
 
 
 def _peak_mb():
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
-def run_dask(files, args):
+def run_dask(files, args, rows):
     """Fit and sample on a LocalCluster; returns the measurements."""
     import dask.dataframe as dd
     import distributed
-    from distributed.diagnostics import MemorySampler
+    import pyarrow.parquet as pq
 
     from dpsynth import DPMarginalSynthesizer
     from dpsynth.engines.dask import sample_to_parquet
 
-    result = {}
+    result = {"rows": rows, "files": len(files), "workers": args.workers,
+              "memory_limit": args.memory_limit, "partition_rows": args.partition_rows}
     with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
                                   memory_limit=args.memory_limit, processes=True,
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
-        sampler = MemorySampler()
         table = dd.read_parquet(files)
         synth = DPMarginalSynthesizer(epsilon=EPSILON, random_state=0)
-        with sampler.sample("fit", interval=0.5):
-            start, cpu = time.perf_counter(), time.process_time()
+        result["load_average_start"] = round(os.getloadavg()[0], 1)
+        with _Monitor(client) as monitor:
+            start, cpu, workers = time.perf_counter(), time.process_time(), _workers_cpu(client)
             synth.fit(table)
             result["fit_s"] = round(time.perf_counter() - start, 1)
             result["fit_client_cpu_s"] = round(time.process_time() - cpu, 1)
+            result["fit_workers_cpu_s"] = round(_workers_cpu(client) - workers, 1)
+        result["fit_client_peak_mb"] = _peak_mb()
+        result.update({f"fit_{k}": v for k, v in monitor.summary().items()})
         result["n_records_dp"] = int(synth.n_records_)
         result["n_marginals"] = len(synth.aggregates_.marginals)
         n = synth.n_records_ if args.sample_rows is None else args.sample_rows
-        out = Path(tempfile.mkdtemp(prefix="dpsynth-sample-"))
+        out = Path(tempfile.mkdtemp(prefix="dpsynth-sample-", dir=args.sample_dir))
         try:
-            with sampler.sample("sample", interval=0.5):
-                start = time.perf_counter()
+            with _Monitor(client) as monitor:
+                start, cpu = time.perf_counter(), time.process_time()
+                workers = _workers_cpu(client)
                 written = sample_to_parquet(synth, out, n, partition_size=args.partition_rows,
                                             random_state=1)
                 result["sample_s"] = round(time.perf_counter() - start, 1)
+                result["sample_client_cpu_s"] = round(time.process_time() - cpu, 1)
+                result["sample_workers_cpu_s"] = round(_workers_cpu(client) - workers, 1)
+            result.update({f"sample_{k}": v for k, v in monitor.summary().items()})
             result["sample_rows"] = int(n)
+            result["sample_rows_written"] = sum(pq.read_metadata(f).num_rows for f in written)
             result["sample_files"] = len(written)
-            result["sample_mb_on_disk"] = round(
-                sum(os.path.getsize(f) for f in written) / 1e6)
+            result["sample_mb_on_disk"] = round(sum(os.path.getsize(f) for f in written) / 1e6)
         finally:
             shutil.rmtree(out, ignore_errors=True)
-        frame = sampler.to_pandas()
-        for label in ("fit", "sample"):
-            result[f"{label}_cluster_peak_mb"] = round(float(frame[label].max()) / 2**20)
         result["client_peak_mb"] = _peak_mb()
-        result["workers"] = args.workers
-        result["memory_limit"] = args.memory_limit
-        del client
+        result["load_average_end"] = round(os.getloadavg()[0], 1)
+    minutes = args.workers * result["fit_s"] / 60
+    result["fit_rows_per_worker_minute"] = round(rows / minutes)
+    result["sample_records_per_worker_minute"] = round(
+        result["sample_rows"] / (args.workers * result["sample_s"] / 60))
     return result
 
 
@@ -123,75 +165,90 @@ def run_in_memory(files, rows):
     start = time.perf_counter()
     synthetic = synth.sample()
     result["sample_s"] = round(time.perf_counter() - start, 1)
-    handle, path = tempfile.mkstemp(suffix=".parquet")
-    os.close(handle)
-    try:
-        start = time.perf_counter()
-        synthetic.to_parquet(path, index=False)
-        result["write_s"] = round(time.perf_counter() - start, 1)
-    finally:
-        os.unlink(path)
     result["peak_mb"] = _peak_mb()
     return result
 
 
 def _markdown(results):
-    d, m = results["dask"], results.get("in_memory") or {}
     lines = [
-        f"Measured {results['date']} on {results['cpu_count']} cores "
-        f"(load average {results['load_average']}): `{results['command']}`.", "",
-        "| path | rows | fit s | sample s (rows) | peak MB |",
-        "|---|---:|---:|---:|---:|",
-        f"| dask LocalCluster, {d['workers']} workers x 1 thread, {d['memory_limit']} each | "
-        f"{results['rows']:,} | {d['fit_s']} | {d['sample_s']} ({d['sample_rows']:,}) | "
-        f"cluster {max(d['fit_cluster_peak_mb'], d['sample_cluster_peak_mb'])}, "
-        f"client {d['client_peak_mb']} |",
+        "Fit (default workload release, epsilon 4, nothing declared) on Parquet files of "
+        "the 24-column table (21 text, 3 numeric), then the DP record count sampled to "
+        "Parquet files, on a `LocalCluster` of single-threaded workers with a memory limit; "
+        "worker peaks are each worker's resident set size, polled every second.", "",
+        "| rows | measured | workers x limit | fit s (CPU s: workers, client) | "
+        "fit rows per worker-minute | sample s (CPU s: workers, client; records, files) | "
+        "worker peak MB (fit / sample) | client peak MB | load average (start, max) | command |",
+        "|---:|---|---|---:|---:|---:|---|---:|---|---|",
     ]
-    if m:
-        lines.append(f"| in memory (pandas), one process | {m['rows']:,} | {m['fit_s']} | "
-                     f"{m['sample_s']} ({m['rows']:,}) | {m['peak_mb']} |")
+    for key in sorted(results["runs"], key=int):
+        d = results["runs"][key]
+        lines.append(
+            f"| {d['rows']:,} | {d['date']} | {d['workers']} x {d['memory_limit']} | "
+            f"{d['fit_s']} ({d['fit_workers_cpu_s']}, {d['fit_client_cpu_s']}) | "
+            f"{d['fit_rows_per_worker_minute']:,} | {d['sample_s']} "
+            f"({d['sample_workers_cpu_s']}, {d['sample_client_cpu_s']}; "
+            f"{d['sample_rows_written']:,}, {d['sample_files']}) | "
+            f"{'+'.join(map(str, d['fit_worker_peak_mb']))} / "
+            f"{'+'.join(map(str, d['sample_worker_peak_mb']))} | {d['client_peak_mb']} | "
+            f"{d['load_average_start']}, {max(d['fit_load_average_max'], d['sample_load_average_max'])} | "
+            f"`{d['command']}` |")
+        m = d.get("in_memory")
+        if m and "fit_s" in m:
+            lines.append(f"| {m['rows']:,} | {d['date']} | in memory, one process | "
+                         f"{m['fit_s']} | | {m['sample_s']} | {m['peak_mb']} | | | |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
-    """Write the table, run both paths, save ``results/dask.json`` and ``results/dask.md``."""
+    """Write the table, run each size, save ``results/dask.json`` and ``results/dask.md``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--rows", type=int, nargs="+", default=[10_000_000])
     parser.add_argument("--partition-rows", type=int, default=1_000_000)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--memory-limit", default="6GB")
+    parser.add_argument("--memory-limit", default="4GB")
     parser.add_argument("--sample-rows", type=int, default=None)
-    parser.add_argument("--in-memory-rows", type=int, default=1_000_000,
-                        help="rows of the in-memory comparison (0: skip it)")
-    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--in-memory-rows", type=int, default=0,
+                        help="rows of an in-memory comparison (default 0: skip it)")
+    parser.add_argument("--data-dir", default=None,
+                        help="where the Parquet input is written (and reused if present)")
+    parser.add_argument("--sample-dir", default=None,
+                        help="where the synthetic partitions are written (then deleted)")
     parser.add_argument("--in-memory-point", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--files", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.in_memory_point:
         print(json.dumps(run_in_memory(args.files, args.in_memory_point)))
         return
+    import benchmarks.run_large as large
+
+    large.PARTITION_ROWS = args.partition_rows
     directory = Path(args.data_dir or tempfile.mkdtemp(prefix="dpsynth-dask-"))
     directory.mkdir(parents=True, exist_ok=True)
+    previous = RESULTS / "dask.json"
+    results = json.loads(previous.read_text()) if previous.exists() else {}
+    results = {"runs": results.get("runs", {})}
     try:
-        start = time.perf_counter()
-        files = write_table(directory, args.rows, args.partition_rows)
-        print(f"wrote {len(files)} Parquet files in {time.perf_counter() - start:.0f} s",
-              flush=True)
-        results = {"command": "python -m benchmarks.run_dask " + " ".join(sys.argv[1:]),
-                   "date": time.strftime("%Y-%m-%d"), "cpu_count": os.cpu_count(),
-                   "rows": args.rows, "partition_rows": args.partition_rows}
-        results["dask"] = run_dask(files, args)
-        print(json.dumps(results["dask"]), flush=True)
-        if args.in_memory_rows:
-            needed = files[: -(-args.in_memory_rows // args.partition_rows)]
-            results["in_memory"] = run_child(["benchmarks.run_dask", "--in-memory-point",
+        for rows in args.rows:
+            start = time.perf_counter()
+            files = large.write_parquet(directory, rows)
+            print(f"{len(files)} Parquet files ready in {time.perf_counter() - start:.0f} s",
+                  flush=True)
+            run = run_dask(files, args, rows)
+            run["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            run["cpu_count"] = os.cpu_count()
+            run["command"] = (f"python -m benchmarks.run_dask --rows {rows} --partition-rows "
+                              f"{args.partition_rows} --workers {args.workers} "
+                              f"--memory-limit {args.memory_limit}")
+            if args.in_memory_rows:
+                needed = files[: -(-args.in_memory_rows // args.partition_rows)]
+                run["in_memory"] = run_child(["benchmarks.run_dask", "--in-memory-point",
                                               str(args.in_memory_rows), "--files", *needed])
-            print(json.dumps(results["in_memory"]), flush=True)
-        results["load_average"] = round(os.getloadavg()[0], 1)
+            print(json.dumps(run), flush=True)
+            results["runs"][str(rows)] = run
+            save("dask", results, _markdown(results))
     finally:
         if args.data_dir is None:
             shutil.rmtree(directory, ignore_errors=True)
-    save("dask", results, _markdown(results))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..preprocessing import DPKBinsDiscretizer
@@ -32,10 +33,12 @@ from ..preprocessing._binning import binned_column, binned_names
 from ..preprocessing._categories import check_categories, value_list
 from ..preprocessing._dtypes import nullable_dtype
 from ..schema import default_missing_marker, python_scalar
-from ..utils._random import seed_sequence
+from ..sampling import get_sampler
+from ..utils._random import SAMPLE, stream
 from .blocks import CodeBlocks, add_results
 
-__all__ = ["check_frame", "fit_encoder", "DaskCodes", "sample_to_parquet", "tree_reduce"]
+__all__ = ["check_frame", "fit_encoder", "DaskCodes", "sample_to_parquet", "split_multiplicities",
+           "tree_reduce"]
 
 _INSTALL = 'pip install "dask[dataframe]" distributed pyarrow (the "dask" extra)'
 
@@ -126,6 +129,9 @@ def _multiset(name, dtype, counts):
     values, n_missing = counts
     values = values.sort_index()
     repeated = np.repeat(values.index.to_numpy(), values.to_numpy().astype(np.int64))
+    if isinstance(dtype, np.dtype) and dtype.kind == "f":  # NaN in place: no object copy
+        return pd.Series(np.concatenate([repeated.astype(dtype),
+                                         np.full(n_missing, np.nan, dtype=dtype)]), name=name)
     series = pd.Series(repeated, name=name)
     if n_missing:
         series = pd.concat([series.astype(object), pd.Series([None] * n_missing, name=name,
@@ -283,9 +289,8 @@ class DaskCodes(CodeBlocks):
         return dask.compute(tree_reduce(parts))[0]
 
 
-def _write_part(synthesizer, path, n, seed):
-    """Sample ``n`` records into ``path``; the file appears only once complete."""
-    frame = synthesizer.sample(n, random_state=seed)
+def _write_frame(frame, path):
+    """Write ``frame`` to ``path``; the file appears only once complete."""
     if isinstance(frame, tuple):  # fitted with y: the target as its last column
         frame = pd.concat(frame, axis=1)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -298,27 +303,87 @@ def _write_part(synthesizer, path, n, seed):
     return str(path)
 
 
-def _shipped(obj):
-    """``obj`` for the tasks: sent to every worker once when a distributed client runs."""
+def _write_part(synthesizer, path, n, seed):
+    """Sample ``n`` records (each fitted) into ``path``."""
+    return _write_frame(synthesizer.sample(n, random_state=seed), path)
+
+
+def _fit_model(synthesizer, size, seed):
+    """The codes of a fitted population of ``size`` records (the shared model)."""
+    sampler = get_sampler(synthesizer.synthesis, n_jobs=synthesizer.n_jobs)
+    return sampler.fit(synthesizer.aggregates_).sample(size, np.random.default_rng(seed))
+
+
+def _write_model_part(synthesizer, model, multiplicities, path, seed):
+    """Write the model's records, each ``multiplicities[i]`` times, in random order."""
+    order_seed, decoding_seed = seed.spawn(2)
+    index = np.repeat(np.arange(model.shape[0], dtype=np.int64), multiplicities)
+    np.random.default_rng(order_seed).shuffle(index)
+    codes = np.ascontiguousarray(model.T).take(index, axis=1).T  # decoded column by column
+    return _write_frame(synthesizer._decode(codes, decoding_seed, as_frame=True), path)
+
+
+def split_multiplicities(n, m, sizes, rng):
+    """Per-partition multiplicities of ``m`` model records drawn ``n`` times in all.
+
+    The records' multiplicities are those of
+    :func:`~dpsynth.sampling.marginal_matching.expand_population` (each
+    ``n // m`` times, ``n % m`` distinct ones once more); the partitions
+    take them as consecutive slices of one random order would: partition
+    ``i`` gets a multivariate hypergeometric draw of ``sizes[i]`` of the
+    copies not yet taken.  The union of the partitions is thus distributed
+    as one expanded sample of ``n`` records, and only ``m`` small integers
+    per partition are held (never an index of ``n`` records).
+
+    Yields
+    ------
+    ndarray of shape (m,)
+        One per partition, in order; partition ``i``'s sums to ``sizes[i]``.
+    """
+    whole, rest = divmod(int(n), int(m))
+    remaining = np.full(int(m), whole, dtype=np.int64)
+    remaining[rng.choice(int(m), size=rest, replace=False)] += 1
+    dtype = np.min_scalar_type(whole + 1)
+    for size in sizes[:-1]:
+        taken = rng.multivariate_hypergeometric(remaining, int(size), method="marginals")
+        remaining -= taken
+        yield taken.astype(dtype)
+    yield remaining.astype(dtype)
+
+
+def _shipped(obj, broadcast=True):
+    """``obj`` for the tasks, out of the task graph when a distributed client runs:
+    sent to every worker once (``broadcast``), or to one worker."""
     dask = _dask()
     try:
         from distributed import get_client  # optional dependency
         client = get_client()
     except (ImportError, ValueError):  # no distributed client: the local scheduler
         return dask.delayed(obj)
-    return client.scatter(obj, broadcast=True)
+    return client.scatter(obj, broadcast=broadcast)
 
 
 def sample_to_parquet(synthesizer, path, n_samples=None, *, n_partitions=None,
                       partition_size=500_000, random_state=None):
     """Sample a synthetic table as Parquet partitions, in parallel on dask.
 
-    Each partition is sampled by its own task from the public aggregates
+    Every task works from the public aggregates only
     (:meth:`DPMarginalSynthesizer.from_aggregates`: no private state is
-    shipped) with its own child of one :class:`numpy.random.SeedSequence`,
-    so the partitions are independent draws and the result is reproducible
-    for an integer ``random_state`` whatever the scheduler.  Each partition
-    matches the released marginals on its own; their union does too.
+    shipped), and the randomness of each comes from its own child of the
+    sampling stream of ``random_state``, so the result is reproducible for
+    an integer ``random_state`` whatever the scheduler or the number of
+    workers.
+
+    When the sampler draws large samples from a fixed-size model (the
+    marginal-matching sampler's ``model_size``, 300,000 records by default,
+    smaller than ``n_samples``), the model is fitted once, by one task, and
+    each partition's task draws its share of the model's copies and decodes
+    them: the union of the partitions is distributed as ``sample(n_samples)``
+    in memory (same model size, same randomized rounding of the
+    multiplicities, see :func:`split_multiplicities`), and sampling costs
+    little more than decoding and writing.  Otherwise (``model_size=0``, a
+    sample no larger than the model, another sampler, or ``constraints``)
+    each partition is sampled on its own, every record fitted.
 
     Parameters
     ----------
@@ -340,7 +405,8 @@ def sample_to_parquet(synthesizer, path, n_samples=None, *, n_partitions=None,
     Returns
     -------
     list of str
-        The files written, in order.
+        The files written, in order; partition sizes differ by at most one
+        and sum to ``n_samples``.
     """
     dask = _dask()
     check_is_fitted(synthesizer, "aggregates_")
@@ -362,16 +428,28 @@ def sample_to_parquet(synthesizer, path, n_samples=None, *, n_partitions=None,
     if any(directory.glob("part.*.parquet")):
         raise ValueError(f"path {str(directory)!r} already holds part.*.parquet files; "
                          "give an empty or new directory.")
+    synthesis = synthesizer.synthesis
+    if not isinstance(synthesis, str):
+        synthesis = clone(synthesis)
     public = type(synthesizer).from_aggregates(
-        synthesizer.aggregates_, synthesis=synthesizer.synthesis, n_jobs=1,
-        max_memory=synthesizer.max_memory)
-    root = seed_sequence(synthesizer.random_state if random_state is None else random_state)
-    seeds = root.spawn(int(n_partitions))
-    sizes = np.full(int(n_partitions), int(n) // int(n_partitions))
-    sizes[: int(n) % int(n_partitions)] += 1
-    shipped = _shipped(public)
-    width = len(str(int(n_partitions) - 1))
-    tasks = [dask.delayed(_write_part, pure=False)(
-        shipped, directory / f"part.{i:0{width}d}.parquet", int(size), seed)
-        for i, (size, seed) in enumerate(zip(sizes, seeds))]
+        synthesizer.aggregates_, synthesis=synthesis, n_jobs=1,
+        max_memory=synthesizer.max_memory, constraints=synthesizer.constraints)
+    n_partitions, n = int(n_partitions), int(n)
+    model_stream, split_stream, parts_stream = stream(
+        synthesizer.random_state if random_state is None else random_state, SAMPLE).spawn(3)
+    seeds = parts_stream.spawn(n_partitions)
+    sizes = np.full(n_partitions, n // n_partitions)
+    sizes[: n % n_partitions] += 1
+    width = len(str(n_partitions - 1))
+    paths = [directory / f"part.{i:0{width}d}.parquet" for i in range(n_partitions)]
+    model_size = getattr(get_sampler(synthesis), "model_size", 0)
+    public = _shipped(public)  # one thread per task: the workers' threads are the cores
+    if synthesizer.constraints or not 0 < model_size < n:
+        tasks = [dask.delayed(_write_part, pure=False)(public, p, int(size), seed)
+                 for p, size, seed in zip(paths, sizes, seeds)]
+        return list(dask.compute(*tasks))
+    model = dask.delayed(_fit_model, pure=True)(public, model_size, model_stream)
+    split = split_multiplicities(n, model_size, sizes, np.random.default_rng(split_stream))
+    tasks = [dask.delayed(_write_model_part, pure=False)(public, model, _shipped(counts, broadcast=False), p, seed)
+             for p, counts, seed in zip(paths, split, seeds)]
     return list(dask.compute(*tasks))

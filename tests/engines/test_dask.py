@@ -241,6 +241,70 @@ def test_sample_to_parquet_errors(fitted, tmp_path):
             dask_engine.sample_to_parquet(fitted, tmp_path / "y", 10, random_state=0)
 
 
+@pytest.fixture(scope="module")
+def fitted_model(frame):
+    """A synthesizer whose samples beyond 400 records come from a 400-record model."""
+    from dpsynth.sampling import MarginalMatchingSampler
+
+    return DPMarginalSynthesizer(epsilon=2.0, encoder=_encoder(), random_state=0,
+                                 synthesis=MarginalMatchingSampler(model_size=400)).fit(frame)
+
+
+def test_split_multiplicities_is_one_expanded_sample():
+    rng = np.random.default_rng(0)
+    sizes = np.array([700, 700, 699, 0])
+    parts = list(dask_engine.split_multiplicities(2099, 400, sizes, rng))
+    assert [int(p.sum()) for p in parts] == sizes.tolist()
+    total = np.sum(parts, axis=0)
+    # every model record 2099 // 400 = 5 times, 2099 % 400 = 99 of them once more
+    assert sorted(np.unique(total, return_counts=True)[1].tolist()) == [99, 301]
+    assert set(np.unique(total).tolist()) == {5, 6}
+    again = list(dask_engine.split_multiplicities(2099, 400, sizes, np.random.default_rng(0)))
+    assert all(np.array_equal(a, b) for a, b in zip(parts, again))
+
+
+def test_sample_to_parquet_from_the_model(fitted_model, tmp_path, frame):
+    with dask.config.set(scheduler="synchronous"):
+        files = dask_engine.sample_to_parquet(fitted_model, tmp_path / "a", 5003,
+                                              partition_size=1000, random_state=3)
+        again = dask_engine.sample_to_parquet(fitted_model, tmp_path / "b", 5003,
+                                              partition_size=1000, random_state=3)
+        other = dask_engine.sample_to_parquet(fitted_model, tmp_path / "c", 5003,
+                                              partition_size=1000, random_state=4)
+    parts = [pd.read_parquet(f) for f in files]
+    assert [len(p) for p in parts] == [834] * 5 + [833]
+    for f, g in zip(files, again):  # reproducible for a seed
+        pd.testing.assert_frame_equal(pd.read_parquet(f), pd.read_parquet(g))
+    assert not pd.read_parquet(files[0]).equals(pd.read_parquet(other[0]))
+    whole = pd.read_parquet(tmp_path / "a")
+    expected = fitted_model.sample(50)
+    assert list(whole.columns) == list(expected.columns)
+    assert whole.dtypes.to_dict() == expected.dtypes.to_dict()
+    assert whole.notna().sum().gt(0).all()
+    # the union is one expanded sample of the model: a binned record's codes repeat
+    # 5003 // 400 = 12 or 13 times in all (numeric values are drawn per copy)
+    codes = TableEncoder.from_schema(fitted_model.aggregates_.schema).transform(whole)
+    _, counts = np.unique(codes, axis=0, return_counts=True)
+    assert counts.sum() == 5003 and counts.min() >= 12
+    real = frame["city"].value_counts(normalize=True, dropna=False)
+    fake = whole["city"].value_counts(normalize=True, dropna=False)
+    assert (real - fake.reindex(real.index).fillna(0)).abs().sum() / 2 < 0.08
+
+
+def test_sample_to_parquet_model_on_a_local_cluster(fitted_model, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with dask.config.set(scheduler="synchronous"):
+        expected = dask_engine.sample_to_parquet(fitted_model, tmp_path / "a", 2500,
+                                                 n_partitions=3, random_state=5)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster):
+        got = dask_engine.sample_to_parquet(fitted_model, tmp_path / "b", 2500,
+                                            n_partitions=3, random_state=5)
+    for f, g in zip(expected, got):  # the same files whatever the scheduler
+        pd.testing.assert_frame_equal(pd.read_parquet(f), pd.read_parquet(g))
+
+
 def test_dask_fit_is_not_modified_in_place(frame):
     X = dd.from_pandas(frame, npartitions=2)
     before = X.compute()
