@@ -192,7 +192,8 @@ def canonical_order(values):
 
 def observed_values(series):
     """The distinct non-missing values of ``series`` (private), as Python scalars."""
-    return [python_scalar(v) for v in pd.unique(series[~series.isna()])]
+    values = pd.unique(series)  # in order of appearance; then the missing ones dropped
+    return [python_scalar(v) for v in values[~pd.isna(values)]]
 
 
 def _canonical_list(values, dtype):

@@ -331,7 +331,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------------ fit
     def _fit_schema(self, X):
         self._validate_params()
-        frame, was_frame = check_table(X)
+        frame, was_frame = check_table(X, copy=False)  # only read
         self._build_schema(
             frame, was_frame,
             discover=lambda name: discover_values(name, frame[name], self.max_float_values),
@@ -443,7 +443,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X, y=None):
         """Fit and return the codes of X (encodes X once)."""
-        return self.transform(self._fit_schema(X))
+        return self._encode(self._fit_schema(X))  # checked by the fit
 
     def _set_schema(self, schema, was_frame):
         self.schema_ = schema
@@ -489,9 +489,13 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         other label included, gets the other code.
         """
         check_is_fitted(self, "schema_")
-        frame, _ = check_table(X)
+        frame, _ = check_table(X, copy=False)  # only read
         if not self._output_frame and not isinstance(X, pd.DataFrame):
             frame.columns = list(self.feature_names_in_)[: frame.shape[1]]
+        return self._encode(frame)
+
+    def _encode(self, frame):
+        """:meth:`transform` of a checked frame."""
         self._check_columns(frame)
         codes = np.empty(frame.shape, dtype=np.int32)
         missing_codes = self.schema_.missing_codes
