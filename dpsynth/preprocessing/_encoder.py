@@ -502,20 +502,22 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         for j, (column, index) in enumerate(zip(self.schema_, self._indexes)):
             series = frame[column.name]
             not_null = column.name in getattr(self, "_not_null", ())
-            if not_null and series.isna().any():
-                raise ValueError(f"Column {column.name!r} has missing values, but "
-                                 "`no_missing` declares it has none; remove it from "
-                                 "`no_missing` or fill its missing values.")
             if column.binning is not None:
+                if not_null and series.isna().any():
+                    raise _missing_in_no_missing(column.name)
                 codes[:, j] = _bin_column(column, series, missing_codes[j],
                                           column.name in getattr(self, "_auto_binned", ()))
                 continue
-            mask = series.isna().to_numpy()
-            if isinstance(series.dtype, pd.StringDtype):  # looked up as it is: no copy
-                values = series
-            else:
-                values = series.astype(object).to_numpy()
-            col = index.get_indexer(values).astype(np.int32)
+            # each distinct value looked up once: position among the distinct values
+            # (-1: missing), then the code of each of them
+            found, distinct = pd.factorize(series, use_na_sentinel=True)
+            mask = found < 0
+            if not_null and mask.any():
+                raise _missing_in_no_missing(column.name)
+            if not isinstance(series.dtype, pd.StringDtype):  # looked up as Python objects
+                distinct = pd.Series(distinct, copy=False).astype(object).to_numpy()
+            lookup = np.append(index.get_indexer(distinct).astype(np.int32), np.int32(-1))
+            col = lookup.take(found)  # a missing cell (-1) takes the last entry, -1
             unknown = (col < 0) & ~mask
             if column.other:  # every value outside the list is the other value
                 col[unknown] = len(column.values)
@@ -524,7 +526,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                     shown = list(column.values[:10])
                     raise ValueError(
                         f"Column {column.name!r} has the value "
-                        f"{np.asarray(values, dtype=object)[unknown][0]!r}, which "
+                        f"{series.astype(object).iloc[np.flatnonzero(unknown)[0]]!r}, which "
                         f"is not among its categories {shown}"
                         f"{'...' if len(column.values) > 10 else ''}. Add it to "
                         "`categories` or set handle_unknown='missing'.")
@@ -746,6 +748,11 @@ def _check_no_missing(no_missing, names):
         raise ValueError(f"no_missing names column(s) {unknown} that are not in X; X has "
                          f"columns {names}.")
     return frozenset(no_missing)
+
+
+def _missing_in_no_missing(name):
+    return ValueError(f"Column {name!r} has missing values, but `no_missing` declares it "
+                      "has none; remove it from `no_missing` or fill its missing values.")
 
 
 def _bin_column(column, series, missing_code, clip_infinite=False):
