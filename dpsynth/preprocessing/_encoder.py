@@ -607,7 +607,15 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         lookup[n_decoded] = None
         if column.other and column.other_label is not None:
             mask = (col < 0) | (col >= n_decoded)
-        return restore_dtype(lookup[np.where(mask, n_decoded, col)], mask, column)
+        index = np.where(mask, n_decoded, col)
+        dtype = column.output_dtype
+        if isinstance(dtype, np.dtype) and dtype.kind in "iub":  # nullable if any is missing
+            return restore_dtype(lookup[index], mask, column)
+        # the dtype does not depend on the cells: restore the distinct values, then gather
+        last = np.zeros(n_decoded + 1, dtype=bool)
+        last[n_decoded] = True
+        distinct = restore_dtype(lookup, last, column)
+        return pd.Series(distinct.array.take(index), dtype=distinct.dtype, copy=False)
 
     # --------------------------------------------------- public metadata
     def public_schema(self, keep=None):
