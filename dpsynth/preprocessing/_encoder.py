@@ -329,12 +329,24 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fit
-    def _fit_schema(self, X):
+    def _fit_schema(self, X, factorized=None):
+        """Check ``X`` and fit the schema; returns the checked frame.  ``factorized``
+        (a dict) receives each discovered column's :func:`pandas.factorize`
+        (``int32`` positions, distinct values) for :meth:`_encode`."""
         self._validate_params()
         frame, was_frame = check_table(X, copy=False)  # only read
+
+        def discover(name):
+            series = frame[name]
+            if factorized is None or isinstance(series.dtype, pd.CategoricalDtype):
+                return discover_values(name, series, self.max_float_values)
+            found, distinct = pd.factorize(series, use_na_sentinel=True)
+            factorized[name] = (found.astype(np.int32), distinct)
+            return discover_values(name, series, self.max_float_values, distinct)
+
         self._build_schema(
             frame, was_frame,
-            discover=lambda name: discover_values(name, frame[name], self.max_float_values),
+            discover=discover,
             fit_binner=lambda name, binner: binned_column(name, frame[name], binner),
             column_values=lambda name: (frame[name], None))
         return frame
@@ -443,7 +455,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X, y=None):
         """Fit and return the codes of X (encodes X once)."""
-        return self._encode(self._fit_schema(X))  # checked by the fit
+        factorized = {}  # each discovered column is read once
+        return self._encode(self._fit_schema(X, factorized), factorized)  # checked by the fit
 
     def _set_schema(self, schema, was_frame):
         self.schema_ = schema
@@ -494,8 +507,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             frame.columns = list(self.feature_names_in_)[: frame.shape[1]]
         return self._encode(frame)
 
-    def _encode(self, frame):
-        """:meth:`transform` of a checked frame."""
+    def _encode(self, frame, factorized=None):
+        """:meth:`transform` of a checked frame (``factorized``: see :meth:`_fit_schema`;
+        its entries are used up)."""
         self._check_columns(frame)
         codes = np.empty(frame.shape, dtype=np.int32)
         missing_codes = self.schema_.missing_codes
@@ -510,7 +524,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 continue
             # each distinct value looked up once: position among the distinct values
             # (-1: missing), then the code of each of them
-            found, distinct = pd.factorize(series, use_na_sentinel=True)
+            if factorized and column.name in factorized:
+                found, distinct = factorized.pop(column.name)
+            else:
+                found, distinct = pd.factorize(series, use_na_sentinel=True)
             mask = found < 0
             if not_null and mask.any():
                 raise _missing_in_no_missing(column.name)

@@ -435,3 +435,15 @@ def test_decoding_gathers_the_restored_values_with_the_declared_dtypes():
     out = enc.inverse_transform(enc.transform(X))
     assert list(out.dtypes) == list(X.dtypes)
     pd.testing.assert_frame_equal(out, X)
+
+
+def test_fit_transform_encodes_as_fit_then_transform():
+    # fit_transform reads each discovered column once: the same codes as a separate transform
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({
+        "obj": pd.Series(rng.choice(["a", "b", None, 7], 200), dtype=object),
+        "num": rng.choice([1.5, np.nan, -0.0, 0.0], 200),
+        "cat": pd.Series(rng.choice(["p", "q"], 200), dtype="category"),
+    })
+    codes = TableEncoder().fit_transform(X)
+    np.testing.assert_array_equal(codes, TableEncoder().fit(X).transform(X))
