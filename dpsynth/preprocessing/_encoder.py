@@ -532,7 +532,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             if not_null and mask.any():
                 raise _missing_in_no_missing(column.name)
             if not isinstance(series.dtype, pd.StringDtype):  # looked up as Python objects
-                distinct = pd.Series(distinct, copy=False).astype(object).to_numpy()
+                distinct = np.asarray(distinct.astype(object), dtype=object)  # no inference
             lookup = np.append(index.get_indexer(distinct).astype(np.int32), np.int32(-1))
             col = lookup.take(found)  # a missing cell (-1) takes the last entry, -1
             unknown = (col < 0) & ~mask
