@@ -508,7 +508,8 @@ def exponential_mechanism(utilities, epsilon, rng, sensitivity=1.0, noise="conti
     return int(rng.choice(probabilities.size, p=probabilities))
 
 
-def l1_score_numerators(distance, data, population, scale, base, weights, offsets, magnitude):
+def l1_score_numerators(distance, data, population, scale, base, weights, offsets, magnitude,
+                        cache=None):
     """Scores ``w_r (||data_r - s population_r||_1 - offsets_r)`` as exact rationals ``U_r / 2**b``.
 
     The exact utilities of :func:`exponential_mechanism_exact` for a
@@ -527,7 +528,9 @@ def l1_score_numerators(distance, data, population, scale, base, weights, offset
     ``offsets`` (a float per table, data-independent) are rounded to the
     grid ``2**-b``.  One record more changes one cell of each table by one:
     ``U_r`` by at most ``w_r 2**b``, i.e. the score by at most ``w_r``,
-    exactly, whatever rounding happened before.
+    exactly, whatever rounding happened before.  ``cache`` (a dict the
+    caller keeps while ``data`` is the same) holds ``data`` scaled by
+    ``2**b`` between calls, as repeated selections score the same counts.
 
     Returns
     -------
@@ -542,8 +545,15 @@ def l1_score_numerators(distance, data, population, scale, base, weights, offset
     population = np.asarray(population, dtype=np.float64)
     lim = 2.0**52
     distances = None
-    if (not data.size or (data.max() * 2.0**bits < lim and population.max() * a < lim)):
-        distances = np.asarray(distance(data * 2.0**bits, population, float(a)))
+    if cache is None or bits not in cache:
+        scaled = (data * 2.0**bits, float(data.max()) * 2.0**bits if data.size else 0.0)
+        if cache is not None:
+            cache.clear()
+            cache[bits] = scaled
+    else:
+        scaled = cache[bits]
+    if (not data.size or (scaled[1] < lim and population.max() * a < lim)):
+        distances = np.asarray(distance(scaled[0], population, float(a)))
         if distances.size and not distances.max() < lim:
             distances = None
     if distances is None:  # exact integers beyond the float kernel's range

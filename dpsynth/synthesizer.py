@@ -530,8 +530,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 raise ValueError("y is not supported with a dask DataFrame X; add the "
                                  "target to X as a column.")
             table, was_frame, target = dask_engine.check_frame(X), True, None
-        else:
-            frame, was_frame = check_table(X)
+        else:  # only read (a copy of a large table would cost its memory again)
+            frame, was_frame = check_table(X, copy=False)
             table, target = self._join_target(frame, y)
         epsilon, R, strategy, sampler = self._check_params(table.shape[1])
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..utils._threads import leave_signals_to_main_thread
 
-__all__ = ["CodeBlocks", "InMemoryCodes", "as_blocks", "is_dask_collection"]
+__all__ = ["CodeBlocks", "InMemoryCodes", "as_blocks", "is_dask_collection", "by_lookup"]
 
 
 def is_dask_collection(X):
@@ -41,6 +41,20 @@ class CodeBlocks:
     def map(self, func):
         """Blocks ``func(block)`` for every block (lazy; ``func`` maps rows to rows)."""
         raise NotImplementedError
+
+    def sum_into(self, make, add):
+        """:meth:`map_sum` of a statistic added in place: ``add(out, block)`` adds one
+        block's statistic into the array ``out = make()`` (zeros).
+
+        The same sum as ``map_sum(lambda block: add(make(), block) or ...)``;
+        in memory one ``out`` per thread serves all its blocks (a statistic
+        as large as the candidate tables' counts is not made again per block).
+        """
+        def statistic(block):
+            out = make()
+            add(out, block)
+            return out
+        return self.map_sum(statistic)
 
     def n_rows(self):
         """Number of rows (private: only for accounted mechanisms, e.g. a noisy count)."""
@@ -108,6 +122,37 @@ class InMemoryCodes(CodeBlocks):
                 executor.shutdown(wait=True, cancel_futures=True)
                 raise
 
+    def sum_into(self, make, add):
+        n = self.codes.shape[0]
+        if self.n_threads <= 1 or n < 2 * self.chunk_rows:
+            out = make()
+            for start in range(0, n, self.chunk_rows):  # chunks bound the temporaries
+                add(out, self.codes[start:start + self.chunk_rows])
+            return out
+        starts = range(0, n, self.chunk_rows)
+        stop = threading.Event()
+
+        def worker(first):
+            out = make()
+            for start in starts[first::self.n_threads]:
+                if stop.is_set():
+                    return None
+                add(out, self.codes[start:start + self.chunk_rows])
+            return out
+
+        with ThreadPoolExecutor(max_workers=self.n_threads,
+                                initializer=leave_signals_to_main_thread) as executor:
+            try:
+                totals = list(executor.map(worker, range(min(self.n_threads, len(starts)))))
+            except BaseException:  # Ctrl-C or a failure: the threads start no more chunks
+                stop.set()
+                executor.shutdown(wait=True, cancel_futures=True)
+                raise
+        total = totals[0]
+        for other in totals[1:]:
+            total = _add_into(total, other)
+        return total
+
     def map(self, func):
         """``func`` applied chunk by chunk (rows of ``chunk_rows``) into one array:
         its temporaries then take memory for one chunk, not for the whole matrix."""
@@ -123,6 +168,34 @@ class InMemoryCodes(CodeBlocks):
 
     def n_rows(self):
         return self.codes.shape[0]
+
+
+def by_lookup(func, n_values):
+    """``func``, a recoding of code blocks column by column, as one lookup per column.
+
+    Column ``j`` of ``func(block)`` must depend only on column ``j`` of
+    ``block``, whose codes lie in ``-1 .. n_values[j] - 1``; ``func`` is
+    applied once, to every code, and the returned function gathers its
+    results (the same output, without ``func``'s temporaries per block).
+    """
+    n_values = np.asarray(n_values, dtype=np.int64)
+    largest = int(n_values.max()) if n_values.size else 0
+    probe = np.minimum(np.arange(-1, largest, dtype=np.int32)[:, None],
+                       (n_values - 1).astype(np.int32)[None, :])
+    table = np.ascontiguousarray(np.asarray(func(probe)).T)  # (d, largest + 1)
+
+    def recode(block):
+        block = np.asarray(block)
+        if block.ndim != 2 or block.shape[1] != n_values.size:
+            raise ValueError("codes must be a 2-D array with one column per entry of n_values.")
+        if block.size and (block.min() < -1 or np.any(block.max(axis=0) >= n_values)):
+            raise ValueError("codes must lie in -1..n_values[c] - 1 for every column c.")
+        out = np.empty(block.shape, dtype=table.dtype)
+        for j in range(n_values.size):
+            out[:, j] = table[j].take(block[:, j] + 1)
+        return out
+
+    return recode
 
 
 def as_blocks(codes):

@@ -81,7 +81,7 @@ def _residual_estimates(measurements, n_values):
     return {sub: (sums[sub] / precisions[sub], 1.0 / precisions[sub]) for sub in sums}
 
 
-def make_consistent(measurements, n_values, targets=None, possible=None):
+def make_consistent(measurements, n_values, targets=None, possible=None, cache=None):
     """Exactly consistent marginals by generalised least squares (residual basis).
 
     Parameters
@@ -103,6 +103,11 @@ def make_consistent(measurements, n_values, targets=None, possible=None):
         (they are dropped there), residual measurements are over the
         possible codes (shape ``possible[c].sum() - 1`` per column), and
         the outputs are zero on the impossible cells.
+    cache : dict, optional
+        Kept by the caller between calls with growing measurements: every
+        residual part of a target is stored with the estimate it came from
+        and reused while that estimate is unchanged (compared exactly, so
+        the outputs are those computed afresh).
 
     Returns
     -------
@@ -113,7 +118,7 @@ def make_consistent(measurements, n_values, targets=None, possible=None):
     """
     n_values = np.asarray(n_values)
     if possible is not None:
-        return _consistent_on_possible(measurements, n_values, targets, possible)
+        return _consistent_on_possible(measurements, n_values, targets, possible, cache)
     measurements = list(measurements)
     if targets is None:
         targets = [_caller_columns(m) for m in measurements]
@@ -142,12 +147,25 @@ def make_consistent(measurements, n_values, targets=None, possible=None):
                     raise ValueError("no measurement estimates the total.")
                 continue
             theta, var = estimates[sub]
-            table += from_residual(theta, scols, sub, n_values)
+            table += _part(theta, scols, sub, n_values, cache)
             variance += size * var / cells_outside(scols, sub, n_values)
         if scols != cols:  # back to the caller's column order
             table = table.transpose([scols.index(c) for c in cols])
         out.append(ConsistentMarginal(cols, table, variance / max(table.size, 1)))
     return out
+
+
+def _part(theta, cols, sub, n_values, cache):
+    """:func:`from_residual`, reused from ``cache`` while ``theta`` and the sizes are unchanged."""
+    if cache is None:
+        return from_residual(theta, cols, sub, n_values)
+    key = (cols, sub, tuple(int(n_values[c]) for c in cols))
+    hit = cache.get(key)
+    if hit is not None and hit[0].shape == theta.shape and np.array_equal(hit[0], theta):
+        return hit[1]
+    part = from_residual(theta, cols, sub, n_values)
+    cache[key] = (np.array(theta, copy=True), part)
+    return part
 
 
 def _as_measurement(m):
@@ -169,7 +187,7 @@ def _caller_columns(m):
     return tuple(m.columns) if isinstance(m, NoisyMarginal) else canonical_columns(m[0])
 
 
-def _consistent_on_possible(measurements, n_values, targets, possible):
+def _consistent_on_possible(measurements, n_values, targets, possible, cache=None):
     """:func:`make_consistent` on the possible codes only, zero-padded back."""
     possible = [np.asarray(p, dtype=bool) for p in possible]
     if len(possible) != n_values.size or any(p.shape != (int(k),)
@@ -192,7 +210,7 @@ def _consistent_on_possible(measurements, n_values, targets, possible):
                               m.variance)
         items.append(m)
     out = []
-    for m in make_consistent(items, free, targets):
+    for m in make_consistent(items, free, targets, cache=cache):
         shape = tuple(int(n_values[c]) for c in m.columns)
         table = np.zeros(shape)
         table[np.ix_(*[possible[c] for c in m.columns])] = m.table
@@ -201,7 +219,8 @@ def _consistent_on_possible(measurements, n_values, targets, possible):
     return out
 
 
-def consistent_marginals(marginals, residuals, n_values, possible=None):
+def consistent_marginals(marginals, residuals, n_values, possible=None, touching=None,
+                         cache=None):
     """GLS-consistent marginals of every measured column set.
 
     Repeated marginal measurements of a set are averaged by inverse variance,
@@ -214,18 +233,27 @@ def consistent_marginals(marginals, residuals, n_values, possible=None):
         Whole noisy marginals, and residuals over the possible codes.
     n_values : array-like of int
     possible : list of array-like of bool, optional
+    touching : collection of int, optional
+        Only the measured sets holding one of these columns (each set's
+        marginal does not depend on which others are returned).
+    cache : dict, optional
+        See :func:`make_consistent`.
 
     Returns
     -------
     list of ConsistentMarginal
-        One per measured set, the marginal sets first, in order.
+        One per measured set (or per set ``touching``), the marginal sets
+        first, in order.
     """
     merged = merge_repeated(marginals)
     items = list(merged) + [NoisyMarginal(tuple(cols), values, var, "residual")
                             for cols, values, var in residuals]
     sets = list(dict.fromkeys([tuple(cols) for cols, _, _ in merged]
                               + [tuple(cols) for cols, _, _ in residuals]))
-    return make_consistent(items, n_values, targets=sets, possible=possible)
+    if touching is not None:
+        touching = set(touching)
+        sets = [cols for cols in sets if touching.intersection(cols)]
+    return make_consistent(items, n_values, targets=sets, possible=possible, cache=cache)
 
 
 def merge_repeated(measurements):

@@ -192,7 +192,8 @@ def canonical_order(values):
 
 def observed_values(series):
     """The distinct non-missing values of ``series`` (private), as Python scalars."""
-    return [python_scalar(v) for v in pd.unique(series[~series.isna()])]
+    values = pd.unique(series)  # in order of appearance; then the missing ones dropped
+    return [python_scalar(v) for v in values[~pd.isna(values)]]
 
 
 def _canonical_list(values, dtype):
@@ -228,8 +229,17 @@ def value_list(name, dtype, observed, max_float_values):
     return canonical_order(observed)
 
 
-def discover_values(name, series, max_float_values):
-    """The private value list of an undeclared column (see :func:`value_list`)."""
+def discover_values(name, series, max_float_values, distinct=None):
+    """The private value list of an undeclared column (see :func:`value_list`).
+
+    ``distinct``: the column's distinct non-missing values if already known
+    (e.g. from :func:`pandas.factorize`), so that it is not read again.
+    """
     dtype = series.dtype
-    observed = [] if isinstance(dtype, pd.CategoricalDtype) else observed_values(series)
+    if isinstance(dtype, pd.CategoricalDtype):
+        observed = []
+    elif distinct is not None:
+        observed = [python_scalar(v) for v in distinct]
+    else:
+        observed = observed_values(series)
     return value_list(name, dtype, observed, max_float_values)

@@ -332,12 +332,24 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fit
-    def _fit_schema(self, X):
+    def _fit_schema(self, X, factorized=None):
+        """Check ``X`` and fit the schema; returns the checked frame.  ``factorized``
+        (a dict) receives each discovered column's :func:`pandas.factorize`
+        (``int32`` positions, distinct values) for :meth:`_encode`."""
         self._validate_params()
-        frame, was_frame = check_table(X)
+        frame, was_frame = check_table(X, copy=False)  # only read
+
+        def discover(name):
+            series = frame[name]
+            if factorized is None or isinstance(series.dtype, pd.CategoricalDtype):
+                return discover_values(name, series, self.max_float_values)
+            found, distinct = pd.factorize(series, use_na_sentinel=True)
+            factorized[name] = (found.astype(np.int32), distinct)
+            return discover_values(name, series, self.max_float_values, distinct)
+
         self._build_schema(
             frame, was_frame,
-            discover=lambda name: discover_values(name, frame[name], self.max_float_values),
+            discover=discover,
             fit_binner=lambda name, binner: binned_column(name, frame[name], binner),
             column_values=lambda name: (frame[name], None))
         return frame
@@ -446,7 +458,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X, y=None):
         """Fit and return the codes of X (encodes X once)."""
-        return self.transform(self._fit_schema(X))
+        factorized = {}  # each discovered column is read once
+        return self._encode(self._fit_schema(X, factorized), factorized)  # checked by the fit
 
     def _set_schema(self, schema, was_frame):
         self.schema_ = schema
@@ -492,29 +505,39 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         other label included, gets the other code.
         """
         check_is_fitted(self, "schema_")
-        frame, _ = check_table(X)
+        frame, _ = check_table(X, copy=False)  # only read
         if not self._output_frame and not isinstance(X, pd.DataFrame):
             frame.columns = list(self.feature_names_in_)[: frame.shape[1]]
+        return self._encode(frame)
+
+    def _encode(self, frame, factorized=None):
+        """:meth:`transform` of a checked frame (``factorized``: see :meth:`_fit_schema`;
+        its entries are used up)."""
         self._check_columns(frame)
         codes = np.empty(frame.shape, dtype=np.int32)
         missing_codes = self.schema_.missing_codes
         for j, (column, index) in enumerate(zip(self.schema_, self._indexes)):
             series = frame[column.name]
             not_null = column.name in getattr(self, "_not_null", ())
-            if not_null and series.isna().any():
-                raise ValueError(f"Column {column.name!r} has missing values, but "
-                                 "`no_missing` declares it has none; remove it from "
-                                 "`no_missing` or fill its missing values.")
             if column.binning is not None:
+                if not_null and series.isna().any():
+                    raise _missing_in_no_missing(column.name)
                 codes[:, j] = _bin_column(column, series, missing_codes[j],
                                           column.name in getattr(self, "_auto_binned", ()))
                 continue
-            mask = series.isna().to_numpy()
-            if isinstance(series.dtype, pd.StringDtype):  # looked up as it is: no copy
-                values = series
+            # each distinct value looked up once: position among the distinct values
+            # (-1: missing), then the code of each of them
+            if factorized and column.name in factorized:
+                found, distinct = factorized.pop(column.name)
             else:
-                values = series.astype(object).to_numpy()
-            col = index.get_indexer(values).astype(np.int32)
+                found, distinct = pd.factorize(series, use_na_sentinel=True)
+            mask = found < 0
+            if not_null and mask.any():
+                raise _missing_in_no_missing(column.name)
+            if not isinstance(series.dtype, pd.StringDtype):  # looked up as Python objects
+                distinct = np.asarray(distinct.astype(object), dtype=object)  # no inference
+            lookup = np.append(index.get_indexer(distinct).astype(np.int32), np.int32(-1))
+            col = lookup.take(found)  # a missing cell (-1) takes the last entry, -1
             unknown = (col < 0) & ~mask
             if column.other:  # every value outside the list is the other value
                 col[unknown] = len(column.values)
@@ -523,7 +546,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                     shown = list(column.values[:10])
                     raise ValueError(
                         f"Column {column.name!r} has the value "
-                        f"{np.asarray(values, dtype=object)[unknown][0]!r}, which "
+                        f"{series.astype(object).iloc[np.flatnonzero(unknown)[0]]!r}, which "
                         f"is not among its categories {shown}"
                         f"{'...' if len(column.values) > 10 else ''}. Add it to "
                         "`categories` or set handle_unknown='missing'.")
@@ -604,7 +627,15 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         lookup[n_decoded] = None
         if column.other and column.other_label is not None:
             mask = (col < 0) | (col >= n_decoded)
-        return restore_dtype(lookup[np.where(mask, n_decoded, col)], mask, column)
+        index = np.where(mask, n_decoded, col)
+        dtype = column.output_dtype
+        if isinstance(dtype, np.dtype) and dtype.kind in "iub":  # nullable if any is missing
+            return restore_dtype(lookup[index], mask, column)
+        # the dtype does not depend on the cells: restore the distinct values, then gather
+        last = np.zeros(n_decoded + 1, dtype=bool)
+        last[n_decoded] = True
+        distinct = restore_dtype(lookup, last, column)
+        return pd.Series(distinct.array.take(index), dtype=distinct.dtype, copy=False)
 
     # --------------------------------------------------- public metadata
     def public_schema(self, keep=None):
@@ -745,6 +776,11 @@ def _check_no_missing(no_missing, names):
         raise ValueError(f"no_missing names column(s) {unknown} that are not in X; X has "
                          f"columns {names}.")
     return frozenset(no_missing)
+
+
+def _missing_in_no_missing(name):
+    return ValueError(f"Column {name!r} has missing values, but `no_missing` declares it "
+                      "has none; remove it from `no_missing` or fill its missing values.")
 
 
 def _bin_column(column, series, missing_code, clip_infinite=False):

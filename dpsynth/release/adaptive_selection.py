@@ -76,7 +76,7 @@ from ..mechanisms import (check_noise, exponential_mechanism, gaussian_measure,
                           l1_score_numerators, mechanism_name)
 from ..engines.blocks import as_blocks
 from ..model.consistency import consistent_marginals, merge_repeated
-from ..model.counts import TableShards, count_tables, move_counts, table_layout
+from ..model.counts import TableShards, add_counts, move_counts, table_layout
 from ..model.descent import descend, fit_population, one_way_estimates
 from ..model.mixing import mix_within_neighbourhoods
 from ..model.residuals import cells_outside, residual_size, subsets as _all_subsets
@@ -151,7 +151,7 @@ class WorkloadRelease:
     def rho_spent(self):
         return math.fsum(s.rho for s in self.spends)
 
-    def targets(self, kind="measurements"):
+    def targets(self, kind="measurements", touching=None, cache=None):
         """Targets ``(columns, table, weight)`` for :func:`fit_population`.
 
         ``kind="measurements"``: the measurements, repeated column sets
@@ -161,14 +161,18 @@ class WorkloadRelease:
         weighted by the inverse of their mean cell variance.
         With residual measurements both kinds give the GLS-consistent
         marginals (a residual is not a marginal to fit on its own).
+        ``touching`` (columns) keeps only the targets holding one of them;
+        ``cache`` (a dict kept between calls) reuses the GLS's unchanged
+        parts (:func:`~dpsynth.model.consistency.make_consistent`).
         """
         if kind not in ("measurements", "consistent"):
             raise ValueError(f"kind must be 'measurements' or 'consistent'; got {kind!r}.")
         if kind == "measurements" and not self.residuals:
             return [(cols, table, 1.0 / var)
-                    for cols, table, var in merge_repeated(self.measurements)]
+                    for cols, table, var in merge_repeated(self.measurements)
+                    if touching is None or set(touching).intersection(cols)]
         consistent = consistent_marginals(self.measurements, self.residuals, self.n_values,
-                                          self.possible)
+                                          self.possible, touching=touching, cache=cache)
         return [(m.columns, m.table, 1.0 / m.variance) for m in consistent]
 
 
@@ -525,8 +529,10 @@ class _DataCounts:
         self.tables = one_way + [(r, tuple(int(n_values[c]) for c in r)) for r in candidates]
         self.layout = table_layout(self.tables)
         self.index = {cols: t for t, (cols, _) in enumerate(self.tables)}
-        self.counts = blocks.map_sum(lambda block: count_tables(
-            _checked(block, n_values, empty_cells), self.layout))
+        self.counts = blocks.sum_into(
+            lambda: np.zeros(int(self.layout[0][-1])),
+            lambda out, block: add_counts(out, _checked(block, n_values, empty_cells),
+                                          self.layout))
         self.candidate_counts = self.counts[self.layout[0][d]:]
 
     def table(self, cols):
@@ -542,6 +548,7 @@ class _Candidates:
     def __init__(self, sets, n_values, empty_cells, reporting_length):
         d = n_values.size
         self.sets = sets
+        self.scaled_counts = {}  # the data's counts as the exact scores scale them
         free = [k - int(e.sum()) for e, k in zip(empty_cells, n_values)]  # possible codes
         if not sets:
             return
@@ -569,7 +576,7 @@ class _Candidates:
         if noise == "discrete":
             scores, denominator = l1_score_numerators(
                 shards.distance, data_counts, pop_counts, total / m, self.layout[0],
-                self.weights, offsets, 2.0 * total)
+                self.weights, offsets, 2.0 * total, cache=self.scaled_counts)
         else:
             error = shards.distance(data_counts, pop_counts, total / m)
             scores, denominator = self.weights * (error - offsets), None
@@ -592,6 +599,7 @@ class _Measurements:
         self.workload_length = workload_length
         self.marginals, self.residuals, self.spends = [], [], []
         self.precision = {}  # residual subset -> precision per coordinate of its estimate
+        self.gls_cache = {}  # the GLS's residual parts, reused while unchanged
 
     def marginal(self, cols, s, name):
         """Measure the marginal over ``cols`` with Gaussian noise ``s`` (budget ``1/(2 s**2)``)."""
@@ -660,9 +668,9 @@ class _Measurements:
                                self.spends if spends is None else spends, float(rho), total,
                                population, residuals=self.residuals, possible=self.possible)
 
-    def targets(self, kind, rho, total):
+    def targets(self, kind, rho, total, touching=None):
         """Targets of the scoring population (:meth:`WorkloadRelease.targets`)."""
-        return self.release(rho, total, spends=[]).targets(kind)
+        return self.release(rho, total, spends=[]).targets(kind, touching, self.gls_cache)
 
 
 def _round_budget(remaining, sigma, select_rho, alpha, last):
@@ -686,10 +694,9 @@ def _refit(population, pop_counts, choice, candidates, measured, shards, rng, *,
     r = candidates.sets[choice]
     before = candidates.counts(pop_counts, choice, total / m)
     total = measured.total()
-    targets = measured.targets(kind, rho, total)
+    # a sweep over r's columns only touches the targets holding one
+    targets = measured.targets(kind, rho, total, touching=None if full else r)
     previous = population.copy()
-    if not full:  # a sweep over r's columns only touches the targets holding one
-        targets = [t for t in targets if set(t[0]) & set(r)]
     descend(population, measured.n_values, targets, rng, sweeps=1,
             columns=None if full else r, allowed=allowed, total=total)
     # the candidates' counts follow the moved records, column by column

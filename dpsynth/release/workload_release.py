@@ -53,7 +53,7 @@ import numpy as np
 from .. import accounting
 from ..accounting import PrivacySpent, Spend, gdp_mu, zcdp_rho_tight
 from ..aggregates import DPAggregates, NoisyMarginal
-from ..engines.blocks import as_blocks
+from ..engines.blocks import as_blocks, by_lookup
 from ..mechanisms import (check_noise, discrete_gaussian, discrete_gaussian_scale,
                           gaussian_measure, mechanism_name)
 from .adaptive_selection import ACCOUNTINGS, release_workload
@@ -252,7 +252,7 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
     # in a numpy int/bool column) hold no record: measured as exact zeros.
     # The other code is always possible (it never depends on the data).
     impossible = [~possible for possible in public.possible_cells()]
-    release = release_workload(codes.map(table_codes), sizes, rho=rho - rho_discovery, rng=rng,
+    release = release_workload(codes.map(by_lookup(table_codes, schema.n_values)), sizes, rho=rho - rho_discovery, rng=rng,
                                reporting_length=reporting_length, empty_cells=impossible,
                                accounting=accounting, noise=noise, **workload_params)
     spends += [s.scalar_params() for s in release.spends]

@@ -106,9 +106,9 @@ def check_target(y, n_rows=None):
     return target
 
 
-def _to_frame(X, name):
+def _to_frame(X, name, copy=True):
     if isinstance(X, pd.DataFrame):
-        return X.copy(), True
+        return (X.copy() if copy else X), True
     if isinstance(X, pd.Series):
         raise ValueError(
             f"{name} must be 2-D (a DataFrame or array of shape (n_samples, "
@@ -150,7 +150,7 @@ def _to_frame(X, name):
     )
 
 
-def check_table(X, *, name="X"):
+def check_table(X, *, name="X", copy=True):
     """Validate a table and return ``(frame, was_dataframe)``.
 
     Parameters
@@ -159,11 +159,15 @@ def check_table(X, *, name="X"):
         The table. A numpy array gets the column names ``x0, x1, ...``.
     name : str, default="X"
         Name used in error messages.
+    copy : bool, default=True
+        ``False``: a DataFrame comes back as it is (for callers that only
+        read it: a deep copy of a large table costs its memory again).
 
     Returns
     -------
     frame : DataFrame
-        A copy of the input (the caller's object is never modified).
+        A copy of the input (the caller's object is never modified), or the
+        input DataFrame itself with ``copy=False``.
     was_dataframe : bool
         Whether the input was a DataFrame (outputs mirror the input type).
 
@@ -174,7 +178,7 @@ def check_table(X, *, name="X"):
     TypeError
         Non-string column names, unhashable cells, mixed-type object columns.
     """
-    frame, was_dataframe = _to_frame(X, name)
+    frame, was_dataframe = _to_frame(X, name, copy)
     n_rows, n_cols = frame.shape
     if n_cols == 0:
         raise ValueError(

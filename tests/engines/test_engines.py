@@ -5,6 +5,7 @@ import pytest
 
 from dpsynth import DPMarginalSynthesizer
 from dpsynth.engines import InMemoryCodes, as_blocks
+from dpsynth.engines.blocks import CodeBlocks, by_lookup
 from dpsynth.release import SDSRelease
 from dpsynth.release.adaptive_selection import release_workload
 
@@ -32,6 +33,42 @@ def test_chunked_sums_equal_one_block():
     assert chunked.map(lambda b: b[:, :2]).n_columns == 2
     assert chunked.n_rows() == 3000
     assert as_blocks(one) is one and isinstance(as_blocks(codes), InMemoryCodes)
+
+
+def test_sum_into_equals_map_sum():
+    codes = _codes()
+    make = lambda: np.zeros(12)  # noqa: E731
+
+    def add(out, block):
+        out += np.bincount(block[:, 0] * 4 + block[:, 1], minlength=12)
+
+    want = np.bincount(codes[:, 0] * 4 + codes[:, 1], minlength=12).astype(float)
+    for blocks in (InMemoryCodes(codes), InMemoryCodes(codes, n_threads=3, chunk_rows=250),
+                   InMemoryCodes(codes, chunk_rows=700)):
+        np.testing.assert_array_equal(blocks.sum_into(make, add), want)
+
+    class SumOnly(InMemoryCodes):  # an engine with map_sum only: the default sum_into
+        sum_into = CodeBlocks.sum_into
+    np.testing.assert_array_equal(SumOnly(codes, n_threads=2, chunk_rows=400).sum_into(
+        make, add), want)
+
+
+def test_by_lookup_recodes_as_the_function_does():
+    codes = _codes()
+    codes[::7, 3] = -1  # an empty cell ("absent")
+    n_values = np.array([3, 4, 2, 5])
+
+    def func(block):  # column by column, with temporaries
+        return np.where(block < 0, 9, (block * 3 + np.arange(4)) % 5).astype(np.int32)
+
+    recode = by_lookup(func, n_values)
+    out = recode(codes)
+    np.testing.assert_array_equal(out, func(codes))
+    assert out.dtype == np.int32
+    with pytest.raises(ValueError, match="must lie in"):
+        recode(np.array([[0, 4, 0, 0]], dtype=np.int32))
+    with pytest.raises(ValueError, match="2-D"):
+        recode(codes[:, :3])
 
 
 def test_workload_release_is_the_same_in_chunks():

@@ -446,3 +446,30 @@ def test_other_value_round_trips_through_json():
         del entry["other"], entry["other_label"]
     old = Schema.from_json(document)
     assert not any(c.other for c in old) and old.n_values.tolist() == [2, 2]
+
+
+def test_decoding_gathers_the_restored_values_with_the_declared_dtypes():
+    # text, category and datetime columns decode by gathering their restored distinct
+    # values: every cell and dtype as the input's (object stays object under pandas 3)
+    X = pd.DataFrame({
+        "obj": pd.Series(["a", np.nan, "b", "a"] * 5, dtype=object),
+        "text": pd.array(["x", None, "y", "y"] * 5, dtype="string"),
+        "cat": pd.Series(["p", "q", "q", "p"] * 5, dtype="category"),
+        "when": pd.to_datetime(["2020-01-01", None, "2021-02-02", "2020-01-01"] * 5),
+    })
+    enc = TableEncoder().fit(X)
+    out = enc.inverse_transform(enc.transform(X))
+    assert list(out.dtypes) == list(X.dtypes)
+    pd.testing.assert_frame_equal(out, X)
+
+
+def test_fit_transform_encodes_as_fit_then_transform():
+    # fit_transform reads each discovered column once: the same codes as a separate transform
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({
+        "obj": pd.Series(rng.choice(["a", "b", None, 7], 200), dtype=object),
+        "num": rng.choice([1.5, np.nan, -0.0, 0.0], 200),
+        "cat": pd.Series(rng.choice(["p", "q"], 200), dtype="category"),
+    })
+    codes = TableEncoder().fit_transform(X)
+    np.testing.assert_array_equal(codes, TableEncoder().fit(X).transform(X))

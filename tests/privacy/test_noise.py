@@ -316,6 +316,15 @@ def test_l1_score_numerators_are_the_exact_scores_in_every_path():
     other, _ = l1_score_numerators(kernel, moved, population, scale, base, weights, offsets,
                                    magnitude=data.sum())
     assert np.all(np.abs((other - fast).astype(float)) <= weights * den)
+    # the scaled counts kept between calls give the same scores, for every population
+    cache = {}
+    for pop in (population, population + 1.0, population):
+        cached, den3 = l1_score_numerators(kernel, data, pop, scale, base, weights, offsets,
+                                           magnitude=data.sum(), cache=cache)
+        fresh, _ = l1_score_numerators(kernel, data, pop, scale, base, weights, offsets,
+                                       magnitude=data.sum())
+        assert den3 == den and np.array_equal(cached, fresh)
+    assert list(cache) == [int(math.log2(den))]
 
 
 def _left_tail_z(sigma, k):

@@ -149,6 +149,32 @@ def test_make_consistent_equals_full_domain_gls():
         np.testing.assert_allclose(got.table, want, atol=1e-8)
 
 
+def test_make_consistent_cache_gives_the_outputs_computed_afresh():
+    # a cache kept across calls with growing measurements: bitwise the same outputs
+    codes, n_values = _data()
+    rng = np.random.default_rng(3)
+    plan = [((0, 1), 4.0), ((1, 2), 9.0), ((0,), 1.0), ((0, 2, 3), 25.0), ((0, 1), 2.0)]
+    targets = [(0, 1), (1, 2), (0, 2, 3), (2,), (3, 0)]
+    cache, measurements = {}, []
+    for cols, var in plan:
+        table = marginal_table(codes, n_values, cols)
+        measurements.append(NoisyMarginal(cols, table + rng.normal(0, math.sqrt(var),
+                                                                   table.shape), var))
+        cached = make_consistent(measurements, n_values, targets, cache=cache)
+        fresh = make_consistent(measurements, n_values, targets)
+        for a, b in zip(cached, fresh, strict=True):
+            assert a.columns == b.columns and a.variance == b.variance
+            assert np.array_equal(a.table, b.table)
+    assert cache
+    # the same cache over fewer possible codes (other sizes): not reused for them
+    possible = [np.arange(k) > 0 if c == 0 else np.ones(k, dtype=bool)
+                for c, k in enumerate(n_values)]
+    cached = make_consistent(measurements, n_values, targets, possible=possible, cache=cache)
+    fresh = make_consistent(measurements, n_values, targets, possible=possible)
+    for a, b in zip(cached, fresh, strict=True):
+        assert np.array_equal(a.table, b.table)
+
+
 def test_outputs_are_exactly_consistent_and_noise_free_is_exact():
     codes, n_values = _data()
     rng = np.random.default_rng(2)
