@@ -121,19 +121,19 @@ PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, '6e4d4fed6aee3a97'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['b28583e01cdc1cb9', 'c62e12d29b91e8da'],
+    'workload_adult': ['12fac0f493565bce', '16c1d4a46c6f989c'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['49b455d8bf04ee4c', '109997b69bb4e72e'],
-    'workload_messy_default': ['dd237629d1f250ad', '0b1ceedcdd5c3d6b'],
+    'workload_messy_continuous': ['06b5403392239b05', '6fa577d5b6b76688'],
+    'workload_messy_default': ['dcf58fdfaaf37a6e', '05af87c44346e841'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['9d1069c4a7b9534b', '316b5207afff76a3'],
-    'workload_messy_continuous': ['6408e6173b0d5941', '0d0961c4e4d3e853'],
-    'workload_messy_default': ['52b6f5fab6121e07', 'c88ee3e89a53ea10'],
+    'workload_adult': ['3940a01b92d268e4', 'e86322b0f7f23c5a'],
+    'workload_messy_continuous': ['25a236539063a6d8', '84a9e5b97bc9307d'],
+    'workload_messy_default': ['59a8c0031496e478', '81ab9b4ebe041409'],
 }
 
 
