@@ -116,8 +116,9 @@ def _encoder(kind):
     return TableEncoder(bounds=bounds)
 
 
-def _release(frame, kind, tmp_path, name, y=None, seed=0):
-    synth = DPMarginalSynthesizer(epsilon=4.0, encoder=_encoder(kind), random_state=seed)
+def _release(frame, kind, tmp_path, name, y=None, seed=0, epsilon=4.0, delta=None):
+    synth = DPMarginalSynthesizer(epsilon=epsilon, delta=delta, encoder=_encoder(kind),
+                                  random_state=seed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         synth.fit(frame, y)
@@ -723,15 +724,7 @@ def _wide_base(seed=4):
 
 
 def _wide_release(frame, tmp_path, name):
-    synth = DPMarginalSynthesizer(epsilon=1.0, delta=1e-6, random_state=0)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        synth.fit(frame)
-        sample = synth.sample(40)
-    path = tmp_path / f"{name}.json"
-    synth.aggregates_.save(path)
-    messages = sorted((w.category.__name__, str(w.message)) for w in caught)
-    return json.loads(path.read_text()), sample, messages
+    return _release(frame, "plain", tmp_path, name, epsilon=1.0, delta=1e-6)
 
 
 @pytest.mark.parametrize("position", ["first", "last"])
