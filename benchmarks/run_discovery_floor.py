@@ -19,6 +19,12 @@ TVD of the release with the categories declared (``results/workload.json``,
 ``benchmarks.run_workload``) when it was measured there; the default can
 come within ``x`` of it only if the floor is below ``x`` times it.
 
+A second table gives the floor of the release as it runs today, with its
+second discovery round (:func:`two_round_floor`): the first round at
+``SECOND_ROUND_DELTA`` less delta, the columns whose expected undiscovered
+count passes the release's rule measured again, a value unreleased when it
+stays below both rounds' thresholds.
+
 Usage, from the repository root::
 
     python -m benchmarks.run_discovery_floor [--datasets adult@1000 adult@2000 pums]
