@@ -41,7 +41,8 @@ from scipy.stats import norm
 
 from dpsynth import accounting
 from dpsynth.mechanisms import discrete_gaussian_scale
-from dpsynth.release.workload_release import (MIN_REMAINDER, NOISE_MARGIN, REMAINDER_SHARE,
+from dpsynth.release.workload_release import (MAX_GAIN, MIN_REMAINDER, NOISE_MARGIN,
+                                              REMAINDER_SHARE,
                                               SECOND_ROUND_DELTA, SECOND_ROUND_SHARE,
                                               combined_threshold, discovery_proportion)
 from dpsynth.accounting import gdp_mu
@@ -104,7 +105,8 @@ def two_round_floor(real, rho, delta, lengths=(1, 2, 3)):
     if not selected:
         return _unmatched(unreleased, lengths), 0, None
     k = len(selected)
-    second, alone = threshold(k, SECOND_ROUND_SHARE * rho, delta * SECOND_ROUND_DELTA)
+    rho_second = min(SECOND_ROUND_SHARE, MAX_GAIN * k / d) * rho
+    second, alone = threshold(k, rho_second, delta * SECOND_ROUND_DELTA)
     mean = combined_threshold(scale, second, k, delta * SECOND_ROUND_DELTA, "discrete")
     variance = 1.0 / (1.0 / scale**2 + 1.0 / second**2)
     for j in selected:

@@ -94,8 +94,13 @@ REMAINDER_SHARE = 0.1
 """``rho`` of the noisy undiscovered counts, as a share of the first round's."""
 SECOND_ROUND_SHARE = 0.5
 """``rho`` of the second discovery round, as a share of the first round's
-(spent only when a column is selected; otherwise the later steps have it)."""
-MIN_REMAINDER = 0.01
+(spent only when a column is selected; otherwise the later steps have it), at
+most ``MAX_GAIN`` times the first round's ``rho`` per column for the columns
+selected."""
+MAX_GAIN = 4.0
+"""See ``SECOND_ROUND_SHARE``: a few columns selected among many do not take
+the budget of the later measurements for a small gain."""
+MIN_REMAINDER = 0.02
 """A column takes part in the second round when its noisy undiscovered count is
 above this share of its estimated records and ``NOISE_MARGIN`` times the
 count's noise scale."""
@@ -177,7 +182,8 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.
     columns) is measured with ``rho_remainder``; the columns whose noisy
     remainder exceeds ``MIN_REMAINDER`` of their estimated records and
     ``NOISE_MARGIN`` times its noise scale (DP outputs only) have their
-    counts measured again with ``rho_second`` (sensitivity
+    counts measured again with ``rho_second`` (at most ``MAX_GAIN rho``
+    per selected column over the undeclared ones; sensitivity
     ``sqrt(selected)``, fewer columns, so less noise per column; every
     observed value and the missing code, the released ones too), and a
     value is released when the inverse-variance mean
@@ -250,6 +256,7 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.
         spends.append(Spend("data-derived universe (length 1), second round", "set union",
                             delta=delta * SECOND_ROUND_DELTA / 2.0))  # reserved: worst case
         return keep, spends, released, spent
+    rho_second = min(rho_second, MAX_GAIN * rho * len(selected) / len(undeclared))
     second = _Round(rho_second, len(selected), noise)
     delta_second = delta * SECOND_ROUND_DELTA
     alone = second.threshold(delta_second)
