@@ -387,7 +387,9 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         keep = schema.possible_attributes.copy()
         rho_discovery = 0.0
     else:
-        rho_first = discovery_proportion(epsilon) * rho
+        # the undiscovered counts come out of the discovery share, so a table
+        # whose values are all found leaves the later steps what they had
+        rho_first = discovery_proportion(epsilon) * rho / (1.0 + REMAINDER_SHARE)
         keep, found, released, rho_discovery = _discover(
             codes, schema, rho_first, delta, rng, noise,
             rho_remainder=REMAINDER_SHARE * rho_first,
