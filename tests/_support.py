@@ -20,16 +20,18 @@ def exact_marginals(ids, column_of, n_columns, reporting_length):
 
 # --------------------------------------------- the public part of a saved release
 # Mechanism parameters that derive from DP outputs (the DP contribution bound).
-_DP_PARAMS = {"contribution_bound", "noise_scale", "threshold"}
-# Privacy details that derive from DP outputs.
+_DP_PARAMS = {"contribution_bound", "noise_scale", "threshold", "threshold_of", "columns"}
+# Privacy details that derive from DP outputs (whether the second discovery round ran).
 _DP_DETAILS = {"contribution_bounds", "noise_scales", "thresholds", "n_candidates",
-               "n_measurements"}
+               "n_measurements", "rho_discovery"}
 
 
 def _adaptive(mechanism):
     """A mechanism of the workload release's adaptive rounds: which marginals were
-    selected, and how the budget was annealed, are DP outputs."""
-    return " round " in mechanism["name"]
+    selected, and how the budget was annealed, are DP outputs; so is whether the
+    second discovery round measured anything (its reserved delta is listed always)."""
+    return (" round " in mechanism["name"]
+            or mechanism["name"] == "discovery of undeclared values, second round")
 
 
 def public_part(document, dp_binned=()):

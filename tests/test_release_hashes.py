@@ -119,21 +119,21 @@ CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswit
 #: The pins under pandas 3 (the stack CI installs).
 PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
-    'priview_demo': [None, '2ad29c32e765f401'],
+    'priview_demo': [None, '6e4d4fed6aee3a97'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['c8c97e352852e856', 'c62e12d29b91e8da'],
+    'workload_adult': ['12fac0f493565bce', '16c1d4a46c6f989c'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['5b8b43e9bf149ae9', '109997b69bb4e72e'],
-    'workload_messy_default': ['9d88c0ee887f7da4', '0b1ceedcdd5c3d6b'],
+    'workload_messy_continuous': ['06b5403392239b05', '6fa577d5b6b76688'],
+    'workload_messy_default': ['dcf58fdfaaf37a6e', '05af87c44346e841'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['5f3f9dd8f68024bb', '316b5207afff76a3'],
-    'workload_messy_continuous': ['1ade5cbb8b8826af', '0d0961c4e4d3e853'],
-    'workload_messy_default': ['e35535652503ee86', 'c88ee3e89a53ea10'],
+    'workload_adult': ['3940a01b92d268e4', 'e86322b0f7f23c5a'],
+    'workload_messy_continuous': ['25a236539063a6d8', '84a9e5b97bc9307d'],
+    'workload_messy_default': ['59a8c0031496e478', '81ab9b4ebe041409'],
 }
 
 

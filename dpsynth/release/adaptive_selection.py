@@ -386,7 +386,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         ``{column: (counts, variance)}``: earlier Gaussian measurements of
         some of a column's 1-way counts (DP outputs accounted outside
         ``rho``), ``counts`` of length ``n_values[column]`` with NaN for the
-        codes not measured; e.g. the noisy counts of the values that DP
+        codes not measured, ``variance`` one number or one per code; e.g. the noisy counts of the values that DP
         discovery released (:mod:`dpsynth.release.workload_release`).  Each is
         combined with the column's own 1-way measurement by inverse-variance
         averaging, code by code (:func:`_combine_one_way`); the combined
@@ -719,17 +719,25 @@ def _checked_one_way_counts(one_way_counts, n_values):
             raise ValueError(f"one_way_counts has column {c!r}; columns are "
                              f"0..{n_values.size - 1}.")
         if not (isinstance(entry, tuple) and len(entry) == 2
-                and isinstance(entry[1], (int, float, np.floating))):
+                and isinstance(entry[1], (int, float, np.floating, np.ndarray))):
             raise TypeError(f"one_way_counts[{c}] must be a pair (counts, variance).")
         counts, variance = entry
         counts = np.asarray(counts, dtype=np.float64)
         if counts.shape != (int(n_values[c]),):
             raise ValueError(f"one_way_counts[{c}] has shape {counts.shape}; expected "
                              f"({int(n_values[c])},).")
-        if np.isinf(counts).any() or not (math.isfinite(variance) and variance > 0):
+        variance = np.asarray(variance, dtype=np.float64)
+        if variance.shape not in ((), counts.shape):
+            raise ValueError(f"one_way_counts[{c}]: the variance is one number or one per "
+                             f"code (shape {counts.shape}); got shape {variance.shape}.")
+        variance = np.broadcast_to(variance, counts.shape)
+        measured = ~np.isnan(counts)
+        if np.isinf(counts).any() or not (np.isfinite(variance[measured]).all()
+                                          and (variance[measured] > 0).all()):
             raise ValueError(f"one_way_counts[{c}]: counts must be finite or NaN (not "
-                             "measured) and the variance finite and > 0.")
-        out[int(c)] = (counts, float(variance))
+                             "measured) and the variance (one, or one per code) finite "
+                             "and > 0.")
+        out[int(c)] = (counts, variance)
     return out
 
 
@@ -742,13 +750,14 @@ def _combine_one_way(table, variance, counts, counts_variance, empty):
     is lower on the codes both measured, ``variance`` elsewhere).
     """
     measured = ~np.isnan(counts) & ~empty
-    both = 1.0 / (1.0 / variance + 1.0 / counts_variance)
+    earlier = np.broadcast_to(np.asarray(counts_variance, dtype=np.float64), counts.shape)
+    both = 1.0 / (1.0 / variance + 1.0 / earlier[measured])
     combined = np.array(table, dtype=np.float64)
     combined[measured] = (table[measured] / variance
-                          + counts[measured] / counts_variance) * both
+                          + counts[measured] / earlier[measured]) * both
     possible = int((~empty).sum())
     n_both = int(measured.sum())
-    mean_variance = (n_both * both + (possible - n_both) * variance) / max(possible, 1)
+    mean_variance = (math.fsum(both) + (possible - n_both) * variance) / max(possible, 1)
     return combined, mean_variance
 
 

@@ -34,7 +34,16 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
    that the code holds in step 3, so the averages stay unbiased and every
    column's 1-way marginal sums to the same number of records; the other
    code (whose records depend on which values were released) is measured
-   in step 3 only.
+   in step 3 only.  A **second round** (:func:`_discover`) then measures
+   each undeclared column's count of records left to other (a share
+   ``REMAINDER_SHARE`` of the first round's ``rho``) and, for the columns
+   where that noisy count is large (a DP output), measures their counts
+   again (``SECOND_ROUND_SHARE`` of the first round's ``rho``, spread over
+   those columns only, so each gets more than in the first round); a value
+   is released when the mean of its two noisy counts passes a threshold set
+   for that mean.  The two rounds share the set union's ``delta / 2``
+   (``SECOND_ROUND_DELTA`` of it for the second, spent even when no column
+   is selected); the second round's ``rho`` is spent only when it runs.
 3. **Adaptive selection** (:func:`~dpsynth.release.adaptive_selection.release_workload`,
    after AIM, McKenna et al. 2022) over the public domain: all 1-way
    marginals, then rounds of exponential-mechanism selection of a 2- or
@@ -49,6 +58,7 @@ record count is the total of the noisy 1-way marginals: no separate budget.
 import math
 
 import numpy as np
+from scipy.special import ndtri
 
 from .. import accounting
 from ..accounting import PrivacySpent, Spend, gdp_mu, zcdp_rho_tight
@@ -77,21 +87,126 @@ def discovery_proportion(epsilon):
     return min(0.5, max(0.2, 0.5 - 0.1 * log_epsilon, 0.4 - 0.05 * log_epsilon))
 
 
-def _discover(codes, schema, rho, delta, rng, noise="discrete"):
-    """Released attributes of the undeclared columns (DP set union, level 1).
+SECOND_ROUND_DELTA = 0.5
+"""Share of the set union's ``delta`` reserved for the second discovery round
+(spent whether or not a column is selected: the worst case counts)."""
+REMAINDER_SHARE = 0.1
+"""``rho`` of the noisy undiscovered counts, as a share of the first round's."""
+SECOND_ROUND_SHARE = 0.5
+"""``rho`` of the second discovery round, as a share of the first round's
+(spent only when a column is selected; otherwise the later steps have it), at
+most ``MAX_GAIN`` times the first round's ``rho`` per column for the columns
+selected."""
+MAX_GAIN = 4.0
+"""See ``SECOND_ROUND_SHARE``: a few columns selected among many do not take
+the budget of the later measurements for a small gain."""
+MIN_REMAINDER = 0.02
+"""A column takes part in the second round when its noisy undiscovered count is
+above this share of its estimated records and ``NOISE_MARGIN`` times the
+count's noise scale."""
+NOISE_MARGIN = 3.0
+"""See ``MIN_REMAINDER``: a column with nothing undiscovered is selected with
+probability below 0.0014."""
 
-    The Gaussian noise covers the observed values and, with
-    ``missing="category"``, the missing code where the declaration allows
-    missing values (a public code, always measured: a record holds one
-    value or the missing code per column, so the L2 sensitivity stays
-    ``sqrt(bound)``).  Returns the attributes to keep, the spends, the
-    released noisy counts ``{column: (attribute ids, noisy counts)}`` (DP
-    outputs, as in Gopi et al.'s release) and their noise variance.
-    With ``noise="discrete"`` the counts get exact discrete Gaussian noise of
-    the calibrated scale (:func:`~dpsynth.mechanisms.discrete_gaussian_scale`
-    of ``sigma sqrt(bound)``: the ``bound`` unit shifts are together
-    ``1/sigma``-GDP) and the threshold is the set union's for that scale plus
-    one count (:func:`~dpsynth.mechanisms.discrete_gaussian_tail`).
+
+class _Round:
+    """One Gaussian measurement of the undeclared columns' value counts.
+
+    ``bound`` columns, each record one unit in each of them (L2 sensitivity
+    ``sqrt(bound)``), ``rho`` in all: noise ``sigma sqrt(bound)`` with
+    ``sigma = sqrt(1 / (2 rho))``, calibrated to the discrete Gaussian when
+    ``noise="discrete"`` (the ``bound`` unit shifts are together
+    ``1/sigma``-GDP).
+    """
+
+    def __init__(self, rho, bound, noise):
+        self.rho, self.bound, self.noise = rho, bound, check_noise(noise)
+        self.sigma = math.sqrt(1.0 / (2.0 * rho))
+        self.scale = self.sigma * math.sqrt(bound)
+        if self.noise == "discrete":
+            self.scale = discrete_gaussian_scale(self.scale)
+
+    def threshold(self, delta):
+        """The set union's threshold at ``delta``
+        (:func:`~dpsynth.accounting.first_level_threshold`; discrete noise: one
+        count more, :func:`~dpsynth.mechanisms.discrete_gaussian_tail`)."""
+        if self.noise == "discrete":
+            return accounting.first_level_threshold(self.scale / math.sqrt(self.bound),
+                                                    self.bound, delta) + 1.0
+        return accounting.first_level_threshold(self.sigma, self.bound, delta)
+
+    def spend(self, name, **params):
+        return Spend(name, mechanism_name("gaussian", self.noise), rho=self.rho,
+                     params=(("sigma", self.sigma), ("contribution_bound", self.bound),
+                             ("noise_scale", self.scale))
+                     + tuple(params.items()))
+
+    def measure(self, counts, rng):
+        return _noisy(counts, self.scale, rng, self.noise)
+
+
+def combined_threshold(scale_first, scale_second, bound, delta, noise):
+    """Threshold of the inverse-variance mean of two independent noisy counts.
+
+    A value unique to one record (count 1) crosses it with probability at
+    most ``q = 1 - (1 - delta/2)**(1/bound)``, so that one of a record's at
+    most ``bound`` unique values crosses it with probability at most
+    ``delta / 2``.  The mean's noise has scale ``s = (scale_first**-2 +
+    scale_second**-2)**-0.5``; it is Gaussian for continuous noise (threshold
+    ``1 + s PhiInv(1 - q)``) and ``s``-subgaussian for the discrete Gaussian
+    (Canonne, Kamath and Steinke 2020, Cor. 9: threshold ``1 + s sqrt(2
+    ln(1/q))``).  The second round keeps the first round's noisy counts of
+    the values it did not release, so both measurements count.
+    """
+    q = -math.expm1(math.log1p(-delta / 2.0) / bound)
+    s = 1.0 / math.sqrt(1.0 / scale_first**2 + 1.0 / scale_second**2)
+    if check_noise(noise) == "discrete":
+        return 1.0 + s * math.sqrt(-2.0 * math.log(q))
+    return 1.0 + s * float(-ndtri(q))
+
+
+def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.0,
+              rho_second=0.0):
+    """Released attributes of the undeclared columns (DP set union, in up to two rounds).
+
+    **First round**: Gaussian noise (``rho``) on the counts of the observed
+    values of every undeclared column and, with ``missing="category"``, of
+    the missing code where the declaration allows missing values (a public
+    code, always measured: a record holds one value or the missing code per
+    column, so the L2 sensitivity stays ``sqrt(bound)``); the values above
+    the set union's threshold at ``(1 - SECOND_ROUND_DELTA) delta`` are released.
+
+    **Second round** (``rho_remainder > 0``): each undeclared column's count
+    of records whose value was not released (the first round's releases are
+    public, so this is a count of L2 sensitivity ``sqrt(bound)`` over the
+    columns) is measured with ``rho_remainder``; the columns whose noisy
+    remainder exceeds ``MIN_REMAINDER`` of their estimated records and
+    ``NOISE_MARGIN`` times its noise scale (DP outputs only) have their
+    counts measured again with ``rho_second`` (at most ``MAX_GAIN rho``
+    per selected column over the undeclared ones; sensitivity
+    ``sqrt(selected)``, fewer columns, so less noise per column; every
+    observed value and the missing code, the released ones too), and a
+    value is released when the inverse-variance mean
+    of its two noisy counts passes :func:`combined_threshold` at
+    ``SECOND_ROUND_DELTA delta`` (or the second count alone its own threshold,
+    whichever threshold is lower: a public choice).  A value unique to one
+    record is released in the first round with probability at most
+    ``(1 - SECOND_ROUND_DELTA) delta / 2`` and in the second with at most
+    ``SECOND_ROUND_DELTA delta / 2`` (union bound): the set union's
+    ``delta / 2`` in all, whatever is selected.  With no column selected
+    nothing more is spent but the remainder counts.
+
+    Returns the attributes to keep, the spends, the released noisy counts
+    ``{column: (attribute ids, noisy counts, noise variance[, other count,
+    its variance])}`` (DP outputs, as in Gopi et al.'s release; a
+    second-round column's counts are the means of both rounds, every one of
+    its measured codes; the noisy remainder of a column the second round
+    left out counts exactly the records of its other code) and the ``rho``
+    spent in all.  With ``noise="discrete"`` every count gets exact
+    discrete Gaussian noise of the calibrated scale
+    (:func:`~dpsynth.mechanisms.discrete_gaussian_scale`) and the first
+    round's threshold is one count higher
+    (:func:`~dpsynth.mechanisms.discrete_gaussian_tail`).
     """
     undeclared = [j for j, column in enumerate(schema) if not column.declared]
     keep = np.zeros(schema.n_attributes, dtype=bool)
@@ -100,34 +215,67 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete"):
         if column.declared:
             span = slice(schema.offsets[j], schema.offsets[j + 1])
             keep[span] = possible[span]
-    bound = len(undeclared)
-    sigma = math.sqrt(1.0 / (2.0 * rho))  # noise std sigma * sqrt(bound): sensitivity sqrt(bound)
-    scale = sigma * math.sqrt(bound)
-    threshold = accounting.first_level_threshold(sigma, bound, delta)
-    if check_noise(noise) == "discrete":  # the discrete tail is at most the continuous one's + 1
-        scale = discrete_gaussian_scale(scale)
-        threshold = accounting.first_level_threshold(scale / math.sqrt(bound), bound, delta) + 1.0
-    released = {}
+    two_rounds = rho_remainder > 0
+    delta_first = delta * (1.0 - SECOND_ROUND_DELTA) if two_rounds else delta
+    first = _Round(rho, len(undeclared), noise)
+    threshold = first.threshold(delta_first)
+    released, state = {}, {}
     for j, counts in zip(undeclared, codes.column_counts(undeclared, schema.n_values)):
         n_known = len(schema.columns[j].values)
         # the private universe: observed values only (not the missing code)
         observed = np.flatnonzero(counts[:n_known] > 0)
-        noisy = _noisy(counts[observed], scale, rng, noise)
-        above = noisy > threshold
-        ids, found = schema.offsets[j] + observed[above], noisy[above]
-        keep[ids] = True
         missing_id = schema.offsets[j + 1] - 1
-        if schema.missing == "category" and possible[missing_id]:
-            # public, so its count is measured (same noise, same sensitivity) unthresholded
-            keep[missing_id] = True
-            ids = np.append(ids, missing_id)
-            found = np.append(found, _noisy(counts[n_known:n_known + 1], scale, rng, noise))
-        released[j] = (ids, found)
-    spends = [Spend("discovery of undeclared values", mechanism_name("gaussian", noise), rho=rho,
-                    params=(("sigma", sigma), ("contribution_bound", bound),
-                            ("noise_scale", scale), ("threshold", threshold))),
-              Spend("data-derived universe (length 1)", "set union", delta=delta / 2.0)]
-    return keep, spends, released, scale * scale
+        measured_missing = bool(schema.missing == "category" and possible[missing_id])
+        # public, so its count is measured (same noise, same sensitivity) unthresholded
+        measured = np.append(observed, [n_known] * measured_missing).astype(np.int64)
+        values = counts[measured]
+        noisy = first.measure(values, rng)
+        above = (noisy > threshold) | (measured == n_known)
+        ids = np.where(measured == n_known, missing_id, schema.offsets[j] + measured)
+        keep[ids[above]] = True
+        released[j] = (ids[above], noisy[above], first.scale ** 2)
+        state[j] = (ids, values, noisy, above)
+    spends = [first.spend("discovery of undeclared values", threshold=threshold),
+              Spend("data-derived universe (length 1)", "set union", delta=delta_first / 2.0)]
+    spent = rho
+    if not two_rounds:
+        return keep, spends, released, spent
+    # the records of each column that the first round did not release, counted and noised
+    rest = _Round(rho_remainder, len(undeclared), noise)
+    remainders = rest.measure(np.array([state[j][1][~state[j][3]].sum() for j in undeclared]),
+                              rng)
+    spends.append(rest.spend("undiscovered records of undeclared columns"))
+    spent += rho_remainder
+    for j, r in zip(undeclared, remainders):  # the other code's count, unless round 2 runs
+        released[j] += (r, rest.scale ** 2)
+    # estimated records of a column: its remainder, released values and missing code
+    selected = [j for j, r in zip(undeclared, remainders)
+                if r > max(MIN_REMAINDER * (r + released[j][1].sum()),
+                           NOISE_MARGIN * rest.scale)]
+    if not selected:
+        spends.append(Spend("data-derived universe (length 1), second round", "set union",
+                            delta=delta * SECOND_ROUND_DELTA / 2.0))  # reserved: worst case
+        return keep, spends, released, spent
+    rho_second = min(rho_second, MAX_GAIN * rho * len(selected) / len(undeclared))
+    second = _Round(rho_second, len(selected), noise)
+    delta_second = delta * SECOND_ROUND_DELTA
+    alone = second.threshold(delta_second)
+    mean = combined_threshold(first.scale, second.scale, len(selected), delta_second, noise)
+    variance = 1.0 / (1.0 / first.scale**2 + 1.0 / second.scale**2)
+    for j in selected:
+        ids, values, noisy, above = state[j]
+        again = second.measure(values, rng)
+        both = (noisy / first.scale**2 + again / second.scale**2) * variance
+        passes = above | ((both > mean) if mean <= alone else (again > alone))
+        keep[ids[passes]] = True
+        released[j] = (ids[passes], both[passes], variance)  # other: step 3 measures it
+    spends += [second.spend("discovery of undeclared values, second round",
+                            threshold=min(mean, alone),
+                            threshold_of="mean of both rounds" if mean <= alone
+                            else "second round", columns=len(selected)),
+               Spend("data-derived universe (length 1), second round", "set union",
+                     delta=delta_second / 2.0)]
+    return keep, spends, released, spent + rho_second
 
 
 def _noisy(counts, scale, rng, noise):
@@ -137,18 +285,23 @@ def _noisy(counts, scale, rng, noise):
     return (counts.astype(np.int64) + discrete_gaussian(counts.shape, scale, rng)).astype(float)
 
 
-def _public_counts(released, variance, public, new_ids, sizes):
+def _public_counts(released, public, new_ids, sizes):
     """The released noisy counts as :func:`release_workload`'s ``one_way_counts``.
 
     Over each column's public codes (``sizes``), NaN where discovery
-    measured nothing (the other code, the ``"absent"`` code).  Every count
+    measured nothing (the ``"absent"`` code; the other code of a
+    second-round column).  Every count
     measured is of exactly the records its public code holds: the values
     not released went to the other code, not to the missing one.
     """
     out = {}
-    for j, (attributes, noisy) in released.items():
+    for j, (attributes, noisy, variance, *other) in released.items():
         counts = np.full(int(sizes[j]), np.nan)
         counts[new_ids[attributes] - public.offsets[j]] = noisy
+        if other:  # the other code's count, with the variance of its own measurement
+            variances = np.full(counts.shape, float(variance))
+            counts[public.other_codes[j]], variances[public.other_codes[j]] = other
+            variance = variances
         out[j] = (counts, variance)
     return out
 
@@ -234,15 +387,19 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         keep = schema.possible_attributes.copy()
         rho_discovery = 0.0
     else:
-        rho_discovery = discovery_proportion(epsilon) * rho
-        keep, found, released, discovery_variance = _discover(codes, schema, rho_discovery,
-                                                              delta, rng, noise)
+        # the undiscovered counts come out of the discovery share, so a table
+        # whose values are all found leaves the later steps what they had
+        rho_first = discovery_proportion(epsilon) * rho / (1.0 + REMAINDER_SHARE)
+        keep, found, released, rho_discovery = _discover(
+            codes, schema, rho_first, delta, rng, noise,
+            rho_remainder=REMAINDER_SHARE * rho_first,
+            rho_second=SECOND_ROUND_SHARE * rho_first)
         spends += found
     public, new_ids = schema.restrict(keep, other=True)
     sizes = public.n_values + (1 if public.missing == "absent" else 0)
     if not public_universe:  # the discovery's noisy counts measure the 1-way marginals too
         workload_params = dict(workload_params, one_way_counts=_public_counts(
-            released, discovery_variance, public, new_ids, sizes))
+            released, public, new_ids, sizes))
 
     def table_codes(block):  # per record: public codes, "absent" as a code of its own
         public_codes = _public_codes(block, schema, new_ids, public)

@@ -116,8 +116,9 @@ def _encoder(kind):
     return TableEncoder(bounds=bounds)
 
 
-def _release(frame, kind, tmp_path, name, y=None, seed=0):
-    synth = DPMarginalSynthesizer(epsilon=4.0, encoder=_encoder(kind), random_state=seed)
+def _release(frame, kind, tmp_path, name, y=None, seed=0, epsilon=4.0, delta=None):
+    synth = DPMarginalSynthesizer(epsilon=epsilon, delta=delta, encoder=_encoder(kind),
+                                  random_state=seed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         synth.fit(frame, y)
@@ -710,6 +711,36 @@ def test_numeric_discovery_neighbours_differ_only_in_dp_outputs(name, values, tm
     assert [m["rho"] for m in numeric] == [
         m["rho"] for m in second["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
     assert first["privacy"]["epsilon"] == second["privacy"]["epsilon"] == 4.0
+
+
+def _wide_base(seed=4):
+    """A many-valued column whose rare values (55 records each) only the second
+    discovery round releases at epsilon 1 (``tests/release``'s table)."""
+    rng = np.random.default_rng(seed)
+    wide = np.array(["common"] * 1200 + [f"w{k:02d}" for k in range(15) for _ in range(55)],
+                    dtype=object)
+    return pd.DataFrame({"a": rng.choice(["x", "y", "z"], wide.size),
+                         "b": rng.choice(["u", "v"], wide.size), "wide": rng.permutation(wide)})
+
+
+def _wide_release(frame, tmp_path, name):
+    return _release(frame, "plain", tmp_path, name, epsilon=1.0, delta=1e-6)
+
+
+@pytest.mark.parametrize("position", ["first", "last"])
+@pytest.mark.parametrize("name,change", [
+    ("a unique value", {"wide": "Reykjavik"}), ("a rare value again", {"wide": "w03"}),
+    ("missing", {"wide": None}), ("a common value", {"wide": "common"})])
+def test_second_discovery_round_neighbours_differ_only_in_dp_outputs(name, change, position,
+                                                                     tmp_path):
+    base = _wide_base()
+    first = _wide_release(base, tmp_path, "a")
+    assert any(m["name"] == "discovery of undeclared values, second round"
+               for m in first[0]["privacy"]["mechanisms"])  # the round this battery is for
+    second = _wide_release(_with_record(base, position, **change), tmp_path, "b")
+    _check_neighbours(first, second)
+    removed = base.drop(index=_row_index(base, position)).reset_index(drop=True)
+    _check_neighbours(first, _wide_release(removed, tmp_path, "c"))
 
 
 @pytest.mark.parametrize("name", [name for name, _ in _csv_neighbours()

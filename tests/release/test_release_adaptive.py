@@ -142,8 +142,10 @@ def test_discovery_counts_are_averaged_into_the_one_way_marginals():
                                       reporting_length=3, rng=np.random.default_rng(seed))
         params = {m.name: dict(m.params) for m in aggregates.privacy.mechanisms}
         discovery = params["discovery of undeclared values"]["noise_scale"] ** 2
+        remainder = params["undiscovered records of undeclared columns"]["noise_scale"] ** 2
         own = params["1-way marginal 0"]["noise_scale"] ** 2  # the (calibrated) noise drawn
         combined = 1.0 / (1.0 / own + 1.0 / discovery)
+        other = 1.0 / (1.0 / own + 1.0 / remainder)
         for j, name in enumerate(["a", "b"]):
             values = aggregates.schema.columns[j].values  # then the other and missing codes
             assert len(values) == 3
@@ -155,8 +157,9 @@ def test_discovery_counts_are_averaged_into_the_one_way_marginals():
             both = np.array([True, True, True, False, True])
             errors.append((one_way.table - truth)[both])
             # every code but other is measured by both: the missing code (public) too;
-            # the other code (what discovery left out) by the 1-way measurement alone
-            assert one_way.variance == pytest.approx((4 * combined + own) / 5)
+            # the other code (what discovery left out) by the 1-way measurement and the
+            # noisy count of undiscovered records (no second round: nothing left out)
+            assert one_way.variance == pytest.approx((4 * combined + other) / 5)
         claimed.append(combined)
         (declared,) = [m for m in aggregates.marginals  # age: declared bins
                        if m.columns == (3,) and m.basis == "marginal"]
@@ -383,3 +386,119 @@ def test_a_tiny_table_warns_and_keeps_its_records():
     out = synth.sample()
     assert len(out) == synth.n_records_
     assert out.notna().all().all()  # no value released: their other value, not missing
+
+
+def _wide_table(n_common=1900, n_values=20, count=55, seed=0):
+    """Three short columns and ``wide``: one common value and ``n_values`` values of
+    ``count`` records each, rarer than the first discovery round's threshold at
+    epsilon 1 (67 records at delta 1e-6) but not than the second's (40)."""
+    rng = np.random.default_rng(seed)
+    wide = np.array(["w-common"] * n_common
+                    + [f"w{k:02d}" for k in range(n_values) for _ in range(count)], dtype=object)
+    n = wide.size
+    return pd.DataFrame({"a": rng.choice(["x", "y", "z"], n), "b": rng.choice(["u", "v"], n),
+                         "c": rng.choice(["p", "q", "r"], n), "wide": rng.permutation(wide)})
+
+
+def _wide_fit(frame, seed, epsilon=1.0):
+    return DPMarginalSynthesizer(epsilon=epsilon, delta=1e-6, random_state=seed).fit(frame)
+
+
+def test_second_discovery_round_releases_the_values_the_first_missed():
+    frame = _wide_table()
+    rare = {f"w{k:02d}" for k in range(20)}
+    for seed in range(3):
+        synth = _wide_fit(frame, seed)
+        names = {m.name: m for m in synth.privacy_spent_.mechanisms}
+        first = dict(names["discovery of undeclared values"].params)
+        second = dict(names["discovery of undeclared values, second round"].params)
+        assert first["threshold"] > 60 > 45 > second["threshold"]
+        assert second["columns"] == second["contribution_bound"] == 1  # only wide
+        released = set(synth.aggregates_.schema.columns[3].values)
+        # one round releases a value of 55 records with probability ~0.17; two, ~0.99
+        assert len(rare & released) >= 17
+        # their records are sampled as their own values, not as other
+        share = synth.sample(random_state=seed)["wide"].isin(rare).mean()
+        assert share > 0.25  # 0.37 in the table
+
+
+def test_second_discovery_round_accounting_against_an_independent_computation():
+    from scipy.stats import norm
+
+    spent = _wide_fit(_wide_table(), 0).privacy_spent_
+    by_name = {m.name: m for m in spent.mechanisms}
+    first = by_name["discovery of undeclared values"]
+    rest = by_name["undiscovered records of undeclared columns"]
+    second = by_name["discovery of undeclared values, second round"]
+    # the shares of rho: 0.5 (epsilon 1), a tenth of it, half of it
+    assert first.rho == pytest.approx(0.5 * spent["rho"])
+    assert rest.rho == pytest.approx(0.1 * first.rho)
+    assert second.rho == pytest.approx(0.5 * first.rho)
+    # every mechanism's GDP mu recomputed from its noise scale and bound adds up to mu
+    assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"], rel=1e-9)
+    assert _mu_of_spends(spent.mechanisms) == pytest.approx(spent["mu"], rel=1e-7)
+    for m in (first, rest, second):  # discrete Gaussian, each at least its nominal scale
+        p = dict(m.params)
+        assert p["noise_scale"] >= math.sqrt(p["contribution_bound"] / (2.0 * m.rho))
+        assert discrete_gaussian_mu(p["noise_scale"]) * math.sqrt(
+            p["contribution_bound"]) == pytest.approx(math.sqrt(2.0 * m.rho), rel=1e-9)
+    assert dict(first.params)["contribution_bound"] == dict(rest.params)["contribution_bound"] == 4
+    # the set union's delta / 2 is shared by the rounds: a quarter of delta each
+    unions = [m for m in spent.mechanisms if m.mechanism == "set union"]
+    assert [m.delta for m in unions] == pytest.approx([0.25e-6, 0.25e-6])
+    assert math.fsum(m.delta for m in spent.mechanisms) == pytest.approx(0.5e-6)
+    # first threshold: 1 + scale PhiInv(1 - q) + 1, q = 1 - (1 - delta/4)**(1/4)
+    s1 = dict(first.params)["noise_scale"]
+    q1 = 1.0 - (1.0 - 0.25e-6) ** 0.25
+    assert dict(first.params)["threshold"] == pytest.approx(2.0 + s1 * norm.isf(q1), rel=1e-6)
+    # second: the mean of both noisy counts, subgaussian with s = (s1**-2 + s2**-2)**-0.5
+    s2 = dict(second.params)["noise_scale"]
+    s = (s1**-2 + s2**-2) ** -0.5
+    q2 = 0.25e-6  # one column: 1 - (1 - delta/4)
+    assert dict(second.params)["threshold_of"] == "mean of both rounds"
+    assert dict(second.params)["threshold"] == pytest.approx(
+        1.0 + s * math.sqrt(2.0 * math.log(1.0 / q2)), rel=1e-6)
+
+
+def test_the_mean_of_two_discrete_gaussians_has_a_subgaussian_tail():
+    """The bound the second round's threshold rests on, by exact convolution."""
+    from dpsynth.release.workload_release import combined_threshold
+
+    def pmf(scale):
+        y = np.arange(-80, 81)
+        p = np.exp(-y.astype(float) ** 2 / (2.0 * scale**2))
+        return y, p / p.sum()
+
+    for s1, s2 in [(3.0, 4.0), (2.5, 1.5), (6.0, 6.0)]:
+        (y1, p1), (y2, p2) = pmf(s1), pmf(s2)
+        v = 1.0 / (1.0 / s1**2 + 1.0 / s2**2)
+        mean = (np.add.outer(y1 / s1**2, y2 / s2**2) * v).ravel()
+        prob = np.multiply.outer(p1, p2).ravel()
+        for bound, delta in [(1, 1e-3), (3, 1e-4), (1, 0.2)]:
+            tau = combined_threshold(s1, s2, bound, delta, "discrete")
+            q = 1.0 - (1.0 - delta / 2.0) ** (1.0 / bound)
+            # a unique value: count 1 plus the mean's noise crosses tau with prob <= q
+            assert prob[1.0 + mean > tau].sum() <= q
+        assert combined_threshold(s1, s2, 2, 1e-6, "continuous") < combined_threshold(
+            s1, s2, 2, 1e-6, "discrete")
+
+
+def test_a_unique_value_is_not_released_by_the_second_round():
+    frame = _wide_table()
+    frame.loc[5, "wide"] = "UNIQUE-PERSON"
+    for seed in range(3):
+        synth = _wide_fit(frame, seed)
+        assert any(m.name.endswith("second round") for m in synth.privacy_spent_.mechanisms)
+        assert "UNIQUE-PERSON" not in synth.aggregates_.schema.columns[3].values
+
+
+def test_no_second_round_when_every_value_is_discovered():
+    spent = _fit(epsilon=2.0, delta=1e-6).privacy_spent_
+    names = [m.name for m in spent.mechanisms]
+    assert "undiscovered records of undeclared columns" in names
+    assert not any(name == "discovery of undeclared values, second round" for name in names)
+    # its share of the set union's delta is reserved all the same (the worst case)
+    (reserved,) = [m for m in spent.mechanisms
+                   if m.name == "data-derived universe (length 1), second round"]
+    assert reserved.delta == pytest.approx(0.25e-6) and reserved.rho == 0.0
+    assert spent["rho_discovery"] == pytest.approx(1.1 * 0.4 * spent["rho"])

@@ -575,6 +575,8 @@ def test_a_small_table_measures_again_only_the_precision_it_lacks():
     ({0: (np.array([1.0, np.inf, 0.0]), 1.0)}, "finite"),
     ({0: np.zeros(3)}, "pair"),
     ({0: (np.zeros(3), "1")}, "pair"),
+    ({0: (np.zeros(3), np.ones(2))}, "one per code"),
+    ({0: (np.zeros(3), np.array([1.0, 0.0, 1.0]))}, "variance"),
 ])
 def test_one_way_counts_are_checked(bad, match):
     with pytest.raises((TypeError, ValueError), match=match):
