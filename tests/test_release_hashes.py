@@ -119,21 +119,21 @@ CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswit
 #: The pins under pandas 3 (the stack CI installs).
 PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
-    'priview_demo': [None, '6e4d4fed6aee3a97'],
+    'priview_demo': [None, '2ad29c32e765f401'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['12fac0f493565bce', '16c1d4a46c6f989c'],
+    'workload_adult': ['db1cc41e0c33f8ed', '4be9da696d1eca29'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['06b5403392239b05', '6fa577d5b6b76688'],
-    'workload_messy_default': ['dcf58fdfaaf37a6e', '05af87c44346e841'],
+    'workload_messy_continuous': ['6c3d93e41f8ae7c5', '07d1934bb6142c3d'],
+    'workload_messy_default': ['b0261decf5ce6d63', '2ca613a1343caef0'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['3940a01b92d268e4', 'e86322b0f7f23c5a'],
-    'workload_messy_continuous': ['25a236539063a6d8', '84a9e5b97bc9307d'],
-    'workload_messy_default': ['59a8c0031496e478', '81ab9b4ebe041409'],
+    'workload_adult': ['4d678e5d3e8259f2', '4de4b74f1111fa8b'],
+    'workload_messy_continuous': ['9ae32824127efaba', 'b9c6d697881ee289'],
+    'workload_messy_default': ['ef965ece78434f22', '5793f3ee04737688'],
 }
 
 
