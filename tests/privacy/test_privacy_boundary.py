@@ -735,7 +735,7 @@ def test_second_discovery_round_neighbours_differ_only_in_dp_outputs(name, chang
                                                                      tmp_path):
     base = _wide_base()
     first = _wide_release(base, tmp_path, "a")
-    assert any(m["name"] == "discovery of undeclared values, second round"
+    assert any(m["name"].startswith("discovery of undeclared values, second round")
                for m in first[0]["privacy"]["mechanisms"])  # the round this battery is for
     second = _wide_release(_with_record(base, position, **change), tmp_path, "b")
     _check_neighbours(first, second)

@@ -14,7 +14,8 @@ from dpsynth.aggregates import NoisyMarginal
 from dpsynth.exceptions import NoisyReleaseWarning
 from dpsynth.preprocessing import TableEncoder
 from dpsynth.accounting import zcdp_delta
-from dpsynth.release.workload_release import discovery_proportion
+from dpsynth.release.workload_release import (GAIN_STEPS, PROFILE_SHARE, SECOND_ROUND_SHARE,
+                                              discovery_proportion)
 from dpsynth.sampling import AggregateSeededSampler
 
 
@@ -105,11 +106,11 @@ def test_accounting_against_an_independent_computation():
     # the other half of delta pays for the set union of discovered values
     assert math.fsum(m.delta for m in spent.mechanisms) == pytest.approx(0.5e-6)
     discovery = [m for m in spent.mechanisms if m.name.startswith("discovery")]
-    # the first round and the undiscovered counts share the discovery's proportion
-    undiscovered = [m for m in spent.mechanisms if m.name.startswith("undiscovered")]
-    assert discovery[0].rho + undiscovered[0].rho == pytest.approx(
+    # the first round and the frequency profiles share the discovery's proportion
+    (profile,) = [m for m in spent.mechanisms if m.name.startswith("frequency profile")]
+    assert discovery[0].rho + profile.rho == pytest.approx(
         discovery_proportion(2.0) * spent["rho"]) == pytest.approx(0.4 * spent["rho"])
-    assert undiscovered[0].rho == pytest.approx(0.1 * discovery[0].rho)
+    assert profile.rho == pytest.approx(PROFILE_SHARE * discovery[0].rho)
     assert dict(discovery[0].params)["contribution_bound"] == 3  # a, b, c (age is binned)
     assert spent["epsilon"] == 2.0 and spent["strategy"] == "workload"
 
@@ -145,7 +146,9 @@ def test_discovery_counts_are_averaged_into_the_one_way_marginals():
                                       reporting_length=3, rng=np.random.default_rng(seed))
         params = {m.name: dict(m.params) for m in aggregates.privacy.mechanisms}
         discovery = params["discovery of undeclared values"]["noise_scale"] ** 2
-        remainder = params["undiscovered records of undeclared columns"]["noise_scale"] ** 2
+        # the other code's count is the sum of the profile's layers
+        remainder = (params["frequency profile of undiscovered values"]["noise_scale"] ** 2
+                     * len(params["frequency profile of undiscovered values"]["levels"].split()))
         own = params["1-way marginal 0"]["noise_scale"] ** 2  # the (calibrated) noise drawn
         combined = 1.0 / (1.0 / own + 1.0 / discovery)
         other = 1.0 / (1.0 / own + 1.0 / remainder)
@@ -161,7 +164,7 @@ def test_discovery_counts_are_averaged_into_the_one_way_marginals():
             errors.append((one_way.table - truth)[both])
             # every code but other is measured by both: the missing code (public) too;
             # the other code (what discovery left out) by the 1-way measurement and the
-            # noisy count of undiscovered records (no second round: nothing left out)
+            # frequency profile of the undiscovered values (no second round: nothing left out)
             assert one_way.variance == pytest.approx((4 * combined + other) / 5)
         claimed.append(combined)
         (declared,) = [m for m in aggregates.marginals  # age: declared bins
@@ -248,8 +251,21 @@ def test_an_all_missing_column_with_missing_absent_warns_and_invents_no_value():
     messages = " ".join(str(w.message) for w in caught)
     assert "dominated by its noise" in messages and "No value of the column(s) ['a']" in messages
     assert synth.aggregates_.schema[0].values == ()
-    out = synth.sample(5)
-    assert set(out["a"].dropna()) <= {"<other>"}
+    # the other value's noisy count decides whether anything can be sampled: records
+    # of the other value or empty cells, or the clear error of no released attribute
+    sampled = 0
+    for seed in range(6):
+        synth.set_params(random_state=seed)
+        with pytest.warns(NoisyReleaseWarning):
+            synth.fit(X)
+        try:
+            out = synth.sample(5)
+        except ValueError as error:
+            assert "no released attribute" in str(error)
+            continue
+        sampled += 1
+        assert set(out["a"].dropna()) <= {"<other>"}
+    assert sampled
 
 
 def test_a_release_file_with_a_bad_residual_is_refused(tmp_path):
@@ -403,6 +419,11 @@ def _wide_table(n_common=1900, n_values=20, count=55, seed=0):
                          "c": rng.choice(["p", "q", "r"], n), "wide": rng.permutation(wide)})
 
 
+def _second_round(spent):
+    return [m for m in spent.mechanisms
+            if m.name.startswith("discovery of undeclared values, second round, column")]
+
+
 def _wide_fit(frame, seed, epsilon=1.0):
     return DPMarginalSynthesizer(epsilon=epsilon, delta=1e-6, random_state=seed).fit(frame)
 
@@ -414,9 +435,11 @@ def test_second_discovery_round_releases_the_values_the_first_missed():
         synth = _wide_fit(frame, seed)
         names = {m.name: m for m in synth.privacy_spent_.mechanisms}
         first = dict(names["discovery of undeclared values"].params)
-        second = dict(names["discovery of undeclared values, second round"].params)
+        (second,) = _second_round(synth.privacy_spent_)  # only wide
+        assert second.name.endswith("column 3")
+        second = dict(second.params)
         assert first["threshold"] > 60 > 45 > second["threshold"]
-        assert second["columns"] == second["contribution_bound"] == 1  # only wide
+        assert second["columns"] == second["contribution_bound"] == 1
         released = set(synth.aggregates_.schema.columns[3].values)
         # one round releases a value of 55 records with probability ~0.17; two, ~0.99
         assert len(rare & released) >= 17
@@ -431,13 +454,16 @@ def test_second_discovery_round_accounting_against_an_independent_computation():
     spent = _wide_fit(_wide_table(), 0).privacy_spent_
     by_name = {m.name: m for m in spent.mechanisms}
     first = by_name["discovery of undeclared values"]
-    rest = by_name["undiscovered records of undeclared columns"]
-    second = by_name["discovery of undeclared values, second round"]
-    # the shares of rho: the first round and a tenth of it share 0.5 (epsilon 1);
-    # the second round takes half of the first's
-    assert first.rho == pytest.approx(0.5 / 1.1 * spent["rho"])
-    assert rest.rho == pytest.approx(0.1 * first.rho)
-    assert second.rho == pytest.approx(0.5 * first.rho)
+    rest = by_name["frequency profile of undiscovered values"]
+    (second,) = _second_round(spent)
+    # the shares of rho: the first round and the profiles share 0.5 (epsilon 1);
+    # the second round takes one of the steps of the first's per column (over 4),
+    # at most SECOND_ROUND_SHARE of it
+    assert first.rho == pytest.approx(0.5 / (1.0 + PROFILE_SHARE) * spent["rho"])
+    assert rest.rho == pytest.approx(PROFILE_SHARE * first.rho)
+    assert min(abs(second.rho / (first.rho / 4) - a) for a in GAIN_STEPS) < 1e-9
+    assert second.rho <= SECOND_ROUND_SHARE * first.rho
+    assert spent["rho_discovery"] == pytest.approx(first.rho + rest.rho + second.rho)
     # every mechanism's GDP mu recomputed from its noise scale and bound adds up to mu
     assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"], rel=1e-9)
     assert _mu_of_spends(spent.mechanisms) == pytest.approx(spent["mu"], rel=1e-7)
@@ -492,15 +518,15 @@ def test_a_unique_value_is_not_released_by_the_second_round():
     frame.loc[5, "wide"] = "UNIQUE-PERSON"
     for seed in range(3):
         synth = _wide_fit(frame, seed)
-        assert any(m.name.endswith("second round") for m in synth.privacy_spent_.mechanisms)
+        assert _second_round(synth.privacy_spent_)
         assert "UNIQUE-PERSON" not in synth.aggregates_.schema.columns[3].values
 
 
 def test_no_second_round_when_every_value_is_discovered():
     spent = _fit(epsilon=2.0, delta=1e-6).privacy_spent_
     names = [m.name for m in spent.mechanisms]
-    assert "undiscovered records of undeclared columns" in names
-    assert not any(name == "discovery of undeclared values, second round" for name in names)
+    assert "frequency profile of undiscovered values" in names
+    assert not _second_round(spent)
     # its share of the set union's delta is reserved all the same (the worst case)
     (reserved,) = [m for m in spent.mechanisms
                    if m.name == "data-derived universe (length 1), second round"]
