@@ -45,7 +45,8 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
    second measurement of a given ``rho`` would release
    (:func:`gain_coefficients`), and gives ``rho`` to the columns where that
    gain is worth its price (``SECOND_ROUND_PRICE``, at most
-   ``SECOND_ROUND_SHARE`` of the first round's ``rho`` in all, chosen
+   ``SECOND_ROUND_SHARE`` of the first round's ``rho`` in all and
+   ``SECOND_ROUND_REST`` of what the later steps would have, chosen
    exactly among the steps ``GAIN_STEPS``): an identifier-like column, whose
    undiscovered records lie in values no round can reach, gets nothing, and
    a few columns with many values just below the threshold get much.  Each
@@ -117,11 +118,14 @@ GAIN_STEPS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 SECOND_ROUND_SHARE = 1.5
 """The second round's ``rho`` in all is at most this share of the first
 round's (spent only when a column is selected; otherwise the later steps have it)."""
-SECOND_ROUND_PRICE = 0.25
+SECOND_ROUND_REST = 0.5
+"""...and at most this share of the ``rho`` that the first round and the
+profiles leave to the later steps (at small epsilon the discovery share is large)."""
+SECOND_ROUND_PRICE = 0.1
 """A unit of ``GAIN_STEPS`` (``1/u`` of the first round's ``rho``) is spent on a
 column only where it is expected to release at least this share of ``1/u`` of
 the column's estimated records."""
-NOISE_MARGIN = 1.0
+NOISE_MARGIN = 3.0
 """The expected release of a column is counted this many of its noise
 scales (from the profile's noise) below its estimate."""
 
@@ -559,7 +563,8 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         keep, found, released, rho_discovery = _discover(
             codes, schema, rho_first, delta, rng, noise,
             rho_profile=PROFILE_SHARE * rho_first,
-            rho_second=SECOND_ROUND_SHARE * rho_first)
+            rho_second=min(SECOND_ROUND_SHARE * rho_first,
+                           SECOND_ROUND_REST * (rho - (1.0 + PROFILE_SHARE) * rho_first)))
         spends += found
     public, new_ids = schema.restrict(keep, other=True)
     sizes = public.n_values + (1 if public.missing == "absent" else 0)

@@ -532,3 +532,127 @@ def test_no_second_round_when_every_value_is_discovered():
                    if m.name == "data-derived universe (length 1), second round"]
     assert reserved.delta == pytest.approx(0.25e-6) and reserved.rho == 0.0
     assert spent["rho_discovery"] == pytest.approx(0.4 * spent["rho"])
+
+
+# ------------------------------------------------ the frequency profile (second round)
+def test_frequency_profile_layers_add_up_and_move_one_unit_per_record():
+    from dpsynth.release.workload_release import frequency_profile, profile_levels
+
+    levels = profile_levels(67.3)
+    assert levels[0] == 0 and np.all(np.diff(levels) > 0) and levels[-1] == 67
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        counts = rng.integers(0, 140, rng.integers(1, 30))
+        counts[rng.random(counts.size) < 0.3] = rng.integers(0, 3)  # many small counts
+        profile = frequency_profile(counts, levels)
+        assert profile.dtype.kind == "i" and profile.sum() == counts.sum()
+        # layer l holds, for each t from t_l to t_{l+1} - 1, the values above t
+        bounds = np.append(levels, max(counts.max(), levels[-1]) + 1)
+        for layer, (low, high) in enumerate(zip(bounds[:-1], bounds[1:])):
+            assert profile[layer] == sum(np.sum(counts > t) for t in range(low, high))
+        # brute force over every neighbour: one record more of each value (or of a
+        # new one) or one less, anywhere in the column: exactly one layer moves by 1
+        for i in range(counts.size + 1):
+            more = np.append(counts, 0)
+            more[i] += 1
+            change = frequency_profile(more, levels) - profile
+            assert np.abs(change).sum() == 1 and change.max() == 1
+            if i < counts.size and counts[i] > 0:
+                less = counts.copy()
+                less[i] -= 1
+                change = frequency_profile(less, levels) - profile
+                assert np.abs(change).sum() == 1 and change.min() == -1
+
+
+def _profiles(frame, released, levels):
+    """Each column's profile of the values outside ``released`` (the first round's
+    releases are DP outputs: fixed across neighbours), from the table itself."""
+    from dpsynth.release.workload_release import frequency_profile
+
+    out = []
+    for column in frame.columns:
+        counts = frame[column].value_counts(dropna=True)
+        out.append(frequency_profile(counts[~counts.index.isin(released[column])].to_numpy(),
+                                     levels))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("position", ["first", "middle", "last"])
+def test_frequency_profiles_of_neighbouring_tables_differ_by_one_per_column(position):
+    from dpsynth.release.workload_release import profile_levels
+
+    frame = _wide_table(n_common=300, n_values=12, count=25)
+    frame["id"] = [f"person-{k}" for k in range(len(frame))]
+    released = {"a": ["x", "y"], "b": ["u", "v"], "c": ["p"], "wide": ["w-common", "w03"],
+                "id": []}
+    levels = profile_levels(40.0)
+    base = _profiles(frame, released, levels)
+    at = {"first": 0, "middle": len(frame) // 2, "last": len(frame)}[position]
+    records = [{"a": "z", "b": "u", "c": "r", "wide": "w05", "id": "person-new"},
+               {"a": "x", "b": "v", "c": "q", "wide": "Reykjavik", "id": "person-3"},
+               {"a": "y", "b": "u", "c": "p", "wide": "w-common", "id": None},
+               {"a": None, "b": None, "c": None, "wide": None, "id": None}]
+    for record in records:
+        added = pd.concat([frame.iloc[:at], pd.DataFrame([record]), frame.iloc[at:]],
+                          ignore_index=True)
+        change = _profiles(added, released, levels) - base
+        assert np.all(np.abs(change).sum(axis=1) <= 1)
+        # L2 sensitivity sqrt(columns): one unit in at most every column
+        assert np.square(change).sum() <= frame.shape[1]
+    removed = frame.drop(index=frame.index[min(at, len(frame) - 1)])
+    change = _profiles(removed, released, levels) - base
+    assert np.all(np.abs(change).sum(axis=1) <= 1) and np.abs(change).sum() >= 1
+
+
+def _mid_and_identifiers(n_values=100, count=30, n_ids=6, seed=0):
+    """A many-valued column of mid-frequency values (``count`` records each, below
+    the first round's threshold at epsilon 4), identifier-like columns and two
+    small ones."""
+    rng = np.random.default_rng(seed)
+    mid = np.array([f"m{k:02d}" for k in range(n_values) for _ in range(count)], dtype=object)
+    frame = {"mid": rng.permutation(mid)}
+    for i in range(n_ids):
+        frame[f"id{i}"] = [f"r{i}-{k}" for k in rng.permutation(mid.size)]
+    frame.update({"a": rng.choice(["x", "y", "z"], mid.size), "b": rng.choice(["u", "v"], mid.size)})
+    return pd.DataFrame(frame)
+
+
+def test_second_round_goes_to_the_column_it_can_discover_on_a_wide_table():
+    frame = _mid_and_identifiers()
+    for seed in range(3):
+        with pytest.warns(NoisyReleaseWarning, match="id0"):  # identifiers: other only
+            synth = DPMarginalSynthesizer(epsilon=4.0, delta=1e-6, random_state=seed).fit(frame)
+        spent = synth.privacy_spent_
+        first = next(m for m in spent.mechanisms if m.name == "discovery of undeclared values")
+        assert dict(first.params)["threshold"] > 35  # 30 records: out of the first's reach
+        # the identifiers (every record its own value) take nothing: only "mid" is measured
+        (second,) = _second_round(spent)
+        assert second.name.endswith("column 0")
+        assert second.rho <= SECOND_ROUND_SHARE * first.rho
+        assert dict(second.params)["threshold"] < 25
+        # the many mid-frequency values are released, their records sampled as themselves
+        assert len(synth.aggregates_.schema.columns[0].values) >= 90
+        out = synth.sample(random_state=seed)
+        assert out["mid"].str.startswith("m").mean() > 0.85
+        assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"], rel=1e-9)
+        assert _mu_of_spends(spent.mechanisms) == pytest.approx(spent["mu"], rel=1e-7)
+
+
+def test_second_round_leaves_the_later_steps_their_budget_at_small_epsilon(monkeypatch):
+    from dpsynth.release import workload_release
+
+    # free and certain gains: the second round takes all it may (at epsilon 1 the
+    # first round's share alone is 1.5 / 1.2 of what it leaves the later steps)
+    monkeypatch.setattr(workload_release, "SECOND_ROUND_PRICE", 0.0)
+    monkeypatch.setattr(workload_release, "NOISE_MARGIN", 0.0)
+    frame = _mid_and_identifiers(n_values=90, count=40, n_ids=0)
+    for epsilon in (0.5, 1.0):
+        synth = DPMarginalSynthesizer(epsilon=epsilon, delta=1e-6, random_state=0).fit(frame)
+        spent = synth.privacy_spent_
+        first = next(m for m in spent.mechanisms if m.name == "discovery of undeclared values")
+        (profile,) = [m for m in spent.mechanisms if m.name.startswith("frequency profile")]
+        second = math.fsum(m.rho for m in _second_round(spent))
+        left = spent["rho"] - first.rho - profile.rho
+        assert 0 < second <= workload_release.SECOND_ROUND_REST * left * (1 + 1e-9)
+        assert spent["rho"] - spent["rho_discovery"] >= 0.5 * left * (1 - 1e-9)
+        assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"], rel=1e-9)
