@@ -664,64 +664,66 @@ def gaussian_noise(size, scale, rng):
     return scale * rng.standard_normal(size)
 
 
-def dp_quantile_probabilities(values, quantile, bounds, epsilon):
-    """Exact output distribution of :func:`dp_quantile`.
+def merge_weights(values, weights=None):
+    """Sorted distinct ``values`` and the records each stands for.
 
-    The output of the mechanism is a continuous value in ``bounds``; its
-    density is piecewise constant between the sorted (clipped) data points.
-    This function returns those pieces and the probability of each, so the
-    distribution can be checked exactly (e.g. the ``e^epsilon`` ratio between
-    neighbouring datasets).
-
-    Parameters
-    ----------
-    values : array-like of float of shape (n,)
-        One value per record, without missing values.
-    quantile : float
-        Target quantile ``q`` in [0, 1].
-    bounds : (float, float)
-        Public range ``(lo, hi)`` with ``lo < hi``; values are clipped to it.
-    epsilon : float
-        Privacy budget (pure epsilon-DP).
-
-    Returns
-    -------
-    points : ndarray of shape (n + 2,)
-        ``lo``, the sorted clipped values, ``hi``.  Piece ``i`` is the interval
-        ``[points[i], points[i + 1])``.
-    probabilities : ndarray of shape (n + 1,)
-        Probability that the output falls in piece ``i``; within a piece the
-        output is uniform.
-
-    Notes
-    -----
-    Every ``x`` in piece ``i`` has exactly ``i`` data points at or below it
-    (ties give empty pieces), so its utility is ``u_i = -|i - q n|``.  Adding or
-    removing one record changes ``i`` by at most 1 and ``q n`` by ``q`` in the
-    same direction, so the sensitivity is ``max(q, 1 - q) <= 1``; we use 1.
-    Piece ``i`` is chosen with probability proportional to
-    ``length_i * exp(epsilon * u_i / 2)``: the exponential mechanism with the
-    base measure of the real line (Smith 2011, "Privacy-preserving statistical
-    estimation with optimal convergence rates", STOC; Li et al., *Differential
-    Privacy: From Theory to Practice*, section 2.3).  The density at any point
-    changes by at most ``e^(epsilon/2)`` between neighbours and so does the
-    normaliser, hence epsilon-DP.
+    ``values`` (float64, no NaN) in any order, repeated or not; ``weights``
+    (non-negative integers, one per value; ``None``: one record each).
+    Returns ``(distinct, counts)``, ``counts`` int64: what
+    ``np.unique(np.repeat(values, weights), return_counts=True)`` gives,
+    without building the repeated array.
     """
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 1:
         raise ValueError("values must be 1-D.")
-    if np.isnan(values).any():
-        raise ValueError("values must not contain NaN; drop missing values first.")
-    if not 0.0 <= quantile <= 1.0:
-        raise ValueError(f"quantile must be in [0, 1]; got {quantile}.")
+    if weights is None:
+        distinct, counts = np.unique(values, return_counts=True)
+        return distinct, counts.astype(np.int64, copy=False)
+    weights = np.asarray(weights)
+    if weights.shape != values.shape:
+        raise ValueError(f"weights must be one per value; got shape {weights.shape} for "
+                         f"{values.size} values.")
+    if weights.size and (weights.min() < 0 or not np.array_equal(weights, np.round(weights))):
+        raise ValueError("weights must be non-negative integers (numbers of records).")
+    weights = weights.astype(np.int64)
+    keep = weights > 0  # a value no record holds is no value of the column
+    values, weights = values[keep], weights[keep]
+    order = np.argsort(values, kind="stable")
+    values, weights = values[order], weights[order]
+    if not values.size:
+        return values, weights
+    starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
+    return values[starts], np.add.reduceat(weights, starts)
+
+
+def _check_quantile_args(quantiles, bounds, epsilon):
+    quantiles = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
+    if not np.all((quantiles >= 0.0) & (quantiles <= 1.0)):
+        raise ValueError(f"quantile must be in [0, 1]; got {quantiles.tolist()}.")
     lo, hi = (float(b) for b in bounds)
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
         raise ValueError(f"bounds must be finite with lo < hi; got {bounds}.")
     if not epsilon > 0:
         raise ValueError(f"epsilon must be > 0; got {epsilon}.")
-    points = np.concatenate([[lo], np.sort(np.clip(values, lo, hi)), [hi]])
+    return quantiles, lo, hi
+
+
+def _clipped_distinct(values, weights, lo, hi):
+    """Sorted distinct values clipped to ``[lo, hi]`` and their numbers of records."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 1:
+        raise ValueError("values must be 1-D.")
+    if np.isnan(values).any():
+        raise ValueError("values must not contain NaN; drop missing values first.")
+    return merge_weights(np.clip(values, lo, hi), weights)
+
+
+def _quantile_pieces(distinct, counts, quantile, lo, hi, epsilon):
+    """Pieces between the sorted distinct clipped values and their probabilities."""
+    points = np.concatenate([[lo], distinct, [hi]])
     lengths = np.diff(points)
-    utilities = -np.abs(np.arange(lengths.size) - quantile * values.size)
+    at_most = np.concatenate([[0], np.cumsum(counts)])  # records at or below each piece
+    utilities = -np.abs(at_most - quantile * int(at_most[-1]))
     with np.errstate(divide="ignore"):
         log_weights = np.log(lengths) + (epsilon / 2.0) * utilities
     log_weights -= log_weights.max()
@@ -729,7 +731,67 @@ def dp_quantile_probabilities(values, quantile, bounds, epsilon):
     return points, weights / weights.sum()
 
 
-def dp_quantile(values, quantile, bounds, epsilon, rng):
+def _draw_piece(points, probabilities, rng):
+    i = int(rng.choice(probabilities.size, p=probabilities))
+    return float(min(rng.uniform(points[i], points[i + 1]), points[-1]))
+
+
+def dp_quantile_probabilities(values, quantile, bounds, epsilon, weights=None):
+    """Exact output distribution of :func:`dp_quantile`.
+
+    The output of the mechanism is a continuous value in ``bounds``; its
+    density is piecewise constant between the sorted distinct (clipped) data
+    values.  This function returns those pieces and the probability of
+    each, so the distribution can be checked exactly (e.g. the
+    ``e^epsilon`` ratio between neighbouring datasets).
+
+    Parameters
+    ----------
+    values : array-like of float of shape (n,)
+        One value per record, without missing values (or distinct values,
+        ``weights`` giving the records each stands for).
+    quantile : float
+        Target quantile ``q`` in [0, 1].
+    bounds : (float, float)
+        Public range ``(lo, hi)`` with ``lo < hi``; values are clipped to it.
+    epsilon : float
+        Privacy budget (pure epsilon-DP).
+    weights : array-like of int of shape (n,), default=None
+        Records each value stands for (e.g. value counts summed over
+        partitions); ``None``: one each.  The result depends on the
+        multiset of the records' values only.
+
+    Returns
+    -------
+    points : ndarray of shape (k + 2,)
+        ``lo``, the ``k`` sorted distinct clipped values, ``hi``.  Piece ``i``
+        is the interval ``[points[i], points[i + 1])``.
+    probabilities : ndarray of shape (k + 1,)
+        Probability that the output falls in piece ``i``; within a piece the
+        output is uniform.
+
+    Notes
+    -----
+    Every ``x`` in piece ``i`` has the same number ``r_i`` of data points at
+    or below it, so its utility is ``u_i = -|r_i - q n|``.  Adding or
+    removing one record changes ``r_i`` by at most 1 and ``q n`` by ``q`` in
+    the same direction, so the sensitivity is ``max(q, 1 - q) <= 1``; we use
+    1.  Piece ``i`` is chosen with probability proportional to ``length_i *
+    exp(epsilon * u_i / 2)``: the exponential mechanism with the base
+    measure of the real line (Smith 2011, "Privacy-preserving statistical
+    estimation with optimal convergence rates", STOC; Li et al.,
+    *Differential Privacy: From Theory to Practice*, section 2.3).  The
+    density at any point changes by at most ``e^(epsilon/2)`` between
+    neighbours and so does the normaliser, hence epsilon-DP.  Tied records
+    only add pieces of length 0 (probability 0) between equal points, so
+    merging them changes no probability.
+    """
+    (quantile,), lo, hi = _check_quantile_args(quantile, bounds, epsilon)
+    distinct, counts = _clipped_distinct(values, weights, lo, hi)
+    return _quantile_pieces(distinct, counts, quantile, lo, hi, epsilon)
+
+
+def dp_quantile(values, quantile, bounds, epsilon, rng, weights=None):
     """epsilon-DP ``quantile`` of continuous values within public ``bounds``.
 
     The exponential mechanism over the intervals between sorted clipped data
@@ -752,17 +814,19 @@ def dp_quantile(values, quantile, bounds, epsilon, rng):
     epsilon : float
         Privacy budget of this call.
     rng : numpy.random.Generator
+    weights : array-like of int of shape (n,), default=None
+        Records each value stands for: the same output, for the same
+        ``rng``, as the values repeated.
 
     Returns
     -------
     float
     """
-    points, probabilities = dp_quantile_probabilities(values, quantile, bounds, epsilon)
-    i = int(rng.choice(probabilities.size, p=probabilities))
-    return float(min(rng.uniform(points[i], points[i + 1]), points[-1]))
+    return _draw_piece(*dp_quantile_probabilities(values, quantile, bounds, epsilon, weights),
+                       rng)
 
 
-def dp_quantiles(values, quantiles, bounds, epsilon, rng):
+def dp_quantiles(values, quantiles, bounds, epsilon, rng, weights=None):
     """Several epsilon-DP quantiles, sorted, with ``epsilon`` split evenly.
 
     Each of the ``m`` quantiles is released by :func:`dp_quantile` with
@@ -778,6 +842,8 @@ def dp_quantiles(values, quantiles, bounds, epsilon, rng):
     epsilon : float
         Total budget of the call.
     rng : numpy.random.Generator
+    weights : array-like of int of shape (n,), default=None
+        Records each value stands for (see :func:`dp_quantile`).
 
     Returns
     -------
@@ -787,10 +853,13 @@ def dp_quantiles(values, quantiles, bounds, epsilon, rng):
     if quantiles.size == 0:
         return np.empty(0)
     share = epsilon / quantiles.size
-    return np.sort([dp_quantile(values, q, bounds, share, rng) for q in quantiles])
+    quantiles, lo, hi = _check_quantile_args(quantiles, bounds, share)
+    distinct, counts = _clipped_distinct(values, weights, lo, hi)  # once for every quantile
+    return np.sort([_draw_piece(*_quantile_pieces(distinct, counts, q, lo, hi, share), rng)
+                    for q in quantiles])
 
 
-__all__ += ["dp_quantile_probabilities", "dp_quantile", "dp_quantiles"]
+__all__ += ["dp_quantile_probabilities", "dp_quantile", "dp_quantiles", "merge_weights"]
 
 
 def stability_threshold(epsilon, delta, noise="continuous"):
@@ -809,7 +878,7 @@ def stability_threshold(epsilon, delta, noise="continuous"):
     return 1.0 + np.log(1.0 / (2.0 * delta)) / epsilon
 
 
-def stable_histogram(values, epsilon, delta, rng, noise="discrete"):
+def stable_histogram(values, epsilon, delta, rng, noise="discrete", weights=None):
     """Frequent exact values by the Laplace stability-based histogram.
 
     Every distinct value of ``values`` gets its count plus ``Lap(1/epsilon)``
@@ -831,6 +900,9 @@ def stable_histogram(values, epsilon, delta, rng, noise="discrete"):
     rng : numpy.random.Generator
     noise : {"discrete", "continuous"}, default="discrete"
         Discrete Laplace (exact, integer) or numpy's Laplace noise.
+    weights : array-like of int, default=None
+        Records each value stands for (see :func:`merge_weights`): the same
+        release, for the same ``rng``, as the values repeated.
 
     Returns
     -------
@@ -839,18 +911,24 @@ def stable_histogram(values, epsilon, delta, rng, noise="discrete"):
     noisy_counts : ndarray of float64
         Their noisy counts.
     """
-    observed, counts = np.unique(np.asarray(values, dtype=np.float64), return_counts=True)
+    observed, counts = merge_weights(values, weights)
     noisy = laplace_measure(counts, epsilon, rng, noise)
     keep = noisy > stability_threshold(epsilon, delta, noise)
     return observed[keep], noisy[keep]
 
 
-def laplace_histogram(bin_index, n_bins, epsilon, rng, noise="discrete"):
+def laplace_histogram(bin_index, n_bins, epsilon, rng, noise="discrete", weights=None):
     """Counts of ``bin_index`` over ``n_bins`` public bins with ``Lap(1/epsilon)`` noise.
 
     One record falls in one bin (sensitivity 1): ``epsilon``-DP, with the
     discrete Laplace (default) or numpy's Laplace (``noise="continuous"``).
-    Negative noisy counts are set to zero (post-processing).
+    ``weights`` (integers) makes index ``i`` stand for ``weights[i]``
+    records.  Negative noisy counts are set to zero (post-processing).
     """
-    counts = np.bincount(np.asarray(bin_index, dtype=np.int64), minlength=n_bins)
+    bin_index = np.asarray(bin_index, dtype=np.int64)
+    if weights is None:
+        counts = np.bincount(bin_index, minlength=n_bins)
+    else:  # integer sums in float64, exact: the counts of the repeated indices
+        counts = np.bincount(bin_index, weights=np.asarray(weights, dtype=np.float64),
+                             minlength=n_bins).astype(np.int64)
     return np.maximum(laplace_measure(counts, epsilon, rng, noise), 0.0)
