@@ -683,17 +683,19 @@ def merge_weights(values, weights=None):
     if weights.shape != values.shape:
         raise ValueError(f"weights must be one per value; got shape {weights.shape} for "
                          f"{values.size} values.")
-    if weights.size and (weights.min() < 0 or not np.array_equal(weights, np.round(weights))):
+    counts = weights.astype(np.int64, copy=False)
+    if (weights.dtype.kind not in "iu" and not np.array_equal(counts, weights)) or \
+            (counts.size and counts.min() < 0):
         raise ValueError("weights must be non-negative integers (numbers of records).")
-    weights = weights.astype(np.int64)
-    keep = weights > 0  # a value no record holds is no value of the column
-    values, weights = values[keep], weights[keep]
-    order = np.argsort(values, kind="stable")
-    values, weights = values[order], weights[order]
-    if not values.size:
-        return values, weights
-    starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
-    return values[starts], np.add.reduceat(weights, starts)
+    if not counts.all():  # a value no record holds is no value of the column
+        kept = counts > 0
+        values, counts = values[kept], counts[kept]
+    if values.size > 1 and not (values[1:] > values[:-1]).all():  # else: already merged
+        order = np.argsort(values, kind="stable")
+        values, counts = values[order], counts[order]
+        starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
+        values, counts = values[starts], np.add.reduceat(counts, starts)
+    return values, counts
 
 
 def _check_quantile_args(quantiles, bounds, epsilon):
@@ -718,17 +720,30 @@ def _clipped_distinct(values, weights, lo, hi):
     return merge_weights(np.clip(values, lo, hi), weights)
 
 
-def _quantile_pieces(distinct, counts, quantile, lo, hi, epsilon):
-    """Pieces between the sorted distinct clipped values and their probabilities."""
+def _quantile_pieces(distinct, counts, lo, hi):
+    """The pieces between ``lo``, the sorted distinct clipped values and ``hi``: their
+    ends, log lengths, and the records at or below each (shared by every quantile)."""
     points = np.concatenate([[lo], distinct, [hi]])
-    lengths = np.diff(points)
-    at_most = np.concatenate([[0], np.cumsum(counts)])  # records at or below each piece
-    utilities = -np.abs(at_most - quantile * int(at_most[-1]))
-    with np.errstate(divide="ignore"):
-        log_weights = np.log(lengths) + (epsilon / 2.0) * utilities
-    log_weights -= log_weights.max()
-    weights = np.exp(log_weights)
-    return points, weights / weights.sum()
+    with np.errstate(divide="ignore"):  # tied ends: a piece of length 0, probability 0
+        log_lengths = np.log(np.diff(points))
+    at_most = np.empty(log_lengths.size)
+    at_most[0] = 0.0
+    np.cumsum(counts, out=at_most[1:])  # integers in float64: exact
+    return points, log_lengths, at_most
+
+
+def _piece_probabilities(pieces, quantile, epsilon):
+    """``P[piece i] ∝ length_i * exp(epsilon * u_i / 2)``, ``u_i = -|r_i - q n|``
+    (in place in one buffer: the client may hold one piece per record)."""
+    _, log_lengths, at_most = pieces
+    weights = np.subtract(at_most, quantile * at_most[-1])
+    np.abs(weights, out=weights)
+    weights *= -(epsilon / 2.0)
+    weights += log_lengths
+    weights -= weights.max()
+    np.exp(weights, out=weights)
+    weights /= weights.sum()
+    return weights
 
 
 def _draw_piece(points, probabilities, rng):
@@ -787,8 +802,8 @@ def dp_quantile_probabilities(values, quantile, bounds, epsilon, weights=None):
     merging them changes no probability.
     """
     (quantile,), lo, hi = _check_quantile_args(quantile, bounds, epsilon)
-    distinct, counts = _clipped_distinct(values, weights, lo, hi)
-    return _quantile_pieces(distinct, counts, quantile, lo, hi, epsilon)
+    pieces = _quantile_pieces(*_clipped_distinct(values, weights, lo, hi), lo, hi)
+    return pieces[0], _piece_probabilities(pieces, quantile, epsilon)
 
 
 def dp_quantile(values, quantile, bounds, epsilon, rng, weights=None):
@@ -854,8 +869,8 @@ def dp_quantiles(values, quantiles, bounds, epsilon, rng, weights=None):
         return np.empty(0)
     share = epsilon / quantiles.size
     quantiles, lo, hi = _check_quantile_args(quantiles, bounds, share)
-    distinct, counts = _clipped_distinct(values, weights, lo, hi)  # once for every quantile
-    return np.sort([_draw_piece(*_quantile_pieces(distinct, counts, q, lo, hi, share), rng)
+    pieces = _quantile_pieces(*_clipped_distinct(values, weights, lo, hi), lo, hi)  # once
+    return np.sort([_draw_piece(pieces[0], _piece_probabilities(pieces, q, share), rng)
                     for q in quantiles])
 
 

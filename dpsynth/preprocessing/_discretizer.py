@@ -73,13 +73,13 @@ def value_counts(values, weights=None):
     """
     values = np.asarray(values, dtype=np.float64)
     missing = np.isnan(values)
-    if weights is not None:
-        weights = np.asarray(weights)
-        n_missing = int(weights[missing].sum())
-        weights = weights[~missing]
+    n_missing = 0
+    if missing.any():
+        n_missing = int(missing.sum() if weights is None else np.asarray(weights)[missing].sum())
+        weights = None if weights is None else np.asarray(weights)[~missing]
+        present = values[~missing]
     else:
-        n_missing = int(missing.sum())
-    present = values[~missing]
+        present = values.copy()
     present += 0.0  # -0.0 and 0.0 are one value, spelled 0.0 whichever a record used
     distinct, counts = merge_weights(present, weights)
     return ValueCounts(distinct, counts, n_missing)
