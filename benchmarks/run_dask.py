@@ -181,6 +181,16 @@ def run_in_memory(files, rows):
     return result
 
 
+def _workspace(args, stem, prefix):
+    """The input directory (``--data-dir``, else a temporary one) and the runs so far
+    in ``results/<stem>.json``."""
+    directory = Path(args.data_dir or tempfile.mkdtemp(prefix=prefix))
+    directory.mkdir(parents=True, exist_ok=True)
+    previous = RESULTS / f"{stem}.json"
+    results = json.loads(previous.read_text()) if previous.exists() else {}
+    return directory, {"runs": results.get("runs", {})}
+
+
 def write_float_parquet(directory, rows, partition_rows):
     """``rows`` continuous float64 values (5% missing) in Parquet files of ``partition_rows``
     (file ``i`` drawn with seed ``i``, reused if present); returns their paths."""
@@ -233,11 +243,7 @@ def binner_fit_point(files, workers, memory_limit, traced):
 
 def run_binner(args):
     """``--binner-rows``: each size in two child interpreters (untraced, traced)."""
-    directory = Path(args.data_dir or tempfile.mkdtemp(prefix="dpsynth-dask-float-"))
-    directory.mkdir(parents=True, exist_ok=True)
-    previous = RESULTS / "dask_binner.json"
-    results = json.loads(previous.read_text()) if previous.exists() else {}
-    results = {"runs": results.get("runs", {})}
+    directory, results = _workspace(args, "dask_binner", "dpsynth-dask-float-")
     try:
         for rows in args.binner_rows:
             files = write_float_parquet(directory, rows, args.partition_rows)
@@ -339,11 +345,7 @@ def main(argv=None):
     import benchmarks.run_large as large
 
     large.PARTITION_ROWS = args.partition_rows
-    directory = Path(args.data_dir or tempfile.mkdtemp(prefix="dpsynth-dask-"))
-    directory.mkdir(parents=True, exist_ok=True)
-    previous = RESULTS / "dask.json"
-    results = json.loads(previous.read_text()) if previous.exists() else {}
-    results = {"runs": results.get("runs", {})}
+    directory, results = _workspace(args, "dask", "dpsynth-dask-")
     try:
         for rows in args.rows:
             start = time.perf_counter()
