@@ -693,8 +693,10 @@ def merge_weights(values, weights=None):
     if values.size > 1 and not (values[1:] > values[:-1]).all():  # else: already merged
         order = np.argsort(values, kind="stable")
         values, counts = values[order], counts[order]
-        starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
-        values, counts = values[starts], np.add.reduceat(counts, starts)
+        del order
+        if not (values[1:] > values[:-1]).all():  # else: distinct, now sorted
+            starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
+            values, counts = values[starts], np.add.reduceat(counts, starts)
     return values, counts
 
 

@@ -127,16 +127,20 @@ def _column_counts(counts):
 
 def _binner_column(name, binner, dtype, counts):
     """A binned column's :class:`Column`: declared bins, or fitted on its summed value
-    ``counts`` (``None`` when they were not computed: the bins are declared).
+    counts, taken out of ``counts`` (absent when not computed: the bins are declared) and
+    dropped once converted, so that the binner's fit does not hold them too.
 
     Every value-reading step of a binner (DP quantiles, DP frequent values,
     within-bin histograms, ``bounds="data"``) depends on the multiset of the
     values only: fitting on the value counts gives the binning of the column
     in memory, with the same random draws, and never builds a row per record.
     """
-    if _reads_values(binner):
-        return binned_column_from_counts(name, dtype, _column_counts(counts), binner)
-    return binned_column_from_counts(name, dtype, ValueCounts(None, None, 0), binner)
+    summed = counts.pop(name, None)
+    if not _reads_values(binner):
+        return binned_column_from_counts(name, dtype, ValueCounts(None, None, 0), binner)
+    column_counts = _column_counts(summed)
+    del summed  # the last reference to the summed value counts
+    return binned_column_from_counts(name, dtype, column_counts, binner)
 
 
 def _distinct_values(name, dtype, counts):
@@ -185,9 +189,8 @@ def fit_encoder(encoder, X):
         meta, True,
         discover=lambda name: value_list(name, meta[name].dtype, observed[name],
                                          encoder.max_float_values),
-        # a binned column's counts are read once: dropped as soon as converted
         fit_binner=lambda name, binner: _binner_column(name, binner, meta[name].dtype,
-                                                       counts.pop(name, None)),
+                                                       counts),
         column_values=lambda name: _distinct_values(name, meta[name].dtype, counts[name]))
     binned_now = {c.name for c in encoder.schema_ if c.binning is not None}  # numeric="auto"
     return encoder, {name: counts[name] for name in discover if name not in binned_now}
