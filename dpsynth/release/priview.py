@@ -11,7 +11,6 @@ maximum entropy.  The post-processing is shared with CALM
 (:mod:`dpsynth.views`).
 """
 
-import itertools
 import math
 import numbers
 
@@ -25,7 +24,7 @@ from ..accounting import PrivacySpent, Spend
 from ..utils._random import seed_sequence
 from ..views import MergedValues, ViewSet, _ViewEstimatorMixin, postprocess
 
-__all__ = ["PriViewSynthesizer", "pair_noise_tvd", "priview_noise_error", "view_counts"]
+__all__ = ["PriViewSynthesizer", "priview_noise_error", "view_counts"]
 
 #: Attributes per view the book recommends (Li et al., Section 6.3: ``ell = 8``
 #: minimises the noise of pairs and triples at equal coverage for binary attributes).
@@ -35,16 +34,8 @@ _MAX_AUTO_SETS = 50_000  # strength 3 and 4 are considered up to this many sets
 #: Eq. 6.7 error of the pairs' design above which ``strength="auto"`` covers no pair
 #: (strength 1) when the views are a covering design of a given ``view_size``.
 PAIR_NOISE_LIMIT = 0.05
-#: With cell-bounded views: the least expected noise of a pair's table (total variation,
-#: :func:`pair_noise_tvd`) over the strength-2 designs above which ``strength="auto"``
-#: covers no pair: the pairs' tables would then hold more noise than association.
-PAIR_TVD_LIMIT = 0.25
-#: With cell-bounded views of strength 2 or more: the automatic cell budget is the
-#: largest at most the noise-versus-coverage optimum whose pairs' noise is at most this
-#: (else the budget of least noise).
-BUDGET_TVD_LIMIT = 0.1
-#: With strength 1: the automatic cell budget is the largest whose views hold on average
-#: at least this many noise scales of records per cell.
+#: With cell-bounded views of strength 1: the automatic cell budget is the largest whose
+#: views hold on average at least this many noise scales of records per cell.
 MIN_CELL_SNR = 10.0
 
 
@@ -67,38 +58,6 @@ def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_
     if ell < 2:
         return base * math.sqrt(n_views)
     return base * math.sqrt(n_views * d * (d - 1) / (ell * (ell - 1)))
-
-
-def pair_noise_tvd(views, cardinalities, n_records, epsilon):
-    """Expected noise of the pairs' tables read from ``views``, in total variation.
-
-    Each view is released with ``Laplace(w / epsilon)`` per cell (``w`` views);
-    a pair's table read from a view of ``L`` cells sums ``L / L_P`` cells per
-    cell of its own ``L_P``, and the views holding the pair are averaged with
-    inverse-variance weights, so a cell of the pair's table has standard
-    deviation ``sigma = (w / epsilon) sqrt(2 / sum_v (L_P / L_v))`` and the
-    table an expected total variation of ``L_P sigma / (N sqrt(2 pi))``
-    (half the mean absolute Gaussian error of ``L_P`` cells, over ``N``).
-    The generalisation of eq. 6.7 (Li et al.) to views of unequal sizes and
-    non-binary columns, as a distance comparable to the associations of two
-    columns.  Returns ``(mean over the covered pairs, share of pairs covered)``
-    (``(0.0, 0.0)`` with fewer than two columns).
-    """
-    cards = [int(c) for c in cardinalities]
-    d = len(cards)
-    if d < 2:
-        return 0.0, 0.0
-    inv = {}
-    for v in views:
-        cells = math.prod(cards[a] for a in v)
-        for a, b in itertools.combinations(sorted(v), 2):
-            inv[a, b] = inv.get((a, b), 0.0) + cards[a] * cards[b] / cells
-    if not inv:
-        return 0.0, 0.0
-    scale = len(views) / (float(epsilon) * max(float(n_records), 1.0))
-    errors = [cards[a] * cards[b] * scale * math.sqrt(2.0 / r) / math.sqrt(2 * math.pi)
-              for (a, b), r in inv.items()]
-    return float(np.mean(errors)), len(inv) / (d * (d - 1) // 2)
 
 
 def view_counts(codes, attrs, cardinalities):
@@ -344,7 +303,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 "mechanism": mechanism_name("laplace", self.noise), "epsilon": epsilon,
                 "sensitivity": float(m), "scale": m / epsilon}
 
-    def _plan(self, candidates, epsilon_views, final=True):
+    def _plan(self, candidates, epsilon_views):
         """The cell budget and the strength, on the views' domain ``view_cardinalities_``.
 
         With a given ``view_size``: the book's rule (the largest strength whose
@@ -352,7 +311,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         budget ``None``.  With cell-bounded views: :meth:`_plan_cells`.
         """
         if self.view_size == "auto":
-            return self._plan_cells(candidates, epsilon_views, final)
+            return self._plan_cells(candidates, epsilon_views)
         t = candidates[0]
         if len(candidates) > 1:
             for cand in candidates:
@@ -365,76 +324,56 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                     break
         return None, t
 
-    def _plan_cells(self, candidates, epsilon_views, final=True):
+    def _plan_cells(self, candidates, epsilon_views):
         """Cell budget and strength of cell-bounded views, from public facts only.
 
         The inputs are the views' domain (``view_cardinalities_``), the
-        budget of the views and the noisy record count.  The expected noise
-        of the pairs' tables (:func:`pair_noise_tvd`) of the strength-2
-        covers with budgets ``4, 8, ...`` up to the noise-versus-coverage
-        optimum (:meth:`_choose_budget`, the book's trade-off) decides:
-
-        - strength 1 (no pair required; ``strength="auto"`` only) when even
-          the least of them exceeds :data:`PAIR_TVD_LIMIT`; the budget is then
-          the largest whose views hold on average at least
-          :data:`MIN_CELL_SNR` noise scales of records per cell (few records
-          over many columns: small views, each column in one);
-        - otherwise the strength the book chooses (the largest ``t`` in the
-          candidates whose eq. 6.7 error is <= 0.003, else the first), with
-          the largest budget up to the optimum whose pairs' noise is at most
-          :data:`BUDGET_TVD_LIMIT`, else the budget of least noise: more,
-          smaller views when the optimum's would be noise-dominated.  The
-          plan on the full domain (``final=False``, whose number of views
-          sets the merge threshold) keeps the optimum budget.
-
-        A given ``max_view_cells`` is kept (only the strength is chosen);
-        without a noisy count (nothing to choose) the plan is the optimum
-        budget and the given strength.
+        budget of the views (``epsilon_views``) and the noisy record count.
+        The budget is the noise-versus-coverage optimum
+        (:meth:`_choose_budget`, the book's trade-off) and the strength the
+        book's (the largest candidate whose eq. 6.7 error is <= 0.003, else
+        the first), but for strength 1: when the pairs' cover at the optimum
+        has an eq. 6.7 error above :data:`PAIR_NOISE_LIMIT`
+        (``strength="auto"``) or ``strength=1`` is given, the budget is the
+        largest power of two whose views (each column in one) hold on average
+        at least :data:`MIN_CELL_SNR` noise scales of records per cell: with
+        few records over many columns, small views whose cells are not
+        dominated by noise.  A given ``max_view_cells`` is kept; without a
+        noisy count (nothing to choose) the plan is the optimum and the given
+        strength.
         """
         n, eps = self.noisy_count_, epsilon_views
         fixed = self.max_view_cells != "auto"
         optimum = int(self.max_view_cells) if fixed else self._choose_budget()
         if n is None:
             return optimum, candidates[0]
-        budgets = [optimum] if fixed else [2 ** k for k in range(2, optimum.bit_length())]
-        noise, previous = {}, None  # the pairs' noise of each distinct strength-2 cover
-        for b in budgets:
-            views = self._design(b, 2)
-            if views != previous:
-                noise[b] = pair_noise_tvd(views, self.view_cardinalities_, n, eps)[0]
-                previous = views
-        if candidates == [1] or (self.strength == "auto"
-                                 and min(noise.values()) > PAIR_TVD_LIMIT):
+        if candidates == [1] or (self.strength == "auto" and self._noise_error(
+                self._design(optimum, 2), n, eps) > PAIR_NOISE_LIMIT):
             if fixed:
                 return optimum, 1
-            budget = budgets[0]
-            for b in budgets:
-                views = self._design(b, 1)
+            budget = 4
+            for k in range(2, optimum.bit_length()):
+                views = self._design(2 ** k, 1)
                 cells = np.mean([math.prod(int(self.view_cardinalities_[a]) for a in v)
                                  for v in views])
                 if n * eps / (len(views) * cells) >= MIN_CELL_SNR:
-                    budget = b
+                    budget = 2 ** k
             return budget, 1
-        within = [b for b, e in noise.items() if e <= BUDGET_TVD_LIMIT]
-        if not final:
-            budget = optimum
-        else:
-            budget = max(within) if within else min(noise, key=lambda b: (noise[b], b))
         t = candidates[0]
         for cand in candidates:
-            if self._noise_error(self._design(budget, cand), n, eps) <= 0.003:
+            if self._noise_error(self._design(optimum, cand), n, eps) <= 0.003:
                 t = max(t, cand)
-        return budget, t
+        return optimum, t
 
     def _needs_count(self, candidates):
         """Whether the plan needs the record count: a public function of the parameters.
 
         The strength is chosen (more than one candidate), or the cell budget of
-        cell-bounded views over three or more columns is.
+        strength-1 cell-bounded views over two or more columns is.
         """
         return len(candidates) > 1 or (
-            self.view_size == "auto" and self.max_view_cells == "auto"
-            and self.n_features_in_ >= 3)
+            candidates == [1] and self.view_size == "auto" and self.max_view_cells == "auto"
+            and self.n_features_in_ >= 2)
 
     def _merged_counts(self, j):
         """The noisy value counts of column ``j`` on the views' (merged) codes."""
@@ -536,7 +475,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             spends.append({"name": "record count (to choose the views)",
                            "mechanism": mechanism_name("laplace", self.noise),
                            "epsilon": float(self.count_epsilon), "sensitivity": 1.0})
-        budget, t = self._plan(candidates, epsilon_views, final=not self.value_counts_)
+        budget, t = self._plan(candidates, epsilon_views)
         self.merged_values_ = MergedValues([None] * d, [None] * d)
         self.merge_min_count_ = None
         if self.value_counts_:
@@ -548,7 +487,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             if self.merged_values_:
                 self.view_cardinalities_ = self.merged_values_.cardinalities(self.cardinalities_)
                 codes = self.merged_values_.merge(codes)
-            budget, t = self._plan(candidates, epsilon_views)
+                budget, t = self._plan(candidates, epsilon_views)
         views = self._design(budget, t)
         ell = max(len(v) for v in views)
         self.max_view_cells_ = int(budget) if budget is not None else int(max(
