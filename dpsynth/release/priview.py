@@ -303,7 +303,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 "mechanism": mechanism_name("laplace", self.noise), "epsilon": epsilon,
                 "sensitivity": float(m), "scale": m / epsilon}
 
-    def _plan(self, candidates, epsilon_views):
+    def _plan(self, candidates, epsilon_views, final=True):
         """The cell budget and the strength, on the views' domain ``view_cardinalities_``.
 
         With a given ``view_size``: the book's rule (the largest strength whose
@@ -311,7 +311,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         budget ``None``.  With cell-bounded views: :meth:`_plan_cells`.
         """
         if self.view_size == "auto":
-            return self._plan_cells(candidates, epsilon_views)
+            return self._plan_cells(candidates, epsilon_views, final)
         t = candidates[0]
         if len(candidates) > 1:
             for cand in candidates:
@@ -324,7 +324,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                     break
         return None, t
 
-    def _plan_cells(self, candidates, epsilon_views):
+    def _plan_cells(self, candidates, epsilon_views, final=True):
         """Cell budget and strength of cell-bounded views, from public facts only.
 
         The inputs are the views' domain (``view_cardinalities_``), the
@@ -338,9 +338,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         largest power of two whose views (each column in one) hold on average
         at least :data:`MIN_CELL_SNR` noise scales of records per cell: with
         few records over many columns, small views whose cells are not
-        dominated by noise.  A given ``max_view_cells`` is kept; without a
-        noisy count (nothing to choose) the plan is the optimum and the given
-        strength.
+        dominated by noise.  The plan on the full domain (``final=False``,
+        before rare values are merged; its number of views sets the merge
+        threshold) keeps the optimum at strength 1 too.  A given
+        ``max_view_cells`` is kept; without a noisy count (nothing to choose)
+        the plan is the optimum and the given strength.
         """
         n, eps = self.noisy_count_, epsilon_views
         fixed = self.max_view_cells != "auto"
@@ -349,7 +351,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             return optimum, candidates[0]
         if candidates == [1] or (self.strength == "auto" and self._noise_error(
                 self._design(optimum, 2), n, eps) > PAIR_NOISE_LIMIT):
-            if fixed:
+            if fixed or not final:
                 return optimum, 1
             budget = 4
             for k in range(2, optimum.bit_length()):
@@ -475,7 +477,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             spends.append({"name": "record count (to choose the views)",
                            "mechanism": mechanism_name("laplace", self.noise),
                            "epsilon": float(self.count_epsilon), "sensitivity": 1.0})
-        budget, t = self._plan(candidates, epsilon_views)
+        budget, t = self._plan(candidates, epsilon_views, final=not self.value_counts_)
         self.merged_values_ = MergedValues([None] * d, [None] * d)
         self.merge_min_count_ = None
         if self.value_counts_:
@@ -487,7 +489,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             if self.merged_values_:
                 self.view_cardinalities_ = self.merged_values_.cardinalities(self.cardinalities_)
                 codes = self.merged_values_.merge(codes)
-                budget, t = self._plan(candidates, epsilon_views)
+            budget, t = self._plan(candidates, epsilon_views)
         views = self._design(budget, t)
         ell = max(len(v) for v in views)
         self.max_view_cells_ = int(budget) if budget is not None else int(max(
