@@ -30,8 +30,10 @@ Usage, from the repository root::
         [--strengths 1] [--label default] [--table-only]
 
 ``--label before`` runs the default under another label.  In
-``results/priview.md``: ``merged`` is the current default (rare values of
-many-valued columns merged before the views); ``no merging (7d2e3b1)`` the
+``results/priview.md``: ``cell-SNR strength-1 views`` is the current default
+(strength-1 views sized so that each cell holds ten noise scales of
+records); ``merged`` the default before it (rare values of many-valued
+columns merged before the views, strength-1 views at the pairs' budget); ``no merging (7d2e3b1)`` the
 default of commit 7d2e3b1 (views by cells, no merging), and the fixed
 ``max_view_cells``/``strength`` rows were run on that code too; ``before``
 is the code before issue #34, run from a checkout of it.

@@ -121,7 +121,12 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         (``view_cardinalities_``, after merging), as the book's
         ``ell = 8`` is independent of the data: 256
         cells (8 columns) on binary tables, larger budgets holding a
-        many-valued column with a few others on non-binary ones.  Set it to
+        many-valued column with a few others on non-binary ones.  At
+        strength 1 (no pair covered): the largest power of two whose views
+        hold on average at least ``MIN_CELL_SNR = 10`` noise scales of
+        records per cell (``N epsilon / (w L)``, ``N`` the noisy record
+        count, ``w`` the views): with few records per column, small views
+        whose cells are not dominated by noise.  Set it to
         trade noise for coverage yourself: larger when associations among
         three or more columns matter more than the noise of each cell (many
         records, a large epsilon), smaller when the cells are noise-dominated
@@ -136,10 +141,12 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         the noise of a pair's table would be of the order of the pairwise
         associations the views are meant to carry).  ``1``: no pair is
         required, each column lies in one view, the views as wide as the
-        budget allows.
+        budget allows (see ``max_view_cells`` for the automatic budget).
     count_epsilon : float, default=0.001
-        Budget of the record count that ``strength="auto"`` needs (only spent
-        when more than one strength is possible: three or more columns).  Its noise has scale
+        Budget of the record count that ``strength="auto"`` and the
+        automatic strength-1 budget need (only spent when more than one
+        strength is possible, three or more columns, or when ``strength=1``
+        is given with the automatic budget).  Its noise has scale
         ``1 / count_epsilon`` (1000 records by default: a rough estimate, as
         the book suggests).
     merge_share : float in [0, 1), default=0.1
@@ -201,7 +208,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         the largest view.
     noisy_count_ : float or None
         The Laplace count of the records (at least 1) that chose the
-        strength, ``None`` when it was not needed.
+        strength (and the budget at strength 1), ``None`` when it was not
+        needed.
     marginal_sets_ : list of tuple of int
         The views' column sets (the covering design; a function of the
         views' domain).
