@@ -119,7 +119,7 @@ CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswit
 #: The pins under pandas 3 (the stack CI installs).
 PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
-    'priview_demo': [None, '2ad29c32e765f401'],
+    'priview_demo': [None, 'a6d2c689313f5b67'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
     'workload_adult': ['db1cc41e0c33f8ed', '4be9da696d1eca29'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
