@@ -297,6 +297,24 @@ class Binning:
         return self.special + self.frequent
 
     @property
+    def empty_intervals(self):
+        """Which intervals can hold no record: those of an integer column whose every
+        integer is a point value (public: a function of the edges and points).
+
+        Such a value is coded to its point bin, and a value clipped into the
+        interval is clipped to a point value (:func:`encode_binning`), so the
+        interval's code is impossible (:attr:`Schema.possible_attributes`).
+        """
+        n = self.n_intervals
+        if not self.integer or not self.points:
+            return np.zeros(n, dtype=bool)
+        edges = self.edge_array
+        points = np.sort(np.asarray(self.points, dtype=np.float64))
+        inside = (np.searchsorted(points, edges[1:], "left")
+                  - np.searchsorted(points, edges[:-1], "left"))
+        return np.diff(edges) - inside <= 0
+
+    @property
     def labels(self):
         return (bin_labels(self.edge_array, self.integer)
                 + [point_label(v) for v in self.points])
@@ -690,13 +708,19 @@ class Schema:
         The missing code is impossible in a column whose dtype cannot hold a
         missing value (numpy integers and booleans) or whose declaration
         says it has none; a public universe must not contain it, or noise
-        could fabricate missing values there.
+        could fabricate missing values there.  So is an interval of an
+        integer column whose integers are all point values
+        (:attr:`Binning.empty_intervals`): a binary column whose two values
+        are DP point masses has the two codes of its points only.
         """
         possible = np.ones(self.n_attributes, dtype=bool)
-        if self.missing == "category":
-            for j, column in enumerate(self.columns):
-                if not (column.has_missing and can_hold_missing(column.dtype)):
-                    possible[self.offsets[j + 1] - 1] = False
+        for j, column in enumerate(self.columns):
+            if self.missing == "category" and not (column.has_missing
+                                                   and can_hold_missing(column.dtype)):
+                possible[self.offsets[j + 1] - 1] = False
+            if column.binning is not None:
+                empty = column.binning.empty_intervals
+                possible[self.offsets[j]:self.offsets[j] + empty.size] &= ~empty
         return possible
 
     def possible_codes(self):

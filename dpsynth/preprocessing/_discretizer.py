@@ -133,7 +133,10 @@ def encode_binning(values, binning, name):
 
     A value equal to a point value (declared special or DP-frequent; at the
     declared ``decimals``, if any) gets that point's bin, wherever it lies; the others get their interval
-    (clipped into the end bins or refused, per ``binning.clip``).
+    (clipped into the end bins or refused, per ``binning.clip``).  An integer
+    value clipped onto a point value gets that point's bin, so that an
+    interval whose integers are all point values stays empty
+    (:attr:`~dpsynth.schema.Binning.empty_intervals`).
     """
     values = np.asarray(values, dtype=np.float64)
     points = np.asarray(binning.points, dtype=np.float64)
@@ -144,6 +147,9 @@ def encode_binning(values, binning, name):
         with np.errstate(over="ignore", invalid="ignore"):  # +-inf: no warning of its own
             matched = (values if binning.decimals is None or binning.integer
                        else np.round(values, binning.decimals))
+        if binning.clip and binning.integer:  # as clipped (+-inf stays, and is refused)
+            lo, hi = _value_range(binning.edge_array, True)
+            matched = np.where(np.isfinite(matched), np.clip(matched, lo, hi), matched)
         order = np.argsort(points, kind="stable")
         position = np.clip(np.searchsorted(points[order], matched), 0, points.size - 1)
         is_point = points[order][position] == matched
