@@ -160,6 +160,14 @@ def default_missing_marker(dtype):
 
 
 # ------------------------------------------------------------------ binning
+def integer_room(lower, upper, points):
+    """Integers of each ``[lower_i, upper_i)`` that are no point value (``points``:
+    the point values, any order)."""
+    points = np.sort(np.asarray(points, dtype=np.float64))
+    inside = np.searchsorted(points, upper, "left") - np.searchsorted(points, lower, "left")
+    return (upper - lower) - inside
+
+
 def bin_labels(edges, integer):
     """Readable bin names: ``"[0, 12]"`` (integer bins list their first and
     last value), ``"[0, 2.5)"`` and a closed last float bin ``"[7.5, 10]"``."""
@@ -309,10 +317,7 @@ class Binning:
         if not self.integer or not self.points:
             return np.zeros(n, dtype=bool)
         edges = self.edge_array
-        points = np.sort(np.asarray(self.points, dtype=np.float64))
-        inside = (np.searchsorted(points, edges[1:], "left")
-                  - np.searchsorted(points, edges[:-1], "left"))
-        return np.diff(edges) - inside <= 0
+        return integer_room(edges[:-1], edges[1:], self.points) <= 0
 
     @property
     def labels(self):
