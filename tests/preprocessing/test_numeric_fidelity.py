@@ -229,12 +229,17 @@ def test_an_interval_whose_integers_are_all_points_is_an_impossible_code():
     mixed = Binning((0.0, 2.0, 5.0), True, special=(0.0, 1.0, 2.0, 4.0))
     assert mixed.empty_intervals.tolist() == [True, False]
     assert not Binning((0.0, 1.0, 2.0), False, frequent=(0.0, 1.0)).empty_intervals.any()
-    # a value clipped onto a point value gets the point's code, not the empty interval's
-    codes = encode_binning(np.array([-3.0, 0.0, 1.0, 7.0, np.nan]),
-                           Binning((0.0, 1.0, 2.0), True, clip=True, frequent=(0.0, 1.0)),
-                           "v")
-    assert codes.tolist() == [2, 2, 3, 3, -1]
-    # without clipping an outside value is still refused
+    # a value clipped onto a point value, or a non-integer held as a point's integer,
+    # gets the point's code, not the empty interval's
+    clipped = Binning((0.0, 1.0, 2.0), True, clip=True, frequent=(0.0, 1.0))
+    codes = encode_binning(np.array([-3.0, 0.0, 1.0, 7.0, np.nan, 0.5, 1.5]), clipped, "v")
+    assert codes.tolist() == [2, 2, 3, 3, -1, 2, 3]
+    # a point value outside the bounds is still its own; +-inf and, without
+    # clipping, an outside value are still refused
+    special = Binning((0.0, 500.0, 1000.0), True, clip=True, special=(-9.0,))
+    assert encode_binning(np.array([-9.0, -12.0, 999.0]), special, "v").tolist() == [2, 0, 1]
+    with pytest.raises(ValueError, match="infinite"):
+        encode_binning(np.array([np.inf]), clipped, "v")
     with pytest.raises(ValueError, match="outside its bounds"):
         encode_binning(np.array([7.0]), binary, "v")
     schema = Schema((Column("v", np.dtype(np.int64), tuple(binary.labels), declared=True,
