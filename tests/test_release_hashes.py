@@ -121,7 +121,7 @@ PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, 'a6d2c689313f5b67'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['db1cc41e0c33f8ed', '4be9da696d1eca29'],
+    'workload_adult': ['d56c8f8c6cbe29c5', '8bc65fb6b8462e5b'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
     'workload_messy_continuous': ['6c3d93e41f8ae7c5', '07d1934bb6142c3d'],
     'workload_messy_default': ['b0261decf5ce6d63', '2ca613a1343caef0'],
@@ -131,7 +131,7 @@ PINNED = {
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['4d678e5d3e8259f2', '4de4b74f1111fa8b'],
+    'workload_adult': ['f609ec0e91499d8e', '8731ff865b7430d5'],
     'workload_messy_continuous': ['9ae32824127efaba', 'b9c6d697881ee289'],
     'workload_messy_default': ['ef965ece78434f22', '5793f3ee04737688'],
 }

@@ -184,7 +184,12 @@ def encode_binning(values, binning, name, weights=None):
 
     A value equal to a point value (declared special or DP-frequent; at the
     declared ``decimals``, if any) gets that point's bin, wherever it lies; the others get their interval
-    (clipped into the end bins or refused, per ``binning.clip``).  ``weights``
+    (clipped into the end bins or refused, per ``binning.clip``).  In an
+    integer column, a value that the interval would hold as a point value's
+    integer (a value clipped onto it, or a non-integer such as 2.5 in the
+    half-open ``[2, 3)``) gets that point's bin too, so that an interval
+    whose integers are all point values holds no record
+    (:attr:`~dpsynth.schema.Binning.empty_intervals`).  ``weights``
     (records per value) only counts the records in that error.
     """
     values = np.asarray(values, dtype=np.float64)
@@ -197,13 +202,25 @@ def encode_binning(values, binning, name, weights=None):
             matched = (values if binning.decimals is None or binning.integer
                        else np.round(values, binning.decimals))
         order = np.argsort(points, kind="stable")
-        position = np.clip(np.searchsorted(points[order], matched), 0, points.size - 1)
-        is_point = points[order][position] == matched
-        codes[is_point] = binning.n_intervals + order[position[is_point]]
+        is_point, index = _point_index(points, order, matched)
+        if binning.integer:  # the integer an interval holds the value as (+-inf: refused)
+            lo, hi = _value_range(binning.edge_array, True)
+            held = np.floor(np.clip(matched, lo, hi) if binning.clip else matched)
+            held[~np.isfinite(matched) | is_point] = np.nan
+            again, index_again = _point_index(points, order, held)
+            is_point, index = is_point | again, np.where(again, index_again, index)
+        codes[is_point] = binning.n_intervals + index[is_point]
     rest = ~is_point
     codes[rest] = _encode(values[rest], binning.edge_array, binning.integer, binning.clip,
                           name, None if weights is None else np.asarray(weights)[rest])
     return codes
+
+
+def _point_index(points, order, matched):
+    """Which ``matched`` values are point values, and the index of their point
+    (``order``: the points' argsort)."""
+    position = np.clip(np.searchsorted(points[order], matched), 0, points.size - 1)
+    return points[order][position] == matched, order[position]
 
 
 def _draw(lower, upper, integer, closed, rng, points, middle=False):
