@@ -715,11 +715,9 @@ def _check_quantile_args(quantiles, bounds, epsilon):
 def _clipped_distinct(values, weights, lo, hi):
     """Sorted distinct values clipped to ``[lo, hi]`` and their numbers of records."""
     values = np.asarray(values, dtype=np.float64)
-    if values.ndim != 1:
-        raise ValueError("values must be 1-D.")
     if np.isnan(values).any():
         raise ValueError("values must not contain NaN; drop missing values first.")
-    return merge_weights(np.clip(values, lo, hi), weights)
+    return merge_weights(np.clip(values, lo, hi), weights)  # refuses a value array not 1-D
 
 
 def _quantile_pieces(distinct, counts, lo, hi):
