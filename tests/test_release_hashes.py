@@ -119,21 +119,21 @@ CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswit
 #: The pins under pandas 3 (the stack CI installs).
 PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
-    'priview_demo': [None, '2ad29c32e765f401'],
+    'priview_demo': [None, 'a6d2c689313f5b67'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['d275f245f615f251', 'e9825b91816b4ba5'],
+    'workload_adult': ['d56c8f8c6cbe29c5', '8bc65fb6b8462e5b'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['f94fedd35376a607', '7095abe5c1564a69'],
-    'workload_messy_default': ['fac8e0eb2c2f93fa', '5b3aa767c3715fca'],
+    'workload_messy_continuous': ['6c3d93e41f8ae7c5', '07d1934bb6142c3d'],
+    'workload_messy_default': ['b0261decf5ce6d63', '2ca613a1343caef0'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['715b502acce10856', '6389f422bff76b8e'],
-    'workload_messy_continuous': ['982c0fc880cf280a', 'cb6393457833abcd'],
-    'workload_messy_default': ['c22367cc2c1936e6', '6e9c75252c0edcf4'],
+    'workload_adult': ['f609ec0e91499d8e', '8731ff865b7430d5'],
+    'workload_messy_continuous': ['9ae32824127efaba', 'b9c6d697881ee289'],
+    'workload_messy_default': ['ef965ece78434f22', '5793f3ee04737688'],
 }
 
 
