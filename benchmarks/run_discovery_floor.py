@@ -21,9 +21,9 @@ come within ``x`` of it only if the floor is below ``x`` times it.
 
 A second table gives the floor of the release as it runs today, with its
 second discovery round (:func:`two_round_floor`): the first round at
-``SECOND_ROUND_DELTA`` less delta, the columns the release's rule selects
-from their expected frequency profiles measured again with the ``rho`` it
-gives them, a value unreleased when it stays below both rounds' thresholds.
+``SECOND_ROUND_DELTA`` less delta, the columns whose expected undiscovered
+count passes the release's rule measured again, a value unreleased when it
+stays below both rounds' thresholds.
 
 Usage, from the repository root::
 
@@ -41,10 +41,10 @@ from scipy.stats import norm
 
 from dpsynth import accounting
 from dpsynth.mechanisms import discrete_gaussian_scale
-from dpsynth.release.workload_release import (PROFILE_SHARE, SECOND_ROUND_DELTA,
-                                              SECOND_ROUND_SHARE, _Round, _second_round_rhos,
-                                              combined_threshold, discovery_proportion,
-                                              frequency_profile, profile_levels)
+from dpsynth.release.workload_release import (MAX_GAIN, MIN_REMAINDER, NOISE_MARGIN,
+                                              REMAINDER_SHARE,
+                                              SECOND_ROUND_DELTA, SECOND_ROUND_SHARE,
+                                              combined_threshold, discovery_proportion)
 from dpsynth.accounting import gdp_mu
 
 from ._results import RESULTS, save
@@ -82,43 +82,34 @@ def floor(real, scale, tau, lengths=(1, 2, 3)):
 def two_round_floor(real, rho, delta, lengths=(1, 2, 3)):
     """The floor of :func:`floor` for the release's two discovery rounds.
 
-    ``rho`` is the first round's budget.  The second round's ``rho`` per
-    column is the release's (``_second_round_rhos``) applied to each
-    column's expected frequency profile (every value's layers weighted by its
-    probability of staying unreleased; no noise); there a value stays
-    unreleased when its first noisy count is below the first threshold and
-    the second round's statistic below its threshold (a bivariate normal
-    probability: the mean of both rounds is correlated with the first).
-    Returns the floor, the number of columns selected and the lowest second
-    threshold (None if none).
+    ``rho`` is the first round's budget.  A column takes part in the second
+    round when its expected undiscovered count passes the release's rule
+    (``MIN_REMAINDER`` of its records and ``NOISE_MARGIN`` times the remainder count's noise,
+    taken at its expectation); there a value stays unreleased when its first
+    noisy count is below the first threshold and the second round's statistic
+    below its threshold (a bivariate normal probability: the mean of both
+    rounds is correlated with the first).  Returns the floor, the number of
+    columns selected and the second round's threshold (None if none).
     """
     from scipy.stats import multivariate_normal
 
     n, d = real.shape
     scale, tau = threshold(d, rho, delta * (1.0 - SECOND_ROUND_DELTA))
-    first, profile = _Round(rho, d, "discrete"), _Round(PROFILE_SHARE * rho, d, "discrete")
+    rest = discrete_gaussian_scale(math.sqrt(d / (2.0 * REMAINDER_SHARE * rho)))
     counts = [_record_counts(real[name]) for name in real.columns]
     unreleased = np.zeros(real.shape)
-    levels = profile_levels(tau)
-    layers, released = {}, {}
-    for j, (name, c) in enumerate(zip(real.columns, counts)):
+    for j, c in enumerate(counts):
         unreleased[:, j] = np.where(np.isnan(c), 0.0, norm.cdf((tau - c) / scale))
-        values = real[name].value_counts().to_numpy()
-        p = norm.cdf((tau - values) / scale)
-        layers[j] = sum(q * frequency_profile([v], levels) for q, v in zip(p, values))
-        released[j] = (None, np.array([float(n) - layers[j].sum()]), None)
-    rhos = _second_round_rhos(layers, released, levels, first, profile, rho,
-                              SECOND_ROUND_SHARE * rho, delta * SECOND_ROUND_DELTA, "discrete")
-    if not rhos:
+    remainder = unreleased.sum(axis=0)
+    selected = [j for j in range(d) if remainder[j] > max(MIN_REMAINDER * n, NOISE_MARGIN * rest)]
+    if not selected:
         return _unmatched(unreleased, lengths), 0, None
-    k, lowest = len(rhos), math.inf
-    for j, rho_j in rhos.items():
-        second = _Round(rho_j, 1, "discrete").scale
-        alone = accounting.first_level_threshold(second / math.sqrt(k), k,
-                                                 delta * SECOND_ROUND_DELTA) + 1.0
-        mean = combined_threshold(scale, second, k, delta * SECOND_ROUND_DELTA, "discrete")
-        lowest = min(lowest, mean, alone)
-        variance = 1.0 / (1.0 / scale**2 + 1.0 / second**2)
+    k = len(selected)
+    rho_second = min(SECOND_ROUND_SHARE, MAX_GAIN * k / d) * rho
+    second, alone = threshold(k, rho_second, delta * SECOND_ROUND_DELTA)
+    mean = combined_threshold(scale, second, k, delta * SECOND_ROUND_DELTA, "discrete")
+    variance = 1.0 / (1.0 / scale**2 + 1.0 / second**2)
+    for j in selected:
         present = ~np.isnan(counts[j])
         for c in np.unique(counts[j][present]):
             if mean <= alone:  # first noisy count and the mean of both: correlated normals
@@ -128,7 +119,7 @@ def two_round_floor(real, rho, delta, lengths=(1, 2, 3)):
             else:
                 p = norm.cdf((tau - c) / scale) * norm.cdf((alone - c) / second)
             unreleased[present & (counts[j] == c), j] = p
-    return _unmatched(unreleased, lengths), k, lowest
+    return _unmatched(unreleased, lengths), k, min(mean, alone)
 
 
 def _unmatched(unreleased, lengths):
@@ -185,7 +176,7 @@ def main(argv=None):
                     + (f" | {ref:.3f} | {bound['3'] / ref:.2f}x |" if ref else " | - | - |"))
                 print(lines[-1], flush=True)
             share = discovery_proportion(epsilon)
-            bound, k, tau = two_round_floor(real, share * rho / (1.0 + PROFILE_SHARE), delta)
+            bound, k, tau = two_round_floor(real, share * rho, delta)
             ref = declared.get((dataset, float(epsilon)))
             records.append({"dataset": dataset, "epsilon": epsilon, "rows": n, "delta": delta,
                             "discovery_share": share, "second_round_columns": k,

@@ -29,10 +29,12 @@ _DP_DETAILS = {"contribution_bounds", "noise_scales", "thresholds", "n_candidate
 def _adaptive(mechanism):
     """A mechanism of the workload release's adaptive rounds: which marginals were
     selected, and how the budget was annealed, are DP outputs; so is whether the
-    second discovery round measured anything, in which columns and with what budget
-    (its reserved delta is listed always)."""
+    second discovery round measured anything, which columns had their frequency
+    profile measured and got an extra budget, and how much (its reserved delta
+    is listed always)."""
     return (" round " in mechanism["name"]
-            or mechanism["name"].startswith("discovery of undeclared values, second round"))
+            or mechanism["name"].startswith(("discovery of undeclared values, second round",
+                                             "frequency profile of undiscovered values")))
 
 
 def public_part(document, dp_binned=()):

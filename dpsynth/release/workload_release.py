@@ -35,29 +35,23 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
    column's 1-way marginal sums to the same number of records; the other
    code (whose records depend on which values were released) is measured
    in step 3 only.  A **second round** (:func:`_discover`) then measures
-   each undeclared column's **frequency profile** of the values the first
-   round did not release (:func:`frequency_profile`: the records of those
-   values by layers of their counts, at public levels set from the first
-   round's threshold; one record changes one layer of one profile per
-   column by one, so a share ``PROFILE_SHARE`` of the first round's ``rho``
-   measures them all at L2 sensitivity ``sqrt(bound)``).  From the noisy
-   profiles (DP outputs) it estimates, column by column, the records a
-   second measurement of a given ``rho`` would release
-   (:func:`gain_coefficients`), and gives ``rho`` to the columns where that
-   gain is worth its price (``SECOND_ROUND_PRICE``, at most
-   ``SECOND_ROUND_SHARE`` of the first round's ``rho`` in all and
-   ``SECOND_ROUND_REST`` of what the later steps would have, chosen
-   exactly among the steps ``GAIN_STEPS``): an identifier-like column, whose
-   undiscovered records lie in values no round can reach, gets nothing, and
-   a few columns with many values just below the threshold get much.  Each
-   selected column's counts are measured again with its own ``rho``; a value
+   each undeclared column's count of records left to other (a share
+   ``REMAINDER_SHARE`` of the first round's ``rho``) and, for the columns
+   where that noisy count is large (a DP output), measures their counts
+   again (``SECOND_ROUND_SHARE`` of the first round's ``rho``, spread over
+   those columns only, so each gets more than in the first round); a value
    is released when the mean of its two noisy counts passes a threshold set
    for that mean.  The two rounds share the set union's ``delta / 2``
    (``SECOND_ROUND_DELTA`` of it for the second, spent even when no column
-   is selected); the second round's ``rho`` is spent only when it runs.  The
-   profile's total is a noisy count of the other code's records, averaged
-   into the 1-way marginals like the other discovery counts where the
-   second round left the column out.
+   is selected); the second round's ``rho`` is spent only when it runs.
+   Where many values may lie just below the threshold (a selected column's
+   noisy remainder above ``EXTRA_MIN`` thresholds) and the later steps can
+   spare it, the **frequency profile** of such a column's unreleased values
+   (:func:`frequency_profile`, a share ``PROFILE_SHARE``) says how many
+   records more ``rho`` would release, and the column gets an *extra*
+   ``rho`` in the second round (:func:`_extra_rhos`) on top of its broad
+   share: an identifier-like column, whose undiscovered records lie in
+   values no round can reach, gets nothing.
 3. **Adaptive selection** (:func:`~dpsynth.release.adaptive_selection.release_workload`,
    after AIM, McKenna et al. 2022) over the public domain: all 1-way
    marginals, then rounds of exponential-mechanism selection of a 2- or
@@ -104,55 +98,77 @@ def discovery_proportion(epsilon):
 SECOND_ROUND_DELTA = 0.5
 """Share of the set union's ``delta`` reserved for the second discovery round
 (spent whether or not a column is selected: the worst case counts)."""
-PROFILE_SHARE = 0.2
-"""``rho`` of the frequency profiles of the undiscovered values, as a share of
-the first round's."""
+REMAINDER_SHARE = 0.1
+"""``rho`` of the noisy undiscovered counts, as a share of the first round's."""
+SECOND_ROUND_SHARE = 0.5
+"""``rho`` of the second discovery round, as a share of the first round's
+(spent only when a column is selected; otherwise the later steps have it), at
+most ``MAX_GAIN`` times the first round's ``rho`` per column for the columns
+selected."""
+MAX_GAIN = 4.0
+"""See ``SECOND_ROUND_SHARE``: a few columns selected among many do not take
+the budget of the later measurements for a small gain."""
+MIN_REMAINDER = 0.02
+"""A column takes part in the second round when its noisy undiscovered count is
+above this share of its estimated records and ``NOISE_MARGIN`` times the
+count's noise scale."""
+NOISE_MARGIN = 3.0
+"""See ``MIN_REMAINDER``: a column with nothing undiscovered is selected with
+probability below 0.0014.  Also the margin of the extra's expected gain (in
+noise scales of its estimate)."""
+EXTRA_MIN = 2.0
+"""A column selected for the second round is a candidate for an *extra* budget
+when its noisy undiscovered count is above this many first-round thresholds
+(only then can many values just below the threshold hold its records)."""
+PROFILE_SHARE = 0.1
+"""``rho`` of the candidates' frequency profiles, as a share of the first
+round's (spent only when a column is a candidate)."""
 PROFILE_LEVELS = (0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0)
 """The profile's levels as shares of the first round's threshold ``tau``
-(:func:`profile_levels`): a value with fewer than ``tau / 4`` records is out
-of reach of any second round, so the layer below is not split; the layers
-above are narrow where a second round's threshold falls."""
-GAIN_STEPS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
-"""The second round's ``rho`` a column may get, in units of its first-round
+(:func:`profile_levels`): values with at most ``tau / 4`` records are out of
+reach of any second round and not measured; the layers are narrow where a
+second round's threshold falls."""
+GAIN_STEPS = (1.0, 2.0, 4.0, 8.0, 16.0)
+"""The extra ``rho`` a candidate may get, in units of a column's first-round
 ``rho`` (the first round's over the undeclared columns)."""
-SECOND_ROUND_SHARE = 1.5
-"""The second round's ``rho`` in all is at most this share of the first
-round's (spent only when a column is selected; otherwise the later steps have it)."""
-SECOND_ROUND_REST = 0.5
-"""...and at most this share of the ``rho`` that the first round and the
-profiles leave to the later steps (at small epsilon the discovery share is large)."""
-SECOND_ROUND_PRICE = 0.1
-"""A unit of ``GAIN_STEPS`` (``1/u`` of the first round's ``rho``) is spent on a
-column only where it is expected to release at least this share of ``1/u`` of
-the column's estimated records."""
-NOISE_MARGIN = 3.0
-"""The expected release of a column is counted this many of its noise
-scales (from the profile's noise) below its estimate."""
+EXTRA_SHARE = 1.5
+"""The extra ``rho`` in all is at most this share of the first round's..."""
+EXTRA_REST = 0.5
+"""...and at most this share of what the discovery leaves to the later steps."""
+MIN_EXTRA = 4.0
+"""The profiles are measured only when the extras may take at least this many
+units of ``GAIN_STEPS`` (a public function of epsilon and the number of
+undeclared columns): at small epsilon the discovery leaves the later steps
+too little for an extra to pay for the profiles."""
+EXTRA_PRICE = 0.1
+"""A unit of ``GAIN_STEPS`` is spent on a candidate only where it is expected to
+release at least this share of ``1/u`` of the column's estimated records more
+than the second round's broad share would."""
 
 
 def profile_levels(threshold):
-    """The public integer levels ``0 = t_0 < ... < t_L`` of :func:`frequency_profile`:
-    0 and ``round(share * threshold)`` for the shares ``PROFILE_LEVELS`` (those above 0)."""
+    """The public integer levels ``0 < t_1 < ... < t_L`` of :func:`frequency_profile`:
+    ``round(share * threshold)`` for the shares ``PROFILE_LEVELS`` (those above 0)."""
     top = max(float(threshold), 1.0)
     levels = {int(round(share * top)) for share in PROFILE_LEVELS}
-    return np.array([0] + sorted(v for v in levels if v > 0), dtype=np.int64)
+    return np.array(sorted(v for v in levels if v > 0), dtype=np.int64)
 
 
 def frequency_profile(counts, levels):
-    """Records of each layer of the values' counts (a "layer cake").
+    """Records of each upper layer of the values' counts (a "layer cake").
 
     Entry ``l`` is ``sum_v min(max(c_v - t_l, 0), t_{l+1} - t_l)`` over the
     values ``v`` of counts ``c_v`` (the last layer is unbounded): the records
     of the values with more than ``t_l`` records that lie between their
-    ``t_l``-th and ``t_{l+1}``-th, so the entries add up to the records of
-    all the values, and the entry of layer ``l`` over its width is the
-    average, over ``t`` in the layer, of the number of values with more than
-    ``t`` records (the frequency profile).  **Sensitivity**: one record more
-    of value ``v`` (``c_v`` to ``c_v + 1``, a new value from 0 to 1) adds 1
-    to exactly the layer holding ``c_v`` (``t_l <= c_v < t_{l+1}``, the
-    levels being integers) and changes no other; one record less subtracts
-    1 from one layer.  So over ``u`` columns, one record per column, the
-    profiles have L2 sensitivity ``sqrt(u)``, as one count per column.
+    ``t_l``-th and ``t_{l+1}``-th, so the entry of layer ``l`` over its width
+    is the average, over ``t`` in the layer, of the number of values with
+    more than ``t`` records.  Records below ``t_1`` are in no layer.
+    **Sensitivity**: one record more of value ``v`` (``c_v`` to ``c_v + 1``,
+    a new value from 0 to 1) adds 1 to the layer holding ``c_v`` (``t_l <=
+    c_v < t_{l+1}``, the levels being integers), or to none if ``c_v < t_1``,
+    and changes no other; one record less subtracts 1 from at most one layer.
+    So over ``k`` columns, one record per column, the profiles have L2
+    sensitivity ``sqrt(k)``, as one count per column.
     """
     counts = np.asarray(counts, dtype=np.int64)
     widths = np.append(np.diff(levels), np.iinfo(np.int64).max // 4)
@@ -160,17 +176,17 @@ def frequency_profile(counts, levels):
 
 
 def gain_coefficients(levels, threshold, scale):
-    """Linear map from a column's profile to the records a round releases.
+    """Linear map from a column's profile to the records a measurement releases.
 
     The values of a layer are spread evenly over its counts (``t_l + 1,
-    ..., t_{l+1}``; those of the top layer held ``2 t_L``); the number of
-    values with more than ``t`` records is the layer's average (its entry over
-    its width; the top layer: over ``t_L``); a value of ``c`` records is
+    ..., t_{l+1}``; those of the top layer hold ``2 t_L``); the number of
+    values with more than ``t`` records is the layer's average (its entry
+    over its width; the top layer: over ``t_L``); a value of ``c`` records is
     released when ``c`` plus noise of ``scale`` passes ``threshold``
     (probability ``Phi((c - threshold) / scale)``).  The expected records
     released, ``sum_l n_l g_l`` (``n_l`` the values of layer ``l``, ``g_l``
     their mean of ``c Phi(...)``), is linear in the profile: the
-    coefficients are returned.
+    coefficients are returned.  Values below ``t_1`` count for nothing.
     """
     from scipy.special import ndtr
 
@@ -240,8 +256,8 @@ def combined_threshold(scale_first, scale_second, bound, delta, noise):
     return 1.0 + s * float(-ndtri(q))
 
 
-def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_profile=0.0,
-              rho_second=0.0):
+def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.0,
+              rho_second=0.0, rho_profile=0.0, rho_extra=0.0):
     """Released attributes of the undeclared columns (DP set union, in up to two rounds).
 
     **First round**: Gaussian noise (``rho``) on the counts of the observed
@@ -251,36 +267,47 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_profile=0.0,
     column, so the L2 sensitivity stays ``sqrt(bound)``); the values above
     the set union's threshold at ``(1 - SECOND_ROUND_DELTA) delta`` are released.
 
-    **Second round** (``rho_profile > 0``): each undeclared column's
-    :func:`frequency_profile` of the values the first round did not release,
-    at the public levels :func:`profile_levels` of the first round's
-    threshold, is measured with ``rho_profile`` (the first round's releases
-    are DP outputs, so the profiles are queries like any other: one record
-    changes one layer of each column's profile by one, L2 sensitivity
-    ``sqrt(bound)``).  :func:`_second_round_rhos` turns the noisy profiles
-    into a ``rho`` per column (DP outputs and public numbers only; at most
-    ``rho_second`` in all); each selected column's counts are measured again
-    with its own ``rho`` (every observed value and the missing code, the
-    released ones too; one Gaussian mechanism per column, sensitivity one
-    unit per column, so they compose to the sum of their ``rho``), and a
-    value is released when the inverse-variance mean of its two noisy counts
-    passes :func:`combined_threshold` at ``SECOND_ROUND_DELTA delta`` for the
-    ``s`` selected columns (or the second count alone its own threshold,
+    **Second round** (``rho_remainder > 0``): each undeclared column's count
+    of records whose value was not released (the first round's releases are
+    public, so this is a count of L2 sensitivity ``sqrt(bound)`` over the
+    columns) is measured with ``rho_remainder``; the columns whose noisy
+    remainder exceeds ``MIN_REMAINDER`` of their estimated records and
+    ``NOISE_MARGIN`` times its noise scale (DP outputs only) have their
+    counts measured again with ``rho_second`` (at most ``MAX_GAIN rho``
+    per selected column over the undeclared ones; sensitivity
+    ``sqrt(selected)``, fewer columns, so less noise per column; every
+    observed value and the missing code, the released ones too), and a
+    value is released when the inverse-variance mean
+    of its two noisy counts passes :func:`combined_threshold` at
+    ``SECOND_ROUND_DELTA delta`` (or the second count alone its own threshold,
     whichever threshold is lower: a public choice).  A value unique to one
-    record crosses the first round's threshold with probability at most
-    ``q_1`` and that of its column in the second round with at most ``q_2``,
-    with ``1 - (1 - q_1)**bound = (1 - SECOND_ROUND_DELTA) delta / 2`` and
-    ``1 - (1 - q_2)**s = SECOND_ROUND_DELTA delta / 2`` (a record holds one
-    value per column; union bound over the rounds): the set union's ``delta /
-    2`` in all, whatever is selected.  With no column selected nothing more
-    is spent but the profiles.
+    record is released in the first round with probability at most
+    ``(1 - SECOND_ROUND_DELTA) delta / 2`` and in the second with at most
+    ``SECOND_ROUND_DELTA delta / 2`` (union bound): the set union's
+    ``delta / 2`` in all, whatever is selected.  With no column selected
+    nothing more is spent but the remainder counts.
+
+    **Extra** (``rho_profile > 0`` and ``rho_extra`` at least ``MIN_EXTRA``
+    units of ``rho / u``, public numbers): the selected columns
+    whose noisy remainder is above ``EXTRA_MIN`` times the first round's
+    threshold (*candidates*, DP outputs only) have the
+    :func:`frequency_profile` of their unreleased values measured with
+    ``rho_profile`` (levels :func:`profile_levels` of the first round's
+    threshold, public; L2 sensitivity ``sqrt(candidates)``);
+    :func:`_extra_rhos` turns the noisy profiles into an extra ``rho`` per
+    candidate (at most ``rho_extra`` in all), where many records are expected
+    to lie in values just below the threshold.  Such a column's second
+    measurement is its own Gaussian mechanism of ``rho`` its broad share plus
+    its extra (sensitivity one), and its threshold is set for the same
+    ``selected`` columns, so the second round's ``delta`` is unchanged; the
+    broad measurement keeps the others.  Both spends are listed.
 
     Returns the attributes to keep, the spends, the released noisy counts
     ``{column: (attribute ids, noisy counts, noise variance[, other count,
     its variance])}`` (DP outputs, as in Gopi et al.'s release; a
     second-round column's counts are the means of both rounds, every one of
-    its measured codes; the noisy profile's total of a column the second
-    round left out counts exactly the records of its other code) and the ``rho``
+    its measured codes; the noisy remainder of a column the second round
+    left out counts exactly the records of its other code) and the ``rho``
     spent in all.  With ``noise="discrete"`` every count gets exact
     discrete Gaussian noise of the calibrated scale
     (:func:`~dpsynth.mechanisms.discrete_gaussian_scale`) and the first
@@ -294,7 +321,7 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_profile=0.0,
         if column.declared:
             span = slice(schema.offsets[j], schema.offsets[j + 1])
             keep[span] = possible[span]
-    two_rounds = rho_profile > 0
+    two_rounds = rho_remainder > 0
     delta_first = delta * (1.0 - SECOND_ROUND_DELTA) if two_rounds else delta
     first = _Round(rho, len(undeclared), noise)
     threshold = first.threshold(delta_first)
@@ -319,30 +346,60 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_profile=0.0,
     spent = rho
     if not two_rounds:
         return keep, spends, released, spent
-    # the records of each column's undiscovered values, by layers of their counts
-    levels = profile_levels(threshold)
-    profile = _Round(rho_profile, len(undeclared), noise)
-    layers = {j: profile.measure(frequency_profile(state[j][1][~state[j][3]], levels), rng)
-              for j in undeclared}
-    spends.append(profile.spend("frequency profile of undiscovered values",
-                                levels=" ".join(map(str, levels))))
-    spent += rho_profile
-    for j in undeclared:  # the other code's count (the layers' sum), unless round 2 runs
-        released[j] += (float(layers[j].sum()), len(levels) * profile.scale ** 2)
-    rhos = _second_round_rhos(layers, released, levels, first, profile, rho, rho_second,
-                              delta * SECOND_ROUND_DELTA, noise)
-    if not rhos:
+    # the records of each column that the first round did not release, counted and noised
+    rest = _Round(rho_remainder, len(undeclared), noise)
+    remainders = rest.measure(np.array([state[j][1][~state[j][3]].sum() for j in undeclared]),
+                              rng)
+    spends.append(rest.spend("undiscovered records of undeclared columns"))
+    spent += rho_remainder
+    for j, r in zip(undeclared, remainders):  # the other code's count, unless round 2 runs
+        released[j] += (r, rest.scale ** 2)
+    # estimated records of a column: its remainder, released values and missing code
+    selected = [j for j, r in zip(undeclared, remainders)
+                if r > max(MIN_REMAINDER * (r + released[j][1].sum()),
+                           NOISE_MARGIN * rest.scale)]
+    if not selected:
         spends.append(Spend("data-derived universe (length 1), second round", "set union",
                             delta=delta * SECOND_ROUND_DELTA / 2.0))  # reserved: worst case
         return keep, spends, released, spent
+    u = len(undeclared)
+    rho_broad = min(rho_second, MAX_GAIN * rho * len(selected) / u)
     delta_second = delta * SECOND_ROUND_DELTA
-    for j, rho_j in rhos.items():
-        # one Gaussian measurement per selected column, each with its own rho;
-        # a unique value of any of the len(rhos) columns crosses its threshold
-        # with probability at most 1 - (1 - delta_second/2)**(1/len(rhos))
-        second = _Round(rho_j, 1, noise)
-        alone = _threshold(second.scale, len(rhos), delta_second, noise)
-        mean = combined_threshold(first.scale, second.scale, len(rhos), delta_second, noise)
+    # columns whose undiscovered records may lie in many values just below the
+    # threshold (a DP output above EXTRA_MIN thresholds): their frequency profile
+    # says whether more rho would release them
+    remainder = dict(zip(undeclared, remainders))
+    candidates = [j for j in selected if remainder[j] > EXTRA_MIN * threshold]
+    extra = {}
+    if candidates and rho_profile > 0 and rho_extra >= MIN_EXTRA * rho / u:
+        levels = profile_levels(threshold)
+        profile = _Round(rho_profile, len(candidates), noise)
+        layers = {j: profile.measure(frequency_profile(state[j][1][~state[j][3]], levels), rng)
+                  for j in candidates}
+        spends.append(profile.spend("frequency profile of undiscovered values",
+                                    levels=" ".join(map(str, levels)),
+                                    columns=len(candidates)))
+        spent += rho_profile
+        records = {j: max(float(remainder[j] + released[j][1].sum()), 1.0) for j in candidates}
+        extra = _extra_rhos(layers, records, levels, first.scale, profile.scale, rho / u, u,
+                            rho_broad / len(selected), len(selected), rho_extra,
+                            delta_second, noise)
+    # one Gaussian measurement of the columns at the broad share (sensitivity
+    # sqrt(their number)) and one per column given an extra (its own rho)
+    broad_columns = [j for j in selected if j not in extra]
+    rounds = {j: _Round(rho_broad / len(selected) + extra[j], 1, noise) for j in extra}
+    if broad_columns:
+        broad = (_Round(rho_broad, len(selected), noise) if not extra else
+                 _Round(rho_broad * len(broad_columns) / len(selected), len(broad_columns),
+                        noise))
+        rounds.update((j, broad) for j in broad_columns)
+    for j in selected:
+        second = rounds[j]
+        # a unique value of any of the len(selected) columns crosses its
+        # threshold with probability at most 1 - (1 - delta_second/2)**(1/len(selected))
+        alone = (second.threshold(delta_second) if second.bound == len(selected)
+                 else _threshold(second.scale, len(selected), delta_second, noise))
+        mean = combined_threshold(first.scale, second.scale, len(selected), delta_second, noise)
         variance = 1.0 / (1.0 / first.scale**2 + 1.0 / second.scale**2)
         ids, values, noisy, above = state[j]
         again = second.measure(values, rng)
@@ -350,73 +407,58 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_profile=0.0,
         passes = above | ((both > mean) if mean <= alone else (again > alone))
         keep[ids[passes]] = True
         released[j] = (ids[passes], both[passes], variance)  # other: step 3 measures it
-        spends.append(second.spend(f"discovery of undeclared values, second round, column {j}",
-                                   threshold=min(mean, alone),
-                                   threshold_of="mean of both rounds" if mean <= alone
-                                   else "second round", columns=len(rhos)))
-        spent += rho_j
+        if j in extra or j == broad_columns[-1]:
+            name = ("discovery of undeclared values, second round" if j not in extra else
+                    f"discovery of undeclared values, second round (extra), column {j}")
+            spends.append(second.spend(name, threshold=min(mean, alone),
+                                       threshold_of="mean of both rounds" if mean <= alone
+                                       else "second round", columns=len(selected)))
     spends.append(Spend("data-derived universe (length 1), second round", "set union",
                         delta=delta_second / 2.0))
-    return keep, spends, released, spent
+    return keep, spends, released, spent + rho_broad + sum(extra.values())
 
 
 def _threshold(scale, bound, delta, noise):
-    """The set union's threshold for one of ``bound`` columns measured with noise ``scale``
-    (:func:`~dpsynth.accounting.first_level_threshold`; discrete: one count more)."""
+    """The set union's threshold for a count with noise ``scale``, one of ``bound``
+    columns (:func:`~dpsynth.accounting.first_level_threshold`; discrete: one count more)."""
     sigma = scale / math.sqrt(bound)
     return accounting.first_level_threshold(sigma, bound, delta) + (noise == "discrete")
 
 
-def _second_round_rhos(layers, released, levels, first, profile, rho, rho_second, delta,
-                       noise):
-    """``{column: rho}`` of the second round, from DP outputs and public numbers only.
+def _extra_rhos(layers, records, levels, scale_first, scale_profile, unit, columns,
+                rho_broad, bound, rho_extra, delta, noise):
+    """``{column: extra rho}`` of the second round, from DP outputs and public numbers only.
 
-    ``layers``: the noisy profiles; ``released``: the first round's noisy
-    counts; ``first``, ``profile``: their :class:`_Round`; ``rho``: the first
-    round's; ``rho_second``: the most the second round may spend.  A
-    column's *gain* at ``a`` units (``rho_j = a rho / u``, ``a`` in
-    ``GAIN_STEPS``) is the number of records its undiscovered values are
-    expected to release (:func:`gain_coefficients` applied to its noisy
-    profile, at the threshold and noise the column would have) less
-    ``NOISE_MARGIN`` times that estimate's noise scale, less ``a`` times the
-    price of a unit, ``SECOND_ROUND_PRICE / u`` of the column's estimated
-    records (its released values', missing code's and profile's noisy
-    counts).  The steps (or none) are chosen to maximize the sum of the
-    gains with at most ``rho_second`` spent (:func:`_knapsack`).  The
-    thresholds are those of the ``s`` columns whose gain at some step is
-    positive at the thresholds of all ``u`` (fewer selected lower them: the
-    estimate is prudent).
+    ``layers``: the candidates' noisy profiles (noise ``scale_profile``);
+    ``records``: their estimated records (noisy); ``unit``: a column's
+    first-round ``rho`` (``columns`` undeclared columns); ``rho_broad``: the ``rho`` each of the ``bound``
+    second-round columns gets anyway; ``rho_extra``: the most the extras may
+    spend.  A candidate's *gain* at ``a`` units (``a`` in ``GAIN_STEPS``) is
+    the number of records a second measurement of ``rho_broad + a unit``
+    would release more than one of ``rho_broad`` (:func:`gain_coefficients`
+    at the threshold and noise of each, applied to its noisy profile), less
+    ``NOISE_MARGIN`` times that estimate's noise scale, less ``a`` times
+    ``EXTRA_PRICE`` of the column's records over ``columns``.  The steps (or none) are chosen to maximize
+    the sum of the gains with at most ``rho_extra`` spent (:func:`_knapsack`).
     """
-    undeclared = list(layers)
-    u = len(undeclared)
+    def coefficients(rho_j):
+        second = _Round(rho_j, 1, noise).scale
+        tau = combined_threshold(scale_first, second, bound, delta, noise)
+        scale = 1.0 / math.sqrt(1.0 / scale_first**2 + 1.0 / second**2)
+        alone = _threshold(second, bound, delta, noise)
+        if alone < tau:  # the second count alone decides (see _discover)
+            tau, scale = alone, second
+        return gain_coefficients(levels, tau, scale)
+
     steps = np.array(GAIN_STEPS)
-
-    def gains(bound):
-        out = {}
-        for a in steps:
-            second = _Round(a * rho / u, 1, noise).scale
-            tau = combined_threshold(first.scale, second, bound, delta, noise)
-            scale = 1.0 / math.sqrt(1.0 / first.scale**2 + 1.0 / second**2)
-            alone = _threshold(second, bound, delta, noise)
-            if alone < tau:  # the second count alone decides (see _discover)
-                tau, scale = alone, second
-            coefficients = gain_coefficients(levels, tau, scale)
-            spread = NOISE_MARGIN * profile.scale * float(np.linalg.norm(coefficients))
-            for j in undeclared:
-                out.setdefault(j, []).append(float(coefficients @ layers[j]) - spread)
-        return {j: np.array(g) for j, g in out.items()}
-
-    reach = gains(u)
-    bound = sum(1 for j in undeclared if reach[j].max() > 0)
-    if bound == 0:
-        return {}
-    reach = gains(bound)
-    records = {j: max(float(released[j][1].sum() + layers[j].sum()), 1.0) for j in undeclared}
-    budget = rho_second / rho * u  # in units
-
-    values = {j: reach[j] - SECOND_ROUND_PRICE * records[j] / u * steps for j in undeclared}
-    chosen = _knapsack(values, steps, budget)
-    return {j: a * rho / u for j, a in chosen.items()}
+    base = coefficients(rho_broad)
+    more = [coefficients(rho_broad + a * unit) - base for a in steps]
+    spread = np.array([NOISE_MARGIN * scale_profile * float(np.linalg.norm(m)) for m in more])
+    values = {j: np.array([float(m @ layers[j]) for m in more]) - spread
+              - EXTRA_PRICE * records[j] / columns * steps
+              for j in layers}
+    chosen = _knapsack(values, steps, rho_extra / unit)
+    return {j: a * unit for j, a in chosen.items()}
 
 
 def _knapsack(values, steps, budget):
@@ -559,12 +601,16 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
     else:
         # the undiscovered counts come out of the discovery share, so a table
         # whose values are all found leaves the later steps what they had
-        rho_first = discovery_proportion(epsilon) * rho / (1.0 + PROFILE_SHARE)
+        rho_first = discovery_proportion(epsilon) * rho / (1.0 + REMAINDER_SHARE)
+        # the profiles and extras come out of the later steps' rho, spent only
+        # when a column is a candidate (see _discover)
+        rho_rest = rho - (1.0 + REMAINDER_SHARE + SECOND_ROUND_SHARE + PROFILE_SHARE) * rho_first
         keep, found, released, rho_discovery = _discover(
             codes, schema, rho_first, delta, rng, noise,
+            rho_remainder=REMAINDER_SHARE * rho_first,
+            rho_second=SECOND_ROUND_SHARE * rho_first,
             rho_profile=PROFILE_SHARE * rho_first,
-            rho_second=min(SECOND_ROUND_SHARE * rho_first,
-                           SECOND_ROUND_REST * (rho - (1.0 + PROFILE_SHARE) * rho_first)))
+            rho_extra=max(0.0, min(EXTRA_SHARE * rho_first, EXTRA_REST * rho_rest)))
         spends += found
     public, new_ids = schema.restrict(keep, other=True)
     sizes = public.n_values + (1 if public.missing == "absent" else 0)

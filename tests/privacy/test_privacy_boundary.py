@@ -735,12 +735,45 @@ def test_second_discovery_round_neighbours_differ_only_in_dp_outputs(name, chang
                                                                      tmp_path):
     base = _wide_base()
     first = _wide_release(base, tmp_path, "a")
-    assert any(m["name"].startswith("discovery of undeclared values, second round")
+    assert any(m["name"] == "discovery of undeclared values, second round"
                for m in first[0]["privacy"]["mechanisms"])  # the round this battery is for
     second = _wide_release(_with_record(base, position, **change), tmp_path, "b")
     _check_neighbours(first, second)
     removed = base.drop(index=_row_index(base, position)).reset_index(drop=True)
     _check_neighbours(first, _wide_release(removed, tmp_path, "c"))
+
+
+def _mid_base(seed=5):
+    """A column of 50 values of 30 records each (below both the first round's
+    threshold and the broad second round's at epsilon 4) beside six
+    identifier-like columns: the mid column's frequency profile gives it an extra."""
+    rng = np.random.default_rng(seed)
+    mid = np.array([f"m{k:02d}" for k in range(50) for _ in range(30)], dtype=object)
+    frame = {"mid": rng.permutation(mid)}
+    for i in range(6):
+        frame[f"id{i}"] = [f"r{i}-{k}" for k in rng.permutation(mid.size)]
+    frame["a"] = rng.choice(["x", "y", "z"], mid.size)
+    return pd.DataFrame(frame)
+
+
+def _mid_release(frame, tmp_path, name):
+    return _release(frame, "plain", tmp_path, name, epsilon=4.0, delta=1e-6)
+
+
+@pytest.mark.parametrize("position", ["first", "last"])
+@pytest.mark.parametrize("name,change", [
+    ("a unique value", {"mid": "Reykjavik", "id0": "r0-new"}),
+    ("a mid value again", {"mid": "m03", "id1": "r1-7"}), ("missing", {"mid": None})])
+def test_second_round_extra_neighbours_differ_only_in_dp_outputs(name, change, position,
+                                                                 tmp_path):
+    base = _mid_base()
+    first = _mid_release(base, tmp_path, "a")
+    assert any(m["name"].startswith("discovery of undeclared values, second round (extra)")
+               for m in first[0]["privacy"]["mechanisms"])  # the step this battery is for
+    second = _mid_release(_with_record(base, position, **change), tmp_path, "b")
+    _check_neighbours(first, second)
+    removed = base.drop(index=_row_index(base, position)).reset_index(drop=True)
+    _check_neighbours(first, _mid_release(removed, tmp_path, "c"))
 
 
 @pytest.mark.parametrize("name", [name for name, _ in _csv_neighbours()

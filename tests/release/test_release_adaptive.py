@@ -14,8 +14,7 @@ from dpsynth.aggregates import NoisyMarginal
 from dpsynth.exceptions import NoisyReleaseWarning
 from dpsynth.preprocessing import TableEncoder
 from dpsynth.accounting import zcdp_delta
-from dpsynth.release.workload_release import (GAIN_STEPS, PROFILE_SHARE, SECOND_ROUND_SHARE,
-                                              discovery_proportion)
+from dpsynth.release.workload_release import discovery_proportion
 from dpsynth.sampling import AggregateSeededSampler
 
 
@@ -106,11 +105,11 @@ def test_accounting_against_an_independent_computation():
     # the other half of delta pays for the set union of discovered values
     assert math.fsum(m.delta for m in spent.mechanisms) == pytest.approx(0.5e-6)
     discovery = [m for m in spent.mechanisms if m.name.startswith("discovery")]
-    # the first round and the frequency profiles share the discovery's proportion
-    (profile,) = [m for m in spent.mechanisms if m.name.startswith("frequency profile")]
-    assert discovery[0].rho + profile.rho == pytest.approx(
+    # the first round and the undiscovered counts share the discovery's proportion
+    undiscovered = [m for m in spent.mechanisms if m.name.startswith("undiscovered")]
+    assert discovery[0].rho + undiscovered[0].rho == pytest.approx(
         discovery_proportion(2.0) * spent["rho"]) == pytest.approx(0.4 * spent["rho"])
-    assert profile.rho == pytest.approx(PROFILE_SHARE * discovery[0].rho)
+    assert undiscovered[0].rho == pytest.approx(0.1 * discovery[0].rho)
     assert dict(discovery[0].params)["contribution_bound"] == 3  # a, b, c (age is binned)
     assert spent["epsilon"] == 2.0 and spent["strategy"] == "workload"
 
@@ -146,9 +145,7 @@ def test_discovery_counts_are_averaged_into_the_one_way_marginals():
                                       reporting_length=3, rng=np.random.default_rng(seed))
         params = {m.name: dict(m.params) for m in aggregates.privacy.mechanisms}
         discovery = params["discovery of undeclared values"]["noise_scale"] ** 2
-        # the other code's count is the sum of the profile's layers
-        remainder = (params["frequency profile of undiscovered values"]["noise_scale"] ** 2
-                     * len(params["frequency profile of undiscovered values"]["levels"].split()))
+        remainder = params["undiscovered records of undeclared columns"]["noise_scale"] ** 2
         own = params["1-way marginal 0"]["noise_scale"] ** 2  # the (calibrated) noise drawn
         combined = 1.0 / (1.0 / own + 1.0 / discovery)
         other = 1.0 / (1.0 / own + 1.0 / remainder)
@@ -164,7 +161,7 @@ def test_discovery_counts_are_averaged_into_the_one_way_marginals():
             errors.append((one_way.table - truth)[both])
             # every code but other is measured by both: the missing code (public) too;
             # the other code (what discovery left out) by the 1-way measurement and the
-            # frequency profile of the undiscovered values (no second round: nothing left out)
+            # noisy count of undiscovered records (no second round: nothing left out)
             assert one_way.variance == pytest.approx((4 * combined + other) / 5)
         claimed.append(combined)
         (declared,) = [m for m in aggregates.marginals  # age: declared bins
@@ -251,21 +248,8 @@ def test_an_all_missing_column_with_missing_absent_warns_and_invents_no_value():
     messages = " ".join(str(w.message) for w in caught)
     assert "dominated by its noise" in messages and "No value of the column(s) ['a']" in messages
     assert synth.aggregates_.schema[0].values == ()
-    # the other value's noisy count decides whether anything can be sampled: records
-    # of the other value or empty cells, or the clear error of no released attribute
-    sampled = 0
-    for seed in range(6):
-        synth.set_params(random_state=seed)
-        with pytest.warns(NoisyReleaseWarning):
-            synth.fit(X)
-        try:
-            out = synth.sample(5)
-        except ValueError as error:
-            assert "no released attribute" in str(error)
-            continue
-        sampled += 1
-        assert set(out["a"].dropna()) <= {"<other>"}
-    assert sampled
+    out = synth.sample(5)
+    assert set(out["a"].dropna()) <= {"<other>"}
 
 
 def test_a_release_file_with_a_bad_residual_is_refused(tmp_path):
@@ -419,11 +403,6 @@ def _wide_table(n_common=1900, n_values=20, count=55, seed=0):
                          "c": rng.choice(["p", "q", "r"], n), "wide": rng.permutation(wide)})
 
 
-def _second_round(spent):
-    return [m for m in spent.mechanisms
-            if m.name.startswith("discovery of undeclared values, second round, column")]
-
-
 def _wide_fit(frame, seed, epsilon=1.0):
     return DPMarginalSynthesizer(epsilon=epsilon, delta=1e-6, random_state=seed).fit(frame)
 
@@ -435,11 +414,9 @@ def test_second_discovery_round_releases_the_values_the_first_missed():
         synth = _wide_fit(frame, seed)
         names = {m.name: m for m in synth.privacy_spent_.mechanisms}
         first = dict(names["discovery of undeclared values"].params)
-        (second,) = _second_round(synth.privacy_spent_)  # only wide
-        assert second.name.endswith("column 3")
-        second = dict(second.params)
+        second = dict(names["discovery of undeclared values, second round"].params)
         assert first["threshold"] > 60 > 45 > second["threshold"]
-        assert second["columns"] == second["contribution_bound"] == 1
+        assert second["columns"] == second["contribution_bound"] == 1  # only wide
         released = set(synth.aggregates_.schema.columns[3].values)
         # one round releases a value of 55 records with probability ~0.17; two, ~0.99
         assert len(rare & released) >= 17
@@ -454,16 +431,13 @@ def test_second_discovery_round_accounting_against_an_independent_computation():
     spent = _wide_fit(_wide_table(), 0).privacy_spent_
     by_name = {m.name: m for m in spent.mechanisms}
     first = by_name["discovery of undeclared values"]
-    rest = by_name["frequency profile of undiscovered values"]
-    (second,) = _second_round(spent)
-    # the shares of rho: the first round and the profiles share 0.5 (epsilon 1);
-    # the second round takes one of the steps of the first's per column (over 4),
-    # at most SECOND_ROUND_SHARE of it
-    assert first.rho == pytest.approx(0.5 / (1.0 + PROFILE_SHARE) * spent["rho"])
-    assert rest.rho == pytest.approx(PROFILE_SHARE * first.rho)
-    assert min(abs(second.rho / (first.rho / 4) - a) for a in GAIN_STEPS) < 1e-9
-    assert second.rho <= SECOND_ROUND_SHARE * first.rho
-    assert spent["rho_discovery"] == pytest.approx(first.rho + rest.rho + second.rho)
+    rest = by_name["undiscovered records of undeclared columns"]
+    second = by_name["discovery of undeclared values, second round"]
+    # the shares of rho: the first round and a tenth of it share 0.5 (epsilon 1);
+    # the second round takes half of the first's
+    assert first.rho == pytest.approx(0.5 / 1.1 * spent["rho"])
+    assert rest.rho == pytest.approx(0.1 * first.rho)
+    assert second.rho == pytest.approx(0.5 * first.rho)
     # every mechanism's GDP mu recomputed from its noise scale and bound adds up to mu
     assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"], rel=1e-9)
     assert _mu_of_spends(spent.mechanisms) == pytest.approx(spent["mu"], rel=1e-7)
@@ -518,15 +492,15 @@ def test_a_unique_value_is_not_released_by_the_second_round():
     frame.loc[5, "wide"] = "UNIQUE-PERSON"
     for seed in range(3):
         synth = _wide_fit(frame, seed)
-        assert _second_round(synth.privacy_spent_)
+        assert any(m.name.endswith("second round") for m in synth.privacy_spent_.mechanisms)
         assert "UNIQUE-PERSON" not in synth.aggregates_.schema.columns[3].values
 
 
 def test_no_second_round_when_every_value_is_discovered():
     spent = _fit(epsilon=2.0, delta=1e-6).privacy_spent_
     names = [m.name for m in spent.mechanisms]
-    assert "frequency profile of undiscovered values" in names
-    assert not _second_round(spent)
+    assert "undiscovered records of undeclared columns" in names
+    assert not any(name == "discovery of undeclared values, second round" for name in names)
     # its share of the set union's delta is reserved all the same (the worst case)
     (reserved,) = [m for m in spent.mechanisms
                    if m.name == "data-derived universe (length 1), second round"]
@@ -534,34 +508,37 @@ def test_no_second_round_when_every_value_is_discovered():
     assert spent["rho_discovery"] == pytest.approx(0.4 * spent["rho"])
 
 
-# ------------------------------------------------ the frequency profile (second round)
-def test_frequency_profile_layers_add_up_and_move_one_unit_per_record():
+# ------------------------------------------- the second round's extra budget (profiles)
+
+def test_frequency_profile_layers_and_sensitivity_by_brute_force():
     from dpsynth.release.workload_release import frequency_profile, profile_levels
 
     levels = profile_levels(67.3)
-    assert levels[0] == 0 and np.all(np.diff(levels) > 0) and levels[-1] == 67
+    assert levels[0] == 17 and np.all(np.diff(levels) > 0) and levels[-1] == 67
     rng = np.random.default_rng(0)
     for _ in range(60):
         counts = rng.integers(0, 140, rng.integers(1, 30))
         counts[rng.random(counts.size) < 0.3] = rng.integers(0, 3)  # many small counts
         profile = frequency_profile(counts, levels)
-        assert profile.dtype.kind == "i" and profile.sum() == counts.sum()
+        # the records above the first level, and nothing of the values below it
+        assert profile.dtype.kind == "i"
+        assert profile.sum() == np.maximum(counts - levels[0], 0).sum()
         # layer l holds, for each t from t_l to t_{l+1} - 1, the values above t
         bounds = np.append(levels, max(counts.max(), levels[-1]) + 1)
         for layer, (low, high) in enumerate(zip(bounds[:-1], bounds[1:])):
             assert profile[layer] == sum(np.sum(counts > t) for t in range(low, high))
         # brute force over every neighbour: one record more of each value (or of a
-        # new one) or one less, anywhere in the column: exactly one layer moves by 1
+        # new one) or one less, anywhere in the column: at most one layer moves, by 1
         for i in range(counts.size + 1):
             more = np.append(counts, 0)
             more[i] += 1
             change = frequency_profile(more, levels) - profile
-            assert np.abs(change).sum() == 1 and change.max() == 1
+            assert np.abs(change).sum() == (more[i] > levels[0]) and change.min() >= 0
             if i < counts.size and counts[i] > 0:
                 less = counts.copy()
                 less[i] -= 1
                 change = frequency_profile(less, levels) - profile
-                assert np.abs(change).sum() == 1 and change.min() == -1
+                assert np.abs(change).sum() == (counts[i] > levels[0]) and change.max() <= 0
 
 
 def _profiles(frame, released, levels):
@@ -585,7 +562,7 @@ def test_frequency_profiles_of_neighbouring_tables_differ_by_one_per_column(posi
     frame["id"] = [f"person-{k}" for k in range(len(frame))]
     released = {"a": ["x", "y"], "b": ["u", "v"], "c": ["p"], "wide": ["w-common", "w03"],
                 "id": []}
-    levels = profile_levels(40.0)
+    levels = profile_levels(40.0)  # 10, 15, ..., 40: the 25-record values are in them
     base = _profiles(frame, released, levels)
     at = {"first": 0, "middle": len(frame) // 2, "last": len(frame)}[position]
     records = [{"a": "z", "b": "u", "c": "r", "wide": "w05", "id": "person-new"},
@@ -601,7 +578,28 @@ def test_frequency_profiles_of_neighbouring_tables_differ_by_one_per_column(posi
         assert np.square(change).sum() <= frame.shape[1]
     removed = frame.drop(index=frame.index[min(at, len(frame) - 1)])
     change = _profiles(removed, released, levels) - base
-    assert np.all(np.abs(change).sum(axis=1) <= 1) and np.abs(change).sum() >= 1
+    assert np.all(np.abs(change).sum(axis=1) <= 1)
+
+
+def test_the_extra_budgets_are_an_exact_knapsack():
+    from itertools import product
+
+    from dpsynth.release.workload_release import _knapsack
+
+    rng = np.random.default_rng(1)
+    steps = np.array([1.0, 2.0, 4.0, 8.0])
+    for _ in range(40):
+        values = {k: rng.normal(0, 10, steps.size) for k in range(4)}
+        budget = float(rng.uniform(0, 14))
+        chosen = _knapsack(values, steps, budget)
+        assert sum(chosen.values()) <= budget + 1e-9
+        total = sum(values[k][list(steps).index(a)] for k, a in chosen.items())
+        best = 0.0
+        for picks in product(range(-1, steps.size), repeat=4):  # -1: nothing
+            if sum(steps[p] for p in picks if p >= 0) <= budget:
+                best = max(best, sum(values[k][p] for k, p in enumerate(picks)
+                                     if p >= 0 and values[k][p] > 0))
+        assert total == pytest.approx(best)
 
 
 def _mid_and_identifiers(n_values=100, count=30, n_ids=6, seed=0):
@@ -613,46 +611,111 @@ def _mid_and_identifiers(n_values=100, count=30, n_ids=6, seed=0):
     frame = {"mid": rng.permutation(mid)}
     for i in range(n_ids):
         frame[f"id{i}"] = [f"r{i}-{k}" for k in rng.permutation(mid.size)]
-    frame.update({"a": rng.choice(["x", "y", "z"], mid.size), "b": rng.choice(["u", "v"], mid.size)})
+    frame.update({"a": rng.choice(["x", "y", "z"], mid.size),
+                  "b": rng.choice(["u", "v"], mid.size)})
     return pd.DataFrame(frame)
 
 
-def test_second_round_goes_to_the_column_it_can_discover_on_a_wide_table():
+def _extras(spent):
+    return [m for m in spent.mechanisms
+            if m.name.startswith("discovery of undeclared values, second round (extra)")]
+
+
+def test_the_extra_goes_to_the_column_whose_values_lie_below_the_threshold():
+    from dpsynth.release.workload_release import (EXTRA_SHARE, GAIN_STEPS, PROFILE_SHARE,
+                                                  SECOND_ROUND_SHARE)
+
     frame = _mid_and_identifiers()
-    for seed in range(3):
+    for seed in range(2):
         with pytest.warns(NoisyReleaseWarning, match="id0"):  # identifiers: other only
             synth = DPMarginalSynthesizer(epsilon=4.0, delta=1e-6, random_state=seed).fit(frame)
         spent = synth.privacy_spent_
-        first = next(m for m in spent.mechanisms if m.name == "discovery of undeclared values")
+        by_name = {m.name: m for m in spent.mechanisms}
+        first = by_name["discovery of undeclared values"]
         assert dict(first.params)["threshold"] > 35  # 30 records: out of the first's reach
-        # the identifiers (every record its own value) take nothing: only "mid" is measured
-        (second,) = _second_round(spent)
-        assert second.name.endswith("column 0")
-        assert second.rho <= SECOND_ROUND_SHARE * first.rho
-        assert dict(second.params)["threshold"] < 25
+        # mid and the six identifiers are left with most of their records: all seven
+        # take part in the second round and have their profile measured
+        profile = by_name["frequency profile of undiscovered values"]
+        assert profile.rho == pytest.approx(PROFILE_SHARE * first.rho)
+        assert dict(profile.params)["contribution_bound"] == 7
+        broad = by_name["discovery of undeclared values, second round"]
+        assert dict(broad.params)["contribution_bound"] == 6  # the identifiers
+        # only mid's profile shows values a larger budget releases: it alone gets more
+        (extra,) = _extras(spent)
+        assert extra.name.endswith("column 0")
+        unit = first.rho / 9
+        share = SECOND_ROUND_SHARE * first.rho / 7  # each selected column's broad share
+        assert broad.rho == pytest.approx(6 * share)
+        assert min(abs((extra.rho - share) / unit - a) for a in GAIN_STEPS) < 1e-9
+        assert extra.rho - share <= EXTRA_SHARE * first.rho
+        # its threshold is set for the 7 columns of the second round, as the others'
+        s1, s2 = dict(first.params)["noise_scale"], dict(extra.params)["noise_scale"]
+        s = (s1**-2 + s2**-2) ** -0.5
+        q = 1.0 - (1.0 - 0.25e-6) ** (1.0 / 7)
+        assert dict(extra.params)["columns"] == dict(broad.params)["columns"] == 7
+        assert dict(extra.params)["threshold"] == pytest.approx(
+            1.0 + s * math.sqrt(2.0 * math.log(1.0 / q)), rel=1e-6)
+        assert dict(extra.params)["threshold"] < 25 < dict(broad.params)["threshold"]
         # the many mid-frequency values are released, their records sampled as themselves
-        assert len(synth.aggregates_.schema.columns[0].values) >= 90
+        assert len(synth.aggregates_.schema.columns[0].values) >= 95
         out = synth.sample(random_state=seed)
-        assert out["mid"].str.startswith("m").mean() > 0.85
+        assert out["mid"].str.startswith("m").mean() > 0.9
+        # every spend is listed and they add up to the budget
+        assert spent["rho_discovery"] == pytest.approx(
+            math.fsum(m.rho for m in spent.mechanisms
+                      if m.name.startswith(("discovery", "undiscovered", "frequency"))))
         assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"], rel=1e-9)
         assert _mu_of_spends(spent.mechanisms) == pytest.approx(spent["mu"], rel=1e-7)
+        assert math.fsum(m.delta for m in spent.mechanisms) == pytest.approx(0.5e-6)
 
 
-def test_second_round_leaves_the_later_steps_their_budget_at_small_epsilon(monkeypatch):
-    from dpsynth.release import workload_release
+def test_no_profile_without_a_column_holding_many_undiscovered_records():
+    # every value found in the first round: nothing left to measure again
+    spent = _fit(epsilon=2.0, delta=1e-6).privacy_spent_
+    assert not any(m.name.startswith("frequency profile") for m in spent.mechanisms)
+    assert not _extras(spent)
 
-    # free and certain gains: the second round takes all it may (at epsilon 1 the
-    # first round's share alone is 1.5 / 1.2 of what it leaves the later steps)
-    monkeypatch.setattr(workload_release, "SECOND_ROUND_PRICE", 0.0)
-    monkeypatch.setattr(workload_release, "NOISE_MARGIN", 0.0)
-    frame = _mid_and_identifiers(n_values=90, count=40, n_ids=0)
+
+def test_no_profile_when_the_later_steps_cannot_spare_an_extra():
+    # epsilon 1 and six undeclared columns: the extras' cap is 1.5 first-round
+    # budgets of a column, below MIN_EXTRA; the broad second round runs alone
+    from dpsynth.release.workload_release import MIN_EXTRA
+
+    frame = _mid_and_identifiers(n_values=90, count=60, n_ids=3)
+    with pytest.warns(NoisyReleaseWarning, match="id0"):
+        spent = DPMarginalSynthesizer(epsilon=1.0, delta=1e-6, random_state=0).fit(
+            frame).privacy_spent_
+    assert MIN_EXTRA > 1.5
+    assert not any(m.name.startswith("frequency profile") for m in spent.mechanisms)
+    assert not _extras(spent)
+    assert any(m.name == "discovery of undeclared values, second round"
+               for m in spent.mechanisms)
+
+
+def test_the_extras_leave_the_later_steps_their_budget_at_small_epsilon(monkeypatch):
+    from dpsynth.release import workload_release as w
+
+    # free and certain gains: the extras take all they may, however small their cap
+    monkeypatch.setattr(w, "MIN_EXTRA", 1.0)
+    monkeypatch.setattr(w, "EXTRA_PRICE", 0.0)
+    monkeypatch.setattr(w, "NOISE_MARGIN", 0.0)
+    frame = _mid_and_identifiers(n_values=90, count=60, n_ids=3)  # 6 undeclared columns
     for epsilon in (0.5, 1.0):
-        synth = DPMarginalSynthesizer(epsilon=epsilon, delta=1e-6, random_state=0).fit(frame)
+        with pytest.warns(NoisyReleaseWarning, match="id0"):
+            synth = DPMarginalSynthesizer(epsilon=epsilon, delta=1e-6, random_state=0).fit(frame)
         spent = synth.privacy_spent_
         first = next(m for m in spent.mechanisms if m.name == "discovery of undeclared values")
-        (profile,) = [m for m in spent.mechanisms if m.name.startswith("frequency profile")]
-        second = math.fsum(m.rho for m in _second_round(spent))
-        left = spent["rho"] - first.rho - profile.rho
-        assert 0 < second <= workload_release.SECOND_ROUND_REST * left * (1 + 1e-9)
-        assert spent["rho"] - spent["rho_discovery"] >= 0.5 * left * (1 - 1e-9)
+        assert _extras(spent)
+        second = math.fsum(m.rho for m in spent.mechanisms
+                           if m.name.startswith("discovery of undeclared values, second round"))
+        # mid, the three identifiers, a and b: the broad share of the selected ones
+        # (left out or not) and the extras' cap
+        (remainders,) = [m for m in spent.mechanisms if m.name.startswith("undiscovered")]
+        assert dict(remainders.params)["contribution_bound"] == 6
+        rest = spent["rho"] - (1.0 + w.REMAINDER_SHARE + w.SECOND_ROUND_SHARE
+                               + w.PROFILE_SHARE) * first.rho
+        assert second <= (w.SECOND_ROUND_SHARE * first.rho
+                          + min(w.EXTRA_SHARE * first.rho, w.EXTRA_REST * rest)) * (1 + 1e-9)
+        # what the discovery leaves the later steps, were the second round and profiles full
+        assert spent["rho"] - spent["rho_discovery"] >= 0.5 * rest * (1 - 1e-9)
         assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"], rel=1e-9)
