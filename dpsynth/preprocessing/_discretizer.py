@@ -35,8 +35,10 @@ _STRATEGIES = ("uniform", "log", "quantile")
 _INVERSES = ("uniform", "midpoint", "dp_histogram")
 
 #: Default total ``delta`` of the DP frequent-value discovery: a constant fixed
-#: before seeing any data (added to the synthesizer's ``delta``).
-DEFAULT_FREQUENT_DELTA = 1e-6
+#: before seeing any data, far below ``1 / n`` for any table a machine holds (a
+#: value held by one record is released with probability about ``delta``, so
+#: on a column of millions of distinct values a larger default publishes some).
+DEFAULT_FREQUENT_DELTA = 1e-9
 
 
 class ValueCounts(NamedTuple):
@@ -613,7 +615,7 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         over the columns.
     frequent_delta : float, default=None
         ``delta`` of ``frequent_values="dp"``, split evenly over the
-        columns; ``None`` is the fixed ``1e-6``.  Reported in
+        columns; ``None`` is the fixed ``1e-9`` (far below ``1 / n``).  Reported in
         ``delta_spent_``.
     max_frequent : int, default=5
         At most this many frequent values per column (the largest noisy

@@ -151,7 +151,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         split evenly over its candidate columns (in ``rho_spent_``).
     numeric_delta : float, default=None
         ``delta`` of the point masses' threshold, split evenly over the
-        candidate columns (``None``: the fixed ``1e-6``; in ``delta_spent_``).
+        candidate columns (``None``: the fixed ``1e-9``; in ``delta_spent_``).
     text_numbers : {None, "dp"}, default=None
         ``"dp"``: undeclared text columns (object or string dtype) are
         candidates of ``numeric="auto"`` too: a DP count of their fields
@@ -198,7 +198,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         columns (in ``epsilon_spent_``).
     frequent_delta : float, default=None
         ``delta`` of ``frequent_values="dp"`` (``None``: the fixed
-        ``1e-6``), split evenly over the binned columns (in
+        ``1e-9``), split evenly over the binned columns (in
         ``delta_spent_``).
     inverse : {"uniform", "midpoint", "dp_histogram"}, default="uniform"
         How binned columns decode (see ``DPKBinsDiscretizer``):

@@ -12,6 +12,7 @@ import pytest
 from dpsynth import DPMarginalSynthesizer, PrivacyLeakWarning
 from dpsynth.mechanisms import stability_threshold, stable_histogram
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
+from dpsynth.preprocessing._discretizer import DEFAULT_FREQUENT_DELTA
 from dpsynth.schema import Binning, Schema
 
 
@@ -121,6 +122,19 @@ def test_frequent_values_found_by_dp_and_accounted():
     assert spent["delta"] == pytest.approx(1e-9 + 3e-6)
     assert sum(m.delta for m in spent.mechanisms) + spent["conversion_delta"] == \
         pytest.approx(spent["delta"])
+
+
+def test_default_frequent_delta_publishes_no_value_held_by_one_record():
+    # a value held by one record is released with probability about delta: the
+    # default must keep that negligible on a column of a million distinct values
+    values = np.random.default_rng(3).permutation(1_000_000).astype(float)
+    values[:50_000] = 7.0  # one truly frequent value
+    X = pd.DataFrame({"v": values})
+    binner = DPKBinsDiscretizer(4, bounds=(0.0, 1e6), frequent_values="dp",
+                                frequent_epsilon=1.0, random_state=0).fit(X)
+    assert binner.delta_spent_ == pytest.approx(DEFAULT_FREQUENT_DELTA)
+    assert DEFAULT_FREQUENT_DELTA <= 1e-9
+    assert binner.binnings_[0].frequent == (7.0,)
 
 
 def test_frequent_values_require_a_budget():
