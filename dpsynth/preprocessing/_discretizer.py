@@ -28,6 +28,7 @@ from ..exceptions import PrivacyLeakWarning
 from ..mechanisms import dp_quantiles, laplace_histogram, merge_weights, stable_histogram
 from ..schema import Binning, sub_bin_edges
 from ..utils._random import seed_sequence
+from ._dtypes import is_temporal, temporal_array
 
 __all__ = ["DPKBinsDiscretizer", "ValueCounts", "value_counts"]
 
@@ -370,6 +371,8 @@ def _restore_numeric(values, mask, dtype):
     :class:`TableEncoder`.
     """
     has_missing = bool(mask.any())
+    if is_temporal(dtype):
+        return temporal_array(values, mask, dtype)
     if isinstance(dtype, np.dtype):
         if dtype.kind in "iu":
             if not has_missing:
