@@ -169,8 +169,9 @@ def _decode(codes, edges, integer, inverse, rng):
     must be valid bin indices.
     """
     lower, upper = edges[codes], edges[codes + 1]
-    if integer:
-        lower, upper = lower.astype(np.int64), upper.astype(np.int64)
+    if integer:  # edges beyond int64 (a power-of-two grid reaches 2**63) are clipped
+        lower, upper = (np.clip(e, _INT64_FLOAT_MIN, _INT64_FLOAT_MAX).astype(np.int64)
+                        for e in (lower, upper))
         if inverse == "midpoint":
             return (lower + upper - 1) // 2
         return rng.integers(lower, upper) if codes.size else lower
@@ -226,6 +227,11 @@ def _point_index(points, order, matched):
     return points[order][position] == matched, order[position]
 
 
+#: The int64 range as floats that cast exactly (``float(2**63 - 1)`` rounds to ``2**63``).
+_INT64_FLOAT_MIN = -2.0 ** 63
+_INT64_FLOAT_MAX = float(np.nextafter(2.0 ** 63, 0))
+
+
 def _draw(lower, upper, integer, closed, rng, points, middle=False):
     """Uniform draws in ``[lower, upper)`` (``closed``: ``[lower, upper]`` for floats).
 
@@ -233,8 +239,9 @@ def _draw(lower, upper, integer, closed, rng, points, middle=False):
     have bins of their own; a range holding nothing else gives ``lower``.
     ``middle=True`` (integers) takes the middle one instead of a draw.
     """
-    if integer:
-        lower, upper = lower.astype(np.int64), upper.astype(np.int64)
+    if integer:  # edges beyond int64 (a power-of-two grid reaches 2**63) are clipped
+        lower, upper = (np.clip(e, _INT64_FLOAT_MIN, _INT64_FLOAT_MAX).astype(np.int64)
+                        for e in (lower, upper))
         n_points = (np.searchsorted(points, upper, side="left")
                     - np.searchsorted(points, lower, side="left")) if points.size else 0
         room = upper - lower - n_points

@@ -670,3 +670,19 @@ def test_dates_and_durations_are_binned_as_numbers_with_nothing_declared(unit):
     assert _ks(X["paid"].dropna().astype("int64"), paid.astype("int64")) <= 0.10
     assert paid.between(pd.Timestamp("2023-01-01", tz="UTC"),
                         pd.Timestamp("2055-01-01", tz="UTC")).mean() > 0.95
+
+
+def test_integers_at_the_ends_of_int64_decode_without_overflow():
+    # the range grid's last cell ends at 2**63, beyond int64: draws stay in the dtype
+    rng = np.random.default_rng(2)
+    n = 3000
+    X = pd.DataFrame({
+        "u64": rng.integers(0, 2 ** 63, n, dtype=np.uint64),
+        "i64": np.r_[rng.integers(-2 ** 63, 2 ** 63 - 1, n - 2, dtype=np.int64),
+                     -2 ** 63, 2 ** 63 - 1]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        out = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X).sample()
+    assert out.dtypes.to_dict() == X.dtypes.to_dict()
+    for name in X.columns:
+        assert _ks(X[name], out[name]) <= 0.10
