@@ -2,7 +2,8 @@
 
 The scores users of SDV/SDMetrics already read, with the same definitions:
 
-- Column Shapes: ``1 - KS statistic`` (KSComplement) for numeric columns,
+- Column Shapes: ``1 - KS statistic`` (KSComplement) for numeric columns
+  (dates and durations included, in seconds),
   ``1 - TVD`` (TVComplement) for categorical ones, missing values dropped;
 - Column Pair Trends: ``1 - |rho_real - rho_synthetic| / 2``
   (CorrelationSimilarity, Pearson) for numeric pairs, ``1 - TVD`` of the
@@ -21,6 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ks_2samp
 
+from ..preprocessing._dtypes import is_temporal, temporal_seconds
+
 __all__ = ["column_shapes", "column_pair_trends", "quality_report"]
 
 #: Bins of a numeric column in ContingencySimilarity (as SDMetrics).
@@ -28,8 +31,8 @@ N_DISCRETE_BINS = 10
 
 
 def _is_numeric(series):
-    return (pd.api.types.is_numeric_dtype(series.dtype)
-            and not pd.api.types.is_bool_dtype(series.dtype))
+    return ((pd.api.types.is_numeric_dtype(series.dtype)
+             and not pd.api.types.is_bool_dtype(series.dtype)) or is_temporal(series.dtype))
 
 
 def _check(real, synthetic):
@@ -49,6 +52,8 @@ def _tv_complement(a, b):
 
 
 def _values(series):
+    if is_temporal(series.dtype):
+        return temporal_seconds(series)
     return series.to_numpy(dtype=np.float64, na_value=np.nan)
 
 

@@ -28,6 +28,7 @@ from ..exceptions import PrivacyLeakWarning
 from ..mechanisms import dp_quantiles, laplace_histogram, merge_weights, stable_histogram
 from ..schema import Binning, sub_bin_edges
 from ..utils._random import seed_sequence
+from ._dtypes import is_temporal, temporal_array
 
 __all__ = ["DPKBinsDiscretizer", "ValueCounts", "value_counts"]
 
@@ -35,8 +36,10 @@ _STRATEGIES = ("uniform", "log", "quantile")
 _INVERSES = ("uniform", "midpoint", "dp_histogram")
 
 #: Default total ``delta`` of the DP frequent-value discovery: a constant fixed
-#: before seeing any data (added to the synthesizer's ``delta``).
-DEFAULT_FREQUENT_DELTA = 1e-6
+#: before seeing any data, far below ``1 / n`` for any table a machine holds (a
+#: value held by one record is released with probability about ``delta``, so
+#: on a column of millions of distinct values a larger default publishes some).
+DEFAULT_FREQUENT_DELTA = 1e-9
 
 
 class ValueCounts(NamedTuple):
@@ -166,8 +169,9 @@ def _decode(codes, edges, integer, inverse, rng):
     must be valid bin indices.
     """
     lower, upper = edges[codes], edges[codes + 1]
-    if integer:
-        lower, upper = lower.astype(np.int64), upper.astype(np.int64)
+    if integer:  # edges beyond int64 (a power-of-two grid reaches 2**63) are clipped
+        lower, upper = (np.clip(e, _INT64_FLOAT_MIN, _INT64_FLOAT_MAX).astype(np.int64)
+                        for e in (lower, upper))
         if inverse == "midpoint":
             return (lower + upper - 1) // 2
         return rng.integers(lower, upper) if codes.size else lower
@@ -223,6 +227,11 @@ def _point_index(points, order, matched):
     return points[order][position] == matched, order[position]
 
 
+#: The int64 range as floats that cast exactly (``float(2**63 - 1)`` rounds to ``2**63``).
+_INT64_FLOAT_MIN = -2.0 ** 63
+_INT64_FLOAT_MAX = float(np.nextafter(2.0 ** 63, 0))
+
+
 def _draw(lower, upper, integer, closed, rng, points, middle=False):
     """Uniform draws in ``[lower, upper)`` (``closed``: ``[lower, upper]`` for floats).
 
@@ -230,8 +239,9 @@ def _draw(lower, upper, integer, closed, rng, points, middle=False):
     have bins of their own; a range holding nothing else gives ``lower``.
     ``middle=True`` (integers) takes the middle one instead of a draw.
     """
-    if integer:
-        lower, upper = lower.astype(np.int64), upper.astype(np.int64)
+    if integer:  # edges beyond int64 (a power-of-two grid reaches 2**63) are clipped
+        lower, upper = (np.clip(e, _INT64_FLOAT_MIN, _INT64_FLOAT_MAX).astype(np.int64)
+                        for e in (lower, upper))
         n_points = (np.searchsorted(points, upper, side="left")
                     - np.searchsorted(points, lower, side="left")) if points.size else 0
         room = upper - lower - n_points
@@ -368,6 +378,8 @@ def _restore_numeric(values, mask, dtype):
     :class:`TableEncoder`.
     """
     has_missing = bool(mask.any())
+    if is_temporal(dtype):
+        return temporal_array(values, mask, dtype)
     if isinstance(dtype, np.dtype):
         if dtype.kind in "iu":
             if not has_missing:
@@ -613,7 +625,7 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         over the columns.
     frequent_delta : float, default=None
         ``delta`` of ``frequent_values="dp"``, split evenly over the
-        columns; ``None`` is the fixed ``1e-6``.  Reported in
+        columns; ``None`` is the fixed ``1e-9`` (far below ``1 / n``).  Reported in
         ``delta_spent_``.
     max_frequent : int, default=5
         At most this many frequent values per column (the largest noisy

@@ -36,7 +36,7 @@ from ._categories import check_categories, discover_values, dtype_declared
 from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binning,
                            encode_binning)
 from ._discretizer import DEFAULT_FREQUENT_DELTA
-from ._dtypes import nullable_dtype, restore_dtype
+from ._dtypes import is_temporal, nullable_dtype, restore_dtype, temporal_numbers
 from ._numeric import NUMERIC, auto_columns, check_numeric, fit_auto_column, is_text_dtype, parse_numbers, \
     raise_all
 
@@ -132,7 +132,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         column with more distinct values than this (and no declared
         categories or bounds) is rejected: give it public ``bounds``.
     numeric : {"auto", "categorical"} or dict, default="auto"
-        ``"auto"``: every numeric column (integer or float dtype, not bool)
+        ``"auto"``: every numeric column (integer or float dtype, not bool;
+        ``datetime64`` and ``timedelta64`` as whole numbers of their unit)
         with no declared ``categories``, ``bounds`` or ``binning`` is binned
         by DP from ``numeric_rho`` alone (see
         :mod:`dpsynth.preprocessing._numeric` and the numeric columns page):
@@ -151,7 +152,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         split evenly over its candidate columns (in ``rho_spent_``).
     numeric_delta : float, default=None
         ``delta`` of the point masses' threshold, split evenly over the
-        candidate columns (``None``: the fixed ``1e-6``; in ``delta_spent_``).
+        candidate columns (``None``: the fixed ``1e-9``; in ``delta_spent_``).
     text_numbers : {None, "dp"}, default=None
         ``"dp"``: undeclared text columns (object or string dtype) are
         candidates of ``numeric="auto"`` too: a DP count of their fields
@@ -198,7 +199,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         columns (in ``epsilon_spent_``).
     frequent_delta : float, default=None
         ``delta`` of ``frequent_values="dp"`` (``None``: the fixed
-        ``1e-6``), split evenly over the binned columns (in
+        ``1e-9``), split evenly over the binned columns (in
         ``delta_spent_``).
     inverse : {"uniform", "midpoint", "dp_histogram"}, default="uniform"
         How binned columns decode (see ``DPKBinsDiscretizer``):
@@ -792,10 +793,13 @@ def _bin_column(column, series, missing_code, clip_infinite=False):
         col = encode_binning(parse_numbers(series), column.binning, column.name)
         col[col < 0] = missing_code
         return col
-    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+    if is_temporal(dtype):
+        values = temporal_numbers(series)
+    elif pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
         raise TypeError(f"Column {column.name!r} is binned but has dtype {dtype}; give it as "
                         "numbers.")
-    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     if clip_infinite:
         values = np.clip(values, -np.finfo(np.float64).max, np.finfo(np.float64).max)
     col = encode_binning(values, column.binning, column.name)

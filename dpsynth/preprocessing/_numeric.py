@@ -49,6 +49,7 @@ from ..exceptions import NoisyReleaseWarning
 from ..mechanisms import discrete_gaussian_scale, gaussian_measure
 from ..schema import Binning, Column, default_missing_marker, integer_room, sub_bin_edges
 from ._discretizer import _check_special, _snap_edges
+from ._dtypes import is_temporal, temporal_numbers
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
            "is_auto_numeric", "SUB_CELLS", "MIN_POINT_SHARE", "RANGE_FALSE_CELL"]
@@ -90,11 +91,14 @@ _INT_OCTAVES = (0, 63)
 def is_auto_numeric(dtype):
     """Whether a column of ``dtype`` is binned by DP when nothing is declared (public rule).
 
-    Integer (not boolean) and float dtypes, NumPy or pandas nullable.
+    Integer (not boolean) and float dtypes, NumPy or pandas nullable, and
+    instants and durations (``datetime64``, ``timedelta64``), binned as
+    integer counts of their unit.
     """
     if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
         return False
-    return pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype)
+    return (pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype)
+            or is_temporal(dtype))
 
 
 def _sigma(rho):
@@ -652,6 +656,10 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         values = parse_numbers(series)
         integer = found == "int"
         dtype = pd.Int64Dtype() if integer else np.dtype(np.float64)
+    elif is_temporal(series.dtype):
+        dtype = series.dtype
+        values = temporal_numbers(series)
+        integer = True
     else:
         dtype = series.dtype
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)

@@ -186,13 +186,19 @@ def test_numeric_auto_on_partitions_equals_the_fit_in_memory():
     # numeric="auto" reads each column's distinct values and their counts
     frame = _numeric_columns().drop(columns="single")
     frame["text_numbers"] = frame["ints"].astype(str).astype("string")
+    # instants and durations are binned as whole numbers of their unit
+    frame["when"] = pd.Timestamp("2020-01-01", tz="UTC") + pd.to_timedelta(
+        frame["ints"].fillna(0).astype("int64") * 3600, unit="s")
+    frame["wait"] = pd.to_timedelta(frame["ints"].astype("float64"), unit="min")
     encoder = TableEncoder(numeric_rho=2.0, text_numbers="dp", random_state=4)
     X = dd.from_pandas(frame, npartitions=4)
     expected = TableEncoder(**encoder.get_params()).fit(X.compute())
     with dask.config.set(scheduler="synchronous"):
         got, _ = dask_engine.fit_encoder(encoder, X)
     assert got.schema_ == expected.schema_
-    assert sum(c.binning is not None for c in got.schema_) >= 5
+    assert sum(c.binning is not None for c in got.schema_) >= 7
+    binned = {c.name for c in got.schema_ if c.binning is not None}
+    assert {"when", "wait"} <= binned
 
 
 def test_binners_are_fitted_without_a_row_per_record(monkeypatch):

@@ -581,6 +581,31 @@ def test_quality_report_follows_the_sdmetrics_definitions():
     assert report["score"] < same["score"]
 
 
+def test_column_shapes_compare_dates_and_durations_as_numbers():
+    # SDMetrics' KSComplement for datetimes; columns of different units compare
+    from scipy.stats import ks_2samp
+
+    from dpsynth.metrics import column_shapes
+
+    rng = np.random.default_rng(1)
+    start = pd.Timestamp("2021-01-01")
+    real = pd.DataFrame({"when": start + pd.to_timedelta(rng.integers(0, 900, 300), unit="D"),
+                         "wait": pd.to_timedelta(rng.integers(0, 60, 300), unit="min")})
+    synth = pd.DataFrame({
+        "when": (start + pd.to_timedelta(rng.integers(100, 900, 200), unit="D"))
+        .astype("datetime64[s]"),
+        "wait": pd.to_timedelta(rng.integers(0, 60, 200), unit="min").astype("timedelta64[s]")})
+    synth.loc[::10, "when"] = pd.NaT
+    shapes = column_shapes(real, synth).set_index("column")
+    assert (shapes["metric"] == "KSComplement").all()
+    days = lambda s: (s.dropna() - start) / pd.Timedelta(days=1)  # noqa: E731
+    assert shapes.loc["when", "score"] == pytest.approx(
+        1 - ks_2samp(days(real.when), days(synth.when)).statistic)
+    minutes = lambda s: s / pd.Timedelta(minutes=1)  # noqa: E731
+    assert shapes.loc["wait", "score"] == pytest.approx(
+        1 - ks_2samp(minutes(real.wait), minutes(synth.wait)).statistic)
+
+
 def test_quality_report_sdmetrics_handoff_is_optional():
     from dpsynth.metrics import quality_report
 

@@ -12,6 +12,7 @@ import pytest
 from dpsynth import DPMarginalSynthesizer, PrivacyLeakWarning
 from dpsynth.mechanisms import stability_threshold, stable_histogram
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
+from dpsynth.preprocessing._discretizer import DEFAULT_FREQUENT_DELTA
 from dpsynth.schema import Binning, Schema
 
 
@@ -121,6 +122,19 @@ def test_frequent_values_found_by_dp_and_accounted():
     assert spent["delta"] == pytest.approx(1e-9 + 3e-6)
     assert sum(m.delta for m in spent.mechanisms) + spent["conversion_delta"] == \
         pytest.approx(spent["delta"])
+
+
+def test_default_frequent_delta_publishes_no_value_held_by_one_record():
+    # a value held by one record is released with probability about delta: the
+    # default must keep that negligible on a column of a million distinct values
+    values = np.random.default_rng(3).permutation(1_000_000).astype(float)
+    values[:50_000] = 7.0  # one truly frequent value
+    X = pd.DataFrame({"v": values})
+    binner = DPKBinsDiscretizer(4, bounds=(0.0, 1e6), frequent_values="dp",
+                                frequent_epsilon=1.0, random_state=0).fit(X)
+    assert binner.delta_spent_ == pytest.approx(DEFAULT_FREQUENT_DELTA)
+    assert DEFAULT_FREQUENT_DELTA <= 1e-9
+    assert binner.binnings_[0].frequent == (7.0,)
 
 
 def test_frequent_values_require_a_budget():
@@ -622,3 +636,53 @@ def test_raw_tiny_table_warns_and_is_reported_as_warned():
         assert "error" not in run, run.get("error")
         assert run["warned"] and run["failures"] == [f"warned: {run_messy.NOISY}"]
         assert run["rows"] > 0 and isinstance(run["metric_failures"], list)
+
+
+@pytest.mark.parametrize("unit", ["ns", "s"])
+def test_dates_and_durations_are_binned_as_numbers_with_nothing_declared(unit):
+    # instants and durations are numbers of their unit: no value list to discover,
+    # so no NaT where the table has none and the spread comes back
+    rng = np.random.default_rng(7)
+    n = 5000
+    days = pd.to_timedelta(rng.integers(0, 1000, n), unit="D")
+    X = pd.DataFrame({
+        "opened": (pd.Timestamp("2020-01-01") + days).astype(f"datetime64[{unit}]"),
+        "paid": pd.Series(pd.Timestamp("2023-06-01", tz="Europe/Paris")
+                          + pd.to_timedelta(rng.integers(0, 10 ** 9, n), unit="s"))
+        .where(rng.random(n) > 0.2),
+        "wait": pd.Series(pd.to_timedelta(rng.integers(0, 100, n), unit="h"))
+        .astype(f"timedelta64[{unit}]"),
+        "kind": rng.choice(["a", "b", "c"], n)})
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    out = synth.sample()
+    assert out.dtypes.to_dict() == X.dtypes.to_dict()
+    assert out["opened"].notna().all() and out["wait"].notna().all()
+    assert out["paid"].isna().mean() == pytest.approx(X["paid"].isna().mean(), abs=0.03)
+    spent = [m.name for m in synth.privacy_spent_.mechanisms]
+    for name in ("opened", "paid", "wait"):
+        assert f"numeric column {name!r}: range" in spent
+    real, fake = X["opened"].astype("int64"), out["opened"].astype("int64")
+    assert _ks(real, fake) <= 0.12
+    assert _ks(X["wait"].astype("int64"), out["wait"].astype("int64")) <= 0.10
+    # the zone is the column's: instants are kept in UTC and shown in it
+    assert str(out["paid"].dt.tz) == "Europe/Paris"
+    paid = out["paid"].dropna()
+    assert _ks(X["paid"].dropna().astype("int64"), paid.astype("int64")) <= 0.10
+    assert paid.between(pd.Timestamp("2023-01-01", tz="UTC"),
+                        pd.Timestamp("2055-01-01", tz="UTC")).mean() > 0.95
+
+
+def test_integers_at_the_ends_of_int64_decode_without_overflow():
+    # the range grid's last cell ends at 2**63, beyond int64: draws stay in the dtype
+    rng = np.random.default_rng(2)
+    n = 3000
+    X = pd.DataFrame({
+        "u64": rng.integers(0, 2 ** 63, n, dtype=np.uint64),
+        "i64": np.r_[rng.integers(-2 ** 63, 2 ** 63 - 1, n - 2, dtype=np.int64),
+                     -2 ** 63, 2 ** 63 - 1]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        out = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X).sample()
+    assert out.dtypes.to_dict() == X.dtypes.to_dict()
+    for name in X.columns:
+        assert _ks(X[name], out[name]) <= 0.10

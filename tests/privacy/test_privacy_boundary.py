@@ -678,6 +678,29 @@ def _numeric_base(n=800, seed=2):
         "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
 
 
+def _nothing_declared_releases(tables, tmp_path):
+    """Each table's default release (saved and read back), sample dtypes and warnings."""
+    releases = []
+    for label, frame in zip("abcdefgh", tables):
+        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            synth.fit(frame)
+            sample = synth.sample(40)
+        path = tmp_path / f"{label}.json"
+        synth.aggregates_.save(path)
+        releases.append((json.loads(path.read_text()), sample.dtypes,
+                         sorted(str(w.message) for w in caught)))
+    return releases
+
+
+def _check_nothing_declared_neighbours(releases, dp_binned):
+    (first, dtypes_1, messages_1), (second, dtypes_2, messages_2) = releases
+    assert _public_part(first, dp_binned) == _public_part(second, dp_binned)
+    pd.testing.assert_series_equal(dtypes_1, dtypes_2)
+    assert messages_1 == messages_2
+
+
 @pytest.mark.parametrize("name,values", [
     ("a huge amount", {"amount": 1e15}),
     ("a negative amount", {"amount": -3.5}),
@@ -689,28 +712,42 @@ def _numeric_base(n=800, seed=2):
 ])
 def test_numeric_discovery_neighbours_differ_only_in_dp_outputs(name, values, tmp_path):
     base = _numeric_base()
-    other = _with_record(base, **values)
-    releases = []
-    for label, frame in (("a", base), ("b", other)):
-        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            synth.fit(frame)
-            sample = synth.sample(40)
-        path = tmp_path / f"{label}.json"
-        synth.aggregates_.save(path)
-        releases.append((json.loads(path.read_text()), sample.dtypes,
-                         sorted(str(w.message) for w in caught)))
-    (first, dtypes_1, messages_1), (second, dtypes_2, messages_2) = releases
-    dp_binned = ("amount", "visits")
-    assert _public_part(first, dp_binned) == _public_part(second, dp_binned)
-    pd.testing.assert_series_equal(dtypes_1, dtypes_2)
-    assert messages_1 == messages_2
+    releases = _nothing_declared_releases([base, _with_record(base, **values)], tmp_path)
+    _check_nothing_declared_neighbours(releases, ("amount", "visits"))
+    (first, _, _), (second, _, _) = releases
     # the share of the budget is public: the same rho for each numeric step
     numeric = [m for m in first["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
     assert [m["rho"] for m in numeric] == [
         m["rho"] for m in second["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
     assert first["privacy"]["epsilon"] == second["privacy"]["epsilon"] == 4.0
+
+
+def _temporal_base(n=800, seed=5):
+    rng = np.random.default_rng(seed)
+    when = pd.Series(pd.Timestamp("2021-01-01") + pd.to_timedelta(rng.integers(0, 700, n),
+                                                                   unit="D"))
+    return pd.DataFrame({
+        "when": when.where(rng.random(n) > 0.1),
+        "stay": pd.Series(pd.to_timedelta(rng.integers(1, 72, n), unit="h")),
+        "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+
+
+@pytest.mark.parametrize("position", ["first", "middle", "last"])
+@pytest.mark.parametrize("name,values", [
+    ("a far future date", {"when": pd.Timestamp("2262-04-01")}),
+    ("a date before 1970", {"when": pd.Timestamp("1901-05-05")}),
+    ("a missing date", {"when": pd.NaT}),
+    ("a negative duration", {"stay": pd.Timedelta(days=-400)}),
+    ("a duplicate record", {}),
+])
+def test_temporal_column_neighbours_differ_only_in_dp_outputs(name, values, position,
+                                                              tmp_path):
+    base = _temporal_base()
+    releases = _nothing_declared_releases(
+        [base, _with_record(base, position, **values)], tmp_path)
+    assert any(m["name"].startswith("numeric column 'when'")  # binned as numbers, by DP
+               for m in releases[0][0]["privacy"]["mechanisms"])
+    _check_nothing_declared_neighbours(releases, ("when", "stay"))
 
 
 def _wide_base(seed=4):
