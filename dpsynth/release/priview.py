@@ -341,7 +341,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         if self.view_size == "auto":
             return self._plan_cells(candidates, epsilon_views, final)
         t = candidates[0]
-        if len(candidates) > 1:
+        if self.noisy_count_ is not None:
             for cand in candidates:
                 err = self._noise_error(self._design(None, cand), self.noisy_count_,
                                         epsilon_views)
@@ -428,10 +428,14 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     def _needs_count(self, candidates):
         """Whether the plan needs the record count: a public function of the parameters.
 
-        The strength is chosen (more than one candidate), or the cell budget of
-        strength-1 cell-bounded views over two or more columns is.
+        The strength is chosen (``strength="auto"`` over three or more
+        columns: strength 1 is always a candidate, even when only one of 2, 3
+        and 4 is, e.g. on a table too wide for the triples' designs), or the
+        cell budget of strength-1 cell-bounded views over two or more columns
+        is.
         """
         return len(candidates) > 1 or (
+            self.strength == "auto" and self.n_features_in_ >= 3) or (
             candidates == [1] and self.view_size == "auto" and self.max_view_cells == "auto"
             and self.n_features_in_ >= 2)
 

@@ -232,6 +232,20 @@ def test_wide_table_strength_one_uses_small_views():
     assert many.strength_ >= 2
 
 
+def test_table_too_wide_for_triples_still_chooses_the_strength():
+    # 70 columns: C(70, 3) triples exceed what strength 3 considers, so 2 is the only
+    # candidate of the book's rule; strength 1 stays one, and the record count is spent
+    rng = np.random.default_rng(0)
+    z = rng.integers(0, 4, 2000)
+    X = pd.DataFrame({f"c{j}": (z + rng.integers(0, 2, 2000) * (j % 3)) % 4 for j in range(70)})
+    cats = {c: list(range(4)) for c in X}
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    assert synth.noisy_count_ is not None and synth.strength_ == 1
+    assert sorted(a for v in synth.marginal_sets_ for a in v) == list(range(70))
+    assert any("record count" in s.name for s in synth.privacy_spent_.mechanisms)
+    assert synth.privacy_spent_.epsilon == pytest.approx(1.0)
+
+
 def test_strength_one_puts_each_column_in_one_view():
     X, cats = _many_valued(3000)
     synth = PriViewSynthesizer(epsilon=1.0, categories=cats, allow_missing=True, strength=1,
