@@ -456,7 +456,7 @@ class ViewSet:
         rng : numpy.random.Generator
         pool_factor : int, default=3
             Candidates per record (1: no choice among candidates, only the
-            draw from the views' conditionals).
+            draw from the views' conditionals, then the descent).
         max_iter : int, default=10
             Cap on the raking sweeps (noisy views have no exact match: the cap,
             not ``tol``, usually ends the raking).
