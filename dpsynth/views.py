@@ -27,7 +27,8 @@ sub-marginals and have negative cells.  This module makes them
   and the returned info) when hit.
 
 :class:`ViewSet` bundles these, and samples records from the views (a pool
-drawn from the views' conditionals, raked to match every view).
+drawn from the views' conditionals, raked to match every view, then moved by
+coordinate descent towards every view).
 Everything here is post-processing of already private views: no privacy cost.
 """
 
@@ -45,6 +46,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._core._sampling import inverse_cdf, rake_sweep
 from .exceptions import PrivacyLeakWarning
+from .model.descent import fit_population
 from .preprocessing import TableEncoder
 from .utils._random import seed_sequence
 from .utils._validation import check_table
@@ -428,7 +430,7 @@ class ViewSet:
             remaining.discard(a)
         return plan
 
-    def sample(self, n, rng, *, pool_factor=3, max_iter=10, tol=1e-4):
+    def sample(self, n, rng, *, pool_factor=3, max_iter=10, tol=1e-4, sweeps=3):
         """Draw ``n`` coded records that match every view, not only one per attribute.
 
         A pool of ``pool_factor * n`` candidates is drawn attribute by
@@ -438,8 +440,15 @@ class ViewSet:
         weighted by iterative proportional fitting so that their weighted
         counts match every view (raking, the same fit as
         :func:`maximum_entropy` over the pool's support), and ``n`` records
-        are drawn from the weights by systematic sampling.  Post-processing
-        of the views only.
+        are drawn from the weights by systematic sampling.  Finally the
+        records are moved, value by value, by the greedy coordinate descent
+        of :func:`~dpsynth.model.descent.fit_population` on the squared
+        error between their counts and every view (equal weights: the views
+        are equally precise per cell), the least-squares fit the workload
+        release uses: with many overlapping views (a pairs' cover) the pool
+        drawn from one view per attribute holds too few of the records the
+        views describe for raking to find them.  Post-processing of the views
+        only.
 
         Parameters
         ----------
@@ -447,26 +456,37 @@ class ViewSet:
         rng : numpy.random.Generator
         pool_factor : int, default=3
             Candidates per record (1: no choice among candidates, only the
-            draw from the views' conditionals).
+            draw from the views' conditionals, then the descent).
         max_iter : int, default=10
             Cap on the raking sweeps (noisy views have no exact match: the cap,
             not ``tol``, usually ends the raking).
         tol : float, default=1e-4
             Stop when no view's weighted fractions move by more than ``tol``.
+        sweeps : int, default=3
+            Passes of the coordinate descent over every (record, attribute)
+            (0: the raked draw as it is).
 
         Returns
         -------
         ndarray of int32, shape (n, n_attributes)
         """
         pool = self._draw(max(n, int(pool_factor) * n), rng)
-        if len(pool) == n or not self.views:
+        if len(pool) > n and self.views:
+            weights = self._rake(pool, max_iter=max_iter, tol=tol)
+            positions = (rng.random() + np.arange(n)) / n
+            cumulative = np.cumsum(weights)
+            cumulative /= cumulative[-1]
+            picked = np.searchsorted(cumulative, positions, side="right").clip(0, len(pool) - 1)
+            pool = pool[rng.permutation(picked)]
+        if sweeps < 1 or not self.views:
             return pool
-        weights = self._rake(pool, max_iter=max_iter, tol=tol)
-        positions = (rng.random() + np.arange(n)) / n
-        cumulative = np.cumsum(weights)
-        cumulative /= cumulative[-1]
-        picked = np.searchsorted(cumulative, positions, side="right").clip(0, len(pool) - 1)
-        return pool[rng.permutation(picked)]
+        targets = [(attrs, np.clip(table, 0, None), 1.0) for attrs, table in self.views]
+        total = float(targets[0][1].sum())
+        if not total > 0:
+            return pool
+        records = fit_population(self.cardinalities, targets, n, rng, sweeps=int(sweeps),
+                                 total=total, init=pool)
+        return records
 
     def _rake(self, pool, *, max_iter=10, tol=1e-4, smoothing=None):
         """Weights of the pool's records whose weighted fractions match every view.

@@ -118,8 +118,8 @@ CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswit
 
 #: The pins under pandas 3 (the stack CI installs).
 PINNED = {
-    'calm_demo': [None, '52874c9bbcbcc2b2'],
-    'priview_demo': [None, 'a6d2c689313f5b67'],
+    'calm_demo': [None, '76196a9d06b00877'],
+    'priview_demo': [None, '1ed29cd165859451'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
     'workload_adult': ['d56c8f8c6cbe29c5', '8bc65fb6b8462e5b'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],

@@ -11,6 +11,7 @@ maximum entropy.  The post-processing is shared with CALM
 (:mod:`dpsynth.views`).
 """
 
+import itertools
 import math
 import numbers
 
@@ -37,6 +38,14 @@ PAIR_NOISE_LIMIT = 0.05
 #: With cell-bounded views of strength 1: the automatic cell budget is the largest whose
 #: views hold on average at least this many noise scales of records per cell.
 MIN_CELL_SNR = 10.0
+#: Cell-bounded views, ``strength="auto"``: strength 1 when the pairs' cover of least
+#: expected noise (:meth:`PriViewSynthesizer._pair_noise`, total variation of a pair's
+#: table) is above this.
+PAIR_TVD_LIMIT = 0.25
+#: Cell-bounded views of strength 2 or more: the automatic cell budget is the largest, up
+#: to the noise-versus-coverage optimum, whose pairs' expected noise is at most this (else
+#: the budget of least pairs' noise).
+PAIR_TVD_TARGET = 0.05
 
 
 def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_cells=None,
@@ -75,8 +84,10 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     ``Laplace(w / epsilon)`` noise per cell, then made consistent (weighted
     means over every shared attribute set), non-negative (Ripple) and
     consistent again; any marginal is a sum of a view's cells or the
-    maximum-entropy table matching the views.  ``epsilon``-DP (pure) with
-    add/remove neighbours.
+    maximum-entropy table matching the views; synthetic records are drawn
+    from the views and moved by coordinate descent until their counts match
+    every view (:meth:`~dpsynth.views.ViewSet.sample`).  ``epsilon``-DP
+    (pure) with add/remove neighbours.
 
     Before the views, the columns with many values (``merge_min_values`` or
     more) are shrunk, as MST does: a share ``merge_share`` of ``epsilon``
@@ -112,39 +123,48 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         ``c`` values these are the book's covering designs with
         ``floor(log_c(max_view_cells))`` columns per view.
     max_view_cells : int or "auto", default="auto"
-        Cell budget of a view (with ``view_size="auto"``).  ``"auto"``: the
-        power of two whose views minimise the book's noise-versus-coverage
-        factor, ``sqrt(L / (P T))`` with ``L`` the mean cells of a view and
-        ``P``, ``T`` the mean pairs and triples of columns it holds (the
-        geometric mean of the two columns of the book's table in Section
-        6.3), from the numbers of codes of the columns in the views alone
-        (``view_cardinalities_``, after merging), as the book's
-        ``ell = 8`` is independent of the data: 256
-        cells (8 columns) on binary tables, larger budgets holding a
-        many-valued column with a few others on non-binary ones.  At
+        Cell budget of a view (with ``view_size="auto"``).  ``"auto"``: at
+        most the power of two whose views minimise the book's
+        noise-versus-coverage factor, ``sqrt(L / (P T))`` with ``L`` the mean
+        cells of a view and ``P``, ``T`` the mean pairs and triples of
+        columns it holds (the geometric mean of the two columns of the book's
+        table in Section 6.3), from the numbers of codes of the columns in
+        the views alone (``view_cardinalities_``, after merging), as the
+        book's ``ell = 8`` is independent of the data: 256 cells (8 columns)
+        on binary tables, larger budgets holding a many-valued column with a
+        few others on non-binary ones.  With a noisy record count (when the
+        strength is chosen), the largest power of two up to that optimum
+        whose pairs' tables get an expected noise (total variation) of at
+        most ``PAIR_TVD_TARGET = 0.05`` (:meth:`_pair_noise`), else the one
+        of least such noise: with few records per cell, smaller views and
+        more of them, so that a pair's table is not noise-dominated.  At
         strength 1 (no pair covered): the largest power of two whose views
         hold on average at least ``MIN_CELL_SNR = 10`` noise scales of
         records per cell (``N epsilon / (w L)``, ``N`` the noisy record
-        count, ``w`` the views): with few records per column, small views
-        whose cells are not dominated by noise.  Set it to
-        trade noise for coverage yourself: larger when associations among
-        three or more columns matter more than the noise of each cell (many
-        records, a large epsilon), smaller when the cells are noise-dominated
-        (few records, a small epsilon).
+        count, ``w`` the views).  Set it to trade noise for coverage
+        yourself: larger when associations among three or more columns
+        matter more than the noise of each cell (many records, a large
+        epsilon), smaller when the cells are noise-dominated (few records, a
+        small epsilon).
     strength : int or "auto", default="auto"
         Every ``strength``-set of columns lies in a view (with
         ``view_size="auto"``: every such set that fits the cell budget).
         ``"auto"``: the largest ``t`` in {2, 3, 4} whose eq. 6.7 noise error
         (:func:`priview_noise_error`, with the design's mean cells and
-        coverage) is <= 0.003, else 2 (the book's rule); but 1 when that
-        error exceeds 0.05 at strength 2 (a small table with many columns:
-        the noise of a pair's table would be of the order of the pairwise
-        associations the views are meant to carry).  ``1``: no pair is
+        coverage) is <= 0.003, else 2 (the book's rule); but 1 when even
+        the pairs' cover of least noise would add an expected total
+        variation above ``PAIR_TVD_LIMIT = 0.25`` to a pair's table
+        (cell-bounded views; with a given ``view_size``: when the eq. 6.7
+        error exceeds 0.05 at strength 2): a small table with many columns,
+        where the noise of a pair's table would exceed the pairwise
+        associations the views are meant to carry.  ``1``: no pair is
         required, each column lies in one view, the views as wide as the
         budget allows (see ``max_view_cells`` for the automatic budget).
+        Override it with ``2`` when pairs matter even on a table that small,
+        or with ``1`` when the per-column distributions matter most.
     count_epsilon : float, default=0.001
         Budget of the record count that ``strength="auto"`` and the
-        automatic strength-1 budget need (only spent when more than one
+        automatic budgets need (only spent when more than one
         strength is possible, three or more columns, or when ``strength=1``
         is given with the automatic budget).  Its noise has scale
         ``1 / count_epsilon`` (1000 records by default: a rough estimate, as
@@ -321,7 +341,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         if self.view_size == "auto":
             return self._plan_cells(candidates, epsilon_views, final)
         t = candidates[0]
-        if len(candidates) > 1:
+        if self.noisy_count_ is not None:
             for cand in candidates:
                 err = self._noise_error(self._design(None, cand), self.noisy_count_,
                                         epsilon_views)
@@ -337,28 +357,33 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
 
         The inputs are the views' domain (``view_cardinalities_``), the
         budget of the views (``epsilon_views``) and the noisy record count.
-        The budget is the noise-versus-coverage optimum
-        (:meth:`_choose_budget`, the book's trade-off) and the strength the
-        book's (the largest candidate whose eq. 6.7 error is <= 0.003, else
-        the first), but for strength 1: when the pairs' cover at the optimum
-        has an eq. 6.7 error above :data:`PAIR_NOISE_LIMIT`
-        (``strength="auto"``) or ``strength=1`` is given, the budget is the
-        largest power of two whose views (each column in one) hold on average
-        at least :data:`MIN_CELL_SNR` noise scales of records per cell: with
-        few records over many columns, small views whose cells are not
-        dominated by noise.  The plan on the full domain (``final=False``,
-        before rare values are merged; its number of views sets the merge
-        threshold) keeps the optimum at strength 1 too.  A given
-        ``max_view_cells`` is kept; without a noisy count (nothing to choose)
-        the plan is the optimum and the given strength.
+        For each power-of-two budget up to the noise-versus-coverage optimum
+        (:meth:`_choose_budget`, the book's trade-off) the pairs' cover is
+        built and its expected noise per pair computed (:meth:`_pair_noise`).
+        ``strength="auto"``: strength 1 when the least of these is above
+        :data:`PAIR_TVD_LIMIT` (the pairs' tables would hold more noise than
+        association), the budget then being the largest power of two whose
+        views (each column in one) hold on average at least
+        :data:`MIN_CELL_SNR` noise scales of records per cell; otherwise the
+        budget is the largest up to the optimum whose pairs' noise is at most
+        :data:`PAIR_TVD_TARGET` (else the least-noise budget) and the strength
+        the book's (the largest candidate whose eq. 6.7 error is <= 0.003,
+        else 2).  ``strength=1`` given: the records-per-cell budget.  The
+        plan on the full domain (``final=False``, before rare values are
+        merged; its number of views sets the merge threshold) keeps the
+        optimum budget.  A given ``max_view_cells`` is kept (only the
+        strength is chosen); without a noisy count (nothing to choose) the
+        plan is the optimum and the given strength.
         """
         n, eps = self.noisy_count_, epsilon_views
         fixed = self.max_view_cells != "auto"
         optimum = int(self.max_view_cells) if fixed else self._choose_budget()
         if n is None:
             return optimum, candidates[0]
-        if candidates == [1] or (self.strength == "auto" and self._noise_error(
-                self._design(optimum, 2), n, eps) > PAIR_NOISE_LIMIT):
+        budgets = [optimum] if fixed else [2 ** k for k in range(2, optimum.bit_length())]
+        noise = {b: self._pair_noise(self._design(b, 2), n, eps) for b in budgets}
+        least = min(budgets, key=lambda b: (noise[b], -b))
+        if candidates == [1] or (self.strength == "auto" and noise[least] > PAIR_TVD_LIMIT):
             if fixed or not final:
                 return optimum, 1
             budget = 4
@@ -369,19 +394,48 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 if n * eps / (len(views) * cells) >= MIN_CELL_SNR:
                     budget = 2 ** k
             return budget, 1
+        quiet = [b for b in budgets if noise[b] <= PAIR_TVD_TARGET]
+        budget = optimum if not final else (max(quiet) if quiet else least)
         t = candidates[0]
         for cand in candidates:
-            if self._noise_error(self._design(optimum, cand), n, eps) <= 0.003:
+            if self._noise_error(self._design(budget, cand), n, eps) <= 0.003:
                 t = max(t, cand)
-        return optimum, t
+        return budget, t
+
+    def _pair_noise(self, views, n_records, epsilon):
+        """Expected total variation that the views' noise adds to a pair's table.
+
+        Mean over the pairs held by a view: a pair ``(a, b)`` read from the
+        smallest view holding it, of ``L_V`` cells, sums ``L_V / L_ab``
+        Laplace(``w / epsilon``) cells into each of its ``L_ab`` cells, so
+        its expected total variation is about
+        ``w sqrt(L_ab L_V) / (epsilon N sqrt(pi))`` (normal approximation).
+        A function of the public domain, the views and the noisy count.
+        """
+        cards = [int(c) for c in self.view_cardinalities_]
+        scale = len(views) / (epsilon * max(float(n_records), 1.0) * math.sqrt(math.pi))
+        smallest = {}
+        for v in views:
+            cells = math.prod(cards[a] for a in v)
+            for pair in itertools.combinations(sorted(v), 2):
+                if cells < smallest.get(pair, math.inf):
+                    smallest[pair] = cells
+        if not smallest:
+            return 0.0
+        return scale * float(np.mean([math.sqrt(cards[a] * cards[b] * cells)
+                                      for (a, b), cells in smallest.items()]))
 
     def _needs_count(self, candidates):
         """Whether the plan needs the record count: a public function of the parameters.
 
-        The strength is chosen (more than one candidate), or the cell budget of
-        strength-1 cell-bounded views over two or more columns is.
+        The strength is chosen (``strength="auto"`` over three or more
+        columns: strength 1 is always a candidate, even when only one of 2, 3
+        and 4 is, e.g. on a table too wide for the triples' designs), or the
+        cell budget of strength-1 cell-bounded views over two or more columns
+        is.
         """
         return len(candidates) > 1 or (
+            self.strength == "auto" and self.n_features_in_ >= 3) or (
             candidates == [1] and self.view_size == "auto" and self.max_view_cells == "auto"
             and self.n_features_in_ >= 2)
 

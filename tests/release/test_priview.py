@@ -159,15 +159,25 @@ def _expected_plan(cards, n, eps):
         triples = np.mean([len(v) * (len(v) - 1) * (len(v) - 2) / 6 for v in vs])
         return math.sqrt(size / (pairs * triples)) if triples else math.inf
 
+    def pair_noise(b):
+        # each pair read from the smallest view holding it: L_V / L_ab Laplace(w / eps)
+        # cells summed into each of its L_ab cells, total variation ~ w sqrt(L_ab L_V) /
+        # (eps N sqrt(pi))
+        vs = bounded_cover(cards, b, 2, max_size=8)
+        held = {}
+        for v in vs:
+            for a, c in itertools.combinations(sorted(v), 2):
+                held[a, c] = min(held.get((a, c), math.inf), cells(v))
+        return np.mean([len(vs) * math.sqrt(cards[a] * cards[c] * lv)
+                        / (eps * n * math.sqrt(math.pi)) for (a, c), lv in held.items()])
+
     factors = [factor(2 ** k) for k in range(2, 23)]
     optimum = 2 ** (2 + factors.index(min(factors)))
-    pairs = bounded_cover(cards, optimum, 2, max_size=8)
-    d, w = len(cards), len(pairs)
-    coverage = sum(len(v) * (len(v) - 1) / 2 for v in pairs) / (d * (d - 1) / 2)
-    mean_cells = np.mean([cells(v) for v in pairs])
-    eq_6_7 = math.sqrt(2 * mean_cells) / (n * eps) * w / math.sqrt(coverage)
-    if eq_6_7 <= 0.05:  # PAIR_NOISE_LIMIT: the pairs' views at the optimum
-        return optimum, 2
+    noise = {2 ** k: pair_noise(2 ** k) for k in range(2, optimum.bit_length())}
+    least = min(noise, key=lambda b: (noise[b], -b))
+    if noise[least] <= 0.25:  # PAIR_TVD_LIMIT: some pairs' cover is quiet enough
+        quiet = [b for b, e in noise.items() if e <= 0.05]  # PAIR_TVD_TARGET
+        return (max(quiet) if quiet else least), 2
     # strength 1: the largest budget whose cells hold >= 10 noise scales of records
     fits = [2 ** k for k in range(2, optimum.bit_length())
             if n * eps / (len(vs := bounded_cover(cards, 2 ** k, 1, max_size=8))
@@ -175,12 +185,14 @@ def _expected_plan(cards, n, eps):
     return (max(fits) if fits else 4), 1
 
 
-@pytest.mark.parametrize("n, epsilon, strength", [(3000, 1.0, 1), (3000, 4.0, 1),
+@pytest.mark.parametrize("n, epsilon, strength", [(3000, 1.0, 1), (3000, 4.0, 2),
                                                   (60000, 1.0, 2)])
 def test_automatic_views_follow_the_public_inputs(n, epsilon, strength):
     # 16 columns of 2-6 values: with few records per unit of budget the pairs' views
     # would be noise-dominated (strength 1, views small enough that each cell holds ten
-    # noise scales of records); with more, every pair is covered
+    # noise scales of records); with more, every pair is covered, by views small enough
+    # that a pair's table is not noise-dominated (3,000 records at epsilon 4: views of
+    # at most 128 cells, below the optimum of the noise-versus-coverage factor)
     X, cats = _wide(n)
     synth = PriViewSynthesizer(epsilon=epsilon, categories=cats, random_state=0).fit(X)
     cards = [int(c) for c in synth.view_cardinalities_]
@@ -218,6 +230,20 @@ def test_wide_table_strength_one_uses_small_views():
     many = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(
         pd.concat([X] * 20, ignore_index=True))
     assert many.strength_ >= 2
+
+
+def test_table_too_wide_for_triples_still_chooses_the_strength():
+    # 70 columns: C(70, 3) triples exceed what strength 3 considers, so 2 is the only
+    # candidate of the book's rule; strength 1 stays one, and the record count is spent
+    rng = np.random.default_rng(0)
+    z = rng.integers(0, 4, 2000)
+    X = pd.DataFrame({f"c{j}": (z + rng.integers(0, 2, 2000) * (j % 3)) % 4 for j in range(70)})
+    cats = {c: list(range(4)) for c in X}
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    assert synth.noisy_count_ is not None and synth.strength_ == 1
+    assert sorted(a for v in synth.marginal_sets_ for a in v) == list(range(70))
+    assert any("record count" in s.name for s in synth.privacy_spent_.mechanisms)
+    assert synth.privacy_spent_.epsilon == pytest.approx(1.0)
 
 
 def test_strength_one_puts_each_column_in_one_view():
