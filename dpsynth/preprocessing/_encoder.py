@@ -635,6 +635,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         last = np.zeros(n_decoded + 1, dtype=bool)
         last[n_decoded] = True
         distinct = restore_dtype(lookup, last, column)
+        if isinstance(distinct.dtype, np.dtype):  # numpy-backed (object): numpy's gather,
+            # without the missing-value scan pandas' array construction makes
+            return pd.Series(distinct.to_numpy().take(index), dtype=distinct.dtype, copy=False)
         return pd.Series(distinct.array.take(index), dtype=distinct.dtype, copy=False)
 
     # --------------------------------------------------- public metadata
