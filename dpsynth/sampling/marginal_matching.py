@@ -208,7 +208,8 @@ class MarginalMatchingSampler(Sampler):
     n_jobs : int or None, default=None
         Populations fitted concurrently, in threads (the kernel releases the
         GIL); a sample of one population counts its reference population
-        (``reference_size``) on that many threads instead.  ``None`` uses
+        (``reference_size``) on that many threads instead, and a sample
+        drawn from the model (``model_size``) gathers its columns on them.  ``None`` uses
         every processor this process may use (as scikit-learn's
         OpenMP-based estimators do by default), ``1`` one thread, ``-2`` all
         but one.  The result does not depend on it.
