@@ -253,7 +253,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         ``release="workload"``, also the candidate tables' counts and
         scores each round) and of ``sample`` for samplers that use them
         (marginal matching: one population of at most 50,000 records per
-        thread).  ``None`` uses every processor this process may use (as
+        thread; decoding: the binned columns' within-bin draws beside the
+        other columns).  ``None`` uses every processor this process may use (as
         scikit-learn's OpenMP-based estimators do), ``1`` one thread.  The
         release and the records do not depend on it.
     random_state : int, Generator, RandomState or None, default=None
@@ -957,7 +958,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         some binned columns (conditional sampling), kept as they are.
         ``as_frame``: one DataFrame, target included.
         """
-        frame = self.aggregates_.encoder.inverse_transform(codes, random_state=seed)
+        frame = self.aggregates_.encoder.inverse_transform(codes, random_state=seed,
+                                                           n_jobs=self.n_jobs)
         if values:
             schema = self.aggregates_.schema
             for j, (drawn, missing) in values.items():

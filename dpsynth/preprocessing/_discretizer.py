@@ -251,8 +251,12 @@ def _draw(lower, upper, integer, closed, rng, points, middle=False):
             drawn = lower + (np.maximum(room, 1) - 1) // 2
         else:
             drawn = lower + rng.integers(0, np.maximum(room, 1))
-        for point in points:  # ascending: the u-th integer of the range that is no point
-            drawn += (point >= lower) & (point <= drawn) & (room > 0)
+        if np.any(n_points):  # only ranges holding a point move past one
+            rows = np.flatnonzero(n_points > 0)
+            low, step, room_ = lower[rows], drawn[rows], room[rows]
+            for point in points:  # ascending: the u-th integer of the range that is no point
+                step += (point >= low) & (point <= step) & (room_ > 0)
+            drawn[rows] = step
         return drawn
     if not lower.size:
         return lower.astype(np.float64)
@@ -293,18 +297,36 @@ def decode_binning(codes, binning, rng):
         else:
             values = (lower + upper) / 2.0
     elif binning.inverse == "dp_histogram":
-        lower = np.empty(interval.size)
-        upper = np.empty(interval.size)
-        closed = np.zeros(interval.size, dtype=bool)
-        for k in np.unique(interval):
-            rows = np.flatnonzero(interval == k)
+        # every interval's sub-bins in one table; a record's sub-bin is drawn
+        # interval by interval (ascending), over its rows in row order
+        bounds, closes, base = [], [], np.zeros(n_int + 1, dtype=np.int64)
+        for k in range(n_int):
+            sub = sub_bin_edges(edges[k], edges[k + 1], integer,
+                                len(binning.within[k]))
+            bounds.append(sub)
+            last = np.zeros(sub.size - 1, dtype=bool)
+            last[-1:] = k == n_int - 1
+            closes.append(last)
+            base[k + 1] = base[k] + sub.size - 1
+        sub_low = np.concatenate([b[:-1] for b in bounds])
+        sub_high = np.concatenate([b[1:] for b in bounds])
+        sub_closed = np.concatenate(closes)
+        counts = np.bincount(interval, minlength=n_int)
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        # rows grouped by interval, in row order within each (a stable sort)
+        order = np.argsort(interval.astype(np.int16 if n_int < 2**15 else np.int64),
+                           kind="stable")
+        grouped = np.empty(interval.size, dtype=np.int64)
+        for k in np.flatnonzero(counts):
+            size = int(counts[k])
             weights = np.asarray(binning.within[k], dtype=np.float64)
-            sub = sub_bin_edges(edges[k], edges[k + 1], integer, weights.size)
             total = weights.sum()
-            chosen = (rng.choice(weights.size, size=rows.size, p=weights / total)
-                      if total > 0 else rng.integers(0, weights.size, size=rows.size))
-            lower[rows], upper[rows] = sub[chosen], sub[chosen + 1]
-            closed[rows] = (k == n_int - 1) & (chosen == weights.size - 1)
+            chosen = (rng.choice(weights.size, size=size, p=weights / total)
+                      if total > 0 else rng.integers(0, weights.size, size=size))
+            grouped[starts[k]:starts[k + 1]] = base[k] + chosen
+        sub = np.empty(interval.size, dtype=np.int64)
+        sub[order] = grouped
+        lower, upper, closed = sub_low[sub], sub_high[sub], sub_closed[sub]
         values = _draw(lower, upper, integer, closed, rng, skip)
     else:
         values = _draw(edges[interval], edges[interval + 1], integer,

@@ -17,6 +17,7 @@ modules: category lists in :mod:`._categories`, binning in :mod:`._binning`,
 output dtypes in :mod:`._dtypes`; this one maps values to codes and back.
 """
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from numbers import Integral, Real
 
@@ -30,6 +31,7 @@ from ..accounting import MAX_EPSILON
 from ..schema import (DEFAULT_OTHER_LABEL, Column, Schema, default_missing_marker,
                       python_scalar, value_to_json)
 from ..utils._random import seed_sequence, stream
+from ..utils._threads import leave_signals_to_main_thread, n_threads
 from ..utils._validation import check_table, is_missing_scalar
 from ._binning import binned_column, make_binners
 from ._categories import check_categories, discover_values, dtype_declared
@@ -43,6 +45,9 @@ from ._numeric import NUMERIC, auto_columns, check_numeric, fit_auto_column, is_
 __all__ = ["TableEncoder"]
 
 _RANDOM_STATE = ["random_state", np.random.Generator, np.random.SeedSequence]
+
+_PARALLEL_DECODE_ROWS = 100_000
+"""Tables of fewer rows are decoded in one thread (a thread costs more than it saves)."""
 
 
 def _check_integer_bounds(bounds, frame):
@@ -562,7 +567,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             codes[:, j] = col
         return codes
 
-    def inverse_transform(self, X, *, random_state=None):
+    def inverse_transform(self, X, *, random_state=None, n_jobs=1):
         """Decode a code matrix back into a table with the declared dtypes.
 
         Binned columns get a value inside each bin: a uniform draw (integers
@@ -574,6 +579,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         X : array-like of int of shape (n_samples, n_features)
         random_state : int, RandomState, Generator, SeedSequence or None, default=None
             Seed of the within-bin draws; ``None`` uses ``self.random_state``.
+        n_jobs : int or None, default=1
+            With more than one thread (``None``: every processor), a large
+            table's binned columns are decoded in a second thread while the
+            others are gathered.  The result does not depend on it.
 
         Returns
         -------
@@ -593,10 +602,33 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                              f"shape {codes.shape}.")
         if not np.issubdtype(codes.dtype, np.integer):
             raise TypeError(f"Codes must be integers; got dtype {codes.dtype}.")
+        if isinstance(n_jobs, bool) or not (n_jobs is None or isinstance(n_jobs, Integral)) \
+                or n_jobs == 0:
+            raise ValueError("n_jobs must be None or a non-zero integer (-1: all processors); "
+                             f"got {n_jobs!r}.")
         rng = np.random.default_rng(
             seed_sequence(self.random_state if random_state is None else random_state))
-        data = {column.name: self._decode_column(j, codes[:, j], rng)
-                for j, column in enumerate(self.schema_)}
+        binned = [j for j, column in enumerate(self.schema_) if column.binning is not None]
+        others = [j for j, column in enumerate(self.schema_) if column.binning is None]
+        decoded = {}
+
+        def decode(columns):  # binned columns draw from rng, in column order
+            for j in columns:
+                decoded[j] = self._decode_column(j, codes[:, j], rng)
+
+        if (binned and others and codes.shape[0] >= _PARALLEL_DECODE_ROWS
+                and n_threads(n_jobs) > 1):
+            # the binned columns' draws (numpy, mostly without the GIL) in a
+            # thread of their own while this one gathers the others: the same
+            # draws in the same order, so the same values
+            with ThreadPoolExecutor(max_workers=1,
+                                    initializer=leave_signals_to_main_thread) as executor:
+                drawing = executor.submit(decode, binned)
+                decode(others)
+                drawing.result()
+        else:
+            decode(range(len(self.schema_)))
+        data = {column.name: decoded[j] for j, column in enumerate(self.schema_)}
         # copy=False: the columns stay apart, not copied into one block per dtype
         frame = pd.DataFrame(data, index=pd.RangeIndex(codes.shape[0]), copy=False)
         frame.columns = pd.Index(self.schema_.names,
@@ -636,6 +668,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         last = np.zeros(n_decoded + 1, dtype=bool)
         last[n_decoded] = True
         distinct = restore_dtype(lookup, last, column)
+        if isinstance(distinct.dtype, np.dtype):  # numpy-backed (object): numpy's gather,
+            # without the missing-value scan pandas' array construction makes
+            return pd.Series(distinct.to_numpy().take(index), dtype=distinct.dtype, copy=False)
         return pd.Series(distinct.array.take(index), dtype=distinct.dtype, copy=False)
 
     # --------------------------------------------------- public metadata

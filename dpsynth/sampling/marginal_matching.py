@@ -208,7 +208,8 @@ class MarginalMatchingSampler(Sampler):
     n_jobs : int or None, default=None
         Populations fitted concurrently, in threads (the kernel releases the
         GIL); a sample of one population counts its reference population
-        (``reference_size``) on that many threads instead.  ``None`` uses
+        (``reference_size``) on that many threads instead, and a sample
+        drawn from the model (``model_size``) gathers its columns on them.  ``None`` uses
         every processor this process may use (as scikit-learn's
         OpenMP-based estimators do by default), ``1`` one thread, ``-2`` all
         but one.  The result does not depend on it.
@@ -494,7 +495,8 @@ class MarginalMatchingSampler(Sampler):
         if n == 0:
             return np.zeros((0, self.n_columns), dtype=np.int32)
         if 0 < self.model_size < n:  # a fixed-size model, its records repeated
-            return expand_population(self.sample(self.model_size, rng), n, rng)
+            return expand_population(self.sample(self.model_size, rng), n, rng,
+                                     n_threads=n_threads(self.n_jobs))
         n_parts = -(-n // self.max_population)
         sizes = np.full(n_parts, n // n_parts) + (np.arange(n_parts) < n % n_parts)
         seed = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
@@ -602,7 +604,7 @@ class MarginalMatchingSampler(Sampler):
         return moves
 
 
-def expand_population(records, n, rng):
+def expand_population(records, n, rng, n_threads=1):
     """``n`` records drawn from a population by randomized rounding of multiplicities.
 
     Every record of ``records`` (``m`` of them) is repeated ``n // m`` times
@@ -622,6 +624,9 @@ def expand_population(records, n, rng):
     n : int
         Number of records to draw.
     rng : numpy.random.Generator
+    n_threads : int, default=1
+        Threads gathering the columns (numpy's gather runs without the GIL);
+        the result does not depend on it.
 
     Returns
     -------
@@ -634,4 +639,17 @@ def expand_population(records, n, rng):
     index[:whole * m].reshape(whole, m)[...] = np.arange(m, dtype=index.dtype)
     index[whole * m:] = rng.choice(m, size=rest, replace=False)
     rng.shuffle(index)
-    return np.ascontiguousarray(records.T).take(index, axis=1).T
+    columns = np.ascontiguousarray(records.T)
+    out = np.empty((columns.shape[0], int(n)), dtype=records.dtype)
+
+    def gather(j):
+        np.take(columns[j], index, out=out[j])
+
+    if n_threads > 1 and columns.shape[0] > 1 and n >= 100_000:
+        with ThreadPoolExecutor(max_workers=min(n_threads, columns.shape[0]),
+                                initializer=leave_signals_to_main_thread) as executor:
+            list(executor.map(gather, range(columns.shape[0])))
+    else:
+        for j in range(columns.shape[0]):
+            gather(j)
+    return out.T

@@ -473,3 +473,24 @@ def test_fit_transform_encodes_as_fit_then_transform():
     })
     codes = TableEncoder().fit_transform(X)
     np.testing.assert_array_equal(codes, TableEncoder().fit(X).transform(X))
+
+
+def test_inverse_transform_in_two_threads_gives_the_same_table():
+    # binned columns drawn in a second thread beside the gathered ones: the same draws
+    rng = np.random.default_rng(0)
+    n = 120_000
+    X = pd.DataFrame({"a": rng.choice(["x", "y", None], n).astype(object),
+                      "age": rng.integers(0, 90, n),
+                      "income": np.where(rng.random(n) < 0.1, np.nan, rng.gamma(2.0, 1e4, n)),
+                      "b": pd.Categorical(rng.choice(["p", "q"], n))})
+    encoder = TableEncoder(bounds={"age": (0, 100), "income": (0.0, 200_000.0)},
+                           random_state=0).fit(X)
+    codes = encoder.transform(X)
+    one = encoder.inverse_transform(codes, random_state=3)
+    pd.testing.assert_frame_equal(encoder.inverse_transform(codes, random_state=3, n_jobs=2),
+                                  one)
+    pd.testing.assert_frame_equal(encoder.inverse_transform(codes, random_state=3, n_jobs=None),
+                                  one)
+    assert one["age"].between(0, 100).all() and one["income"].isna().any()
+    with pytest.raises(ValueError, match="n_jobs"):
+        encoder.inverse_transform(codes, n_jobs=0)

@@ -12,7 +12,7 @@ import pytest
 from dpsynth import DPMarginalSynthesizer, PrivacyLeakWarning
 from dpsynth.mechanisms import stability_threshold, stable_histogram
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
-from dpsynth.preprocessing._discretizer import DEFAULT_FREQUENT_DELTA
+from dpsynth.preprocessing._discretizer import DEFAULT_FREQUENT_DELTA, decode_binning
 from dpsynth.schema import Binning, Schema
 
 
@@ -686,3 +686,29 @@ def test_integers_at_the_ends_of_int64_decode_without_overflow():
     assert out.dtypes.to_dict() == X.dtypes.to_dict()
     for name in X.columns:
         assert _ks(X[name], out[name]) <= 0.10
+
+
+@pytest.mark.parametrize("integer", [True, False])
+def test_dp_histogram_decoding_draws_each_interval_from_its_sub_bins(integer):
+    # three intervals (the middle one unused), point values inside the intervals
+    edges = (0.0, 10.0, 20.0, 40.0)
+    within = ((0.5, 0.0, 0.5, 0.0, 0.0), (0.2,) * 5, (0.0, 0.0, 0.0, 0.0, 1.0))
+    binning = Binning(edges=edges, integer=integer, inverse="dp_histogram", within=within,
+                      special=(1.0, 39.0))
+    rng = np.random.default_rng(0)
+    codes = rng.choice([0, 2, 3, 4], size=20_000, p=[0.5, 0.3, 0.1, 0.1])
+    values = decode_binning(codes, binning, np.random.default_rng(1))
+    assert values.dtype == (np.int64 if integer else np.float64)
+    np.testing.assert_array_equal(values[codes == 3], 1.0)
+    np.testing.assert_array_equal(values[codes == 4], 39.0)
+    first, last = values[codes == 0], values[codes == 2]
+    # interval [0, 10): sub-bins [0, 2) and [4, 6) only, half each
+    assert np.all(((first >= 0) & (first < 2)) | ((first >= 4) & (first < 6)))
+    assert np.mean(first < 2) == pytest.approx(0.5, abs=0.02)
+    # the last interval, closed: its last sub-bin [36, 40] only
+    assert np.all((last >= 36) & (last <= 40))
+    if integer:  # integers skip the point values, which have bins of their own
+        assert set(np.unique(first)) == {0, 4, 5}
+        assert set(np.unique(last)) == {36, 37, 38}
+    else:
+        assert first.min() < 0.1 and last.max() > 39.9

@@ -477,6 +477,19 @@ def test_expand_population_rounds_multiplicities(m, n):
                                                              np.random.default_rng(0)))
 
 
+def test_expand_population_in_threads_gives_the_same_records():
+    from dpsynth.sampling.marginal_matching import expand_population
+
+    records = np.random.default_rng(1).integers(0, 50, size=(1000, 5)).astype(np.int32)
+    one = expand_population(records, 150_001, np.random.default_rng(0))
+    two = expand_population(records, 150_001, np.random.default_rng(0), n_threads=2)
+    assert two.dtype == np.int32 and two.flags.f_contiguous
+    np.testing.assert_array_equal(one, two)
+    # whole records are copied: every row of the sample is a row of the model
+    model_rows = {tuple(r) for r in records.tolist()}
+    assert {tuple(r) for r in two[:2000].tolist()} <= model_rows
+
+
 @pytest.mark.parametrize("release", ["sds", "workload"])
 def test_samples_beyond_model_size_are_drawn_from_the_model(release):
     frame = _dependent_table(3000, seed=4)
