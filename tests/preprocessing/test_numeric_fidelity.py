@@ -576,3 +576,111 @@ def test_raw_tiny_table_warns_and_is_reported_as_warned():
         assert "error" not in run, run.get("error")
         assert run["warned"] and run["failures"] == [f"warned: {run_messy.NOISY}"]
         assert run["rows"] > 0 and isinstance(run["metric_failures"], list)
+
+
+# ------------------------------- DP ranges of sparse and crowded columns (issue #36)
+#: The zCDP budget of one column of a 57-column export at epsilon 4 (the share of
+#: numeric_share split over its numeric columns).
+_COLUMN_RHO = 0.0016
+
+
+def _round_trip_ks(name, series, seed, rho=_COLUMN_RHO):
+    """KS of the present values of ``series`` against their decoding by the column
+    that ``numeric="auto"`` fits with ``rho``, and the column's spends."""
+    from dpsynth.preprocessing._discretizer import decode_binning, encode_binning
+    from dpsynth.preprocessing._numeric import fit_auto_column
+
+    column, spends = fit_auto_column(name, series, None, kind="number", rho=rho,
+                                     delta=1e-10, n_bins=10,
+                                     rng=np.random.default_rng(seed))
+    present = series.dropna().to_numpy(dtype=np.float64)
+    codes = np.asarray(encode_binning(pd.Series(present), column.binning, name))
+    back = np.asarray(decode_binning(codes, column.binning, np.random.default_rng(seed)),
+                      dtype=np.float64)
+    return _ks(present, back), column, spends
+
+
+@pytest.mark.parametrize("dtype", ["Int64", "float64"])
+def test_sparse_column_with_most_values_missing_finds_its_range(dtype):
+    # months since a delinquency: 70% missing, the rest uniform on 0-119; each
+    # octave below 64 holds too few records to clear the range grid's threshold
+    # alone, the cells between the range and 0 together do (step 3 widens it)
+    rng = np.random.default_rng(7)
+    n = 4000
+    months = pd.Series(np.where(rng.random(n) < 0.7, np.nan, rng.integers(0, 120, n)),
+                       dtype=dtype)
+    ks = [_round_trip_ks("months", months, seed)[0] for seed in range(10)]
+    # (the range and bins of step 1 alone: median 0.10 as Int64, 0.14 as float)
+    assert np.median(ks) <= 0.08 and max(ks) <= 0.16, ks
+
+
+def test_sparse_column_of_a_few_hundred_records_is_not_decoded_near_zero():
+    # 93% missing: ~280 records over 0-119, below the threshold in every octave;
+    # the fallback cell of 0 must not be the answer when the octaves up to 255
+    # together show the records
+    rng = np.random.default_rng(8)
+    n = 4000
+    record = pd.Series(np.where(rng.random(n) < 0.93, np.nan, rng.integers(0, 120, n)),
+                       dtype="Int64")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a seed may still find nothing and say so
+        ks = [_round_trip_ks("record", record, seed)[0] for seed in range(10)]
+    # the budget allows no better: its octaves are each within 2 sigma of 0
+    # (step 1 alone: median 0.52, a third of the seeds decoded near 0 with KS 1)
+    assert np.median(ks) <= 0.20 and np.mean(ks) <= 0.25, ks
+
+
+def test_wide_uniform_integer_column_keeps_its_spread():
+    # an identifier: a permutation of 1,077,501 + 3k, 12,000 wide inside the
+    # octave [2**20, 2**21); parts of the octave sized for an even spread hold
+    # all of it, the second round cuts the crowded parts further
+    rng = np.random.default_rng(9)
+    ids = pd.Series(rng.permutation(np.arange(1_077_501, 1_077_501 + 3 * 4000, 3)),
+                    dtype=np.int64)
+    results = [_round_trip_ks("id", ids, seed) for seed in range(10)]
+    ks = [r[0] for r in results]
+    assert np.median(ks) <= 0.10 and max(ks) <= 0.15, ks  # step 1 alone: 0.43-0.49
+    for _, column, spends in results:
+        edges = column.binning.edges
+        # the octave is 1,048,576 wide; the range ends near the values
+        assert edges[0] <= 1_077_501 and 1_089_498 < edges[-1]
+        assert edges[-1] - edges[0] <= 60_000
+        assert [s.name for s in spends] == [f"numeric column 'id': {step}" for step in
+                                            ("range", "point masses", "bins and shape")]
+        assert sum(s.rho for s in spends) == pytest.approx(_COLUMN_RHO)
+        shape = spends[2]
+        assert shape.rho == pytest.approx(0.5 * _COLUMN_RHO)
+        # two rounds of rho / 2 each: sigma = sqrt(1 / rho_shape) (zCDP adds up)
+        assert dict(shape.params)["rounds"] == 2
+        assert dict(shape.params)["sigma"] == pytest.approx((1.0 / shape.rho) ** 0.5)
+
+
+def test_text_columns_leave_their_budget_to_the_numeric_ones():
+    # a CSV file read as text: the words' candidates spend only the DP decision,
+    # the numbers split the rest of numeric_rho (a public function of DP outputs)
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = pd.DataFrame({
+        "amount": rng.integers(500, 35_000, n).astype(str).astype(object),
+        "months": np.where(rng.random(n) < 0.6, None,
+                           rng.integers(0, 120, n).astype(str).astype(object)),
+        **{f"word{k}": rng.choice(["a", "b", "c"], n).astype(object) for k in range(4)}})
+    rho = 0.05
+    encoder = TableEncoder(numeric_rho=rho, numeric_delta=1e-10, text_numbers="dp",
+                           random_state=0).fit(X)
+    spends = encoder.spends_
+    decided = [s for s in spends if s.name.endswith("numeric or text")]
+    assert len(decided) == 6
+    for s in decided:
+        assert s.rho == pytest.approx(0.1 * rho / 6)
+    per_column = (rho - 0.1 * rho) / 2
+    for name in ("amount", "months"):
+        mine = [s for s in spends if s.name.startswith(f"numeric column {name!r}: ")
+                and not s.name.endswith("numeric or text")]
+        assert len(mine) == 3
+        assert sum(s.rho for s in mine) == pytest.approx(per_column)
+    assert encoder.rho_spent_ == pytest.approx(rho)
+    assert sum(s.delta for s in spends) == pytest.approx(1e-10)
+    kinds = {c.name: c.binning is not None for c in encoder.schema_.columns}
+    assert kinds == {"amount": True, "months": True, "word0": False, "word1": False,
+                     "word2": False, "word3": False}
