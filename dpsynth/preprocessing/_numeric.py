@@ -489,8 +489,9 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     # round 1: the window of the DP range
     w_first, w_last = _window(first, last, integer)
     w_low, w_high = _bounds(w_first, w_last, integer)
-    parts = np.clip(np.floor(range_counts[w_first:w_last + 1] / (4.0 * sigma)), 1,
-                    MAX_SUB_CELLS).astype(int)
+    # parts sized for the precision of the two rounds together (sigma / sqrt(2))
+    parts = np.clip(np.floor(range_counts[w_first:w_last + 1] * math.sqrt(2.0) / (4.0 * sigma)),
+                    1, MAX_SUB_CELLS).astype(int)
     fine = _parts_grid(grid, w_first, w_last, integer, parts, w_low, w_high)
     rest = ~np.isin(point_keys(values, integer, decimals_of(*_bounds(first, last, integer))),
                     pts)
@@ -561,15 +562,14 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         if not near:
             sigmas[part] = float(-ndtri(RANGE_FALSE_CELL / estimate.size))
     mass = np.where((estimate > sigmas * np.sqrt(variance)) & (capacity > 0), estimate, 0.0)
-    # the parts the range widened over hold records together, though few clear
-    # the level alone: what they hold beyond their kept parts is spread over the
-    # others by capacity (an even density), away from 0 only when their sum
-    # clears its noise in this step too
+    # the parts the range widened over toward 0 hold records together, though
+    # few clear the level alone: what they hold beyond their kept parts is spread
+    # over the others by capacity (an even density; away from 0, where a tail
+    # thins out, only parts that clear the level hold records)
     for part, near in zip(widened, toward):
         spare = float(estimate[part].sum() - mass[part].sum())
         room = np.where(part & (mass == 0), capacity, 0.0)
-        if (spare > 0 and room.sum() > 0 and (near or estimate[part].sum()
-                > RANGE_NEIGHBOUR * math.sqrt(float(variance[part].sum())))):
+        if near and spare > 0 and room.sum() > 0:
             mass += spare * room / room.sum()
     kept = np.flatnonzero(mass)
     if kept.size:  # the range ends at the outermost kept parts
