@@ -21,12 +21,19 @@ each read every record once (sensitivity 1, so each is exactly
    a small count, a 2195.3 shared by a town's records).  The value 0 is a
    public candidate: measured whether or not a record holds it, it is kept
    above a plain noise level, without the set union's ``delta`` threshold.
-3. **Bins and shape.**  The other values on a finer public grid (each
-   power-of-two cell of the range cut into :data:`SUB_CELLS` equal parts,
-   whole integers for integer columns) with Gaussian noise.  Post-processing
-   of this one histogram gives both the ``n_bins`` interval edges (its
-   noisy quantiles) and, for every interval, the DP probabilities of its
-   sub-bins from which decoded values are drawn
+3. **Bins and shape.**  The other values on a finer public grid, in two
+   rounds of half the step's budget each.  Round 1 covers the range, the
+   cells between it and 0 and a few cells beyond it (each power-of-two cell
+   cut into as many equal parts as its noisy count of step 1 fills; whole
+   integers for integer columns); the range widens over the cells whose
+   counts of step 1 and round 1 together show records (a sparse column
+   whose octaves are each below the noise).  Round 2 counts the final
+   range's parts again, a part holding more records than its width was
+   sized for cut further (values crowded into a sliver of their octave, an
+   identifier); the rounds are averaged by inverse variance.
+   Post-processing of these histograms gives both the ``n_bins`` interval
+   edges (their noisy quantiles) and, for every interval, the DP
+   probabilities of its sub-bins from which decoded values are drawn
    (``inverse="dp_histogram"``), so that skewed and small-count columns
    keep their shape inside each bin.
 
@@ -52,12 +59,9 @@ from ..schema import Binning, Column, default_missing_marker, sub_bin_edges
 from ._discretizer import _check_special, _snap_edges
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
-           "decide_text_column", "is_auto_numeric", "SUB_CELLS", "MIN_POINT_SHARE",
+           "decide_text_column", "is_auto_numeric", "MIN_POINT_SHARE",
            "RANGE_FALSE_CELL"]
 
-#: Each power-of-two cell of the range is cut into this many equal parts for
-#: the shape histogram (integer columns: at most one part per integer).
-SUB_CELLS = 16
 #: The most parts a crowded cell of the range is cut into (a year column's
 #: one octave 1024-2047 needs parts of a few years, not 64).
 MAX_SUB_CELLS = 256
@@ -453,27 +457,97 @@ def _whole_cells(left, right, grid, point_cells):
     return k, (grid[k] == left) & (grid[k + 1] == right) & ~np.isin(k, point_cells)
 
 
+def _kept_mass(estimate, variance, capacity, fine, measured, fallback):
+    """The records each part of step 3's grid ``fine`` holds (post-processing of
+    its estimates and their variances).
+
+    A part's estimate is kept when it clears the level that noise alone clears
+    in half a part of the grid on average (at least one standard deviation);
+    outside step 1's range ``measured`` on the side away from 0, where a false
+    part would stretch the range by octaves, when it clears the range
+    threshold.  The parts the range widened over toward 0 (or all of them when
+    step 1 found only the ``fallback`` cell of 0) hold records together,
+    though few clear the level alone: what they hold beyond their kept parts is
+    spread over the others by capacity (an even density).  Away from 0, where a
+    tail thins out, only the parts that clear the level hold records.
+    """
+    toward = [fallback or measured[0] > 0,
+              fallback or measured[1] <= 0 < measured[1] - measured[0]]
+    widened = [(fine[1:] <= measured[0]) & (capacity > 0),
+               (fine[:-1] >= measured[1]) & (capacity > 0)]
+    sigmas = np.full(estimate.size, max(1.0, float(-ndtri(0.5 / estimate.size))))
+    for part, near in zip(widened, toward):
+        if not near:
+            sigmas[part] = float(-ndtri(RANGE_FALSE_CELL / estimate.size))
+    mass = np.where((estimate > sigmas * np.sqrt(variance)) & (capacity > 0), estimate, 0.0)
+    for part, near in zip(widened, toward):
+        spare = float(estimate[part].sum() - mass[part].sum())
+        room = np.where(part & (mass == 0), capacity, 0.0)
+        if near and spare > 0 and room.sum() > 0:
+            mass += spare * room / room.sum()
+    return mass
+
+
+def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, decimals):
+    """Interval edges (the noisy quantiles of ``mass`` on the grid ``fine``, or the
+    range grid's ``cells`` when no part holds records) and each interval's
+    within-bin sub-bin probabilities (post-processing)."""
+    cumulative = np.cumsum(mass)
+    if cumulative[-1] > 0 and n_bins > 1:
+        targets = cumulative[-1] * np.arange(1, n_bins) / n_bins
+        cuts = fine[1:][np.searchsorted(cumulative, targets)]
+        edges = np.unique(np.concatenate([[low], cuts, [high]]))
+    else:  # no shape measured: the range grid's cells
+        edges = np.unique(np.clip(cells, low, high))
+        if edges.size - 1 > n_bins:
+            edges = edges[np.unique(np.linspace(0, edges.size - 1, n_bins + 1).round()
+                                    .astype(int))]
+    if integer:  # snapped as a closed range: the last edge is the largest value + 1
+        edges = _snap_edges(np.append(edges[:-1], edges[-1] - 1), np.dtype(np.int64))
+    else:
+        if decimals is not None:  # readable edges, and decoded values rounded inside them
+            edges = np.unique(np.concatenate([[low], np.round(edges[1:-1], decimals),
+                                              [high]]))
+            edges = edges[(edges >= low) & (edges <= high)]
+        edges = _snap_edges(edges, np.dtype(np.float64))
+    within = []
+    for k in range(edges.size - 1):
+        sub = sub_bin_edges(edges[k], edges[k + 1], integer, WITHIN_SUB_BINS)
+        weights_k = _overlap(sub[:-1], sub[1:], fine) @ mass
+        room = _capacity(sub[:-1], sub[1:], integer, points)
+        weights_k = np.where(room > 0, weights_k, 0.0)
+        if not weights_k.sum() > 0:
+            weights_k = np.where(room > 0, 1.0, 0.0) if (room > 0).any() else np.ones(room.size)
+        weights_k = weights_k / weights_k.sum()
+        within.append(tuple(round(float(w), 6) for w in weights_k))
+    return edges, tuple(within)
+
+
 def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, rng,
                     range_counts, range_sigma, decimals_of):
     """Step 3: the final range, interval edges (noisy quantiles) and within-bin
     sub-bin probabilities, from two rounds of noisy counts of ``rho / 2`` each.
 
-    Round 1 counts the values (but the point masses) on :func:`_window` of the DP
-    range, each cell of the range grid cut into as many parts (up to
+    Round 1 counts the values (but the point masses) on :func:`_window` of the
+    DP range, each cell of the range grid cut into as many parts (up to
     :data:`MAX_SUB_CELLS`) as its noisy count of step 1 fills with about
-    ``4 sigma`` records each (empty octaves stay whole).  The range widens
-    (:func:`_widen`, at :data:`RANGE_NEIGHBOUR` sigma) over the cells whose counts of
-    step 1 and round 1 together show records: a sparse column whose octaves
-    are each below the noise still finds its range.  Round 2 counts the values
-    on the final range's parts again, a part whose round-1 count holds more than
-    ``4 sigma`` records per part cut further in the same way (values crowded into
-    a sliver of their octave, such as an identifier column); the two rounds, and
-    step 1 where a part is a whole cell, are averaged by inverse variance, so
-    that a part measured twice is as precise as one measured once with
-    ``rho``.  All else is post-processing: a part's estimate is kept when it
-    clears the level that noise alone clears in half a part of the grid on
-    average (at least one standard deviation); the range ends at the outermost
-    kept parts; float edges are rounded to the column's decimals.
+    ``4 sigma / sqrt(2)`` records each (the two rounds' precision; empty
+    octaves stay whole).  The range widens (:func:`_grouped_cells`, then
+    :func:`_widen` at :data:`RANGE_NEIGHBOUR` sigma) over the cells whose
+    counts of step 1 and round 1 together show records: a sparse column whose
+    octaves are each below the noise still finds its range.  Round 2 counts
+    the final range's parts again, a part whose round-1 count holds more than
+    ``4 sigma`` records per part cut further in the same way (values crowded
+    into a sliver of their octave, such as an identifier column); the two
+    rounds, and step 1 where a part is a whole cell, are averaged by inverse
+    variance, so that a part measured twice is as precise as one measured
+    once with ``rho``.  All else is post-processing: a part's estimate is kept
+    when it clears the level that noise alone clears in half a part of the
+    grid on average (at least one standard deviation; outside step 1's range
+    away from 0, the range threshold); what the cells widened over toward 0
+    hold beyond their kept parts is spread evenly over their other parts; the
+    range ends at the outermost kept parts; float edges are rounded to the
+    column's decimals.
 
     Returns
     -------
@@ -551,26 +625,7 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     estimate[whole], variance[whole] = _inverse_variance(
         estimate[whole], variance[whole], range_counts[cell[whole]], range_sigma ** 2)
     capacity = _capacity(fine[:-1], fine[1:], integer, points)
-    # parts the range widened over: toward 0 (between 0 and step 1's range, or
-    # all of them past the cell of 0 alone) and away from 0, where a false part
-    # would stretch the range by octaves
-    toward = [fallback or measured[0] > 0, fallback or measured[1] <= 0 < measured[1] - measured[0]]
-    widened = [(fine[1:] <= measured[0]) & (capacity > 0),
-               (fine[:-1] >= measured[1]) & (capacity > 0)]
-    sigmas = np.full(estimate.size, max(1.0, float(-ndtri(0.5 / estimate.size))))
-    for part, near in zip(widened, toward):
-        if not near:
-            sigmas[part] = float(-ndtri(RANGE_FALSE_CELL / estimate.size))
-    mass = np.where((estimate > sigmas * np.sqrt(variance)) & (capacity > 0), estimate, 0.0)
-    # the parts the range widened over toward 0 hold records together, though
-    # few clear the level alone: what they hold beyond their kept parts is spread
-    # over the others by capacity (an even density; away from 0, where a tail
-    # thins out, only parts that clear the level hold records)
-    for part, near in zip(widened, toward):
-        spare = float(estimate[part].sum() - mass[part].sum())
-        room = np.where(part & (mass == 0), capacity, 0.0)
-        if near and spare > 0 and room.sum() > 0:
-            mass += spare * room / room.sum()
+    mass = _kept_mass(estimate, variance, capacity, fine, measured, fallback)
     kept = np.flatnonzero(mass)
     if kept.size:  # the range ends at the outermost kept parts
         fine = fine[kept[0]:kept[-1] + 2]
@@ -580,35 +635,9 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
             low = math.floor(low * 10 ** decimals) / 10 ** decimals
             high = math.ceil(high * 10 ** decimals) / 10 ** decimals
             fine[0], fine[-1] = low, high
-    cumulative = np.cumsum(mass)
-    if cumulative[-1] > 0 and n_bins > 1:
-        targets = cumulative[-1] * np.arange(1, n_bins) / n_bins
-        cuts = fine[1:][np.searchsorted(cumulative, targets)]
-        edges = np.unique(np.concatenate([[low], cuts, [high]]))
-    else:  # no shape measured: the range grid's cells
-        edges = np.unique(np.clip(grid[first:last + 2], low, high))
-        if edges.size - 1 > n_bins:
-            edges = edges[np.unique(np.linspace(0, edges.size - 1, n_bins + 1).round()
-                                    .astype(int))]
-    if integer:  # snapped as a closed range: the last edge is the largest value + 1
-        edges = _snap_edges(np.append(edges[:-1], edges[-1] - 1), np.dtype(np.int64))
-    else:
-        if decimals is not None:  # readable edges, and decoded values rounded inside them
-            edges = np.unique(np.concatenate([[low], np.round(edges[1:-1], decimals),
-                                              [high]]))
-            edges = edges[(edges >= low) & (edges <= high)]
-        edges = _snap_edges(edges, np.dtype(np.float64))
-    within = []
-    for k in range(edges.size - 1):
-        sub = sub_bin_edges(edges[k], edges[k + 1], integer, WITHIN_SUB_BINS)
-        weights_k = _overlap(sub[:-1], sub[1:], fine) @ mass
-        room = _capacity(sub[:-1], sub[1:], integer, points)
-        weights_k = np.where(room > 0, weights_k, 0.0)
-        if not weights_k.sum() > 0:
-            weights_k = np.where(room > 0, 1.0, 0.0) if (room > 0).any() else np.ones(room.size)
-        weights_k = weights_k / weights_k.sum()
-        within.append(tuple(round(float(w), 6) for w in weights_k))
-    return edges, tuple(within), spend, decimals, (first, last)
+    edges, within = _edges_and_within(fine, mass, low, high, grid[first:last + 2],
+                                      integer, points, n_bins, decimals)
+    return edges, within, spend, decimals, (first, last)
 
 
 def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
