@@ -488,6 +488,38 @@ def _kept_mass(estimate, variance, capacity, fine, measured, fallback):
     return mass
 
 
+def _cut_at_gaps(edges, fine, mass, grid):
+    """``edges`` with an interval that holds records on both sides of a run of
+    empty parts of ``fine`` spanning a whole cell of the range ``grid`` (an
+    empty octave) cut at the widest such run: its upper edge moved to the run's
+    start (the last interval: its lower edge to the run's end), so that no
+    value is drawn across the gap (post-processing).
+
+    A cluster of values near ``4e-5`` and the bulk above ``0.01`` in one
+    interval would otherwise decode the cluster spread over its first sub-bin.
+    """
+    edges = np.array(edges, dtype=np.float64)
+    for k in range(edges.size - 1):
+        inside = np.flatnonzero((fine[:-1] >= edges[k]) & (fine[1:] <= edges[k + 1]))
+        held = inside[mass[inside] > 0]
+        if held.size < 2:
+            continue
+        empty = np.arange(held[0], held[-1] + 1)
+        empty = empty[mass[empty] == 0]
+        runs = [(fine[r[0]], fine[r[-1] + 1]) for r in
+                np.split(empty, np.flatnonzero(np.diff(empty) > 1) + 1) if r.size]
+        runs = [(a, b) for a, b in runs  # holding a whole cell of the range grid
+                if np.any((grid[:-1] >= a) & (grid[1:] <= b))]
+        if not runs:
+            continue
+        start, end = max(runs, key=lambda run: run[1] - run[0])
+        if k + 1 < edges.size - 1:
+            edges[k + 1] = start
+        elif k > 0:
+            edges[k] = end
+    return np.unique(edges)
+
+
 def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, decimals):
     """Interval edges (the noisy quantiles of ``mass`` on the grid ``fine``, or the
     range grid's ``cells`` when no part holds records) and each interval's
@@ -496,7 +528,8 @@ def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, dec
     if cumulative[-1] > 0 and n_bins > 1:
         targets = cumulative[-1] * np.arange(1, n_bins) / n_bins
         cuts = fine[1:][np.searchsorted(cumulative, targets)]
-        edges = np.unique(np.concatenate([[low], cuts, [high]]))
+        edges = _cut_at_gaps(np.unique(np.concatenate([[low], cuts, [high]])), fine, mass,
+                             range_grid(integer))
     else:  # no shape measured: the range grid's cells
         edges = np.unique(np.clip(cells, low, high))
         if edges.size - 1 > n_bins:
