@@ -121,19 +121,19 @@ PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, '2ad29c32e765f401'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['db1cc41e0c33f8ed', '4be9da696d1eca29'],
+    'workload_adult': ['1ac94fb2f61b6c70', '7599d80e4a5c9f8f'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['6c3d93e41f8ae7c5', '07d1934bb6142c3d'],
-    'workload_messy_default': ['b0261decf5ce6d63', '2ca613a1343caef0'],
+    'workload_messy_continuous': ['ee9972cd07328d93', '17a652d1c1cd6c07'],
+    'workload_messy_default': ['6d379cd6e219fc3d', '753bfea5adc5c2e2'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['4d678e5d3e8259f2', '4de4b74f1111fa8b'],
-    'workload_messy_continuous': ['9ae32824127efaba', 'b9c6d697881ee289'],
-    'workload_messy_default': ['ef965ece78434f22', '5793f3ee04737688'],
+    'workload_adult': ['c3a8a9e9e3f23880', 'f1ad90910681e2a9'],
+    'workload_messy_continuous': ['e371ade16dcc0105', '95f410f7b934cf10'],
+    'workload_messy_default': ['c39e0e62d6151367', 'fe6dbabcfb882d5f'],
 }
 
 
