@@ -642,8 +642,9 @@ def test_wide_uniform_integer_column_keeps_its_spread():
     assert np.median(ks) <= 0.04 and max(ks) <= 0.08, ks  # step 1 alone: 0.43-0.49
     for _, column, spends in results:
         edges = column.binning.edges
-        # the octave is 1,048,576 wide; the range ends near the values
-        assert edges[0] <= 1_077_501 and 1_089_498 < edges[-1]
+        # the octave is 1,048,576 wide; the range ends near the values (a last
+        # part below the noise level may clip a few hundred of them into it)
+        assert edges[0] <= 1_077_501 + 1_500 and edges[-1] >= 1_089_498 - 1_500
         assert edges[-1] - edges[0] <= 60_000
         assert [s.name for s in spends] == [f"numeric column 'id': {step}" for step in
                                             ("range", "point masses", "bins and shape")]
