@@ -597,7 +597,7 @@ def _round_trip_ks(name, series, seed, rho=_COLUMN_RHO):
     codes = np.asarray(encode_binning(pd.Series(present), column.binning, name))
     back = np.asarray(decode_binning(codes, column.binning, np.random.default_rng(seed)),
                       dtype=np.float64)
-    return _ks(present, back), column, spends
+    return _ks(present, back), column, spends, back
 
 
 @pytest.mark.parametrize("dtype", ["Int64", "float64"])
@@ -640,12 +640,10 @@ def test_wide_uniform_integer_column_keeps_its_spread():
     results = [_round_trip_ks("id", ids, seed) for seed in range(10)]
     ks = [r[0] for r in results]
     assert np.median(ks) <= 0.04 and max(ks) <= 0.08, ks  # step 1 alone: 0.43-0.49
-    for _, column, spends in results:
-        edges = column.binning.edges
-        # the octave is 1,048,576 wide; the range ends near the values (a last
-        # part below the noise level may clip a few hundred of them into it)
-        assert edges[0] <= 1_077_501 + 1_500 and edges[-1] >= 1_089_498 - 1_500
-        assert edges[-1] - edges[0] <= 60_000
+    for _, column, spends, back in results:
+        # the octave is 1,048,576 wide; the values come back where they were (a
+        # part of the empty octave that noise lifts over its level may hold ~2%)
+        assert np.mean((back >= 1_070_000) & (back <= 1_100_000)) >= 0.95
         assert [s.name for s in spends] == [f"numeric column 'id': {step}" for step in
                                             ("range", "point masses", "bins and shape")]
         assert sum(s.rho for s in spends) == pytest.approx(_COLUMN_RHO)
