@@ -283,6 +283,8 @@ def _grouped_cells(noisy, sd, first, last, z, level):
     mostly-zero amount) clear as a group when no single cell does.
     """
     for width in RANGE_WINDOWS[1:]:
+        if width > noisy.size:  # np.convolve would swap its operands
+            break
         sums = np.convolve(noisy, np.ones(width), "valid")
         spread = np.sqrt(np.convolve(sd ** 2, np.ones(width), "valid"))
         for start in np.flatnonzero(sums > z * spread):
