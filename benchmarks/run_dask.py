@@ -17,6 +17,16 @@ file by file (:func:`benchmarks.run_large.write_parquet`; existing files in
 3. optionally (``--in-memory-rows``) the in-memory path on the first files,
    in a child interpreter.
 
+``--binner-rows`` measures instead the client's cost of fitting the encoder
+on one continuous float column (every value distinct, 5% missing), one Parquet
+file of ``--partition-rows`` per seed, binned by DP quantiles with DP
+frequent values and DP within-bin histograms (the binners that read values):
+:func:`dpsynth.engines.dask.fit_encoder` on the same kind of cluster, in a
+child interpreter per size (its own ``ru_maxrss``), then again with
+``tracemalloc`` on (the peak of the client's traced allocations during the
+fit, numpy arrays included).  Results go to ``results/dask_binner.json`` and
+``results/dask_binner.md``.
+
 Memory: every worker's resident set size is polled once a second
 (``client.run``), and the peak of each worker is reported; the client's peak
 is its ``ru_maxrss``.  The load average is sampled at the same time (its
@@ -27,6 +37,7 @@ maximum and its value at the end are reported).  Results accumulate in
     python -m benchmarks.run_dask --rows 10000000 20000000 [--partition-rows 1000000]
         [--workers 2] [--memory-limit 4GB] [--sample-rows N] [--in-memory-rows 0]
         [--data-dir DIR]
+    python -m benchmarks.run_dask --binner-rows 1000000 10000000 [--partition-rows 1000000]
 """
 
 import argparse
@@ -39,6 +50,7 @@ import tempfile
 import threading
 import time
 
+import numpy as np
 import pandas as pd
 
 from ._results import RESULTS, run_child, save
@@ -169,6 +181,106 @@ def run_in_memory(files, rows):
     return result
 
 
+def _workspace(args, stem, prefix):
+    """The input directory (``--data-dir``, else a temporary one) and the runs so far
+    in ``results/<stem>.json``."""
+    directory = Path(args.data_dir or tempfile.mkdtemp(prefix=prefix))
+    directory.mkdir(parents=True, exist_ok=True)
+    previous = RESULTS / f"{stem}.json"
+    results = json.loads(previous.read_text()) if previous.exists() else {}
+    return directory, {"runs": results.get("runs", {})}
+
+
+def write_float_parquet(directory, rows, partition_rows):
+    """``rows`` continuous float64 values (5% missing) in Parquet files of ``partition_rows``
+    (file ``i`` drawn with seed ``i``, reused if present); returns their paths."""
+    files = []
+    for i, start in enumerate(range(0, rows, partition_rows)):
+        path = Path(directory) / f"float.{i:03d}.parquet"
+        files.append(str(path))
+        if not path.exists():
+            rng = np.random.default_rng(i)
+            x = rng.gamma(2.0, 20_000.0, min(partition_rows, rows - start))
+            x[rng.random(x.size) < 0.05] = np.nan
+            pd.DataFrame({"x": x}).to_parquet(path, index=False)
+    return files
+
+
+def binner_fit_point(files, workers, memory_limit, traced):
+    """Fit the value-reading binners of one float column on a LocalCluster (this process
+    is the client); returns the client's time, CPU and memory."""
+    import tracemalloc
+
+    import dask.dataframe as dd
+    import distributed
+
+    from dpsynth.engines.dask import fit_encoder
+    from dpsynth.preprocessing import TableEncoder
+
+    encoder = TableEncoder(bounds={"x": (0, 400_000)}, binning="quantile", binning_epsilon=1.0,
+                           n_bins=16, frequent_values="dp", frequent_epsilon=0.5,
+                           inverse="dp_histogram", inverse_epsilon=0.5, random_state=0)
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                  memory_limit=memory_limit, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster):
+        table = dd.read_parquet(files)
+        before = _peak_mb()
+        load = os.getloadavg()[0]
+        if traced:
+            tracemalloc.start()
+        start, cpu = time.perf_counter(), time.process_time()
+        fit_encoder(encoder, table)
+        result = {"fit_s": round(time.perf_counter() - start, 1),
+                  "client_cpu_s": round(time.process_time() - cpu, 1)}
+        if traced:
+            result["traced_peak_mb"] = round(tracemalloc.get_traced_memory()[1] / 2**20)
+            tracemalloc.stop()
+        result.update(client_peak_mb=_peak_mb(), client_peak_before_fit_mb=before,
+                      load_average=round(load, 1), edges=len(encoder.schema_[0].values))
+    return result
+
+
+def run_binner(args):
+    """``--binner-rows``: each size in two child interpreters (untraced, traced)."""
+    directory, results = _workspace(args, "dask_binner", "dpsynth-dask-float-")
+    try:
+        for rows in args.binner_rows:
+            files = write_float_parquet(directory, rows, args.partition_rows)
+            run = {"rows": rows, "files": len(files), "workers": args.workers,
+                   "memory_limit": args.memory_limit,
+                   "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                   "command": (f"python -m benchmarks.run_dask --binner-rows {rows} "
+                               f"--partition-rows {args.partition_rows} --workers "
+                               f"{args.workers} --memory-limit {args.memory_limit}")}
+            for traced in (False, True):
+                point = ["benchmarks.run_dask", "--binner-point", str(int(traced)),
+                         "--workers", str(args.workers), "--memory-limit", args.memory_limit,
+                         "--files", *files]
+                run["traced" if traced else "untraced"] = run_child(point)
+            print(json.dumps(run), flush=True)
+            results["runs"][str(rows)] = run
+            lines = ["Client cost of `fit_encoder` on one continuous float column (DP "
+                     "quantile bins, DP frequent values, DP within-bin histograms).", "",
+                     "| rows | measured | fit s (client CPU s) | client peak RSS MB (before "
+                     "the fit) | traced peak MB (fit s traced) | load average | command |",
+                     "|---:|---|---:|---:|---:|---:|---|"]
+            for key in sorted(results["runs"], key=int):
+                d = results["runs"][key]
+                u, t = d["untraced"], d["traced"]
+                if "error" in u or "error" in t:
+                    continue
+                lines.append(
+                    f"| {d['rows']:,} | {d['date']} | {u['fit_s']} ({u['client_cpu_s']}) | "
+                    f"{u['client_peak_mb']} ({u['client_peak_before_fit_mb']}) | "
+                    f"{t['traced_peak_mb']} ({t['fit_s']}) | {u['load_average']} | "
+                    f"`{d['command']}` |")
+            save("dask_binner", results, "\n".join(lines) + "\n")
+    finally:
+        if args.data_dir is None:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
 def _markdown(results):
     lines = [
         "Fit (default workload release, epsilon 4, nothing declared) on Parquet files of "
@@ -213,20 +325,27 @@ def main(argv=None):
                         help="where the Parquet input is written (and reused if present)")
     parser.add_argument("--sample-dir", default=None,
                         help="where the synthetic partitions are written (then deleted)")
+    parser.add_argument("--binner-rows", type=int, nargs="+", default=None,
+                        help="measure the client's fit of value-reading binners on one "
+                             "float column of these sizes instead")
     parser.add_argument("--in-memory-point", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--binner-point", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--files", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.in_memory_point:
         print(json.dumps(run_in_memory(args.files, args.in_memory_point)))
         return
+    if args.binner_point is not None:
+        print(json.dumps(binner_fit_point(args.files, args.workers, args.memory_limit,
+                                          bool(args.binner_point))))
+        return
+    if args.binner_rows:
+        run_binner(args)
+        return
     import benchmarks.run_large as large
 
     large.PARTITION_ROWS = args.partition_rows
-    directory = Path(args.data_dir or tempfile.mkdtemp(prefix="dpsynth-dask-"))
-    directory.mkdir(parents=True, exist_ok=True)
-    previous = RESULTS / "dask.json"
-    results = json.loads(previous.read_text()) if previous.exists() else {}
-    results = {"runs": results.get("runs", {})}
+    directory, results = _workspace(args, "dask", "dpsynth-dask-")
     try:
         for rows in args.rows:
             start = time.perf_counter()

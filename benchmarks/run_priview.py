@@ -18,6 +18,8 @@ Tables (no setting of the automatic choice was tuned on them):
 - ``binary``: 20,000 x 10 binary columns with planted correlations
   (:func:`benchmarks.run_local.planted_binary`; the book's setting).
 
+``--datasets tune1`` ... ``tune7`` run the tuning tables (:data:`TUNING`) instead.
+
 The domains are declared from the table itself (its value lists, public in
 this benchmark) so that no budget goes to discovering them; every column with
 a missing value gets a missing category (``categories="auto"`` would do the
@@ -30,8 +32,10 @@ Usage, from the repository root::
         [--strengths 1] [--label default] [--table-only]
 
 ``--label before`` runs the default under another label.  In
-``results/priview.md``: ``merged`` is the current default (rare values of
-many-valued columns merged before the views); ``no merging (7d2e3b1)`` the
+``results/priview.md``: ``cell-SNR strength-1 views`` is the current default
+(strength-1 views sized so that each cell holds ten noise scales of
+records); ``merged`` the default before it (rare values of many-valued
+columns merged before the views, strength-1 views at the pairs' budget); ``no merging (7d2e3b1)`` the
 default of commit 7d2e3b1 (views by cells, no merging), and the fixed
 ``max_view_cells``/``strength`` rows were run on that code too; ``before``
 is the code before issue #34, run from a checkout of it.
@@ -91,9 +95,28 @@ def synth87(n=20_000, seed=12345, cards=(87, 2, 3, 4, 5, 6, 8, 10, 12, 16)):
     return pd.DataFrame(cols)
 
 
+#: The tables the automatic views were tuned on (``benchmarks/LOG.md``): latent-class
+#: tables of :func:`synth87` with other seeds, sizes and cardinalities; ``tune5``-``tune7``
+#: have many columns and few records (strength-1 views).
+TUNING = {
+    "tune1": dict(seed=1, cards=(60, 2, 3, 5, 7, 9, 4, 11, 3, 20)),
+    "tune2": dict(seed=2, n=15_000, cards=(100, 4, 2, 6, 3, 12, 5, 8, 2, 15)),
+    "tune3": dict(seed=3, n=30_000, cards=(40, 30, 2, 3, 4, 6, 8, 5, 3, 2, 7, 10)),
+    "tune4": dict(seed=4, n=10_000, cards=(50, 3, 6, 2, 9, 4, 12, 2, 5)),
+    "tune5": dict(seed=5, n=8_000, cards=(12, 3, 2, 5, 7, 2, 4, 9, 3, 6, 2, 15, 4, 3, 8, 2,
+                                          5, 10, 3, 6)),
+    "tune6": dict(seed=6, n=5_000, cards=(25, 2, 4, 3, 6, 2, 8, 5, 3, 11, 2, 4, 7, 3, 2, 9,
+                                          5, 3)),
+    "tune7": dict(seed=7, n=12_000, cards=(30, 4, 2, 6, 3, 5, 2, 8, 4, 3, 10, 2, 6, 3, 4, 7,
+                                           2, 5, 3, 9, 2, 4, 6, 3)),
+}
+
+
 def load(name):
     if name == "synth87":
         return synth87()
+    if name in TUNING:
+        return synth87(**TUNING[name])
     if name == "binary":
         return planted_binary(20_000, 10, seed=7)
     from .datasets import DATASETS

@@ -664,72 +664,149 @@ def gaussian_noise(size, scale, rng):
     return scale * rng.standard_normal(size)
 
 
-def dp_quantile_probabilities(values, quantile, bounds, epsilon):
+def merge_weights(values, weights=None):
+    """Sorted distinct ``values`` and the records each stands for.
+
+    ``values`` (float64, no NaN) in any order, repeated or not; ``weights``
+    (non-negative integers, one per value; ``None``: one record each).
+    Returns ``(distinct, counts)``, ``counts`` int64: what
+    ``np.unique(np.repeat(values, weights), return_counts=True)`` gives,
+    without building the repeated array.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 1:
+        raise ValueError("values must be 1-D.")
+    if weights is None:
+        distinct, counts = np.unique(values, return_counts=True)
+        return distinct, counts.astype(np.int64, copy=False)
+    weights = np.asarray(weights)
+    if weights.shape != values.shape:
+        raise ValueError(f"weights must be one per value; got shape {weights.shape} for "
+                         f"{values.size} values.")
+    counts = weights.astype(np.int64, copy=False)
+    if (weights.dtype.kind not in "iu" and not np.array_equal(counts, weights)) or \
+            (counts.size and counts.min() < 0):
+        raise ValueError("weights must be non-negative integers (numbers of records).")
+    if not counts.all():  # a value no record holds is no value of the column
+        kept = counts > 0
+        values, counts = values[kept], counts[kept]
+    if values.size > 1 and not (values[1:] > values[:-1]).all():  # else: already merged
+        order = np.argsort(values, kind="stable")
+        values, counts = values[order], counts[order]
+        del order
+        if not (values[1:] > values[:-1]).all():  # else: distinct, now sorted
+            starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
+            values, counts = values[starts], np.add.reduceat(counts, starts)
+    return values, counts
+
+
+def _check_quantile_args(quantiles, bounds, epsilon):
+    quantiles = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
+    if not np.all((quantiles >= 0.0) & (quantiles <= 1.0)):
+        raise ValueError(f"quantile must be in [0, 1]; got {quantiles.tolist()}.")
+    lo, hi = (float(b) for b in bounds)
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"bounds must be finite with lo < hi; got {bounds}.")
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0; got {epsilon}.")
+    return quantiles, lo, hi
+
+
+def _clipped_distinct(values, weights, lo, hi):
+    """Sorted distinct values clipped to ``[lo, hi]`` and their numbers of records."""
+    values = np.asarray(values, dtype=np.float64)
+    if np.isnan(values).any():
+        raise ValueError("values must not contain NaN; drop missing values first.")
+    return merge_weights(np.clip(values, lo, hi), weights)  # refuses a value array not 1-D
+
+
+def _quantile_pieces(distinct, counts, lo, hi):
+    """The pieces between ``lo``, the sorted distinct clipped values and ``hi``: their
+    ends, log lengths, and the records at or below each (shared by every quantile)."""
+    points = np.concatenate([[lo], distinct, [hi]])
+    with np.errstate(divide="ignore"):  # tied ends: a piece of length 0, probability 0
+        log_lengths = np.log(np.diff(points))
+    at_most = np.empty(log_lengths.size)
+    at_most[0] = 0.0
+    np.cumsum(counts, out=at_most[1:])  # integers in float64: exact
+    return points, log_lengths, at_most
+
+
+def _piece_probabilities(pieces, quantile, epsilon):
+    """``P[piece i] ∝ length_i * exp(epsilon * u_i / 2)``, ``u_i = -|r_i - q n|``
+    (in place in one buffer: the client may hold one piece per record)."""
+    _, log_lengths, at_most = pieces
+    weights = np.subtract(at_most, quantile * at_most[-1])
+    np.abs(weights, out=weights)
+    weights *= -(epsilon / 2.0)
+    weights += log_lengths
+    weights -= weights.max()
+    np.exp(weights, out=weights)
+    weights /= weights.sum()
+    return weights
+
+
+def _draw_piece(points, probabilities, rng):
+    i = int(rng.choice(probabilities.size, p=probabilities))
+    return float(min(rng.uniform(points[i], points[i + 1]), points[-1]))
+
+
+def dp_quantile_probabilities(values, quantile, bounds, epsilon, weights=None):
     """Exact output distribution of :func:`dp_quantile`.
 
     The output of the mechanism is a continuous value in ``bounds``; its
-    density is piecewise constant between the sorted (clipped) data points.
-    This function returns those pieces and the probability of each, so the
-    distribution can be checked exactly (e.g. the ``e^epsilon`` ratio between
-    neighbouring datasets).
+    density is piecewise constant between the sorted distinct (clipped) data
+    values.  This function returns those pieces and the probability of
+    each, so the distribution can be checked exactly (e.g. the
+    ``e^epsilon`` ratio between neighbouring datasets).
 
     Parameters
     ----------
     values : array-like of float of shape (n,)
-        One value per record, without missing values.
+        One value per record, without missing values (or distinct values,
+        ``weights`` giving the records each stands for).
     quantile : float
         Target quantile ``q`` in [0, 1].
     bounds : (float, float)
         Public range ``(lo, hi)`` with ``lo < hi``; values are clipped to it.
     epsilon : float
         Privacy budget (pure epsilon-DP).
+    weights : array-like of int of shape (n,), default=None
+        Records each value stands for (e.g. value counts summed over
+        partitions); ``None``: one each.  The result depends on the
+        multiset of the records' values only.
 
     Returns
     -------
-    points : ndarray of shape (n + 2,)
-        ``lo``, the sorted clipped values, ``hi``.  Piece ``i`` is the interval
-        ``[points[i], points[i + 1])``.
-    probabilities : ndarray of shape (n + 1,)
+    points : ndarray of shape (k + 2,)
+        ``lo``, the ``k`` sorted distinct clipped values, ``hi``.  Piece ``i``
+        is the interval ``[points[i], points[i + 1])``.
+    probabilities : ndarray of shape (k + 1,)
         Probability that the output falls in piece ``i``; within a piece the
         output is uniform.
 
     Notes
     -----
-    Every ``x`` in piece ``i`` has exactly ``i`` data points at or below it
-    (ties give empty pieces), so its utility is ``u_i = -|i - q n|``.  Adding or
-    removing one record changes ``i`` by at most 1 and ``q n`` by ``q`` in the
-    same direction, so the sensitivity is ``max(q, 1 - q) <= 1``; we use 1.
-    Piece ``i`` is chosen with probability proportional to
-    ``length_i * exp(epsilon * u_i / 2)``: the exponential mechanism with the
-    base measure of the real line (Smith 2011, "Privacy-preserving statistical
-    estimation with optimal convergence rates", STOC; Li et al., *Differential
-    Privacy: From Theory to Practice*, section 2.3).  The density at any point
-    changes by at most ``e^(epsilon/2)`` between neighbours and so does the
-    normaliser, hence epsilon-DP.
+    Every ``x`` in piece ``i`` has the same number ``r_i`` of data points at
+    or below it, so its utility is ``u_i = -|r_i - q n|``.  Adding or
+    removing one record changes ``r_i`` by at most 1 and ``q n`` by ``q`` in
+    the same direction, so the sensitivity is ``max(q, 1 - q) <= 1``; we use
+    1.  Piece ``i`` is chosen with probability proportional to ``length_i *
+    exp(epsilon * u_i / 2)``: the exponential mechanism with the base
+    measure of the real line (Smith 2011, "Privacy-preserving statistical
+    estimation with optimal convergence rates", STOC; Li et al.,
+    *Differential Privacy: From Theory to Practice*, section 2.3).  The
+    density at any point changes by at most ``e^(epsilon/2)`` between
+    neighbours and so does the normaliser, hence epsilon-DP.  Tied records
+    only add pieces of length 0 (probability 0) between equal points, so
+    merging them changes no probability.
     """
-    values = np.asarray(values, dtype=np.float64)
-    if values.ndim != 1:
-        raise ValueError("values must be 1-D.")
-    if np.isnan(values).any():
-        raise ValueError("values must not contain NaN; drop missing values first.")
-    if not 0.0 <= quantile <= 1.0:
-        raise ValueError(f"quantile must be in [0, 1]; got {quantile}.")
-    lo, hi = (float(b) for b in bounds)
-    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-        raise ValueError(f"bounds must be finite with lo < hi; got {bounds}.")
-    if not epsilon > 0:
-        raise ValueError(f"epsilon must be > 0; got {epsilon}.")
-    points = np.concatenate([[lo], np.sort(np.clip(values, lo, hi)), [hi]])
-    lengths = np.diff(points)
-    utilities = -np.abs(np.arange(lengths.size) - quantile * values.size)
-    with np.errstate(divide="ignore"):
-        log_weights = np.log(lengths) + (epsilon / 2.0) * utilities
-    log_weights -= log_weights.max()
-    weights = np.exp(log_weights)
-    return points, weights / weights.sum()
+    (quantile,), lo, hi = _check_quantile_args(quantile, bounds, epsilon)
+    pieces = _quantile_pieces(*_clipped_distinct(values, weights, lo, hi), lo, hi)
+    return pieces[0], _piece_probabilities(pieces, quantile, epsilon)
 
 
-def dp_quantile(values, quantile, bounds, epsilon, rng):
+def dp_quantile(values, quantile, bounds, epsilon, rng, weights=None):
     """epsilon-DP ``quantile`` of continuous values within public ``bounds``.
 
     The exponential mechanism over the intervals between sorted clipped data
@@ -752,17 +829,19 @@ def dp_quantile(values, quantile, bounds, epsilon, rng):
     epsilon : float
         Privacy budget of this call.
     rng : numpy.random.Generator
+    weights : array-like of int of shape (n,), default=None
+        Records each value stands for: the same output, for the same
+        ``rng``, as the values repeated.
 
     Returns
     -------
     float
     """
-    points, probabilities = dp_quantile_probabilities(values, quantile, bounds, epsilon)
-    i = int(rng.choice(probabilities.size, p=probabilities))
-    return float(min(rng.uniform(points[i], points[i + 1]), points[-1]))
+    return _draw_piece(*dp_quantile_probabilities(values, quantile, bounds, epsilon, weights),
+                       rng)
 
 
-def dp_quantiles(values, quantiles, bounds, epsilon, rng):
+def dp_quantiles(values, quantiles, bounds, epsilon, rng, weights=None):
     """Several epsilon-DP quantiles, sorted, with ``epsilon`` split evenly.
 
     Each of the ``m`` quantiles is released by :func:`dp_quantile` with
@@ -778,6 +857,8 @@ def dp_quantiles(values, quantiles, bounds, epsilon, rng):
     epsilon : float
         Total budget of the call.
     rng : numpy.random.Generator
+    weights : array-like of int of shape (n,), default=None
+        Records each value stands for (see :func:`dp_quantile`).
 
     Returns
     -------
@@ -787,10 +868,13 @@ def dp_quantiles(values, quantiles, bounds, epsilon, rng):
     if quantiles.size == 0:
         return np.empty(0)
     share = epsilon / quantiles.size
-    return np.sort([dp_quantile(values, q, bounds, share, rng) for q in quantiles])
+    quantiles, lo, hi = _check_quantile_args(quantiles, bounds, share)
+    pieces = _quantile_pieces(*_clipped_distinct(values, weights, lo, hi), lo, hi)  # once
+    return np.sort([_draw_piece(pieces[0], _piece_probabilities(pieces, q, share), rng)
+                    for q in quantiles])
 
 
-__all__ += ["dp_quantile_probabilities", "dp_quantile", "dp_quantiles"]
+__all__ += ["dp_quantile_probabilities", "dp_quantile", "dp_quantiles", "merge_weights"]
 
 
 def stability_threshold(epsilon, delta, noise="continuous"):
@@ -809,7 +893,7 @@ def stability_threshold(epsilon, delta, noise="continuous"):
     return 1.0 + np.log(1.0 / (2.0 * delta)) / epsilon
 
 
-def stable_histogram(values, epsilon, delta, rng, noise="discrete"):
+def stable_histogram(values, epsilon, delta, rng, noise="discrete", weights=None):
     """Frequent exact values by the Laplace stability-based histogram.
 
     Every distinct value of ``values`` gets its count plus ``Lap(1/epsilon)``
@@ -831,6 +915,9 @@ def stable_histogram(values, epsilon, delta, rng, noise="discrete"):
     rng : numpy.random.Generator
     noise : {"discrete", "continuous"}, default="discrete"
         Discrete Laplace (exact, integer) or numpy's Laplace noise.
+    weights : array-like of int, default=None
+        Records each value stands for (see :func:`merge_weights`): the same
+        release, for the same ``rng``, as the values repeated.
 
     Returns
     -------
@@ -839,18 +926,24 @@ def stable_histogram(values, epsilon, delta, rng, noise="discrete"):
     noisy_counts : ndarray of float64
         Their noisy counts.
     """
-    observed, counts = np.unique(np.asarray(values, dtype=np.float64), return_counts=True)
+    observed, counts = merge_weights(values, weights)
     noisy = laplace_measure(counts, epsilon, rng, noise)
     keep = noisy > stability_threshold(epsilon, delta, noise)
     return observed[keep], noisy[keep]
 
 
-def laplace_histogram(bin_index, n_bins, epsilon, rng, noise="discrete"):
+def laplace_histogram(bin_index, n_bins, epsilon, rng, noise="discrete", weights=None):
     """Counts of ``bin_index`` over ``n_bins`` public bins with ``Lap(1/epsilon)`` noise.
 
     One record falls in one bin (sensitivity 1): ``epsilon``-DP, with the
     discrete Laplace (default) or numpy's Laplace (``noise="continuous"``).
-    Negative noisy counts are set to zero (post-processing).
+    ``weights`` (integers) makes index ``i`` stand for ``weights[i]``
+    records.  Negative noisy counts are set to zero (post-processing).
     """
-    counts = np.bincount(np.asarray(bin_index, dtype=np.int64), minlength=n_bins)
+    bin_index = np.asarray(bin_index, dtype=np.int64)
+    if weights is None:
+        counts = np.bincount(bin_index, minlength=n_bins)
+    else:  # integer sums in float64, exact: the counts of the repeated indices
+        counts = np.bincount(bin_index, weights=np.asarray(weights, dtype=np.float64),
+                             minlength=n_bins).astype(np.int64)
     return np.maximum(laplace_measure(counts, epsilon, rng, noise), 0.0)

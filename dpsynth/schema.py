@@ -160,6 +160,14 @@ def default_missing_marker(dtype):
 
 
 # ------------------------------------------------------------------ binning
+def integer_room(lower, upper, points):
+    """Integers of each ``[lower_i, upper_i)`` that are no point value (``points``:
+    the point values, any order)."""
+    points = np.sort(np.asarray(points, dtype=np.float64))
+    inside = np.searchsorted(points, upper, "left") - np.searchsorted(points, lower, "left")
+    return (upper - lower) - inside
+
+
 def bin_labels(edges, integer):
     """Readable bin names: ``"[0, 12]"`` (integer bins list their first and
     last value), ``"[0, 2.5)"`` and a closed last float bin ``"[7.5, 10]"``."""
@@ -295,6 +303,21 @@ class Binning:
     def points(self):
         """Values with a bin of their own, in code order (after the intervals)."""
         return self.special + self.frequent
+
+    @property
+    def empty_intervals(self):
+        """Which intervals can hold no record: those of an integer column whose every
+        integer is a point value (public: a function of the edges and points).
+
+        Such a value is coded to its point bin, and a value clipped into the
+        interval is clipped to a point value (:func:`encode_binning`), so the
+        interval's code is impossible (:attr:`Schema.possible_attributes`).
+        """
+        n = self.n_intervals
+        if not self.integer or not self.points:
+            return np.zeros(n, dtype=bool)
+        edges = self.edge_array
+        return integer_room(edges[:-1], edges[1:], self.points) <= 0
 
     @property
     def labels(self):
@@ -690,13 +713,19 @@ class Schema:
         The missing code is impossible in a column whose dtype cannot hold a
         missing value (numpy integers and booleans) or whose declaration
         says it has none; a public universe must not contain it, or noise
-        could fabricate missing values there.
+        could fabricate missing values there.  So is an interval of an
+        integer column whose integers are all point values
+        (:attr:`Binning.empty_intervals`): a binary column whose two values
+        are DP point masses has the two codes of its points only.
         """
         possible = np.ones(self.n_attributes, dtype=bool)
-        if self.missing == "category":
-            for j, column in enumerate(self.columns):
-                if not (column.has_missing and can_hold_missing(column.dtype)):
-                    possible[self.offsets[j + 1] - 1] = False
+        for j, column in enumerate(self.columns):
+            if self.missing == "category" and not (column.has_missing
+                                                   and can_hold_missing(column.dtype)):
+                possible[self.offsets[j + 1] - 1] = False
+            if column.binning is not None:
+                empty = column.binning.empty_intervals
+                possible[self.offsets[j]:self.offsets[j] + empty.size] &= ~empty
         return possible
 
     def possible_codes(self):

@@ -119,9 +119,9 @@ CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswit
 #: The pins under pandas 3 (the stack CI installs).
 PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
-    'priview_demo': [None, '2ad29c32e765f401'],
+    'priview_demo': [None, 'a6d2c689313f5b67'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['1ac94fb2f61b6c70', '7599d80e4a5c9f8f'],
+    'workload_adult': ['d56c8f8c6cbe29c5', '8bc65fb6b8462e5b'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
     'workload_messy_continuous': ['ee9972cd07328d93', '17a652d1c1cd6c07'],
     'workload_messy_default': ['6d379cd6e219fc3d', '753bfea5adc5c2e2'],
@@ -131,9 +131,9 @@ PINNED = {
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['c3a8a9e9e3f23880', 'f1ad90910681e2a9'],
-    'workload_messy_continuous': ['e371ade16dcc0105', '95f410f7b934cf10'],
-    'workload_messy_default': ['c39e0e62d6151367', 'fe6dbabcfb882d5f'],
+    'workload_adult': ['f609ec0e91499d8e', '8731ff865b7430d5'],
+    'workload_messy_continuous': ['9ae32824127efaba', 'b9c6d697881ee289'],
+    'workload_messy_default': ['ef965ece78434f22', '5793f3ee04737688'],
 }
 
 

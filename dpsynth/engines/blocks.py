@@ -93,18 +93,32 @@ class InMemoryCodes(CodeBlocks):
         self.n_threads = max(int(n_threads), 1)
         self.chunk_rows = int(chunk_rows)
 
+    def _thread_totals(self, work):
+        """``work(chunk_starts, stop)`` on each of ``n_threads`` threads, each given every
+        ``n_threads``-th chunk start, and their results in a list.  On Ctrl-C or a
+        failure ``stop`` is set, so the threads start no more chunks."""
+        starts = range(0, self.codes.shape[0], self.chunk_rows)
+        stop = threading.Event()
+        with ThreadPoolExecutor(max_workers=self.n_threads,
+                                initializer=leave_signals_to_main_thread) as executor:
+            try:
+                return list(executor.map(lambda first: work(starts[first::self.n_threads], stop),
+                                         range(min(self.n_threads, len(starts)))))
+            except BaseException:
+                stop.set()
+                executor.shutdown(wait=True, cancel_futures=True)
+                raise
+
     def map_sum(self, func, indexed=False):
         n = self.codes.shape[0]
         if self.n_threads <= 1 or n < 2 * self.chunk_rows:
             return func(self.codes, 0) if indexed else func(self.codes)
-        starts = range(0, n, self.chunk_rows)
-        stop = threading.Event()
 
-        def worker(first):
+        def work(chunk_starts, stop):
             # each thread sums its own chunks in place: memory for n_threads
             # results, however many chunks finish before they are added up
             total = None
-            for start in starts[first::self.n_threads]:
+            for start in chunk_starts:
                 if stop.is_set():
                     return None
                 block = self.codes[start:start + self.chunk_rows]
@@ -112,15 +126,7 @@ class InMemoryCodes(CodeBlocks):
                 total = result if total is None else _add_into(total, result)
             return total
 
-        with ThreadPoolExecutor(max_workers=self.n_threads,
-                                initializer=leave_signals_to_main_thread) as executor:
-            try:
-                totals = executor.map(worker, range(min(self.n_threads, len(starts))))
-                return reduce(add_results, list(totals))
-            except BaseException:  # Ctrl-C or a failure: the threads start no more chunks
-                stop.set()
-                executor.shutdown(wait=True, cancel_futures=True)
-                raise
+        return reduce(add_results, self._thread_totals(work))
 
     def sum_into(self, make, add):
         n = self.codes.shape[0]
@@ -129,29 +135,16 @@ class InMemoryCodes(CodeBlocks):
             for start in range(0, n, self.chunk_rows):  # chunks bound the temporaries
                 add(out, self.codes[start:start + self.chunk_rows])
             return out
-        starts = range(0, n, self.chunk_rows)
-        stop = threading.Event()
 
-        def worker(first):
+        def work(chunk_starts, stop):
             out = make()
-            for start in starts[first::self.n_threads]:
+            for start in chunk_starts:
                 if stop.is_set():
                     return None
                 add(out, self.codes[start:start + self.chunk_rows])
             return out
 
-        with ThreadPoolExecutor(max_workers=self.n_threads,
-                                initializer=leave_signals_to_main_thread) as executor:
-            try:
-                totals = list(executor.map(worker, range(min(self.n_threads, len(starts)))))
-            except BaseException:  # Ctrl-C or a failure: the threads start no more chunks
-                stop.set()
-                executor.shutdown(wait=True, cancel_futures=True)
-                raise
-        total = totals[0]
-        for other in totals[1:]:
-            total = _add_into(total, other)
-        return total
+        return reduce(_add_into, self._thread_totals(work))
 
     def map(self, func):
         """``func`` applied chunk by chunk (rows of ``chunk_rows``) into one array:

@@ -19,7 +19,6 @@ task per partition, each with its own child of one
 aggregates to its worker.
 """
 
-from dataclasses import replace
 import os
 from pathlib import Path
 
@@ -29,10 +28,10 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..preprocessing import DPKBinsDiscretizer
-from ..preprocessing._binning import binned_column, binned_names
+from ..preprocessing._binning import binned_column_from_counts, binned_names
 from ..preprocessing._categories import check_categories, value_list
-from ..preprocessing._dtypes import nullable_dtype
-from ..schema import default_missing_marker, python_scalar
+from ..preprocessing._discretizer import ValueCounts, value_counts
+from ..schema import python_scalar
 from ..sampling import get_sampler
 from ..utils._random import SAMPLE, stream
 from .blocks import CodeBlocks, add_results
@@ -118,38 +117,38 @@ def _merge_value_counts(a, b):
             for name in a}
 
 
-def _multiset(name, dtype, counts):
-    """The column's values as a sorted multiset (its missing values last), in ``dtype``.
-
-    Every value-reading step of a binner (DP quantiles, DP frequent values,
-    within-bin histograms, ``bounds="data"``) depends on the multiset of the
-    values only, not on their order: fitting on it gives the binning of the
-    column in memory, with the same random draws.
-    """
+def _column_counts(counts):
+    """A binned column's :class:`~dpsynth.preprocessing._discretizer.ValueCounts` from its
+    value counts summed over the partitions (one entry per distinct value)."""
     values, n_missing = counts
-    values = values.sort_index()
-    repeated = np.repeat(values.index.to_numpy(), values.to_numpy().astype(np.int64))
-    if isinstance(dtype, np.dtype) and dtype.kind == "f":  # NaN in place: no object copy
-        return pd.Series(np.concatenate([repeated.astype(dtype),
-                                         np.full(n_missing, np.nan, dtype=dtype)]), name=name)
-    series = pd.Series(repeated, name=name)
-    if n_missing:
-        series = pd.concat([series.astype(object), pd.Series([None] * n_missing, name=name,
-                                                             dtype=object)],
-                           ignore_index=True)
-    return series.astype(dtype)
+    distinct = values.index.to_numpy(dtype=np.float64, na_value=np.nan)
+    return value_counts(distinct, values.to_numpy())._replace(n_missing=int(n_missing))
 
 
 def _binner_column(name, binner, dtype, counts):
-    """A binned column's :class:`Column`: declared bins, or fitted on the merged values."""
-    if _reads_values(binner):
-        return binned_column(name, _multiset(name, dtype, counts[name]), binner)
-    probe_dtype = dtype
-    if not pd.api.types.is_float_dtype(dtype):  # a missing probe value needs a nullable dtype
-        probe_dtype = nullable_dtype(dtype)
-    probe = pd.Series([None], dtype=probe_dtype, name=name)  # no value: the edges are public
-    column = binned_column(name, probe, binner)
-    return replace(column, dtype=dtype, missing_marker=default_missing_marker(dtype))
+    """A binned column's :class:`Column`: declared bins, or fitted on its summed value
+    counts, taken out of ``counts`` (absent when not computed: the bins are declared) and
+    dropped once converted, so that the binner's fit does not hold them too.
+
+    Every value-reading step of a binner (DP quantiles, DP frequent values,
+    within-bin histograms, ``bounds="data"``) depends on the multiset of the
+    values only: fitting on the value counts gives the binning of the column
+    in memory, with the same random draws, and never builds a row per record.
+    """
+    summed = counts.pop(name, None)
+    if not _reads_values(binner):
+        return binned_column_from_counts(name, dtype, ValueCounts(None, None, 0), binner)
+    column_counts = _column_counts(summed)
+    del summed  # the last reference to the summed value counts
+    return binned_column_from_counts(name, dtype, column_counts, binner)
+
+
+def _distinct_values(name, dtype, counts):
+    """A column's distinct values (a Series of its dtype) and the records holding each:
+    what ``numeric="auto"`` reads (:func:`~dpsynth.preprocessing._numeric.fit_auto_column`)."""
+    values, _ = counts
+    return (pd.Series(values.index, name=name).astype(dtype),
+            values.to_numpy(dtype=np.float64))
 
 
 def fit_encoder(encoder, X):
@@ -158,9 +157,11 @@ def fit_encoder(encoder, X):
     Declared categories and bins come from the declaration.  The values of
     undeclared columns are the union of every partition's distinct values
     (private, like the in-memory encoder's); a binner that reads values (DP
-    quantiles, DP frequent values, ``inverse="dp_histogram"``) is fitted on
-    the column's value counts summed over the partitions (one row per
-    distinct value, on the client).  Both are merged in a tree.
+    quantiles, DP frequent values, ``inverse="dp_histogram"``,
+    ``bounds="data"``) and ``numeric="auto"`` are fitted on the column's
+    value counts summed over the partitions (one entry per distinct value,
+    on the client; no row per record is rebuilt).  Both are merged in a
+    tree.
 
     Returns
     -------
@@ -190,7 +191,7 @@ def fit_encoder(encoder, X):
                                          encoder.max_float_values),
         fit_binner=lambda name, binner: _binner_column(name, binner, meta[name].dtype,
                                                        counts),
-        column_values=lambda name: (_multiset(name, meta[name].dtype, counts[name]), None))
+        column_values=lambda name: _distinct_values(name, meta[name].dtype, counts[name]))
     binned_now = {c.name for c in encoder.schema_ if c.binning is not None}  # numeric="auto"
     return encoder, {name: counts[name] for name in discover if name not in binned_now}
 

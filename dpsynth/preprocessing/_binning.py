@@ -14,7 +14,7 @@ from ..schema import Column, default_missing_marker
 from ..utils._random import seed_sequence
 from ._discretizer import _STRATEGIES, DEFAULT_FREQUENT_DELTA, DPKBinsDiscretizer
 
-__all__ = ["make_binners", "binned_column", "binned_names"]
+__all__ = ["make_binners", "binned_column", "binned_column_from_counts", "binned_names"]
 
 
 def _check_columns(param, spec, names):
@@ -138,7 +138,20 @@ def make_binners(*, bounds, binning, binning_epsilon, n_bins, names, declared,
 def binned_column(name, series, binner):
     """Fit ``binner`` on ``series`` and describe the binned column (public facts only)."""
     binner.fit(series.to_frame())
+    return _described(name, series.dtype, binner)
+
+
+def binned_column_from_counts(name, dtype, counts, binner):
+    """:func:`binned_column` from the column's
+    :class:`~dpsynth.preprocessing._discretizer.ValueCounts` and its dtype: the same
+    column, bins and DP draws as on the column itself (one entry per distinct value
+    instead of one per record)."""
+    binner._fit_counts([name], [dtype], [counts])
+    return _described(name, dtype, binner)
+
+
+def _described(name, dtype, binner):
     binning = binner.binnings_[0]
-    return Column(name, series.dtype, tuple(binning.labels), declared=True,
-                  missing_marker=default_missing_marker(series.dtype), binning=binning,
+    return Column(name, dtype, tuple(binning.labels), declared=True,
+                  missing_marker=default_missing_marker(dtype), binning=binning,
                   leaked=tuple(binner.leaks_[0]))

@@ -15,6 +15,7 @@ binned column behaves the same whether it is binned alone or inside a table.
 """
 
 import numbers
+from typing import NamedTuple
 import warnings
 
 import numpy as np
@@ -24,11 +25,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import PrivacyLeakWarning
-from ..mechanisms import dp_quantiles, laplace_histogram, stable_histogram
+from ..mechanisms import dp_quantiles, laplace_histogram, merge_weights, stable_histogram
 from ..schema import Binning, sub_bin_edges
 from ..utils._random import seed_sequence
 
-__all__ = ["DPKBinsDiscretizer"]
+__all__ = ["DPKBinsDiscretizer", "ValueCounts", "value_counts"]
 
 _STRATEGIES = ("uniform", "log", "quantile")
 _INVERSES = ("uniform", "midpoint", "dp_histogram")
@@ -36,6 +37,52 @@ _INVERSES = ("uniform", "midpoint", "dp_histogram")
 #: Default total ``delta`` of the DP frequent-value discovery: a constant fixed
 #: before seeing any data (added to the synthesizer's ``delta``).
 DEFAULT_FREQUENT_DELTA = 1e-6
+
+
+class ValueCounts(NamedTuple):
+    """A numeric column as the value-reading steps of a fit see it.
+
+    Every step that reads values (``bounds="data"``, DP quantiles, DP
+    frequent values, DP within-bin histograms) depends on the multiset of
+    the column's values only, not on their order or on how many rows carry
+    them: fitting on its value counts gives the binning of the column, with
+    the same random draws, and needs one entry per distinct value instead
+    of one per record (e.g. counts summed over partitions).
+
+    Attributes
+    ----------
+    values : ndarray of float64 or None
+        Sorted distinct values, missing values excluded (``-0.0`` as
+        ``0.0``); ``None`` when no value is read (declared bins).
+    counts : ndarray of int64 or None
+        Records holding each value.
+    n_missing : int
+        Records with a missing value.
+    """
+
+    values: object
+    counts: object
+    n_missing: int
+
+
+def value_counts(values, weights=None):
+    """The :class:`ValueCounts` of float ``values`` (NaN: missing).
+
+    ``weights`` (integers, one per value) makes value ``i`` stand for
+    ``weights[i]`` records; ``None``: one each.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    missing = np.isnan(values)
+    n_missing = 0
+    if missing.any():
+        n_missing = int(missing.sum() if weights is None else np.asarray(weights)[missing].sum())
+        weights = None if weights is None else np.asarray(weights)[~missing]
+        present = values[~missing]
+    else:
+        present = values.copy()
+    present += 0.0  # -0.0 and 0.0 are one value, spelled 0.0 whichever a record used
+    distinct, counts = merge_weights(present, weights)
+    return ValueCounts(distinct, counts, n_missing)
 
 
 def _generator(random_state):
@@ -87,8 +134,11 @@ def _value_range(edges, integer):
     return float(edges[0]), float(edges[-1] - 1 if integer else edges[-1])
 
 
-def _encode(values, edges, integer, clip, name):
-    """Bin indices of float ``values`` (NaN -> -1); out-of-range clipped or raised."""
+def _encode(values, edges, integer, clip, name, weights=None):
+    """Bin indices of float ``values`` (NaN -> -1); out-of-range clipped or raised.
+
+    ``weights`` (records per value) only counts the records in the error.
+    """
     missing = np.isnan(values)
     if np.isinf(values).any():
         raise ValueError(
@@ -98,8 +148,9 @@ def _encode(values, edges, integer, clip, name):
     lo, hi = _value_range(edges, integer)
     outside = ~missing & ((values < lo) | (values > hi))
     if outside.any() and not clip:
+        n_outside = int(outside.sum() if weights is None else weights[outside].sum())
         raise ValueError(
-            f"Column {name!r} has {int(outside.sum())} value(s) outside its "
+            f"Column {name!r} has {n_outside} value(s) outside its "
             f"bounds [{lo:g}, {hi:g}] (e.g. {values[outside][0]!r}). Widen the "
             "public bounds or set clip=True to put them in the end bins."
         )
@@ -128,12 +179,18 @@ def _decode(codes, edges, integer, inverse, rng):
     return np.where(last | (drawn < upper), drawn, np.nextafter(upper, -np.inf))
 
 
-def encode_binning(values, binning, name):
+def encode_binning(values, binning, name, weights=None):
     """Codes of float ``values`` under a :class:`~dpsynth.schema.Binning` (NaN -> -1).
 
     A value equal to a point value (declared special or DP-frequent; at the
     declared ``decimals``, if any) gets that point's bin, wherever it lies; the others get their interval
-    (clipped into the end bins or refused, per ``binning.clip``).
+    (clipped into the end bins or refused, per ``binning.clip``).  In an
+    integer column, a value that the interval would hold as a point value's
+    integer (a value clipped onto it, or a non-integer such as 2.5 in the
+    half-open ``[2, 3)``) gets that point's bin too, so that an interval
+    whose integers are all point values holds no record
+    (:attr:`~dpsynth.schema.Binning.empty_intervals`).  ``weights``
+    (records per value) only counts the records in that error.
     """
     values = np.asarray(values, dtype=np.float64)
     points = np.asarray(binning.points, dtype=np.float64)
@@ -145,13 +202,25 @@ def encode_binning(values, binning, name):
             matched = (values if binning.decimals is None or binning.integer
                        else np.round(values, binning.decimals))
         order = np.argsort(points, kind="stable")
-        position = np.clip(np.searchsorted(points[order], matched), 0, points.size - 1)
-        is_point = points[order][position] == matched
-        codes[is_point] = binning.n_intervals + order[position[is_point]]
+        is_point, index = _point_index(points, order, matched)
+        if binning.integer:  # the integer an interval holds the value as (+-inf: refused)
+            lo, hi = _value_range(binning.edge_array, True)
+            held = np.floor(np.clip(matched, lo, hi) if binning.clip else matched)
+            held[~np.isfinite(matched) | is_point] = np.nan
+            again, index_again = _point_index(points, order, held)
+            is_point, index = is_point | again, np.where(again, index_again, index)
+        codes[is_point] = binning.n_intervals + index[is_point]
     rest = ~is_point
     codes[rest] = _encode(values[rest], binning.edge_array, binning.integer, binning.clip,
-                          name)
+                          name, None if weights is None else np.asarray(weights)[rest])
     return codes
+
+
+def _point_index(points, order, matched):
+    """Which ``matched`` values are point values, and the index of their point
+    (``order``: the points' argsort)."""
+    position = np.clip(np.searchsorted(points[order], matched), 0, points.size - 1)
+    return points[order][position] == matched, order[position]
 
 
 def _draw(lower, upper, integer, closed, rng, points, middle=False):
@@ -237,11 +306,13 @@ def decode_binning(codes, binning, rng):
     return out
 
 
-def within_histogram(values, binning, n_sub, epsilon, rng, name="column"):
+def within_histogram(values, binning, n_sub, epsilon, rng, name="column", weights=None):
     """DP sub-bin probabilities of every interval (Laplace, ``epsilon``-DP).
 
     Every record not in a point bin falls in one sub-bin of one interval:
     one Laplace histogram over all the (public) sub-bins, sensitivity 1.
+    ``values`` holds one value per record, or distinct values with
+    ``weights`` their numbers of records (the same histogram and draws).
     Sub-bins that can hold no value (integer sub-bins made only of point
     values) get probability 0; the probabilities of each interval sum to 1
     (an interval whose noisy counts are all 0 gets equal ones).
@@ -256,17 +327,18 @@ def within_histogram(values, binning, n_sub, epsilon, rng, name="column"):
     subs = [sub_bin_edges(edges[k], edges[k + 1], binning.integer, n_sub)
             for k in range(n_int)]
     offsets = np.concatenate([[0], np.cumsum([len(e) - 1 for e in subs])])
-    codes = encode_binning(values, binning, name)
+    codes = encode_binning(values, binning, name, weights)
     inside = (codes >= 0) & (codes < n_int)
     index = np.empty(int(inside.sum()), dtype=np.int64)
     kept_codes, kept_values = codes[inside], np.asarray(values, dtype=np.float64)[inside]
+    kept_weights = None if weights is None else np.asarray(weights)[inside]
     if binning.clip:
         kept_values = np.clip(kept_values, edges[0], edges[-1])
     for k in range(n_int):
         rows = kept_codes == k
         position = np.searchsorted(subs[k][1:-1], kept_values[rows], side="right")
         index[rows] = offsets[k] + position
-    noisy = laplace_histogram(index, int(offsets[-1]), epsilon, rng)
+    noisy = laplace_histogram(index, int(offsets[-1]), epsilon, rng, weights=kept_weights)
     points = np.sort(np.asarray(binning.points, dtype=np.float64))
     within = []
     for k in range(n_int):
@@ -316,6 +388,35 @@ def _restore_numeric(values, mask, dtype):
 
 def _is_scalar_number(value):
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _check_dtype(dtype, name):
+    """Refuse a column that is not numeric (bool, text, complex)."""
+    if pd.api.types.is_complex_dtype(dtype):
+        raise ValueError(f"Complex data not supported (column {name!r}).")
+    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+        raise TypeError(
+            f"Column {name!r} has dtype {dtype}; DPKBinsDiscretizer bins "
+            "numeric columns only. Leave categorical columns to "
+            "TableEncoder(categories=...) or convert the column to numbers."
+        )
+
+
+def _weighted_quantiles(values, weights, quantiles):
+    """``np.quantile`` (linear interpolation) of ``values`` repeated ``weights`` times.
+
+    The two order statistics around each virtual index ``(n - 1) q`` are read
+    from the cumulative counts and interpolated by ``np.quantile`` itself, so
+    the result is the same float as on the repeated values.
+    """
+    n = int(weights.sum())
+    ends = np.cumsum(weights)  # order statistic r (0-based) is values[searchsorted(ends, r)]
+    virtual = (n - 1) * quantiles
+    previous = np.floor(virtual)
+    gamma = virtual - previous
+    lower = values[np.searchsorted(ends, previous, side="right")]
+    upper = values[np.searchsorted(ends, np.minimum(previous + 1, n - 1), side="right")]
+    return np.array([np.quantile(np.array([a, b]), g) for a, b, g in zip(lower, upper, gamma)])
 
 
 def _check_pair(pair, name):
@@ -703,17 +804,9 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             columns, dtypes = [], []
             for name in X.columns:
                 series = X[name]
-                dtype = series.dtype
-                if pd.api.types.is_complex_dtype(dtype):
-                    raise ValueError(f"Complex data not supported (column {name!r}).")
-                if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
-                    raise TypeError(
-                        f"Column {name!r} has dtype {dtype}; DPKBinsDiscretizer bins "
-                        "numeric columns only. Leave categorical columns to "
-                        "TableEncoder(categories=...) or convert the column to numbers."
-                    )
+                _check_dtype(series.dtype, name)
                 columns.append(series.to_numpy(dtype=np.float64, na_value=np.nan))
-                dtypes.append(dtype)
+                dtypes.append(series.dtype)
             return columns, dtypes
         X = validate_data(self, X, dtype="numeric", ensure_all_finite="allow-nan",
                           reset=reset)
@@ -729,10 +822,10 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             return list(self.feature_names_in_)
         return list(range(n_features))
 
-    def _check_missing(self, columns, names):
+    def _check_missing(self, has_missing, names):
         if self.handle_missing == "error":
-            for name, values in zip(names, columns):
-                if np.isnan(values).any():
+            for name, missing in zip(names, has_missing):
+                if missing:
                     raise ValueError(
                         f"Column {name!r} has missing values and handle_missing="
                         "'error'; set handle_missing='bin' to give them their own code."
@@ -757,7 +850,52 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self._check_params()
         columns, dtypes = self._columns(X, reset=True)
         names = self._names(len(columns))
-        self._check_missing(columns, names)
+        self._check_missing([np.isnan(values).any() for values in columns], names)
+        counts = {}
+
+        def column_counts(j):  # read by the value-reading steps only, once per column
+            if j not in counts:
+                counts[j] = value_counts(columns[j])
+            return counts[j]
+
+        self._fit_columns(names, dtypes, column_counts)
+        self._output_frame = isinstance(X, pd.DataFrame)
+        return self
+
+    def _fit_counts(self, names, dtypes, counts):
+        """Fit on the :class:`ValueCounts` of named columns instead of a table.
+
+        The same bins, DP draws and fitted attributes as :meth:`fit` on a
+        DataFrame holding those columns with those dtypes, for the same
+        ``random_state``: every value-reading step depends on the multiset
+        of a column's values only.  Used where the table is not in one
+        place (partitions summed into value counts).
+
+        Parameters
+        ----------
+        names : list of str
+        dtypes : list of dtype
+            The columns' dtypes (numeric, not bool).
+        counts : list of ValueCounts
+            Per column; ``values``/``counts`` may be ``None`` when the
+            column's bins are declared (no step reads them).
+
+        Returns
+        -------
+        self : DPKBinsDiscretizer
+        """
+        self._check_params()
+        for name, dtype in zip(names, dtypes):
+            _check_dtype(dtype, name)
+        self.n_features_in_ = len(names)
+        self.feature_names_in_ = np.asarray(names, dtype=object)
+        self._check_missing([c.n_missing > 0 for c in counts], names)
+        self._fit_columns(list(names), list(dtypes), lambda j: counts[j])
+        self._output_frame = True
+        return self
+
+    def _fit_columns(self, names, dtypes, column_counts):
+        """The fit proper: ``column_counts(j)`` gives column ``j``'s :class:`ValueCounts`."""
         edges_spec = _per_column(self.bin_edges, "bin_edges", names, _is_edge_list)
         bounds_spec = _per_column(self.bounds, "bounds", names, _is_pair)
         for j, name in enumerate(names):
@@ -787,9 +925,10 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             if j in edges_spec:
                 edges = _check_edges(edges_spec[j], name)
             else:
-                lo, hi = self._column_bounds(bounds_spec[j], columns[j], name, j)
+                lo, hi = self._column_bounds(bounds_spec[j], column_counts, name, j)
                 if j in quantile_columns and lo < hi and self.n_bins > 1:
-                    interior = self._quantile_edges(columns[j], lo, hi, column_epsilon, rng, j)
+                    interior = self._quantile_edges(column_counts(j), lo, hi, column_epsilon,
+                                                    rng, j)
                     spent += column_epsilon
                     edges = np.concatenate([[lo], interior, [hi]])
                 else:
@@ -806,7 +945,7 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 warnings.warn(
                     f"Column {name!r} gets {len(edges) - 1} bin(s) instead of "
                     f"{self.n_bins}: bins that cannot hold any value of its dtype "
-                    f"({dtypes[j]}) were removed.", UserWarning, stacklevel=2)
+                    f"({dtypes[j]}) were removed.", UserWarning, stacklevel=3)
             edges_list.append(edges)
         integer = [_is_integer_dtype(d) for d in dtypes]
         n_columns = len(names)
@@ -827,7 +966,8 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             if self.frequent_values == "dp":
                 epsilon_j = float(self.frequent_epsilon) / n_columns
                 delta_j = frequent_delta / n_columns
-                frequent = self._frequent_values(columns[j], binning, epsilon_j, delta_j, rng)
+                frequent = self._frequent_values(column_counts(j), binning, epsilon_j,
+                                                 delta_j, rng)
                 spent += epsilon_j
                 delta_spent += delta_j
                 binning = Binning(binning.edges, binning.integer, "uniform", binning.clip,
@@ -835,9 +975,9 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                                   decimals=binning.decimals)
             if self.inverse == "dp_histogram":
                 epsilon_j = float(self.inverse_epsilon) / n_columns
-                observed = columns[j][~np.isnan(columns[j])]
-                within = within_histogram(observed, binning, self.n_sub_bins, epsilon_j, rng,
-                                          name)
+                observed = column_counts(j)
+                within = within_histogram(observed.values, binning, self.n_sub_bins, epsilon_j,
+                                          rng, name, weights=observed.counts)
                 spent += epsilon_j
                 binning = Binning(binning.edges, binning.integer, "dp_histogram",
                                   binning.clip, special=binning.special,
@@ -857,36 +997,37 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self._integer = integer
         self.bounds_ = np.array([_value_range(e, i) for e, i in zip(edges_list, self._integer)])
         self._dtypes = dtypes
-        self._output_frame = isinstance(X, pd.DataFrame)
         self.epsilon_spent_ = float(spent)
         self.delta_spent_ = float(delta_spent)
-        return self
 
-    def _frequent_values(self, values, binning, epsilon, delta, rng):
+    def _frequent_values(self, counts, binning, epsilon, delta, rng):
         """DP frequent exact values of one column (stability-based histogram).
 
         Candidates are the column's values as they are binned: inside the
         public range (clipped into it with ``clip=True``), rounded to the
         declared ``decimals``, declared special values excluded (they have
-        their bins already).  Each record contributes one value.
+        their bins already).  Each record contributes one value; ``counts``
+        is the column's :class:`ValueCounts`.
         """
-        observed = values[~np.isnan(values)]
+        observed, weights = counts.values, counts.counts
         lo, hi = _value_range(binning.edge_array, binning.integer)
         if binning.clip:
             observed = np.clip(observed, lo, hi)
         else:
-            observed = observed[(observed >= lo) & (observed <= hi)]
+            inside = (observed >= lo) & (observed <= hi)
+            observed, weights = observed[inside], weights[inside]
         if binning.decimals is not None:
             observed = np.round(observed, binning.decimals)
         if binning.special:
-            observed = observed[~np.isin(observed, np.asarray(binning.special))]
-        released, noisy = stable_histogram(observed, epsilon, delta, rng)
+            kept = ~np.isin(observed, np.asarray(binning.special))
+            observed, weights = observed[kept], weights[kept]
+        released, noisy = stable_histogram(observed, epsilon, delta, rng, weights=weights)
         top = np.argsort(-noisy, kind="stable")[: int(self.max_frequent)]
         return tuple(float(v) for v in np.sort(released[top]))
 
-    def _column_bounds(self, spec, values, name, j):
+    def _column_bounds(self, spec, column_counts, name, j):
         if isinstance(spec, str) and spec == "data":
-            observed = values[~np.isnan(values)]
+            observed = column_counts(j).values  # sorted
             if observed.size == 0:
                 raise ValueError(
                     f"Column {name!r} has only missing values, so bounds='data' has "
@@ -895,22 +1036,23 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             message = (f"Column {name!r}: bounds='data' uses the data's min and max, which "
                        "discloses them; give public bounds to avoid this leak.")
             self.leaks_[j].append(message)
-            warnings.warn(message, PrivacyLeakWarning, stacklevel=3)
-            return float(observed.min()), float(observed.max())
+            warnings.warn(message, PrivacyLeakWarning, stacklevel=4)
+            return float(observed[0]), float(observed[-1])
         return _check_pair(spec, name)
 
-    def _quantile_edges(self, values, lo, hi, epsilon, rng, j):
-        observed = np.clip(values[~np.isnan(values)], lo, hi)
+    def _quantile_edges(self, counts, lo, hi, epsilon, rng, j):
         quantiles = np.arange(1, self.n_bins) / self.n_bins
         if np.isinf(epsilon):
             message = ("epsilon=inf computes exact quantiles: no privacy. Use it for "
                        "debugging only.")
             self.leaks_[j].append(message)
-            warnings.warn(message, PrivacyLeakWarning, stacklevel=3)
+            warnings.warn(message, PrivacyLeakWarning, stacklevel=4)
+            observed, weights = merge_weights(np.clip(counts.values, lo, hi), counts.counts)
             if observed.size == 0:
                 return np.linspace(lo, hi, self.n_bins + 1)[1:-1]
-            return np.quantile(observed, quantiles)
-        edges = dp_quantiles(observed, quantiles, (lo, hi), epsilon, rng)
+            return _weighted_quantiles(observed, weights, quantiles)
+        edges = dp_quantiles(counts.values, quantiles, (lo, hi), epsilon, rng,
+                             weights=counts.counts)
         # 4 significant digits: far finer than the DP noise, readable labels;
         # post-processing, so free.
         return np.clip([float(f"{e:.4g}") for e in edges], lo, hi)
@@ -931,7 +1073,7 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         columns, _ = self._columns(X, reset=False)
         names = self._names(len(columns))
-        self._check_missing(columns, names)
+        self._check_missing([np.isnan(values).any() for values in columns], names)
         codes = np.empty((columns[0].size, len(columns)), dtype=np.int64)
         for j, values in enumerate(columns):
             col = encode_binning(values, self.binnings_[j], names[j])

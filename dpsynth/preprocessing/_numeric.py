@@ -55,7 +55,7 @@ from scipy.special import ndtri
 from ..accounting import Spend, first_level_threshold
 from ..exceptions import NoisyReleaseWarning
 from ..mechanisms import discrete_gaussian_scale, gaussian_measure
-from ..schema import Binning, Column, default_missing_marker, sub_bin_edges
+from ..schema import Binning, Column, default_missing_marker, integer_room, sub_bin_edges
 from ._discretizer import _check_special, _snap_edges
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
@@ -426,9 +426,7 @@ def _capacity(lower, upper, integer, points):
     """Values each sub-bin can decode to: its length, integers that are no point value."""
     if not integer:
         return (upper > lower).astype(np.float64) + (upper == lower)
-    points = np.sort(np.asarray(points, dtype=np.float64))
-    inside = np.searchsorted(points, upper, "left") - np.searchsorted(points, lower, "left")
-    return (upper - lower) - inside
+    return integer_room(lower, upper, points)
 
 
 def _parts_grid(grid, first, last, integer, parts, low, high):

@@ -32,9 +32,11 @@ BOOK_VIEW_SIZE = 8
 _MAX_AUTO_CELLS = 2 ** 22  # no view of the automatic choice beyond 4 million cells
 _MAX_AUTO_SETS = 50_000  # strength 3 and 4 are considered up to this many sets
 #: Eq. 6.7 error of the pairs' design above which ``strength="auto"`` covers no pair
-#: (strength 1): the noise of a pair's table (its L2 norm, in fractions) is then of
-#: the order of the associations between two columns that the views would carry.
+#: (strength 1) when the views are a covering design of a given ``view_size``.
 PAIR_NOISE_LIMIT = 0.05
+#: With cell-bounded views of strength 1: the automatic cell budget is the largest whose
+#: views hold on average at least this many noise scales of records per cell.
+MIN_CELL_SNR = 10.0
 
 
 def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_cells=None,
@@ -119,7 +121,12 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         (``view_cardinalities_``, after merging), as the book's
         ``ell = 8`` is independent of the data: 256
         cells (8 columns) on binary tables, larger budgets holding a
-        many-valued column with a few others on non-binary ones.  Set it to
+        many-valued column with a few others on non-binary ones.  At
+        strength 1 (no pair covered): the largest power of two whose views
+        hold on average at least ``MIN_CELL_SNR = 10`` noise scales of
+        records per cell (``N epsilon / (w L)``, ``N`` the noisy record
+        count, ``w`` the views): with few records per column, small views
+        whose cells are not dominated by noise.  Set it to
         trade noise for coverage yourself: larger when associations among
         three or more columns matter more than the noise of each cell (many
         records, a large epsilon), smaller when the cells are noise-dominated
@@ -134,10 +141,12 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         the noise of a pair's table would be of the order of the pairwise
         associations the views are meant to carry).  ``1``: no pair is
         required, each column lies in one view, the views as wide as the
-        budget allows.
+        budget allows (see ``max_view_cells`` for the automatic budget).
     count_epsilon : float, default=0.001
-        Budget of the record count that ``strength="auto"`` needs (only spent
-        when more than one strength is possible: three or more columns).  Its noise has scale
+        Budget of the record count that ``strength="auto"`` and the
+        automatic strength-1 budget need (only spent when more than one
+        strength is possible, three or more columns, or when ``strength=1``
+        is given with the automatic budget).  Its noise has scale
         ``1 / count_epsilon`` (1000 records by default: a rough estimate, as
         the book suggests).
     merge_share : float in [0, 1), default=0.1
@@ -199,7 +208,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         the largest view.
     noisy_count_ : float or None
         The Laplace count of the records (at least 1) that chose the
-        strength, ``None`` when it was not needed.
+        strength (and the budget at strength 1), ``None`` when it was not
+        needed.
     marginal_sets_ : list of tuple of int
         The views' column sets (the covering design; a function of the
         views' domain).
@@ -301,23 +311,79 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 "mechanism": mechanism_name("laplace", self.noise), "epsilon": epsilon,
                 "sensitivity": float(m), "scale": m / epsilon}
 
-    def _plan(self, candidates, epsilon_views):
-        """The cell budget and the strength, on the views' domain ``view_cardinalities_``."""
-        budget = None
+    def _plan(self, candidates, epsilon_views, final=True):
+        """The cell budget and the strength, on the views' domain ``view_cardinalities_``.
+
+        With a given ``view_size``: the book's rule (the largest strength whose
+        eq. 6.7 error is <= 0.003, else 2; 1 above :data:`PAIR_NOISE_LIMIT`),
+        budget ``None``.  With cell-bounded views: :meth:`_plan_cells`.
+        """
         if self.view_size == "auto":
-            budget = (self._choose_budget() if self.max_view_cells == "auto"
-                      else int(self.max_view_cells))
+            return self._plan_cells(candidates, epsilon_views, final)
         t = candidates[0]
         if len(candidates) > 1:
             for cand in candidates:
-                err = self._noise_error(self._design(budget, cand), self.noisy_count_,
+                err = self._noise_error(self._design(None, cand), self.noisy_count_,
                                         epsilon_views)
                 if err <= 0.003:
                     t = cand
                 if cand == 2 and err > PAIR_NOISE_LIMIT:
                     t = 1  # the pairs' views would hold more noise than association
                     break
-        return budget, t
+        return None, t
+
+    def _plan_cells(self, candidates, epsilon_views, final=True):
+        """Cell budget and strength of cell-bounded views, from public facts only.
+
+        The inputs are the views' domain (``view_cardinalities_``), the
+        budget of the views (``epsilon_views``) and the noisy record count.
+        The budget is the noise-versus-coverage optimum
+        (:meth:`_choose_budget`, the book's trade-off) and the strength the
+        book's (the largest candidate whose eq. 6.7 error is <= 0.003, else
+        the first), but for strength 1: when the pairs' cover at the optimum
+        has an eq. 6.7 error above :data:`PAIR_NOISE_LIMIT`
+        (``strength="auto"``) or ``strength=1`` is given, the budget is the
+        largest power of two whose views (each column in one) hold on average
+        at least :data:`MIN_CELL_SNR` noise scales of records per cell: with
+        few records over many columns, small views whose cells are not
+        dominated by noise.  The plan on the full domain (``final=False``,
+        before rare values are merged; its number of views sets the merge
+        threshold) keeps the optimum at strength 1 too.  A given
+        ``max_view_cells`` is kept; without a noisy count (nothing to choose)
+        the plan is the optimum and the given strength.
+        """
+        n, eps = self.noisy_count_, epsilon_views
+        fixed = self.max_view_cells != "auto"
+        optimum = int(self.max_view_cells) if fixed else self._choose_budget()
+        if n is None:
+            return optimum, candidates[0]
+        if candidates == [1] or (self.strength == "auto" and self._noise_error(
+                self._design(optimum, 2), n, eps) > PAIR_NOISE_LIMIT):
+            if fixed or not final:
+                return optimum, 1
+            budget = 4
+            for k in range(2, optimum.bit_length()):
+                views = self._design(2 ** k, 1)
+                cells = np.mean([math.prod(int(self.view_cardinalities_[a]) for a in v)
+                                 for v in views])
+                if n * eps / (len(views) * cells) >= MIN_CELL_SNR:
+                    budget = 2 ** k
+            return budget, 1
+        t = candidates[0]
+        for cand in candidates:
+            if self._noise_error(self._design(optimum, cand), n, eps) <= 0.003:
+                t = max(t, cand)
+        return optimum, t
+
+    def _needs_count(self, candidates):
+        """Whether the plan needs the record count: a public function of the parameters.
+
+        The strength is chosen (more than one candidate), or the cell budget of
+        strength-1 cell-bounded views over two or more columns is.
+        """
+        return len(candidates) > 1 or (
+            candidates == [1] and self.view_size == "auto" and self.max_view_cells == "auto"
+            and self.n_features_in_ >= 2)
 
     def _merged_counts(self, j):
         """The noisy value counts of column ``j`` on the views' (merged) codes."""
@@ -407,7 +473,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             spends.append(merge_spend)
             epsilon_views -= merge_spend["epsilon"]
         self.noisy_count_ = None
-        if len(candidates) > 1:
+        if self._needs_count(candidates):
             if self.count_epsilon >= epsilon_views:
                 raise ValueError(f"count_epsilon ({self.count_epsilon}) must be below "
                                  f"epsilon ({self.epsilon}) minus the share spent on "
@@ -416,10 +482,10 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             rng = np.random.default_rng(count_ss)
             self.noisy_count_ = max(
                 1.0, float(laplace_count(codes.shape[0], self.count_epsilon, rng, self.noise)))
-            spends.append({"name": "record count (to choose strength)",
+            spends.append({"name": "record count (to choose the views)",
                            "mechanism": mechanism_name("laplace", self.noise),
                            "epsilon": float(self.count_epsilon), "sensitivity": 1.0})
-        budget, t = self._plan(candidates, epsilon_views)
+        budget, t = self._plan(candidates, epsilon_views, final=not self.value_counts_)
         self.merged_values_ = MergedValues([None] * d, [None] * d)
         self.merge_min_count_ = None
         if self.value_counts_:
@@ -431,7 +497,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             if self.merged_values_:
                 self.view_cardinalities_ = self.merged_values_.cardinalities(self.cardinalities_)
                 codes = self.merged_values_.merge(codes)
-                budget, t = self._plan(candidates, epsilon_views)
+            budget, t = self._plan(candidates, epsilon_views)
         views = self._design(budget, t)
         ell = max(len(v) for v in views)
         self.max_view_cells_ = int(budget) if budget is not None else int(max(

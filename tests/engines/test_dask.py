@@ -112,6 +112,135 @@ def test_dp_binning_on_partitions_equals_binning_in_memory(frame, tmp_path, para
     assert _release_bytes(got, tmp_path, "a.json") == _release_bytes(expected, tmp_path, "b.json")
 
 
+def _numeric_columns(n=3000, seed=3):
+    """Numeric columns of every kind the binners read: ties, missing values, ints,
+    floats, nullable and narrow dtypes, values outside the bounds, -0.0."""
+    rng = np.random.default_rng(seed)
+    missing = rng.random(n) < 0.1
+    tied = np.round(rng.normal(50, 20, n), 0)  # ties, and values outside (0, 100)
+    tied[::97] = -0.0
+    frame = pd.DataFrame({
+        "continuous": np.where(missing, np.nan, rng.gamma(2.0, 20.0, n)),
+        "tied": tied,
+        "ints": rng.integers(-5, 120, n),
+        "nullable_ints": pd.array(np.where(missing, None, rng.integers(0, 40, n)),
+                                  dtype="Int64"),
+        "nullable_floats": pd.array(np.where(missing, None, np.round(rng.random(n) * 9, 1)),
+                                    dtype="Float64"),
+        "narrow": rng.integers(0, 200, n).astype(np.uint8),
+        "single": np.float32(2.5) * np.ones(n, dtype=np.float32),
+    })
+    frame.loc[missing, "tied"] = np.nan
+    return frame
+
+
+_NUMERIC_BOUNDS = {"continuous": (0, 150), "tied": (0, 100), "ints": (0, 100),
+                   "nullable_ints": (0, 40), "nullable_floats": (0, 9), "narrow": (0, 255),
+                   "single": (0, 5)}
+
+
+@pytest.mark.parametrize("params", [
+    {"binning": "quantile", "binning_epsilon": 2.0},
+    {"binning": "exact"},  # DPKBinsDiscretizer(epsilon=inf): exact quantiles (leaks)
+    {"frequent_values": "dp", "frequent_epsilon": 3.0, "frequent_delta": 1e-3,
+     "special_values": {"tied": [0.0], "ints": [100]}},
+    {"inverse": "dp_histogram", "inverse_epsilon": 1.0, "decimals": 1},
+    {"bounds": "data"},
+    {"binning": "quantile", "binning_epsilon": 1.0, "frequent_values": "dp",
+     "frequent_epsilon": 2.0, "inverse": "dp_histogram", "inverse_epsilon": 1.0},
+])
+def test_value_reading_binners_on_partitions_equal_the_fit_in_memory(params):
+    # each binner that reads values is fitted on the value counts summed over the
+    # partitions: the schema, DP edges, frequent values and within-bin shares of
+    # encoder.fit(X.compute()) for the same random_state
+    import warnings
+
+    from dpsynth.exceptions import PrivacyLeakWarning
+    from dpsynth.preprocessing import DPKBinsDiscretizer
+
+    frame = _numeric_columns()
+    params = dict(params)
+    bounds = ({name: "data" for name in _NUMERIC_BOUNDS} if params.pop("bounds", None)
+              else _NUMERIC_BOUNDS)
+    if params.get("binning") == "exact":
+        params["binning"] = {name: DPKBinsDiscretizer(6, strategy="quantile", epsilon=np.inf)
+                             for name in _NUMERIC_BOUNDS}
+    encoder = TableEncoder(bounds=bounds, n_bins=6, random_state=11, **params)
+    X = dd.from_pandas(frame, npartitions=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        expected = TableEncoder(**encoder.get_params()).fit(X.compute())
+        with dask.config.set(scheduler="synchronous"):
+            got, _ = dask_engine.fit_encoder(encoder, X)
+    assert got.schema_ == expected.schema_
+    assert [c.binning for c in got.schema_] == [c.binning for c in expected.schema_]
+    assert [c.dtype for c in got.schema_] == list(frame.dtypes)
+    assert got.epsilon_spent_ == expected.epsilon_spent_
+    if "frequent_values" in params:
+        assert any(c.binning.frequent for c in got.schema_)
+    if "inverse_epsilon" in params:
+        assert all(c.binning.within for c in got.schema_)
+
+
+def test_numeric_auto_on_partitions_equals_the_fit_in_memory():
+    # numeric="auto" reads each column's distinct values and their counts
+    frame = _numeric_columns().drop(columns="single")
+    frame["text_numbers"] = frame["ints"].astype(str).astype("string")
+    encoder = TableEncoder(numeric_rho=2.0, text_numbers="dp", random_state=4)
+    X = dd.from_pandas(frame, npartitions=4)
+    expected = TableEncoder(**encoder.get_params()).fit(X.compute())
+    with dask.config.set(scheduler="synchronous"):
+        got, _ = dask_engine.fit_encoder(encoder, X)
+    assert got.schema_ == expected.schema_
+    assert sum(c.binning is not None for c in got.schema_) >= 5
+
+
+def test_binners_are_fitted_without_a_row_per_record(monkeypatch):
+    # the client fits each binner on one entry per distinct value, never on the
+    # column rebuilt from its counts
+    from dpsynth.preprocessing import DPKBinsDiscretizer
+
+    assert not hasattr(dask_engine, "_multiset")
+    frame = _numeric_columns()
+    distinct = {name: frame[name].nunique() for name in frame.columns}
+    seen = {}
+    fit_counts = DPKBinsDiscretizer._fit_counts
+
+    def recording(self, names, dtypes, counts):
+        for name, column in zip(names, counts):
+            seen[name] = None if column.values is None else column.values.size
+        return fit_counts(self, names, dtypes, counts)
+
+    def refused(self, X, y=None):
+        raise AssertionError("a binner was fitted on rows")
+
+    monkeypatch.setattr(DPKBinsDiscretizer, "_fit_counts", recording)
+    monkeypatch.setattr(DPKBinsDiscretizer, "fit", refused)
+    bounds = dict(_NUMERIC_BOUNDS, single=(0, 5))
+    encoder = TableEncoder(bounds=bounds, binning={"continuous": "quantile", "tied": "quantile",
+                                                   "ints": "uniform"},
+                           binning_epsilon=1.0, frequent_values="dp", frequent_epsilon=1.0,
+                           random_state=0)
+    with dask.config.set(scheduler="synchronous"):
+        dask_engine.fit_encoder(encoder, dd.from_pandas(frame, npartitions=3))
+    assert set(seen) == set(frame.columns)
+    for name, size in seen.items():  # -0.0 and 0.0 are one value
+        assert size <= distinct[name] < len(frame)
+
+
+def test_declared_bins_read_no_value_on_partitions(monkeypatch):
+    # bins from public bounds alone: no value counts are computed for the column
+    calls = []
+    monkeypatch.setattr(dask_engine, "_value_counts",
+                        lambda partition, names: calls.append(names) or {})
+    frame = _numeric_columns()[["ints", "nullable_floats"]]
+    encoder = TableEncoder(bounds={"ints": (0, 100), "nullable_floats": (0, 9)}, n_bins=4)
+    with dask.config.set(scheduler="synchronous"):
+        got, _ = dask_engine.fit_encoder(encoder, dd.from_pandas(frame, npartitions=2))
+    assert calls == []
+    assert got.schema_ == TableEncoder(**encoder.get_params()).fit(frame).schema_
+
+
 def test_discovered_values_and_declared_categories(frame):
     X = dd.from_pandas(frame, npartitions=3)
     encoder = TableEncoder(categories={"kids": [0, 1, 2, 3, 4]}, bounds={"age": (18, 90),

@@ -84,15 +84,15 @@ def test_reports_are_compact_arrays():
     assert np.ndim(GRR(20, 1.0).perturb(3, rng)) == 0
 
 
-def test_million_users_grr_is_fast():
-    import time
+def test_million_users_grr_works_on_arrays():
+    # one array in, one array out (no per-user Python objects); speed is the benchmarks'
     rng = np.random.default_rng(0)
     values = rng.integers(0, 16, 1_000_000)
-    start = time.perf_counter()
     reports = GRR(16, 1.0).perturb(values, rng)
+    assert isinstance(reports, np.ndarray) and reports.shape == values.shape
     freq, _ = GRR(16, 1.0).estimate(reports)
-    assert time.perf_counter() - start < 5
     assert freq.sum() == pytest.approx(1.0)
+    assert np.abs(freq - 1 / 16).max() < 0.01
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), "1", True])

@@ -13,7 +13,8 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpsynth.exceptions import PrivacyLeakWarning
-from dpsynth.mechanisms import dp_quantile, dp_quantile_probabilities, dp_quantiles
+from dpsynth.mechanisms import (dp_quantile, dp_quantile_probabilities, dp_quantiles,
+                                laplace_histogram, merge_weights, stable_histogram)
 from dpsynth.preprocessing import DPKBinsDiscretizer
 
 
@@ -71,13 +72,70 @@ def test_dp_quantile_privacy_loss_is_not_vacuous():
 
 def test_dp_quantile_probabilities_shape_and_ties():
     points, probabilities = dp_quantile_probabilities([3, 3, 3, 8], 0.5, (0, 10), 1.0)
-    assert points.tolist() == [0, 3, 3, 3, 8, 10]
-    assert probabilities.shape == (5,)
-    assert probabilities[1] == probabilities[2] == 0.0
+    assert points.tolist() == [0, 3, 8, 10]  # tied records: pieces of length 0, merged
+    assert probabilities.shape == (3,)
     assert probabilities.sum() == pytest.approx(1.0)
     # the median pieces [3, 8) carries the most mass per unit of length
     density = probabilities / np.where(np.diff(points) > 0, np.diff(points), np.inf)
-    assert np.argmax(density) == 3
+    assert np.argmax(density) == 1
+
+
+def _per_record_probabilities(values, quantile, bounds, epsilon):
+    """The mechanism written over one piece per record (ties: pieces of length 0)."""
+    lo, hi = bounds
+    points = np.concatenate([[lo], np.sort(np.clip(values, lo, hi)), [hi]])
+    utilities = -np.abs(np.arange(points.size - 1) - quantile * len(values))
+    with np.errstate(divide="ignore"):
+        log_weights = np.log(np.diff(points)) + epsilon / 2.0 * utilities
+    weights = np.exp(log_weights - log_weights.max())
+    return points, weights / weights.sum()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dp_quantile_on_weights_is_the_mechanism_on_the_repeated_values(seed):
+    # ties, values on and outside the bounds: merged pieces carry the same mass, and
+    # the weighted form draws the same value as the values repeated
+    rng = np.random.default_rng(seed)
+    distinct = np.unique(np.round(rng.normal(5, 4, 12), 1))
+    weights = rng.integers(0, 6, distinct.size)
+    repeated = np.repeat(distinct, weights)
+    for quantile in (0.0, 0.3, 0.5, 1.0):
+        points, probabilities = dp_quantile_probabilities(distinct, quantile, (0, 10), 2.0,
+                                                          weights=weights)
+        reference, expected = _per_record_probabilities(repeated, quantile, (0, 10), 2.0)
+        masses = _piece_masses(points, probabilities, np.unique(reference))
+        np.testing.assert_allclose(masses, _piece_masses(reference, expected,
+                                                         np.unique(reference)), rtol=1e-12)
+        np.testing.assert_array_equal(
+            points, dp_quantile_probabilities(repeated, quantile, (0, 10), 2.0)[0])
+    for draw in range(20):
+        expected = dp_quantiles(repeated[rng.permutation(repeated.size)], [0.25, 0.5, 0.75],
+                                (0, 10), 1.0, np.random.default_rng(draw))
+        got = dp_quantiles(distinct, [0.25, 0.5, 0.75], (0, 10), 1.0,
+                           np.random.default_rng(draw), weights=weights)
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_mechanisms_on_weights_release_what_the_repeated_values_release():
+    values = np.array([2.0, -1.5, 2.0, 7.0, 0.0, 7.0])  # unsorted, repeated: merged
+    weights = np.array([3, 40, 1, 25, 0, 2])
+    repeated = np.repeat(values, weights)
+    for seed in range(10):
+        a = stable_histogram(repeated, 1.0, 1e-3, np.random.default_rng(seed))
+        b = stable_histogram(values, 1.0, 1e-3, np.random.default_rng(seed), weights=weights)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+        index = np.array([0, 3, 3, 1, 4, 0])
+        np.testing.assert_array_equal(
+            laplace_histogram(np.repeat(index, weights), 6, 1.0, np.random.default_rng(seed)),
+            laplace_histogram(index, 6, 1.0, np.random.default_rng(seed), weights=weights))
+    distinct, counts = merge_weights(values, weights)
+    assert distinct.tolist() == [-1.5, 2.0, 7.0] and counts.tolist() == [40, 4, 27]
+    assert counts.dtype == np.int64
+    with pytest.raises(ValueError, match="non-negative integers"):
+        merge_weights(values, weights - 2)
+    with pytest.raises(ValueError, match="one per value"):
+        merge_weights(values, weights[:3])
 
 
 def test_dp_quantile_samples_follow_exact_distribution():

@@ -219,6 +219,52 @@ def test_points_match_at_the_declared_precision():
     assert binner.inverse_transform(codes[:, None])["v"].tolist()[:2] == [0.0, 0.0]
 
 
+def test_an_interval_whose_integers_are_all_points_is_an_impossible_code():
+    from dpsynth.preprocessing._discretizer import encode_binning
+    from dpsynth.schema import Column
+
+    binary = Binning((0.0, 1.0, 2.0), True, frequent=(0.0, 1.0))
+    assert binary.empty_intervals.tolist() == [True, True]
+    # the interval [2, 4] keeps the integer 3; floats never empty an interval
+    mixed = Binning((0.0, 2.0, 5.0), True, special=(0.0, 1.0, 2.0, 4.0))
+    assert mixed.empty_intervals.tolist() == [True, False]
+    assert not Binning((0.0, 1.0, 2.0), False, frequent=(0.0, 1.0)).empty_intervals.any()
+    # a value clipped onto a point value, or a non-integer held as a point's integer,
+    # gets the point's code, not the empty interval's
+    clipped = Binning((0.0, 1.0, 2.0), True, clip=True, frequent=(0.0, 1.0))
+    codes = encode_binning(np.array([-3.0, 0.0, 1.0, 7.0, np.nan, 0.5, 1.5]), clipped, "v")
+    assert codes.tolist() == [2, 2, 3, 3, -1, 2, 3]
+    # a point value outside the bounds is still its own; +-inf and, without
+    # clipping, an outside value are still refused
+    special = Binning((0.0, 500.0, 1000.0), True, clip=True, special=(-9.0,))
+    assert encode_binning(np.array([-9.0, -12.0, 999.0]), special, "v").tolist() == [2, 0, 1]
+    with pytest.raises(ValueError, match="infinite"):
+        encode_binning(np.array([np.inf]), clipped, "v")
+    with pytest.raises(ValueError, match="outside its bounds"):
+        encode_binning(np.array([7.0]), binary, "v")
+    schema = Schema((Column("v", np.dtype(np.int64), tuple(binary.labels), declared=True,
+                            binning=binary),))
+    # the two empty intervals and the missing code (an int64 column) are impossible
+    assert schema.possible_attributes.tolist() == [False, False, True, True, False]
+
+
+def test_a_binary_integer_column_is_released_on_its_two_values():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"flag": (rng.random(2000) < 0.3).astype(np.int64),
+                      "city": rng.choice(["north", "south"], 2000)})
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    column = synth.aggregates_.schema[0]
+    assert column.binning.frequent == (0.0, 1.0)
+    empty = column.binning.empty_intervals
+    assert empty.all()
+    ones = [np.asarray(m.table) for m in synth.aggregates_.marginals
+            if m.columns == (0,) and m.basis == "marginal"]
+    assert ones and not any(table[: empty.size].any() for table in ones)  # no noise there
+    S = synth.sample(random_state=0)
+    assert set(S["flag"]) <= {0, 1}
+    assert abs(S["flag"].mean() - X["flag"].mean()) <= 0.03
+
+
 # ------------------------------------------- numeric columns with nothing declared
 def _raw(n=8000, seed=0):
     """Float, point-mass, count and small-integer columns, nothing declared."""

@@ -180,8 +180,8 @@ def _sabotage(monkeypatch, name, factor):
             size, epsilon * factor, **kw))
     else:
         original = discretizer.laplace_histogram
-        monkeypatch.setattr(discretizer, "laplace_histogram", lambda index, n, epsilon, rng:
-                            original(index, n, epsilon * factor, rng))
+        monkeypatch.setattr(discretizer, "laplace_histogram", lambda index, n, epsilon, rng, **kw:
+                            original(index, n, epsilon * factor, rng, **kw))
 
 
 CI_RUNS = {"workload": 400, "sds": 100, "calm": 300, "binning": 400, "numeric": 400}

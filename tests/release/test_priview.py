@@ -135,19 +135,84 @@ def test_automatic_views_answer_marginals_with_a_many_valued_column():
     assert 0.5 * (np.abs(sampled - truth).sum() + (1 - complete.mean())) < 0.12
 
 
-def test_small_wide_table_covers_no_pair():
-    # 3,000 records, 16 columns of 6 values, epsilon 1: the pairs' views would be
-    # dominated by noise (eq. 6.7 above 0.05), so strength 1: each column in one view
+def _wide(n, d=16, seed=0):
+    """``d`` columns of 2 to 6 values, each tied to the one before it."""
+    rng = np.random.default_rng(seed)
+    cards = [2 + j % 5 for j in range(d)]
+    cols, prev = {}, rng.integers(0, 6, n)
+    for j, c in enumerate(cards):
+        prev = np.where(rng.random(n) < 0.6, prev % c, rng.integers(0, c, n))
+        cols[f"c{j}"] = prev
+    X = pd.DataFrame(cols)
+    return X, {c: list(range(k)) for c, k in zip(X, cards)}
+
+
+def _expected_plan(cards, n, eps):
+    """The automatic (budget, strength >= 2 or 1) of cell-bounded views, recomputed."""
+    def cells(v):
+        return math.prod(cards[a] for a in v)
+
+    def factor(b):
+        vs = bounded_cover(cards, b, 2, max_size=8)
+        size = np.mean([cells(v) for v in vs])
+        pairs = np.mean([len(v) * (len(v) - 1) / 2 for v in vs])
+        triples = np.mean([len(v) * (len(v) - 1) * (len(v) - 2) / 6 for v in vs])
+        return math.sqrt(size / (pairs * triples)) if triples else math.inf
+
+    factors = [factor(2 ** k) for k in range(2, 23)]
+    optimum = 2 ** (2 + factors.index(min(factors)))
+    pairs = bounded_cover(cards, optimum, 2, max_size=8)
+    d, w = len(cards), len(pairs)
+    coverage = sum(len(v) * (len(v) - 1) / 2 for v in pairs) / (d * (d - 1) / 2)
+    mean_cells = np.mean([cells(v) for v in pairs])
+    eq_6_7 = math.sqrt(2 * mean_cells) / (n * eps) * w / math.sqrt(coverage)
+    if eq_6_7 <= 0.05:  # PAIR_NOISE_LIMIT: the pairs' views at the optimum
+        return optimum, 2
+    # strength 1: the largest budget whose cells hold >= 10 noise scales of records
+    fits = [2 ** k for k in range(2, optimum.bit_length())
+            if n * eps / (len(vs := bounded_cover(cards, 2 ** k, 1, max_size=8))
+                          * np.mean([cells(v) for v in vs])) >= 10]
+    return (max(fits) if fits else 4), 1
+
+
+@pytest.mark.parametrize("n, epsilon, strength", [(3000, 1.0, 1), (3000, 4.0, 1),
+                                                  (60000, 1.0, 2)])
+def test_automatic_views_follow_the_public_inputs(n, epsilon, strength):
+    # 16 columns of 2-6 values: with few records per unit of budget the pairs' views
+    # would be noise-dominated (strength 1, views small enough that each cell holds ten
+    # noise scales of records); with more, every pair is covered
+    X, cats = _wide(n)
+    synth = PriViewSynthesizer(epsilon=epsilon, categories=cats, random_state=0).fit(X)
+    cards = [int(c) for c in synth.view_cardinalities_]
+    eps_views = epsilon - synth.count_epsilon
+    budget, t = _expected_plan(cards, synth.noisy_count_, eps_views)
+    assert (synth.max_view_cells_, min(synth.strength_, 2)) == (budget, t) and t == strength
+    assert synth.marginal_sets_ == bounded_cover(cards, budget, synth.strength_, max_size=8)
+    if t == 1:
+        assert sorted(a for v in synth.marginal_sets_ for a in v) == list(range(16))
+        # more, smaller views than the pairs' optimum budget would pack them in
+        assert synth.max_view_cells_ < 2 ** 10 and len(synth.marginal_sets_) > 3
+    else:
+        pairs = itertools.combinations(range(16), 2)
+        assert all(any(set(p) <= set(v) for v in synth.marginal_sets_) for p in pairs)
+    # a function of the public inputs: the same plan from them alone, whatever the records
+    other = PriViewSynthesizer(epsilon=epsilon, categories=cats, random_state=0)
+    other.fit(_wide(n, seed=1)[0])
+    if other.noisy_count_ == synth.noisy_count_:  # the count is seeded: same noise
+        assert other.marginal_sets_ == synth.marginal_sets_
+
+
+def test_wide_table_strength_one_uses_small_views():
+    # 3,000 records, 16 columns of 6 values, epsilon 1: strength 1, and views small
+    # enough that each cell holds ten noise scales of records on average
     rng = np.random.default_rng(0)
     z = rng.integers(0, 6, 3000)
     X = pd.DataFrame({f"c{j}": (z + rng.integers(0, 2, 3000) * j) % 6 for j in range(16)})
     cats = {c: list(range(6)) for c in X}
     synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
-    pairs = bounded_cover([6] * 16, synth.max_view_cells_, 2, max_size=8)
-    eps_views = 1.0 - synth.count_epsilon
-    err = priview_noise_error(synth.noisy_count_, eps_views, len(pairs), 16,
-                              len(pairs[0]), 6.0 ** len(pairs[0]))
-    assert err > 0.05 and synth.strength_ == 1
+    assert synth.strength_ == 1
+    w, cells = len(synth.marginal_sets_), 6.0 ** np.array([len(v) for v in synth.marginal_sets_])
+    assert synth.noisy_count_ * (1.0 - synth.count_epsilon) / (w * cells.mean()) >= 10
     assert sorted(a for v in synth.marginal_sets_ for a in v) == list(range(16))
     # with more records the same columns get the pairs' views
     many = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(
@@ -208,6 +273,16 @@ def test_accounting_against_independent_computation():
                                random_state=0).fit(X)
     assert fixed.noise_scale_ == pytest.approx(len(fixed.marginal_sets_) / 1.0)
     assert fixed.noisy_count_ is None
+    # strength 1 given with the automatic budget still needs the count (the budget
+    # follows the records per cell): the count and the views add up to epsilon
+    given = PriViewSynthesizer(epsilon=1.0, strength=1, categories=cats, random_state=0).fit(X)
+    assert given.noisy_count_ is not None and given.strength_ == 1
+    assert [m.name for m in given.privacy_spent_.mechanisms] == [
+        "record count (to choose the views)", f"{len(given.marginal_sets_)} views, every cell"]
+    assert sum(m.epsilon for m in given.privacy_spent_.mechanisms) == pytest.approx(1.0)
+    assert given.noise_scale_ == pytest.approx(len(given.marginal_sets_) / 0.999)
+    assert PriViewSynthesizer(epsilon=1.0, strength=2, categories=cats,
+                              random_state=0).fit(X).noisy_count_ is None
 
 
 def test_cnc_output_consistent_and_nonnegative():
