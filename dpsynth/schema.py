@@ -320,6 +320,20 @@ class Binning:
         return integer_room(edges[:-1], edges[1:], self.points) <= 0
 
     @property
+    def fill_code(self):
+        """Code of a record without a value in a column that has no missing code
+        (a public function of the binning): the middle interval that can hold
+        records (the edges are DP quantiles, so it holds the median), or the
+        first point value if none can.
+
+        ``numeric="auto"`` gives a column no missing code when the DP count of
+        its records without a value does not clear its threshold; the few
+        records it may still hold need a code.
+        """
+        possible = np.flatnonzero(~self.empty_intervals)
+        return int(possible[possible.size // 2]) if possible.size else self.n_intervals
+
+    @property
     def labels(self):
         return (bin_labels(self.edge_array, self.integer)
                 + [point_label(v) for v in self.points])

@@ -121,9 +121,9 @@ PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, 'a6d2c689313f5b67'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['d56c8f8c6cbe29c5', '8bc65fb6b8462e5b'],
+    'workload_adult': ['1ac94fb2f61b6c70', '7599d80e4a5c9f8f'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['ee9972cd07328d93', '17a652d1c1cd6c07'],
+    'workload_messy_continuous': ['9ac2388a8d4013e3', '8995c12bd39a6d25'],
     'workload_messy_default': ['6d379cd6e219fc3d', '753bfea5adc5c2e2'],
 }
 
@@ -131,9 +131,9 @@ PINNED = {
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['f609ec0e91499d8e', '8731ff865b7430d5'],
-    'workload_messy_continuous': ['9ae32824127efaba', 'b9c6d697881ee289'],
-    'workload_messy_default': ['ef965ece78434f22', '5793f3ee04737688'],
+    'workload_adult': ['c3a8a9e9e3f23880', 'f1ad90910681e2a9'],
+    'workload_messy_continuous': ['b7c4ecab454395a9', '5f0fd048b50b0af2'],
+    'workload_messy_default': ['c39e0e62d6151367', 'fe6dbabcfb882d5f'],
 }
 
 

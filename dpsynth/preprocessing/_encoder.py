@@ -443,7 +443,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                         decimals=(self.decimals.get(name) if isinstance(self.decimals, dict)
                                   else self.decimals))
                     spends.extend(spent)
-                    columns.append(replace(column, has_missing=name not in not_null))
+                    columns.append(replace(column, has_missing=column.has_missing
+                                           and name not in not_null))
                     continue
                 values = declared.get(name)
                 public = name in declared
@@ -554,7 +555,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             if column.binning is not None:
                 if not_null and series.isna().any():
                     raise _missing_in_no_missing(column.name)
-                codes[:, j] = _bin_column(column, series, missing_codes[j],
+                # a column without a missing code (numeric="auto" found too few
+                # records without a value) codes them as its fill code
+                missing_code = (missing_codes[j] if column.has_missing or missing_codes[j] < 0
+                                else column.binning.fill_code)
+                codes[:, j] = _bin_column(column, series, missing_code,
                                           column.name in getattr(self, "_auto_binned", ()))
                 continue
             # each distinct value looked up once: position among the distinct values

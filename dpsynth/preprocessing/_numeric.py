@@ -87,6 +87,9 @@ PUBLIC_POINT_SIGMAS = 3.0
 #: Float values are told apart as point masses to this many decimals at most
 #: (the cap of :func:`default_decimals`).
 MAX_DECIMALS = 10
+#: A column has a missing code when step 1's noisy count of its records without a
+#: value exceeds this many sigma (noise alone does so with probability 0.1%).
+MISSING_SIGMAS = 3.09
 #: Shares of a column's zCDP budget: range, point masses, bins and shape.
 STEP_SHARES = (0.25, 0.25, 0.5)
 _FLOAT_OCTAVES = (-30, 63)  # |x| in [2**-30, 2**63): below, the zero cell
@@ -169,12 +172,18 @@ def _noisy(counts, sigma, rng):
     return gaussian_measure(np.rint(counts), sigma, rng, "discrete")[0]
 
 
-def _dp_range(values, weights, integer, rho, rng):
-    """Step 1: the DP range ``(low, high)`` (grid edges), the noisy total count and the
-    noisy counts of the grid's cells."""
+def _dp_range(values, weights, integer, rho, rng, missing=0.0):
+    """Step 1: the DP range ``(low, high)`` (grid edges), the noisy total count, the
+    noisy counts of the grid's cells and the noisy count of ``missing`` records.
+
+    The records without a value are one more cell of the same histogram (each
+    record is in exactly one cell, so the sensitivity stays 1 and the spend is
+    the same).
+    """
     grid = range_grid(integer)
     sigma = _sigma(rho)
-    noisy = _noisy(_histogram(values, weights, grid), sigma, rng)
+    noisy = _noisy(np.append(_histogram(values, weights, grid), missing), sigma, rng)
+    noisy, noisy_missing = noisy[:-1], float(noisy[-1])
     n_cells = grid.size - 1
     threshold = sigma * float(-ndtri(RANGE_FALSE_CELL / (n_cells * len(RANGE_WINDOWS))))
     above = np.flatnonzero(noisy > threshold)
@@ -196,7 +205,7 @@ def _dp_range(values, weights, integer, rho, rng):
     spend = Spend("range", "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("threshold", threshold), ("n_cells", n_cells),
                           ("sensitivity", 1)) + ((("found", False),) if not found else ()))
-    return (low, high), total, spend, noisy
+    return (low, high), total, spend, noisy, noisy_missing
 
 
 def _zero_cell(integer):
@@ -674,8 +683,9 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
 
 
 def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
-                    weights=None, special=(), decimals=None, clip=True):
-    """The DP :class:`~dpsynth.schema.Binning` of one numeric column, and its spends.
+                    weights=None, special=(), decimals=None, clip=True, missing=0.0):
+    """The DP :class:`~dpsynth.schema.Binning` of one numeric column, its spends and
+    whether it holds missing values.
 
     Parameters
     ----------
@@ -701,11 +711,18 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     decimals : int, default=None
         Declared decimals of a float column; ``None`` uses
         :func:`default_decimals` of the DP range.
+    missing : float, default=0.0
+        Number of records without a value (counted in step 1's histogram).
 
     Returns
     -------
     binning : dpsynth.schema.Binning
     spends : list of dpsynth.accounting.Spend
+    has_missing : bool
+        Whether the noisy count of records without a value clears
+        :data:`MISSING_SIGMAS` times its noise (a DP output): a column that
+        does not has no missing code, so that noise cannot put synthetic
+        records there.
     """
     values = np.asarray(values, dtype=np.float64)
     if weights is not None:
@@ -714,8 +731,9 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     values = np.where(finite | np.isnan(values), values,
                       np.sign(values) * np.finfo(np.float64).max)
     rho_range, rho_points, rho_shape = (rho * share for share in STEP_SHARES)
-    (low, high), total, range_spend, cells = _dp_range(values, weights, integer, rho_range,
-                                                       rng)
+    (low, high), total, range_spend, cells, noisy_missing = _dp_range(
+        values, weights, integer, rho_range, rng, missing)
+    has_missing = noisy_missing > MISSING_SIGMAS * dict(range_spend.params)["sigma"]
     first, last = _range_cells(low, high, integer)
     declared = decimals
     smallest = None if integer or declared is not None else smallest_magnitude(
@@ -745,7 +763,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     binning = Binning(tuple(float(e) for e in edges), bool(integer), "dp_histogram",
                       bool(clip), special=special, frequent=frequent, within=within,
                       decimals=None if integer else int(decimals))
-    return binning, [range_spend, points_spend, shape_spend]
+    return binning, [range_spend, points_spend, shape_spend], bool(has_missing)
 
 
 # ------------------------------------------------------------- text columns
@@ -917,6 +935,9 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
     Returns
     -------
     column : dpsynth.schema.Column
+        Without a missing code when the DP count of records without a number
+        does not clear its threshold (:func:`numeric_binning`); the few such
+        records are coded as :func:`~dpsynth.schema.Binning.fill_code`.
     spends : list of dpsynth.accounting.Spend
     """
     if kind in ("int", "float"):
@@ -928,18 +949,20 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
         integer = pd.api.types.is_integer_dtype(dtype)
     present = ~np.isnan(values)
-    binning, spent = numeric_binning(
+    weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+    missing = float((~present).sum() if weights is None else weights[~present].sum())
+    binning, spent, has_missing = numeric_binning(
         values[present], integer=integer, rho=rho, delta=delta, n_bins=n_bins,
-        max_points=n_bins, rng=rng, weights=None if weights is None
-        else np.asarray(weights, dtype=np.float64)[present],
-        special=_special(special, name, integer), decimals=decimals)
+        max_points=n_bins, rng=rng, weights=None if weights is None else weights[present],
+        special=_special(special, name, integer), decimals=decimals, missing=missing)
     if dict(spent[0].params).get("found", True) is False:
         warnings.warn(
             f"No DP range was found for the numeric column {name!r} (too few records for "
             "its share of the budget): its synthetic values are drawn near 0. Declare its "
             "bounds, raise epsilon or drop it.", NoisyReleaseWarning, stacklevel=3)
     return Column(name, dtype, tuple(binning.labels), declared=True,
-                  missing_marker=default_missing_marker(dtype), binning=binning), \
+                  missing_marker=default_missing_marker(dtype), has_missing=has_missing,
+                  binning=binning), \
         _named(spent, name)
 
 

@@ -448,7 +448,7 @@ def test_dp_range_keeps_populated_end_cells_of_a_small_table():
                              rng.integers(4, 16, 832)]).astype(np.float64)
     lows = []
     for seed in range(40):
-        binning, _ = numeric_binning(values, integer=True, rho=0.004, delta=1e-10, n_bins=10,
+        binning, _, _ = numeric_binning(values, integer=True, rho=0.004, delta=1e-10, n_bins=10,
                                      max_points=10, rng=np.random.default_rng(seed))
         lows.append(binning.edges[0] if 0.0 not in binning.frequent else 0.0)
     assert np.mean(np.asarray(lows) == 0.0) >= 0.9
@@ -463,7 +463,7 @@ def test_default_decimals_keep_small_magnitudes():
     # a ratio column: a quarter of it near 4e-5, the rest up to 1; no value is 0
     rng = np.random.default_rng(0)
     values = np.concatenate([rng.uniform(2e-5, 6e-5, 1000), rng.uniform(0.01, 1.0, 3000)])
-    binning, _ = numeric_binning(values, integer=False, rho=0.05, delta=1e-10, n_bins=10,
+    binning, _, _ = numeric_binning(values, integer=False, rho=0.05, delta=1e-10, n_bins=10,
                                  max_points=10, rng=np.random.default_rng(0))
     assert binning.decimals >= 6 and 0.0 not in binning.frequent
     X = pd.DataFrame({"share": values})
@@ -550,14 +550,14 @@ def test_point_masses_keep_their_exact_values_beyond_the_default_decimals():
     rng = np.random.default_rng(0)
     towns = np.array([1457.2, 2195.3, 2447.1, 2872.7, 3683.9])
     values = towns[rng.integers(0, 5, 5000)]
-    binning, _ = numeric_binning(values, integer=False, rho=0.01, delta=1e-10, n_bins=10,
+    binning, _, _ = numeric_binning(values, integer=False, rho=0.01, delta=1e-10, n_bins=10,
                                  max_points=10, rng=np.random.default_rng(0))
     assert binning.frequent == tuple(towns) and binning.decimals == 1
     X = pd.DataFrame({"density": values, "owner": np.where(values > 2400, "yes", "no")})
     back = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X).sample(random_state=0)
     assert back["density"].isin(towns).mean() >= 0.99
     # a declared precision still wins: the points are the values at those decimals
-    declared, _ = numeric_binning(values, integer=False, rho=0.01, delta=1e-10, n_bins=10,
+    declared, _, _ = numeric_binning(values, integer=False, rho=0.01, delta=1e-10, n_bins=10,
                                   max_points=10, rng=np.random.default_rng(0), decimals=0)
     assert declared.decimals == 0 and set(declared.frequent) == set(np.round(towns))
 
@@ -573,7 +573,7 @@ def test_zero_is_a_public_point_candidate_below_the_set_union_threshold():
     values = np.concatenate([np.zeros(95), np.round(rng.lognormal(10, 1, 705), -2)])
     found = []
     for seed in range(30):
-        binning, spends = numeric_binning(values, integer=False, rho=0.009, delta=1.7e-11,
+        binning, spends, _ = numeric_binning(values, integer=False, rho=0.009, delta=1.7e-11,
                                           n_bins=10, max_points=10,
                                           rng=np.random.default_rng(seed))
         params = dict(spends[1].params)
@@ -599,7 +599,7 @@ def test_a_column_too_small_for_a_dp_range_decodes_near_zero_and_warns():
     values = np.round(np.random.default_rng(0).normal(10, 2, 23), 3)
     highs = []
     for seed in range(30):
-        binning, spends = numeric_binning(values, integer=False, rho=0.02, delta=1e-10,
+        binning, spends, _ = numeric_binning(values, integer=False, rho=0.02, delta=1e-10,
                                           n_bins=10, max_points=10,
                                           rng=np.random.default_rng(seed))
         highs.append(max(abs(binning.edges[0]), abs(binning.edges[-1])))
@@ -729,3 +729,31 @@ def test_text_columns_leave_their_budget_to_the_numeric_ones():
     kinds = {c.name: c.binning is not None for c in encoder.schema_.columns}
     assert kinds == {"amount": True, "months": True, "word0": False, "word1": False,
                      "word2": False, "word3": False}
+
+
+def test_a_complete_numeric_column_has_no_missing_code():
+    # the missing code of a float column exists only when step 1's noisy count of
+    # records without a value clears 3.09 sigma: a complete column gets none, so
+    # noise cannot put synthetic records there (it came back 1-2% NaN)
+    rng = np.random.default_rng(3)
+    n = 1000
+    X = pd.DataFrame({"age": np.round(rng.gamma(7.0, 4.8, n), 2),
+                      "income": np.where(rng.random(n) < 0.3, np.nan, rng.lognormal(1, 0.5, n)),
+                      "rare": np.where(np.arange(n) == 500, np.nan, rng.normal(50, 5, n)),
+                      "owner": rng.choice(["no", "yes"], n).astype(object)})
+    encoder = TableEncoder(numeric_rho=0.01, numeric_delta=1e-10, random_state=0).fit(X)
+    has_missing = {c.name: c.has_missing for c in encoder.schema_ if c.binning is not None}
+    assert has_missing == {"age": False, "income": True, "rare": False}
+    possible = dict(zip(encoder.schema_.names, encoder.schema_.possible_codes()))
+    assert not possible["age"][-1] and possible["income"][-1]
+    # the one record without a value (below the threshold) takes the fill code: the
+    # middle interval, a public function of the bins
+    codes = encoder.transform(X)
+    rare = encoder.schema_.names.index("rare")
+    column = encoder.schema_.columns[rare]
+    assert codes[500, rare] == column.binning.fill_code < column.binning.n_intervals
+    for seed in range(5):
+        fake = DPMarginalSynthesizer(epsilon=4.0, random_state=seed).fit(X).sample(
+            random_state=seed)
+        assert fake[["age", "rare"]].notna().all().all()
+        assert abs(fake["income"].isna().mean() - 0.3) <= 0.05
