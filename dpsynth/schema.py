@@ -231,6 +231,12 @@ class Binning:
         sub-bins of whole integers, see :func:`sub_bin_edges`).
     decimals : int or None, default=None
         Decoded float values are rounded to this many decimals.
+    counts : tuple or None, default=None
+        ``(counts, variances)``: unbiased noisy counts of the records in each
+        interval and their variances, from the Gaussian measurements that
+        placed the edges (``numeric="auto"``), so that a release can average
+        them into the column's 1-way marginal (post-processing).  Kept in
+        memory only: not written to a release file, not compared.
     """
 
     edges: tuple
@@ -241,6 +247,7 @@ class Binning:
     frequent: tuple = ()
     within: tuple = None
     decimals: int = None
+    counts: tuple = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         edges = np.asarray(self.edges, dtype=np.float64)

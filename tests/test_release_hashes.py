@@ -121,19 +121,19 @@ PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, 'a6d2c689313f5b67'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['1ac94fb2f61b6c70', '7599d80e4a5c9f8f'],
+    'workload_adult': ['fa85783b4bfa42a2', '4da1830ece1c6ebf'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['9ac2388a8d4013e3', '8995c12bd39a6d25'],
-    'workload_messy_default': ['6d379cd6e219fc3d', '753bfea5adc5c2e2'],
+    'workload_messy_continuous': ['f1ca7374a70eb30f', '0b579251e6b5e3ee'],
+    'workload_messy_default': ['e7dd32c437cec3d3', 'de0934e15123463f'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['c3a8a9e9e3f23880', 'f1ad90910681e2a9'],
-    'workload_messy_continuous': ['b7c4ecab454395a9', '5f0fd048b50b0af2'],
-    'workload_messy_default': ['c39e0e62d6151367', 'fe6dbabcfb882d5f'],
+    'workload_adult': ['3572c7aeb9a93566', '61819753a058054d'],
+    'workload_messy_continuous': ['1c7d50a464c9be16', 'ac53fa6a157ea41e'],
+    'workload_messy_default': ['646902db058fcb62', '74ab65a1c7896cec'],
 }
 
 

@@ -635,7 +635,7 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         low = math.floor(low * 10 ** decimals) / 10 ** decimals
         high = math.ceil(high * 10 ** decimals) / 10 ** decimals
     if high <= low:  # one value (a float range [0, 0]): one closed bin
-        return np.array([low, high]), ((1.0,),), spend, decimals, (first, last)
+        return np.array([low, high]), ((1.0,),), spend, decimals, (first, last), None
     # round 2: the final range's parts, crowded parts cut further
     base = np.concatenate([[low], fine[(fine > low) & (fine < high)], [high]])
     at = np.searchsorted(base, fine[:-1])
@@ -668,6 +668,7 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         estimate[whole], variance[whole], range_counts[cell[whole]], range_sigma ** 2)
     capacity = _capacity(fine[:-1], fine[1:], integer, points)
     mass = _kept_mass(estimate, variance, capacity, fine, measured, fallback)
+    parts = fine.copy()  # every part measured, before the range ends at the kept ones
     kept = np.flatnonzero(mass)
     if kept.size:  # the range ends at the outermost kept parts
         fine = fine[kept[0]:kept[-1] + 2]
@@ -679,7 +680,24 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
             fine[0], fine[-1] = low, high
     edges, within = _edges_and_within(fine, mass, low, high, grid[first:last + 2],
                                       integer, points, n_bins, decimals)
-    return edges, within, spend, decimals, (first, last)
+    return (edges, within, spend, decimals, (first, last),
+            _interval_counts(edges, parts, estimate, variance))
+
+
+def _interval_counts(edges, parts, estimate, variance):
+    """Noisy count of the records in each interval of ``edges`` and its variance: the
+    sums of the unbiased estimates of step 3's ``parts`` (post-processing).
+
+    A part belongs to the interval holding its midpoint; the parts beyond the end
+    edges to the end intervals, where their values are clipped.  Summing the
+    parts' variances overstates the variance of parts cut from one parent (their
+    sum is measured more precisely), which only weighs the counts less.
+    """
+    n = edges.size - 1
+    middle = (parts[:-1] + parts[1:]) / 2.0
+    k = np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, n - 1)
+    return (tuple(float(v) for v in np.bincount(k, weights=estimate, minlength=n)),
+            tuple(float(v) for v in np.bincount(k, weights=variance, minlength=n)))
 
 
 def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
@@ -754,7 +772,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
             return declared
         return max(default_decimals(low, high, smallest), point_decimals(frequent))
 
-    edges, within, shape_spend, decimals, final = _bins_and_shape(
+    edges, within, shape_spend, decimals, final, counts = _bins_and_shape(
         values, weights, first, last, integer, points, rho_shape, n_bins, rng, cells,
         dict(range_spend.params)["sigma"], decimals_of)
     if final != (first, last):  # step 3 found a range past step 1's fallback cell
@@ -762,7 +780,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
             (k, v) for k, v in range_spend.params.items() if k != "found"))
     binning = Binning(tuple(float(e) for e in edges), bool(integer), "dp_histogram",
                       bool(clip), special=special, frequent=frequent, within=within,
-                      decimals=None if integer else int(decimals))
+                      decimals=None if integer else int(decimals), counts=counts)
     return binning, [range_spend, points_spend, shape_spend], bool(has_missing)
 
 

@@ -757,3 +757,29 @@ def test_a_complete_numeric_column_has_no_missing_code():
             random_state=seed)
         assert fake[["age", "rare"]].notna().all().all()
         assert abs(fake["income"].isna().mean() - 0.3) <= 0.05
+
+
+def test_interval_counts_of_step_3_measure_each_interval_for_the_release():
+    # step 3's noisy part counts summed per interval: unbiased counts of the records
+    # each interval code holds (points apart, values beyond the ends clipped into
+    # the end intervals), with their variances; kept in memory only
+    from dpsynth.preprocessing._discretizer import encode_binning
+    from dpsynth.preprocessing._numeric import numeric_binning
+
+    rng = np.random.default_rng(11)
+    values = np.where(rng.random(3000) < 0.25, 0.0, np.round(rng.gamma(7.0, 4.8, 3000), 2))
+    errors = []
+    for seed in range(8):
+        binning, _, _ = numeric_binning(values, integer=False, rho=0.005, delta=1e-10,
+                                        n_bins=10, max_points=10,
+                                        rng=np.random.default_rng(seed))
+        counts, variances = (np.asarray(v) for v in binning.counts)
+        assert counts.shape == variances.shape == (binning.n_intervals,)
+        assert (variances > 0).all()
+        codes = np.asarray(encode_binning(values, binning, "x"))
+        true = np.bincount(codes, minlength=len(binning.labels))[:binning.n_intervals]
+        errors.append((counts - true) / np.sqrt(variances))
+        assert "counts" not in binning.to_json()
+        assert Binning.from_json(binning.to_json()) == binning
+    errors = np.concatenate(errors)
+    assert abs(errors.mean()) <= 0.5 and np.abs(errors).max() <= 4.5, errors
