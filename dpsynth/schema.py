@@ -231,6 +231,12 @@ class Binning:
         sub-bins of whole integers, see :func:`sub_bin_edges`).
     decimals : int or None, default=None
         Decoded float values are rounded to this many decimals.
+    counts : tuple or None, default=None
+        ``(counts, variances)``: unbiased noisy counts of the records in each
+        interval and their variances, from the Gaussian measurements that
+        placed the edges (``numeric="auto"``), so that a release can average
+        them into the column's 1-way marginal (post-processing).  Kept in
+        memory only: not written to a release file, not compared.
     """
 
     edges: tuple
@@ -241,6 +247,7 @@ class Binning:
     frequent: tuple = ()
     within: tuple = None
     decimals: int = None
+    counts: tuple = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         edges = np.asarray(self.edges, dtype=np.float64)
@@ -318,6 +325,20 @@ class Binning:
             return np.zeros(n, dtype=bool)
         edges = self.edge_array
         return integer_room(edges[:-1], edges[1:], self.points) <= 0
+
+    @property
+    def fill_code(self):
+        """Code of a record without a value in a column that has no missing code
+        (a public function of the binning): the middle interval that can hold
+        records (the edges are DP quantiles, so it holds the median), or the
+        first point value if none can.
+
+        ``numeric="auto"`` gives a column no missing code when the DP count of
+        its records without a value does not clear its threshold; the few
+        records it may still hold need a code.
+        """
+        possible = np.flatnonzero(~self.empty_intervals)
+        return int(possible[possible.size // 2]) if possible.size else self.n_intervals
 
     @property
     def labels(self):

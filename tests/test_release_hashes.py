@@ -121,19 +121,19 @@ PINNED = {
     'calm_demo': [None, '76196a9d06b00877'],
     'priview_demo': [None, '1ed29cd165859451'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['d56c8f8c6cbe29c5', '8bc65fb6b8462e5b'],
+    'workload_adult': ['fa85783b4bfa42a2', '4da1830ece1c6ebf'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['6c3d93e41f8ae7c5', '07d1934bb6142c3d'],
-    'workload_messy_default': ['b0261decf5ce6d63', '2ca613a1343caef0'],
+    'workload_messy_continuous': ['f1ca7374a70eb30f', '0b579251e6b5e3ee'],
+    'workload_messy_default': ['e7dd32c437cec3d3', 'de0934e15123463f'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['f609ec0e91499d8e', '8731ff865b7430d5'],
-    'workload_messy_continuous': ['9ae32824127efaba', 'b9c6d697881ee289'],
-    'workload_messy_default': ['ef965ece78434f22', '5793f3ee04737688'],
+    'workload_adult': ['3572c7aeb9a93566', '61819753a058054d'],
+    'workload_messy_continuous': ['1c7d50a464c9be16', 'ac53fa6a157ea41e'],
+    'workload_messy_default': ['646902db058fcb62', '74ab65a1c7896cec'],
 }
 
 

@@ -146,9 +146,14 @@ def _binner_column(name, binner, dtype, counts):
 def _distinct_values(name, dtype, counts):
     """A column's distinct values (a Series of its dtype) and the records holding each:
     what ``numeric="auto"`` reads (:func:`~dpsynth.preprocessing._numeric.fit_auto_column`)."""
-    values, _ = counts
-    return (pd.Series(values.index, name=name).astype(dtype),
-            values.to_numpy(dtype=np.float64))
+    values, n_missing = counts
+    series = pd.Series(values.index, name=name).astype(dtype)
+    weights = values.to_numpy(dtype=np.float64)
+    if n_missing:  # the records without a value, one entry (counted by numeric="auto")
+        series = pd.concat([series, pd.Series([None], name=name).astype(dtype)],
+                           ignore_index=True)
+        weights = np.append(weights, float(n_missing))
+    return series, weights
 
 
 def fit_encoder(encoder, X):

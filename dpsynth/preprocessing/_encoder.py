@@ -39,8 +39,8 @@ from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binn
                            encode_binning)
 from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ._dtypes import is_temporal, nullable_dtype, restore_dtype, temporal_numbers
-from ._numeric import NUMERIC, auto_columns, check_numeric, fit_auto_column, is_text_dtype, parse_numbers, \
-    raise_all
+from ._numeric import DECIDE_SHARE, NUMERIC, auto_columns, check_numeric, decide_text_column, \
+    fit_auto_column, is_text_dtype, parse_numbers, raise_all
 
 __all__ = ["TableEncoder"]
 
@@ -369,6 +369,40 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                             binning=self.binning, text_numbers=self.text_numbers,
                             numeric=self.numeric)
 
+    def _numeric_kinds(self, auto, column_values, rng, spends, errors):
+        """The numeric columns of ``numeric="auto"`` and each one's budget.
+
+        A text candidate first spends ``DECIDE_SHARE`` of an even share of
+        ``numeric_rho`` on the DP decision of whether it holds numbers; the
+        rest of ``numeric_rho`` (and ``numeric_delta``) is split evenly over the
+        columns of a numeric dtype and the text columns decided numeric (a
+        public function of DP outputs), so that the words of a CSV file leave
+        their budget to its numbers.
+
+        Returns ``({name: "number" | "int" | "float" | None}, rho, delta)``;
+        the decisions' spends and errors are appended to ``spends`` and ``errors``.
+        """
+        kinds = {}
+        for name, kind in auto.items():
+            if kind != "text":
+                kinds[name] = kind
+                continue
+            try:
+                kinds[name], spent = decide_text_column(
+                    name, *column_values(name), rho=DECIDE_SHARE * self.numeric_rho / len(auto),
+                    rng=rng)
+                spends.extend(spent)
+            except (ValueError, TypeError) as exc:
+                kinds[name] = None
+                errors.append((name, exc))
+        numeric = [name for name, kind in kinds.items() if kind is not None]
+        if not numeric:
+            return kinds, 0.0, 0.0
+        rho = (self.numeric_rho - sum(s.rho for s in spends)) / len(numeric)
+        delta = (DEFAULT_FREQUENT_DELTA if self.numeric_delta is None
+                 else self.numeric_delta) / len(numeric)
+        return kinds, rho, delta
+
     def _build_schema(self, frame, was_frame, *, discover, fit_binner, column_values=None):
         """Set ``schema_`` from the declaration (``frame``'s names and dtypes, parameters).
 
@@ -398,6 +432,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         dtype_public = dtype_declared(self.categories, frame)
         auto_rng = np.random.default_rng(stream(self.random_state, NUMERIC))
         columns, errors, spends = [], [], []
+        kinds, rho_column, delta_column = self._numeric_kinds(auto, column_values, auto_rng,
+                                                              spends, errors)
         for name in names:
             dtype = frame[name].dtype
             try:
@@ -405,20 +441,17 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                     columns.append(replace(fit_binner(name, binners[name]),
                                            has_missing=name not in not_null))
                     continue
-                if name in auto:
+                if kinds.get(name) is not None:
                     column, spent = fit_auto_column(
-                        name, *column_values(name), kind=auto[name],
-                        rho=self.numeric_rho / len(auto),
-                        delta=(DEFAULT_FREQUENT_DELTA if self.numeric_delta is None
-                               else self.numeric_delta) / len(auto),
-                        n_bins=self.n_bins, rng=auto_rng,
+                        name, *column_values(name), kind=kinds[name], rho=rho_column,
+                        delta=delta_column, n_bins=self.n_bins, rng=auto_rng,
                         special=(self.special_values or {}).get(name, ()),
                         decimals=(self.decimals.get(name) if isinstance(self.decimals, dict)
                                   else self.decimals))
                     spends.extend(spent)
-                    if column is not None:
-                        columns.append(replace(column, has_missing=name not in not_null))
-                        continue
+                    columns.append(replace(column, has_missing=column.has_missing
+                                           and name not in not_null))
+                    continue
                 values = declared.get(name)
                 public = name in declared
                 if values is None and _is_bool(dtype):  # the dtype declares its two values
@@ -528,7 +561,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             if column.binning is not None:
                 if not_null and series.isna().any():
                     raise _missing_in_no_missing(column.name)
-                codes[:, j] = _bin_column(column, series, missing_codes[j],
+                # a column without a missing code (numeric="auto" found too few
+                # records without a value) codes them as its fill code
+                missing_code = (missing_codes[j] if column.has_missing or missing_codes[j] < 0
+                                else column.binning.fill_code)
+                codes[:, j] = _bin_column(column, series, missing_code,
                                           column.name in getattr(self, "_auto_binned", ()))
                 continue
             # each distinct value looked up once: position among the distinct values

@@ -21,12 +21,19 @@ each read every record once (sensitivity 1, so each is exactly
    a small count, a 2195.3 shared by a town's records).  The value 0 is a
    public candidate: measured whether or not a record holds it, it is kept
    above a plain noise level, without the set union's ``delta`` threshold.
-3. **Bins and shape.**  The other values on a finer public grid (each
-   power-of-two cell of the range cut into :data:`SUB_CELLS` equal parts,
-   whole integers for integer columns) with Gaussian noise.  Post-processing
-   of this one histogram gives both the ``n_bins`` interval edges (its
-   noisy quantiles) and, for every interval, the DP probabilities of its
-   sub-bins from which decoded values are drawn
+3. **Bins and shape.**  The other values on a finer public grid, in two
+   rounds of half the step's budget each.  Round 1 covers the range, the
+   cells between it and 0 and a few cells beyond it (each power-of-two cell
+   cut into as many equal parts as its noisy count of step 1 fills; whole
+   integers for integer columns); the range widens over the cells whose
+   counts of step 1 and round 1 together show records (a sparse column
+   whose octaves are each below the noise).  Round 2 counts the final
+   range's parts again, a part holding more records than its width was
+   sized for cut further (values crowded into a sliver of their octave, an
+   identifier); the rounds are averaged by inverse variance.
+   Post-processing of these histograms gives both the ``n_bins`` interval
+   edges (their noisy quantiles) and, for every interval, the DP
+   probabilities of its sub-bins from which decoded values are drawn
    (``inverse="dp_histogram"``), so that skewed and small-count columns
    keep their shape inside each bin.
 
@@ -39,6 +46,7 @@ columns (a CSV file read as text), of whether a column holds numbers.
 
 import math
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -52,11 +60,9 @@ from ._discretizer import _check_special, _snap_edges
 from ._dtypes import is_temporal, temporal_numbers
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
-           "is_auto_numeric", "SUB_CELLS", "MIN_POINT_SHARE", "RANGE_FALSE_CELL"]
+           "decide_text_column", "is_auto_numeric", "MIN_POINT_SHARE",
+           "RANGE_FALSE_CELL"]
 
-#: Each power-of-two cell of the range is cut into this many equal parts for
-#: the shape histogram (integer columns: at most one part per integer).
-SUB_CELLS = 16
 #: The most parts a crowded cell of the range is cut into (a year column's
 #: one octave 1024-2047 needs parts of a few years, not 64).
 MAX_SUB_CELLS = 256
@@ -82,6 +88,9 @@ PUBLIC_POINT_SIGMAS = 3.0
 #: Float values are told apart as point masses to this many decimals at most
 #: (the cap of :func:`default_decimals`).
 MAX_DECIMALS = 10
+#: A column has a missing code when step 1's noisy count of its records without a
+#: value exceeds this many sigma (noise alone does so with probability 0.1%).
+MISSING_SIGMAS = 3.09
 #: Shares of a column's zCDP budget: range, point masses, bins and shape.
 STEP_SHARES = (0.25, 0.25, 0.5)
 _FLOAT_OCTAVES = (-30, 63)  # |x| in [2**-30, 2**63): below, the zero cell
@@ -167,12 +176,18 @@ def _noisy(counts, sigma, rng):
     return gaussian_measure(np.rint(counts), sigma, rng, "discrete")[0]
 
 
-def _dp_range(values, weights, integer, rho, rng):
-    """Step 1: the DP range ``(low, high)`` (grid edges), the noisy total count and the
-    noisy counts of the grid's cells."""
+def _dp_range(values, weights, integer, rho, rng, missing=0.0):
+    """Step 1: the DP range ``(low, high)`` (grid edges), the noisy total count, the
+    noisy counts of the grid's cells and the noisy count of ``missing`` records.
+
+    The records without a value are one more cell of the same histogram (each
+    record is in exactly one cell, so the sensitivity stays 1 and the spend is
+    the same).
+    """
     grid = range_grid(integer)
     sigma = _sigma(rho)
-    noisy = _noisy(_histogram(values, weights, grid), sigma, rng)
+    noisy = _noisy(np.append(_histogram(values, weights, grid), missing), sigma, rng)
+    noisy, noisy_missing = noisy[:-1], float(noisy[-1])
     n_cells = grid.size - 1
     threshold = sigma * float(-ndtri(RANGE_FALSE_CELL / (n_cells * len(RANGE_WINDOWS))))
     above = np.flatnonzero(noisy > threshold)
@@ -186,40 +201,113 @@ def _dp_range(values, weights, integer, rho, rng):
         if not noisy[first] > sigma * float(-ndtri(RANGE_FALLBACK / n_cells)):
             first = last = int(np.searchsorted(grid, 0.0, side="right")) - 1
             found = False
-    first, last = _grouped_cells(noisy, first, last, threshold, RANGE_NEIGHBOUR * sigma)
+    first, last = _grouped_cells(noisy, np.full(n_cells, sigma), first, last,
+                                 threshold / sigma, RANGE_NEIGHBOUR)
     first, last = _extend_range(noisy, first, last, RANGE_NEIGHBOUR * sigma)
-    low, high = float(grid[first]), float(grid[last + 1])
-    if not integer:  # the zero cell holds |x| < 2**-30: it bounds the range at 0
-        zero = int(np.searchsorted(grid, 0.0)) - 1
-        if first == zero:
-            low = 0.0
-        if last == zero:
-            high = 0.0
+    low, high = _bounds(first, last, integer)
     total = float(np.clip(noisy[first:last + 1], 0, None).sum())
     spend = Spend("range", "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("threshold", threshold), ("n_cells", n_cells),
                           ("sensitivity", 1)) + ((("found", False),) if not found else ()))
-    return (low, high), total, spend, noisy
+    return (low, high), total, spend, noisy, noisy_missing
 
 
-def _grouped_cells(noisy, first, last, threshold, level):
+def _zero_cell(integer):
+    """Index of the range grid's cell that holds 0."""
+    return int(np.searchsorted(range_grid(integer), 0.0, side="right")) - 1
+
+
+def _bounds(first, last, integer):
+    """The range ``(low, high)`` of the range grid's cells ``first..last``.
+
+    A float range ending in the zero cell (``|x| < 2**-30``) ends at 0.
+    """
+    grid = range_grid(integer)
+    low, high = float(grid[first]), float(grid[last + 1])
+    if not integer:
+        zero = _zero_cell(integer)
+        if first == zero:
+            low = 0.0
+        if last == zero:
+            high = 0.0
+    return low, high
+
+
+def _range_cells(low, high, integer):
+    """The first and last cells of the range grid that ``[low, high)`` covers."""
+    grid = range_grid(integer)
+    top = high - 1 if integer else np.nextafter(high, -np.inf)
+    return int(_cells(np.array([low]), grid)[0]), int(_cells(np.array([max(top, low)]), grid)[0])
+
+
+def _window(first, last, integer):
+    """Cells of the range grid that step 3's first round measures (public): the DP
+    range, every cell between it and 0, and :data:`RANGE_LOOKAHEAD` cells beyond it
+    away from 0.
+
+    A range of the zero cell alone (step 1 found nothing else) looks past it
+    on both sides up to the magnitude ``2**max(RANGE_WINDOWS)`` (values up to
+    255 in magnitude).
+    """
+    zero, n_cells = _zero_cell(integer), range_grid(integer).size - 1
+    margin = RANGE_LOOKAHEAD
+    if first == last == zero:
+        margin = max(RANGE_WINDOWS) - (0 if integer else _FLOAT_OCTAVES[0])
+    low = zero if first > zero else max(0, first - margin)
+    high = zero if last < zero else min(n_cells - 1, last + margin)
+    return low, high
+
+
+def _widen(estimate, variance, first, last, level):
+    """Cells ``first..last`` widened on each side to the farthest run of adjacent
+    cells (widths 1, 2, 4, ... up to the array's end) whose summed ``estimate``
+    exceeds ``level`` times its standard deviation (post-processing).
+
+    Values spread thinly below a range (a column of months 0-119 whose lower
+    octaves hold few records each) clear as a run when no cell does.
+    """
+    def farthest(order):
+        sums, variances = np.cumsum(estimate[order]), np.cumsum(variance[order])
+        widths = [w for w in _doubling(order.size)]
+        clear = [w for w in widths if sums[w - 1] > level * math.sqrt(variances[w - 1])]
+        return max(clear) if clear else 0
+
+    first -= farthest(np.arange(first - 1, -1, -1))
+    last += farthest(np.arange(last + 1, estimate.size))
+    return first, last
+
+
+def _doubling(n):
+    """Widths 1, 2, 4, ... below ``n``, and ``n``."""
+    widths, w = [], 1
+    while w < n:
+        widths.append(w)
+        w *= 2
+    return widths + ([n] if n else [])
+
+
+def _grouped_cells(noisy, sd, first, last, z, level):
     """Cells ``first..last`` widened to the windows of :data:`RANGE_WINDOWS` adjacent
-    cells outside them whose noisy sum clears ``threshold * sqrt(width)`` (the sum's
-    own noise), each trimmed of its outer cells under ``level`` (post-processing).
+    cells outside them whose noisy sum clears ``z`` times its own standard deviation
+    (the cells' standard deviations ``sd`` added in quadrature), each trimmed of
+    its outer cells under ``level`` standard deviations (post-processing).
 
     Values spread thinly over several octaves (the 10% non-zero part of a
     mostly-zero amount) clear as a group when no single cell does.
     """
     for width in RANGE_WINDOWS[1:]:
+        if width > noisy.size:  # np.convolve would swap its operands
+            break
         sums = np.convolve(noisy, np.ones(width), "valid")
-        for start in np.flatnonzero(sums > threshold * math.sqrt(width)):
+        spread = np.sqrt(np.convolve(sd ** 2, np.ones(width), "valid"))
+        for start in np.flatnonzero(sums > z * spread):
             start, end = int(start), int(start) + width - 1
             if end < first:
-                while start < end and noisy[start] <= level:
+                while start < end and noisy[start] <= level * sd[start]:
                     start += 1
                 first = min(first, start)
             elif start > last:
-                while end > start and noisy[end] <= level:
+                while end > start and noisy[end] <= level * sd[end]:
                     end -= 1
                 last = max(last, end)
     return first, last
@@ -281,9 +369,13 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
                           ("min_share", MIN_POINT_SHARE), ("max_points", max_points),
                           ("sensitivity", 1)))
     # + 0.0: -0.0 and 0.0 are one value, spelled 0.0 whichever a record used
-    candidates = point_keys(_clip(values, low, high, integer), integer, decimals)
+    # values in the range only: values clipped into it would pile up at its ends
+    # as a point mass no record holds (step 3 may widen the range past them)
+    inside = (values >= low) & ((values < high) if integer else (values <= high))
+    candidates = point_keys(values[inside], integer, decimals)
     observed, inverse = np.unique(candidates, return_inverse=True)
-    counts = np.bincount(inverse, weights=weights, minlength=observed.size)
+    counts = np.bincount(inverse, weights=None if weights is None else weights[inside],
+                         minlength=observed.size)
     public = np.zeros(observed.size, dtype=bool)
     if low <= 0.0 and (0.0 < high if integer else 0.0 <= high):  # 0 in the range: public
         where = int(np.searchsorted(observed, 0.0))
@@ -350,52 +442,109 @@ def _capacity(lower, upper, integer, points):
     return integer_room(lower, upper, points)
 
 
-def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rng,
-                    decimals=None, range_counts=None):
-    """Step 3: interval edges (noisy quantiles) and within-bin sub-bin probabilities.
-
-    Each cell of the range grid is cut into as many parts (up to
-    :data:`MAX_SUB_CELLS`) as its noisy count of step 1 fills with about
-    ``4 sigma`` records each (post-processing: empty octaves stay whole,
-    crowded ones get the full resolution).  A part's noisy count is kept
-    when it clears the level that noise alone clears in half a part of the
-    grid on average (at least ``sigma``); float edges are rounded to
-    ``decimals`` (post-processing).
-    """
-    grid = range_grid(integer)
-    sigma = _sigma(rho)
-    spend = Spend("bins and shape", "discrete_gaussian", rho=rho,
-                  params=(("sigma", sigma), ("sub_cells", SUB_CELLS), ("sensitivity", 1)))
-    if high <= low:  # one value (a float range [0, 0]): one closed bin
-        return np.array([low, high]), ((1.0,),), spend
-    first = int(_cells(np.array([low]), grid)[0])
-    last = int(_cells(np.array([high - 1 if integer else np.nextafter(high, -np.inf)]),
-                      grid)[0])
-    if range_counts is None:
-        parts = np.full(last - first + 1, SUB_CELLS)
-    else:
-        parts = np.clip(np.floor(range_counts[first:last + 1] / (4.0 * sigma)), 1,
-                        MAX_SUB_CELLS)
-    fine = _shape_grid(grid, first, last, integer, parts.astype(int))
+def _parts_grid(grid, first, last, integer, parts, low, high):
+    """Edges of cells ``first..last`` of the range grid, cell ``k`` cut in ``parts[k]``,
+    bounded by ``low`` and ``high``."""
+    fine = _shape_grid(grid, first, last, integer, parts)
     fine = fine[(fine > low) & (fine < high)]
     if not integer:  # the zero cell |x| < 2**-30 merges with its neighbours
         fine = fine[np.abs(fine) != 2.0 ** _FLOAT_OCTAVES[0]]
-    fine = np.concatenate([[low], fine, [high]])
-    # as encode_binning matches them: at the column's decimals
-    rest = ~np.isin(point_keys(values, integer, decimals), np.asarray(points, dtype=np.float64))
-    kept = _clip(values[rest], low, high, integer)
-    counts = _histogram(kept, None if weights is None else weights[rest], fine)
-    noisy = _noisy(counts, sigma, rng)
-    capacity = _capacity(fine[:-1], fine[1:], integer, points)
-    level = sigma * max(1.0, float(-ndtri(0.5 / counts.size)))
-    mass = np.where((noisy > level) & (capacity > 0), noisy, 0.0)
+    return np.concatenate([[low], fine, [high]])
+
+
+def _inverse_variance(a, var_a, b, var_b):
+    """Inverse-variance average of two independent estimates (``inf``: none)."""
+    w_a = np.where(np.isfinite(var_a), 1.0 / var_a, 0.0)
+    w_b = np.where(np.isfinite(var_b), 1.0 / var_b, 0.0)
+    total = w_a + w_b
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(total > 0, (np.where(w_a > 0, a, 0.0) * w_a
+                                    + np.where(w_b > 0, b, 0.0) * w_b) / total, 0.0)
+        return mean, np.where(total > 0, 1.0 / total, np.inf)
+
+
+def _whole_cells(left, right, grid, point_cells):
+    """The range-grid cell of each ``[left, right)`` and whether it is that whole cell
+    and holds no point mass (its count of step 1 counts the same records)."""
+    k = _cells(left, grid)
+    return k, (grid[k] == left) & (grid[k + 1] == right) & ~np.isin(k, point_cells)
+
+
+def _kept_mass(estimate, variance, capacity, fine, measured, fallback):
+    """The records each part of step 3's grid ``fine`` holds (post-processing of
+    its estimates and their variances).
+
+    A part's estimate is kept when it clears the level that noise alone clears
+    in half a part of the grid on average (at least one standard deviation);
+    outside step 1's range ``measured`` on the side away from 0, where a false
+    part would stretch the range by octaves, when it clears the range
+    threshold.  The parts the range widened over toward 0 (or all of them when
+    step 1 found only the ``fallback`` cell of 0) hold records together,
+    though few clear the level alone: what they hold beyond their kept parts is
+    spread over the others by capacity (an even density).  Away from 0, where a
+    tail thins out, only the parts that clear the level hold records.
+    """
+    toward = [fallback or measured[0] > 0,
+              fallback or measured[1] <= 0 < measured[1] - measured[0]]
+    widened = [(fine[1:] <= measured[0]) & (capacity > 0),
+               (fine[:-1] >= measured[1]) & (capacity > 0)]
+    sigmas = np.full(estimate.size, max(1.0, float(-ndtri(0.5 / estimate.size))))
+    for part, near in zip(widened, toward):
+        if not near:
+            sigmas[part] = float(-ndtri(RANGE_FALSE_CELL / estimate.size))
+    mass = np.where((estimate > sigmas * np.sqrt(variance)) & (capacity > 0), estimate, 0.0)
+    for part, near in zip(widened, toward):
+        spare = float(estimate[part].sum() - mass[part].sum())
+        room = np.where(part & (mass == 0), capacity, 0.0)
+        if near and spare > 0 and room.sum() > 0:
+            mass += spare * room / room.sum()
+    return mass
+
+
+def _cut_at_gaps(edges, fine, mass, grid):
+    """``edges`` with an interval that holds records on both sides of a run of
+    empty parts of ``fine`` spanning a whole cell of the range ``grid`` (an
+    empty octave) cut at the widest such run: its upper edge moved to the run's
+    start (the last interval: its lower edge to the run's end), so that no
+    value is drawn across the gap (post-processing).
+
+    A cluster of values near ``4e-5`` and the bulk above ``0.01`` in one
+    interval would otherwise decode the cluster spread over its first sub-bin.
+    """
+    edges = np.array(edges, dtype=np.float64)
+    for k in range(edges.size - 1):
+        inside = np.flatnonzero((fine[:-1] >= edges[k]) & (fine[1:] <= edges[k + 1]))
+        held = inside[mass[inside] > 0]
+        if held.size < 2:
+            continue
+        empty = np.arange(held[0], held[-1] + 1)
+        empty = empty[mass[empty] == 0]
+        runs = [(fine[r[0]], fine[r[-1] + 1]) for r in
+                np.split(empty, np.flatnonzero(np.diff(empty) > 1) + 1) if r.size]
+        runs = [(a, b) for a, b in runs  # holding a whole cell of the range grid
+                if np.any((grid[:-1] >= a) & (grid[1:] <= b))]
+        if not runs:
+            continue
+        start, end = max(runs, key=lambda run: run[1] - run[0])
+        if k + 1 < edges.size - 1:
+            edges[k + 1] = start
+        elif k > 0:
+            edges[k] = end
+    return np.unique(edges)
+
+
+def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, decimals):
+    """Interval edges (the noisy quantiles of ``mass`` on the grid ``fine``, or the
+    range grid's ``cells`` when no part holds records) and each interval's
+    within-bin sub-bin probabilities (post-processing)."""
     cumulative = np.cumsum(mass)
     if cumulative[-1] > 0 and n_bins > 1:
         targets = cumulative[-1] * np.arange(1, n_bins) / n_bins
         cuts = fine[1:][np.searchsorted(cumulative, targets)]
-        edges = np.unique(np.concatenate([[low], cuts, [high]]))
+        edges = _cut_at_gaps(np.unique(np.concatenate([[low], cuts, [high]])), fine, mass,
+                             range_grid(integer))
     else:  # no shape measured: the range grid's cells
-        edges = np.unique(np.clip(grid[first:last + 2], low, high))
+        edges = np.unique(np.clip(cells, low, high))
         if edges.size - 1 > n_bins:
             edges = edges[np.unique(np.linspace(0, edges.size - 1, n_bins + 1).round()
                                     .astype(int))]
@@ -417,12 +566,148 @@ def _bins_and_shape(values, weights, low, high, integer, points, rho, n_bins, rn
             weights_k = np.where(room > 0, 1.0, 0.0) if (room > 0).any() else np.ones(room.size)
         weights_k = weights_k / weights_k.sum()
         within.append(tuple(round(float(w), 6) for w in weights_k))
-    return edges, tuple(within), spend
+    return edges, tuple(within)
+
+
+def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, rng,
+                    range_counts, range_sigma, decimals_of):
+    """Step 3: the final range, interval edges (noisy quantiles) and within-bin
+    sub-bin probabilities, from two rounds of noisy counts of ``rho / 2`` each.
+
+    Round 1 counts the values (but the point masses) on :func:`_window` of the
+    DP range, each cell of the range grid cut into as many parts (up to
+    :data:`MAX_SUB_CELLS`) as its noisy count of step 1 fills with about
+    ``4 sigma / sqrt(2)`` records each (the two rounds' precision; empty
+    octaves stay whole).  The range widens (:func:`_grouped_cells`, then
+    :func:`_widen` at :data:`RANGE_NEIGHBOUR` sigma) over the cells whose
+    counts of step 1 and round 1 together show records: a sparse column whose
+    octaves are each below the noise still finds its range.  Round 2 counts
+    the final range's parts again, a part whose round-1 count holds more than
+    ``4 sigma`` records per part cut further in the same way (values crowded
+    into a sliver of their octave, such as an identifier column); the two
+    rounds, and step 1 where a part is a whole cell, are averaged by inverse
+    variance, so that a part measured twice is as precise as one measured
+    once with ``rho``.  All else is post-processing: a part's estimate is kept
+    when it clears the level that noise alone clears in half a part of the
+    grid on average (at least one standard deviation; outside step 1's range
+    away from 0, the range threshold); what the cells widened over toward 0
+    hold beyond their kept parts is spread evenly over their other parts; the
+    range ends at the outermost kept parts; float edges are rounded to the
+    column's decimals.
+
+    Returns
+    -------
+    edges, within, spend, decimals, (first, last)
+        The last: the final range's cells of the range grid.
+    """
+    grid = range_grid(integer)
+    sigma = _sigma(rho / 2.0)
+    spend = Spend("bins and shape", "discrete_gaussian", rho=rho,
+                  params=(("sigma", sigma), ("rounds", 2), ("sensitivity", 1)))
+    pts = np.asarray(points, dtype=np.float64)
+    point_cells = np.unique(_cells(pts, grid)) if pts.size else np.array([], dtype=np.int64)
+    # round 1: the window of the DP range
+    w_first, w_last = _window(first, last, integer)
+    w_low, w_high = _bounds(w_first, w_last, integer)
+    # parts sized for the precision of the two rounds together (sigma / sqrt(2))
+    parts = np.clip(np.floor(range_counts[w_first:w_last + 1] * math.sqrt(2.0) / (4.0 * sigma)),
+                    1, MAX_SUB_CELLS).astype(int)
+    fine = _parts_grid(grid, w_first, w_last, integer, parts, w_low, w_high)
+    rest = ~np.isin(point_keys(values, integer, decimals_of(*_bounds(first, last, integer))),
+                    pts)
+    noisy = _noisy(_histogram(_clip(values[rest], w_low, w_high, integer),
+                              None if weights is None else weights[rest], fine), sigma, rng)
+    n_window = w_last - w_first + 1
+    octave = _cells(fine[:-1], grid) - w_first
+    sums = np.bincount(octave, weights=noisy, minlength=n_window)
+    counted = np.bincount(octave, minlength=n_window)
+    step1 = np.full(n_window, range_sigma ** 2)
+    step1[np.isin(np.arange(w_first, w_last + 1), point_cells)] = np.inf
+    estimate, variance = _inverse_variance(
+        sums, np.where(counted > 0, counted * sigma ** 2, np.inf),
+        range_counts[w_first:w_last + 1], step1)
+    measured = _bounds(first, last, integer)  # step 1's range
+    fallback = first == last == _zero_cell(integer)  # the cell of 0 alone: no evidence
+    first, last = _grouped_cells(
+        estimate, np.sqrt(variance), first - w_first, last - w_first,
+        float(-ndtri(RANGE_FALSE_CELL / (n_window * len(RANGE_WINDOWS)))), RANGE_NEIGHBOUR)
+    first, last = _widen(estimate, variance, first, last, RANGE_NEIGHBOUR)
+    first, last = first + w_first, last + w_first
+    low, high = _bounds(first, last, integer)
+    decimals = decimals_of(low, high)
+    if not integer:  # bounds at the column's precision
+        low = math.floor(low * 10 ** decimals) / 10 ** decimals
+        high = math.ceil(high * 10 ** decimals) / 10 ** decimals
+    if high <= low:  # one value (a float range [0, 0]): one closed bin
+        return np.array([low, high]), ((1.0,),), spend, decimals, (first, last), None
+    # round 2: the final range's parts, crowded parts cut further
+    base = np.concatenate([[low], fine[(fine > low) & (fine < high)], [high]])
+    at = np.searchsorted(base, fine[:-1])
+    same = (at < base.size - 1)
+    same[same] = (base[at[same]] == fine[:-1][same]) & (base[at[same] + 1] == fine[1:][same])
+    first_round = np.full(base.size - 1, np.nan)
+    first_round[at[same]] = noisy[same]
+    children = np.clip(np.floor(np.nan_to_num(first_round) / (4.0 * sigma)), 1, MAX_SUB_CELLS)
+    if integer:
+        children = np.minimum(children, np.diff(base))
+    pieces = [np.round(np.linspace(a, b, int(c) + 1)) if integer else np.linspace(a, b, int(c) + 1)
+              for a, b, c in zip(base[:-1], base[1:], children)]
+    fine = np.unique(np.concatenate(pieces))
+    parent = _cells(fine[:-1], base)
+    rest = ~np.isin(point_keys(values, integer, decimals), pts)
+    second = _noisy(_histogram(_clip(values[rest], low, high, integer),
+                               None if weights is None else weights[rest], fine), sigma, rng)
+    n_children = np.bincount(parent, minlength=base.size - 1)
+    parent_sum = np.bincount(parent, weights=second, minlength=base.size - 1)
+    # a parent measured in both rounds: the children's estimates add up to the
+    # inverse-variance average of its two totals (the least-squares estimate)
+    total, _ = _inverse_variance(first_round, np.where(np.isnan(first_round), np.inf,
+                                                       sigma ** 2),
+                                 parent_sum, n_children * sigma ** 2)
+    estimate = second + ((total - parent_sum) / n_children)[parent]
+    variance = sigma ** 2 * np.where(np.isnan(first_round), 1.0,
+                                     n_children / (n_children + 1.0))[parent]
+    cell, whole = _whole_cells(fine[:-1], fine[1:], grid, point_cells)
+    estimate[whole], variance[whole] = _inverse_variance(
+        estimate[whole], variance[whole], range_counts[cell[whole]], range_sigma ** 2)
+    capacity = _capacity(fine[:-1], fine[1:], integer, points)
+    mass = _kept_mass(estimate, variance, capacity, fine, measured, fallback)
+    parts = fine.copy()  # every part measured, before the range ends at the kept ones
+    kept = np.flatnonzero(mass)
+    if kept.size:  # the range ends at the outermost kept parts
+        fine = fine[kept[0]:kept[-1] + 2]
+        mass = mass[kept[0]:kept[-1] + 1]
+        low, high = float(fine[0]), float(fine[-1])
+        if not integer:
+            low = math.floor(low * 10 ** decimals) / 10 ** decimals
+            high = math.ceil(high * 10 ** decimals) / 10 ** decimals
+            fine[0], fine[-1] = low, high
+    edges, within = _edges_and_within(fine, mass, low, high, grid[first:last + 2],
+                                      integer, points, n_bins, decimals)
+    return (edges, within, spend, decimals, (first, last),
+            _interval_counts(edges, parts, estimate, variance))
+
+
+def _interval_counts(edges, parts, estimate, variance):
+    """Noisy count of the records in each interval of ``edges`` and its variance: the
+    sums of the unbiased estimates of step 3's ``parts`` (post-processing).
+
+    A part belongs to the interval holding its midpoint; the parts beyond the end
+    edges to the end intervals, where their values are clipped.  Summing the
+    parts' variances overstates the variance of parts cut from one parent (their
+    sum is measured more precisely), which only weighs the counts less.
+    """
+    n = edges.size - 1
+    middle = (parts[:-1] + parts[1:]) / 2.0
+    k = np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, n - 1)
+    return (tuple(float(v) for v in np.bincount(k, weights=estimate, minlength=n)),
+            tuple(float(v) for v in np.bincount(k, weights=variance, minlength=n)))
 
 
 def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
-                    weights=None, special=(), decimals=None, clip=True):
-    """The DP :class:`~dpsynth.schema.Binning` of one numeric column, and its spends.
+                    weights=None, special=(), decimals=None, clip=True, missing=0.0):
+    """The DP :class:`~dpsynth.schema.Binning` of one numeric column, its spends and
+    whether it holds missing values.
 
     Parameters
     ----------
@@ -448,11 +733,18 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     decimals : int, default=None
         Declared decimals of a float column; ``None`` uses
         :func:`default_decimals` of the DP range.
+    missing : float, default=0.0
+        Number of records without a value (counted in step 1's histogram).
 
     Returns
     -------
     binning : dpsynth.schema.Binning
     spends : list of dpsynth.accounting.Spend
+    has_missing : bool
+        Whether the noisy count of records without a value clears
+        :data:`MISSING_SIGMAS` times its noise (a DP output): a column that
+        does not has no missing code, so that noise cannot put synthetic
+        records there.
     """
     values = np.asarray(values, dtype=np.float64)
     if weights is not None:
@@ -461,29 +753,39 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     values = np.where(finite | np.isnan(values), values,
                       np.sign(values) * np.finfo(np.float64).max)
     rho_range, rho_points, rho_shape = (rho * share for share in STEP_SHARES)
-    (low, high), total, range_spend, cells = _dp_range(values, weights, integer, rho_range,
-                                                       rng)
+    (low, high), total, range_spend, cells, noisy_missing = _dp_range(
+        values, weights, integer, rho_range, rng, missing)
+    has_missing = noisy_missing > MISSING_SIGMAS * dict(range_spend.params)["sigma"]
+    first, last = _range_cells(low, high, integer)
     declared = decimals
-    if not integer and decimals is None:
-        smallest = smallest_magnitude(cells, dict(range_spend.params)["threshold"], integer)
-        decimals = default_decimals(low, high, smallest)
+    smallest = None if integer or declared is not None else smallest_magnitude(
+        cells, dict(range_spend.params)["threshold"], integer)
     if not integer:  # bounds at the column's precision
-        low, high = math.floor(low * 10 ** decimals) / 10 ** decimals, \
-            math.ceil(high * 10 ** decimals) / 10 ** decimals
+        places = default_decimals(low, high, smallest) if declared is None else declared
+        low, high = math.floor(low * 10 ** places) / 10 ** places, \
+            math.ceil(high * 10 ** places) / 10 ** places
     special = tuple(float(v) for v in special)
     is_special = np.isin(values, np.asarray(special, dtype=np.float64))
     frequent, points_spend = _dp_points(
         values[~is_special], None if weights is None else weights[~is_special], low, high,
         integer, declared, rho_points, delta, total, max_points, rng)
-    if not integer and declared is None:  # the precision of the released point values
-        decimals = max(decimals, point_decimals(frequent))
     points = special + frequent
-    edges, within, shape_spend = _bins_and_shape(values, weights, low, high, integer, points,
-                                                 rho_shape, n_bins, rng, decimals, cells)
+
+    def decimals_of(low, high):  # of the final range, and of the released point values
+        if integer or declared is not None:
+            return declared
+        return max(default_decimals(low, high, smallest), point_decimals(frequent))
+
+    edges, within, shape_spend, decimals, final, counts = _bins_and_shape(
+        values, weights, first, last, integer, points, rho_shape, n_bins, rng, cells,
+        dict(range_spend.params)["sigma"], decimals_of)
+    if final != (first, last):  # step 3 found a range past step 1's fallback cell
+        range_spend = replace(range_spend, params=tuple(
+            (k, v) for k, v in range_spend.params.items() if k != "found"))
     binning = Binning(tuple(float(e) for e in edges), bool(integer), "dp_histogram",
                       bool(clip), special=special, frequent=frequent, within=within,
-                      decimals=None if integer else int(decimals))
-    return binning, [range_spend, points_spend, shape_spend]
+                      decimals=None if integer else int(decimals), counts=counts)
+    return binning, [range_spend, points_spend, shape_spend], bool(has_missing)
 
 
 # ------------------------------------------------------------- text columns
@@ -622,9 +924,21 @@ def _named(spends, name):
                   s.delta, s.params) for s in spends]
 
 
+#: Share of a text candidate's budget (``numeric_rho`` over the candidates) that
+#: decides whether it holds numbers (:func:`decide_numeric`).
+DECIDE_SHARE = 0.1
+
+
+def decide_text_column(name, series, weights, *, rho, rng):
+    """The DP decision of :func:`decide_numeric` for a text candidate of
+    ``numeric="auto"``: ``("int" | "float" | None, spends)``."""
+    found, spend = decide_numeric(series, rho, rng, weights=weights)
+    return found, _named([spend], name)
+
+
 def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, special=(),
                     decimals=None):
-    """The binned :class:`~dpsynth.schema.Column` of one candidate of ``numeric="auto"``.
+    """The binned :class:`~dpsynth.schema.Column` of one numeric column of ``numeric="auto"``.
 
     Parameters
     ----------
@@ -632,9 +946,9 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
     series : Series
         The column (or its distinct values, ``weights`` their numbers of records).
     weights : ndarray or None
-    kind : {"number", "text"}
-        A numeric column, or a text column to test first with
-        :func:`decide_numeric` (a tenth of ``rho``).
+    kind : {"number", "int", "float"}
+        A column of a numeric dtype, or a text column that
+        :func:`decide_text_column` found to hold integers or other numbers.
     rho, delta : float
         The column's budget.
     n_bins : int
@@ -642,19 +956,15 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
 
     Returns
     -------
-    column : dpsynth.schema.Column or None
-        None: a text column that stays text.
+    column : dpsynth.schema.Column
+        Without a missing code when the DP count of records without a number
+        does not clear its threshold (:func:`numeric_binning`); the few such
+        records are coded as :func:`~dpsynth.schema.Binning.fill_code`.
     spends : list of dpsynth.accounting.Spend
     """
-    spends = []
-    if kind == "text":
-        found, spend = decide_numeric(series, 0.1 * rho, rng, weights=weights)
-        spends += _named([spend], name)
-        if found is None:
-            return None, spends
-        rho *= 0.9
+    if kind in ("int", "float"):
         values = parse_numbers(series)
-        integer = found == "int"
+        integer = kind == "int"
         dtype = pd.Int64Dtype() if integer else np.dtype(np.float64)
     elif is_temporal(series.dtype):
         dtype = series.dtype
@@ -665,19 +975,21 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
         integer = pd.api.types.is_integer_dtype(dtype)
     present = ~np.isnan(values)
-    binning, spent = numeric_binning(
+    weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+    missing = float((~present).sum() if weights is None else weights[~present].sum())
+    binning, spent, has_missing = numeric_binning(
         values[present], integer=integer, rho=rho, delta=delta, n_bins=n_bins,
-        max_points=n_bins, rng=rng, weights=None if weights is None
-        else np.asarray(weights, dtype=np.float64)[present],
-        special=_special(special, name, integer), decimals=decimals)
-    spends += _named(spent, name)
+        max_points=n_bins, rng=rng, weights=None if weights is None else weights[present],
+        special=_special(special, name, integer), decimals=decimals, missing=missing)
     if dict(spent[0].params).get("found", True) is False:
         warnings.warn(
             f"No DP range was found for the numeric column {name!r} (too few records for "
             "its share of the budget): its synthetic values are drawn near 0. Declare its "
             "bounds, raise epsilon or drop it.", NoisyReleaseWarning, stacklevel=3)
     return Column(name, dtype, tuple(binning.labels), declared=True,
-                  missing_marker=default_missing_marker(dtype), binning=binning), spends
+                  missing_marker=default_missing_marker(dtype), has_missing=has_missing,
+                  binning=binning), \
+        _named(spent, name)
 
 
 def _special(values, name, integer):

@@ -518,6 +518,30 @@ def _public_counts(released, public, new_ids, sizes):
     return out
 
 
+def _interval_counts(public, sizes):
+    """The noisy interval counts of the binned columns that carry them
+    (:attr:`~dpsynth.schema.Binning.counts`, ``numeric="auto"``) as
+    :func:`release_workload`'s ``one_way_counts``: NaN on the point and missing
+    codes and on the intervals that can hold no record.
+
+    They are DP outputs of the encoder's accounted measurements, each count of
+    exactly the records its interval code holds (post-processing).
+    """
+    out = {}
+    for j, column in enumerate(public.columns):
+        binning = column.binning
+        if binning is None or binning.counts is None:
+            continue
+        values, variances = (np.asarray(v, dtype=np.float64) for v in binning.counts)
+        values = np.where(binning.empty_intervals | ~(variances > 0), np.nan, values)
+        counts = np.full(int(sizes[j]), np.nan)
+        counts[:values.size] = values
+        variance = np.full(int(sizes[j]), np.inf)
+        variance[:values.size] = variances
+        out[j] = (counts, variance)
+    return out
+
+
 def _public_codes(codes, schema, new_ids, public):
     """Codes of the public schema: unreleased values become other, empty cells
     (``missing="absent"``) stay ``-1``."""
@@ -614,9 +638,11 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
         spends += found
     public, new_ids = schema.restrict(keep, other=True)
     sizes = public.n_values + (1 if public.missing == "absent" else 0)
+    one_way = _interval_counts(public, sizes)
     if not public_universe:  # the discovery's noisy counts measure the 1-way marginals too
-        workload_params = dict(workload_params, one_way_counts=_public_counts(
-            released, public, new_ids, sizes))
+        one_way.update(_public_counts(released, public, new_ids, sizes))
+    if one_way:
+        workload_params = dict(workload_params, one_way_counts=one_way)
 
     def table_codes(block):  # per record: public codes, "absent" as a code of its own
         public_codes = _public_codes(block, schema, new_ids, public)
