@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ks_2samp
 
-from ..preprocessing._dtypes import is_temporal, temporal_seconds
+from ..utils._temporal import is_temporal, temporal_seconds
 
 __all__ = ["column_shapes", "column_pair_trends", "quality_report"]
 

@@ -28,7 +28,7 @@ from ..exceptions import PrivacyLeakWarning
 from ..mechanisms import dp_quantiles, laplace_histogram, merge_weights, stable_histogram
 from ..schema import Binning, sub_bin_edges
 from ..utils._random import seed_sequence
-from ._dtypes import is_temporal, temporal_array
+from ..utils._temporal import is_temporal, temporal_array
 
 __all__ = ["DPKBinsDiscretizer", "ValueCounts", "value_counts"]
 

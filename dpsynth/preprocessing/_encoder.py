@@ -38,7 +38,8 @@ from ._categories import check_categories, discover_values, dtype_declared
 from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binning,
                            encode_binning)
 from ._discretizer import DEFAULT_FREQUENT_DELTA
-from ._dtypes import is_temporal, nullable_dtype, restore_dtype, temporal_numbers
+from ..utils._temporal import is_temporal, temporal_numbers
+from ._dtypes import nullable_dtype, restore_dtype
 from ._numeric import DECIDE_SHARE, NUMERIC, auto_columns, check_numeric, decide_text_column, \
     fit_auto_column, is_text_dtype, parse_numbers, raise_all
 

@@ -57,7 +57,7 @@ from ..exceptions import NoisyReleaseWarning
 from ..mechanisms import discrete_gaussian_scale, gaussian_measure
 from ..schema import Binning, Column, default_missing_marker, integer_room, sub_bin_edges
 from ._discretizer import _check_special, _snap_edges
-from ._dtypes import is_temporal, temporal_numbers
+from ..utils._temporal import is_temporal, temporal_numbers
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
            "decide_text_column", "is_auto_numeric", "MIN_POINT_SHARE",

@@ -66,7 +66,7 @@ record count is the total of the noisy 1-way marginals: no separate budget.
 import math
 
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import ndtr, ndtri
 
 from .. import accounting
 from ..accounting import PrivacySpent, Spend, gdp_mu, zcdp_rho_tight
@@ -188,8 +188,6 @@ def gain_coefficients(levels, threshold, scale):
     their mean of ``c Phi(...)``), is linear in the profile: the
     coefficients are returned.  Values below ``t_1`` count for nothing.
     """
-    from scipy.special import ndtr
-
     per_value = []
     for low, high in zip(levels[:-1], levels[1:]):
         c = np.arange(low + 1, high + 1, dtype=float)
