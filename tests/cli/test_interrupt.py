@@ -27,7 +27,10 @@ pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name == "nt"
 # system-wide on POSIX), so that the check does not depend on how fast the
 # interpreter exits
 _REPORT = """
-import sys, time
+import signal, sys, time
+# a shell runs background jobs with SIGINT ignored, and children inherit that:
+# install Python's Ctrl-C handler, as an interactive session has it
+signal.signal(signal.SIGINT, signal.default_int_handler)
 def _run():
     try:
         _kernel()
