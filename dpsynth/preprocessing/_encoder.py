@@ -38,7 +38,7 @@ from ._categories import check_categories, discover_values, dtype_declared
 from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binning,
                            encode_binning)
 from ._discretizer import DEFAULT_FREQUENT_DELTA
-from ..utils._temporal import is_temporal, temporal_numbers
+from ..utils._temporal import is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
 from ._numeric import DECIDE_SHARE, NUMERIC, auto_columns, check_numeric, decide_text_column, \
     fit_auto_column, is_text_dtype, parse_numbers, raise_all
@@ -866,13 +866,11 @@ def _bin_column(column, series, missing_code, clip_infinite=False):
         col = encode_binning(parse_numbers(series), column.binning, column.name)
         col[col < 0] = missing_code
         return col
-    if is_temporal(dtype):
-        values = temporal_numbers(series)
-    elif pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+    if not is_temporal(dtype) and (pd.api.types.is_bool_dtype(dtype)
+                                   or not pd.api.types.is_numeric_dtype(dtype)):
         raise TypeError(f"Column {column.name!r} is binned but has dtype {dtype}; give it as "
                         "numbers.")
-    else:
-        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    values = numbers_of(series)
     if clip_infinite:
         values = np.clip(values, -np.finfo(np.float64).max, np.finfo(np.float64).max)
     col = encode_binning(values, column.binning, column.name)

@@ -57,7 +57,7 @@ from ..exceptions import NoisyReleaseWarning
 from ..mechanisms import discrete_gaussian_scale, gaussian_measure
 from ..schema import Binning, Column, default_missing_marker, integer_room, sub_bin_edges
 from ._discretizer import _check_special, _snap_edges
-from ..utils._temporal import is_temporal, temporal_numbers
+from ..utils._temporal import is_temporal, numbers_of
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
            "decide_text_column", "is_auto_numeric", "MIN_POINT_SHARE",
@@ -966,14 +966,10 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         values = parse_numbers(series)
         integer = kind == "int"
         dtype = pd.Int64Dtype() if integer else np.dtype(np.float64)
-    elif is_temporal(series.dtype):
+    else:  # instants and durations are whole numbers of their unit
         dtype = series.dtype
-        values = temporal_numbers(series)
-        integer = True
-    else:
-        dtype = series.dtype
-        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
-        integer = pd.api.types.is_integer_dtype(dtype)
+        values = numbers_of(series)
+        integer = is_temporal(dtype) or pd.api.types.is_integer_dtype(dtype)
     present = ~np.isnan(values)
     weights = None if weights is None else np.asarray(weights, dtype=np.float64)
     missing = float((~present).sum() if weights is None else weights[~present].sum())

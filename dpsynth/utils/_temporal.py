@@ -4,7 +4,7 @@
 import numpy as np
 import pandas as pd
 
-__all__ = ["is_temporal", "temporal_numbers", "temporal_seconds", "temporal_array"]
+__all__ = ["is_temporal", "numbers_of", "temporal_numbers", "temporal_seconds", "temporal_array"]
 
 
 def is_temporal(dtype):
@@ -53,3 +53,11 @@ def temporal_array(numbers, mask, dtype):
     array = array.copy()
     array[np.asarray(mask, dtype=bool)] = pd.NaT
     return array
+
+
+def numbers_of(series):
+    """The float64 values binning reads from a numeric or temporal column (NaN where
+    missing): instants and durations as :func:`temporal_numbers`."""
+    if is_temporal(series.dtype):
+        return temporal_numbers(series)
+    return series.to_numpy(dtype=np.float64, na_value=np.nan)
