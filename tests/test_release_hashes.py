@@ -121,19 +121,19 @@ PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, '2ad29c32e765f401'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['db1cc41e0c33f8ed', '4be9da696d1eca29'],
+    'workload_adult': ['faaaa60eaeef13d3', '8dd99131626a1c8c'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['6c3d93e41f8ae7c5', '07d1934bb6142c3d'],
-    'workload_messy_default': ['b0261decf5ce6d63', '2ca613a1343caef0'],
+    'workload_messy_continuous': ['1df8de9f364dbb5e', '51d24644e6d75b6e'],
+    'workload_messy_default': ['82e3a4489cfcbc16', '44622db7f58e7a50'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['4d678e5d3e8259f2', '4de4b74f1111fa8b'],
-    'workload_messy_continuous': ['9ae32824127efaba', 'b9c6d697881ee289'],
-    'workload_messy_default': ['ef965ece78434f22', '5793f3ee04737688'],
+    'workload_adult': ['e9912cca8a0ff7ea', '7b649891ae60a2b0'],
+    'workload_messy_continuous': ['0fdd3e6c56b9281c', '1d75067bbc449531'],
+    'workload_messy_default': ['a33c8b65f965857a', '85e61cfae90f7442'],
 }
 
 
