@@ -705,6 +705,20 @@ def decode_text_binning(codes, binning, rng):
     return out, mask
 
 
+def with_numbers(series, numbers, where, binning):
+    """``series`` (a decoded text column holding numbers) with its cells ``where``
+    replaced by ``numbers[where]``, each written as the cell it replaces was (a
+    text, or a number object)."""
+    fields = series.to_numpy(dtype=object).copy()
+    rows = np.flatnonzero(where)
+    for row, value in zip(rows, np.asarray(numbers)[rows]):
+        if isinstance(fields[row], str):
+            fields[row] = number_text([value], binning.integer)[0]
+        else:
+            fields[row] = int(value) if binning.integer else float(value)
+    return pd.Series(fields, index=series.index, dtype=series.dtype)
+
+
 # ------------------------------------------------------------ the encoder's hooks
 #: Share of the synthesizer's zCDP budget spent on each candidate column of
 #: ``numeric="auto"``, and the most spent on all of them.
