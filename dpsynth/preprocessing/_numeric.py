@@ -529,9 +529,9 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         # a code spelled like a bin or point label goes to the other code
         labels = set(binning.labels) | {other_code_label(text_options.get("other_label"))}
         codes = tuple(c for c in codes if c not in labels)
-        # the other code only beside released codes (a DP output): a column of
-        # numbers whose texts are all rare keeps numbers only, its texts missing
-        options = {**text_options, "other": bool(text_options.get("other")) and bool(codes)}
+        # an other code when texts are found (their noisy count) or released (both
+        # DP outputs): a column of numbers alone gets no "<other>" from noise
+        options = {**text_options, "other": bool(text_options.get("other")) or bool(codes)}
         binning = replace(binning, codes=codes, **options)
     return binning, [range_spend, points_spend, shape_spend]
 
@@ -603,6 +603,9 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     text_share : float
         The DP share of numbers written as text (1.0 when number objects do
         not clear ``3 sigma``, 0.0 when numbers written as text do not).
+    has_texts : bool
+        Whether the noisy count of texts clears ``3 sigma`` (the column then
+        gets an other code for its texts that are not released).
     """
     present = series.notna().to_numpy()
     numbers = parse_numbers(series)
@@ -628,12 +631,13 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     else:
         text_share = round(float(n_written / (n_typed + n_written)), 6)
     n_numbers = n_typed + n_written
+    has_texts = bool(noisy[4] > 3 * sigma)
     if not (n_numbers > 3 * sigma and noisy[4] <= max_text_share * noisy.sum() + 3 * sigma):
-        return None, spend, text_share
+        return None, spend, text_share, has_texts
     n_decimals = noisy[2] + noisy[3]
     if n_decimals > 3 * sigma and n_decimals > 0.001 * n_numbers:
-        return "float", spend, text_share
-    return "int", spend, text_share
+        return "float", spend, text_share, has_texts
+    return "int", spend, text_share, has_texts
 
 
 def encode_text_binning(series, binning, name, missing_code):
@@ -826,7 +830,8 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
     spends = []
     texts = text_weights = text_options = None
     if kind == "text":
-        found, spend, text_share = decide_numeric(series, 0.1 * rho, rng, weights=weights)
+        found, spend, text_share, has_texts = decide_numeric(series, 0.1 * rho, rng,
+                                                             weights=weights)
         spends += _named([spend], name)
         if found is None:
             return None, spends
@@ -838,7 +843,8 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         texts = series.to_numpy(dtype=object)[is_text]
         text_weights = (None if weights is None
                         else np.asarray(weights, dtype=np.float64)[is_text])
-        text_options = {"other": True, "other_label": other_label, "text_share": text_share}
+        text_options = {"other": has_texts, "other_label": other_label,
+                        "text_share": text_share}
     else:
         dtype = series.dtype
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
