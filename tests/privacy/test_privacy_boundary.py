@@ -681,6 +681,36 @@ def _numeric_base(n=800, seed=2):
         "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
 
 
+def _default_releases(base, other, tmp_path):
+    """Both tables through ``DPMarginalSynthesizer(epsilon=4)`` with nothing declared:
+    ``(document, sample dtypes, warnings, synthesizer)`` of each."""
+    releases = []
+    for label, frame in (("a", base), ("b", other)):
+        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            synth.fit(frame)
+            sample = synth.sample(40)
+        path = tmp_path / f"{label}.json"
+        synth.aggregates_.save(path)
+        releases.append((json.loads(path.read_text()), sample.dtypes,
+                         sorted(str(w.message) for w in caught), synth))
+    return releases
+
+
+def _check_numeric_neighbours(releases, dp_binned):
+    """Releases of :func:`_default_releases` differ only in DP outputs."""
+    (first, dtypes_1, messages_1, _), (second, dtypes_2, messages_2, _) = releases
+    assert _public_part(first, dp_binned) == _public_part(second, dp_binned)
+    pd.testing.assert_series_equal(dtypes_1, dtypes_2)
+    assert messages_1 == messages_2
+    # the share of the budget is public: the same rho for each numeric step
+    numeric = [m for m in first["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
+    assert [m["rho"] for m in numeric] == [
+        m["rho"] for m in second["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
+    assert first["privacy"]["epsilon"] == second["privacy"]["epsilon"] == 4.0
+
+
 @pytest.mark.parametrize("name,values", [
     ("a huge amount", {"amount": 1e15}),
     ("a negative amount", {"amount": -3.5}),
@@ -692,28 +722,8 @@ def _numeric_base(n=800, seed=2):
 ])
 def test_numeric_discovery_neighbours_differ_only_in_dp_outputs(name, values, tmp_path):
     base = _numeric_base()
-    other = _with_record(base, **values)
-    releases = []
-    for label, frame in (("a", base), ("b", other)):
-        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            synth.fit(frame)
-            sample = synth.sample(40)
-        path = tmp_path / f"{label}.json"
-        synth.aggregates_.save(path)
-        releases.append((json.loads(path.read_text()), sample.dtypes,
-                         sorted(str(w.message) for w in caught)))
-    (first, dtypes_1, messages_1), (second, dtypes_2, messages_2) = releases
-    dp_binned = ("amount", "visits")
-    assert _public_part(first, dp_binned) == _public_part(second, dp_binned)
-    pd.testing.assert_series_equal(dtypes_1, dtypes_2)
-    assert messages_1 == messages_2
-    # the share of the budget is public: the same rho for each numeric step
-    numeric = [m for m in first["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
-    assert [m["rho"] for m in numeric] == [
-        m["rho"] for m in second["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
-    assert first["privacy"]["epsilon"] == second["privacy"]["epsilon"] == 4.0
+    _check_numeric_neighbours(_default_releases(base, _with_record(base, **values), tmp_path),
+                              ("amount", "visits"))
 
 
 def _coded_base(n=800, seed=6):
@@ -749,31 +759,13 @@ _CODED_CHANGES = [
 def test_text_codes_of_numeric_columns_neighbours_differ_only_in_dp_outputs(
         name, values, position, tmp_path):
     base = _coded_base()
-    other = _with_record(base, position, **values)
-    releases = []
-    for label, frame in (("a", base), ("b", other)):
-        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            synth.fit(frame)
-            sample = synth.sample(40)
-        path = tmp_path / f"{label}.json"
-        synth.aggregates_.save(path)
-        releases.append((json.loads(path.read_text()), sample.dtypes,
-                         sorted(str(w.message) for w in caught), synth))
-    (first, dtypes_1, messages_1, synth_1), (second, dtypes_2, messages_2, synth_2) = releases
+    releases = _default_releases(base, _with_record(base, position, **values), tmp_path)
     # both columns are found to hold numbers (a DP decision) in both releases;
-    # their bins, codes and text share are DP outputs
-    for synth in (synth_1, synth_2):
+    # their bins, codes, other code and text share are DP outputs
+    for *_, synth in releases:
         assert all(c.binning is not None and c.binning.is_text
                    for c in synth.aggregates_.schema if c.name != "kind")
-    dp_binned = ("coded", "mixed")
-    assert _public_part(first, dp_binned) == _public_part(second, dp_binned)
-    pd.testing.assert_series_equal(dtypes_1, dtypes_2)
-    assert messages_1 == messages_2
-    numeric = [m for m in first["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
-    assert [m["rho"] for m in numeric] == [
-        m["rho"] for m in second["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
+    _check_numeric_neighbours(releases, ("coded", "mixed"))
 
 
 def test_a_code_held_by_one_record_is_not_released():
