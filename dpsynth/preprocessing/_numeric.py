@@ -585,11 +585,11 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     other decimal numbers, each as number objects or written as text, and
     texts); their counts get Gaussian noise (one record changes one count by
     one: ``rho``-zCDP).  From the noisy counts alone: the column holds
-    numbers when they clear ``3 sigma`` and texts do not exceed
-    ``max_text_share`` of the fields by more than ``3 sigma`` (its texts,
-    such as a code ``"N"``, then become codes of their own); integers when
-    the decimals do not clear ``3 sigma`` and make at most 0.1% of the
-    numbers.  The share of numbers written as text decides how they decode
+    numbers when their four cells' sum clears ``3 sigma`` of its noise
+    (``6 sigma``) and texts do not exceed ``max_text_share`` of the fields
+    by more than ``3 sigma`` (its texts, such as a code ``"N"``, then become
+    codes of their own); integers when the two decimal cells do not clear
+    ``3 sigma`` of their sum's noise and make at most 0.1% of the numbers.  The share of numbers written as text decides how they decode
     in an ``object`` column (a string dtype holds texts only).
 
     ``series`` may be the column's distinct fields with ``weights`` their
@@ -619,23 +619,26 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
                        weights[is_number & ~is_integer & ~typed].sum(),
                        weights[present & ~is_number].sum()], dtype=np.float64)
     sigma = _sigma(rho)
-    noisy = np.clip(_noisy(counts, sigma, rng), 0, None)
+    noisy = _noisy(counts, sigma, rng)
     spend = Spend("numeric or text", "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("max_text_share", max_text_share),
                           ("sensitivity", 1)))
+    # sums of k noisy cells (not clipped: unbiased) carry noise sigma * sqrt(k)
+    level_2, level_4 = 3 * sigma * math.sqrt(2), 3 * sigma * 2
     n_typed, n_written = noisy[0] + noisy[2], noisy[1] + noisy[3]
-    if isinstance(series.dtype, pd.StringDtype) or not n_typed > 3 * sigma:
+    if isinstance(series.dtype, pd.StringDtype) or not n_typed > level_2:
         text_share = 1.0
-    elif not n_written > 3 * sigma:
+    elif not n_written > level_2:
         text_share = 0.0
     else:
         text_share = round(float(n_written / (n_typed + n_written)), 6)
     n_numbers = n_typed + n_written
     has_texts = bool(noisy[4] > 3 * sigma)
-    if not (n_numbers > 3 * sigma and noisy[4] <= max_text_share * noisy.sum() + 3 * sigma):
+    total = max(float(noisy.sum()), 0.0)
+    if not (n_numbers > level_4 and noisy[4] <= max_text_share * total + 3 * sigma):
         return None, spend, text_share, has_texts
     n_decimals = noisy[2] + noisy[3]
-    if n_decimals > 3 * sigma and n_decimals > 0.001 * n_numbers:
+    if n_decimals > level_2 and n_decimals > 0.001 * n_numbers:
         return "float", spend, text_share, has_texts
     return "int", spend, text_share, has_texts
 
