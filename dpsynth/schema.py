@@ -198,6 +198,12 @@ def point_label(value):
     return "=" + _format_edge(value)
 
 
+def other_code_label(label):
+    """Label of the other code of a text column holding numbers (its other label,
+    or :data:`DEFAULT_OTHER_LABEL` when it decodes as missing)."""
+    return DEFAULT_OTHER_LABEL if label is None else label
+
+
 @dataclass(frozen=True)
 class Binning:
     """Public bins of a numeric column (declared edges, or DP quantiles paid for).
@@ -231,6 +237,20 @@ class Binning:
         sub-bins of whole integers, see :func:`sub_bin_edges`).
     decimals : int or None, default=None
         Decoded float values are rounded to this many decimals.
+    codes : tuple of str, default=()
+        Text values of a text column that holds numbers (``"N"``, ``"n/a"``),
+        each with a code of its own after the point bins, decoding to
+        exactly that text (released by DP with the point masses).
+    other : bool, default=False
+        Whether a code after :attr:`codes` holds the fields that are neither
+        a number nor one of the codes (their *other* value).
+    other_label : str or None, default=None
+        What the other code decodes to (``None``: the missing marker).
+    text_share : float or None, default=None
+        For a text column that holds numbers: the share of its numbers
+        decoded as text (``"12"``), the rest as Python numbers (``12``), a
+        DP proportion (1.0 for a string dtype).  ``None``: a numeric column,
+        whose values decode to its dtype.
     counts : tuple or None, default=None
         ``(counts, variances)``: unbiased noisy counts of the records in each
         interval and their variances, from the Gaussian measurements that
@@ -247,6 +267,10 @@ class Binning:
     frequent: tuple = ()
     within: tuple = None
     decimals: int = None
+    codes: tuple = ()
+    other: bool = False
+    other_label: object = None
+    text_share: float = None
     counts: tuple = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -297,6 +321,34 @@ class Binning:
             object.__setattr__(self, "within", tuple(checked))
         elif self.within is not None:
             raise ValueError("binning 'within' is only used with inverse='dp_histogram'")
+        self._check_text()
+
+    def _check_text(self):
+        """Validate the text fields (codes, other value, text share)."""
+        codes = tuple(self.codes)
+        if not all(isinstance(c, str) for c in codes):
+            raise ValueError("binning 'codes' must be a list of texts")
+        object.__setattr__(self, "codes", codes)
+        if not isinstance(self.other, bool):
+            raise ValueError("binning 'other' must be true or false")
+        label = self.other_label
+        if label is not None and (isinstance(label, bool)
+                                  or not isinstance(label, (str, int, float))
+                                  or isinstance(label, float) and not math.isfinite(label)):
+            raise ValueError("binning 'other_label' must be a text, a finite number or null")
+        share = self.text_share
+        if share is not None:
+            if isinstance(share, bool) or not isinstance(share, (int, float)) \
+                    or not 0.0 <= share <= 1.0:
+                raise ValueError("binning 'text_share' must be a number in [0, 1] or null")
+            object.__setattr__(self, "text_share", float(share))
+        elif codes or self.other:
+            raise ValueError("binning 'codes' and 'other' need a 'text_share' (a text "
+                             "column holding numbers)")
+        labels = self.labels
+        if len(set(labels)) != len(labels):
+            raise ValueError("binning codes must differ from each other and from the bin "
+                             "labels")
 
     @property
     def edge_array(self):
@@ -341,9 +393,20 @@ class Binning:
         return int(possible[possible.size // 2]) if possible.size else self.n_intervals
 
     @property
+    def n_numbers(self):
+        """Codes of the numbers: the intervals and the point bins."""
+        return self.n_intervals + len(self.special) + len(self.frequent)
+
+    @property
+    def is_text(self):
+        """Whether the column is a text column holding numbers (see :attr:`text_share`)."""
+        return self.text_share is not None
+
+    @property
     def labels(self):
         return (bin_labels(self.edge_array, self.integer)
-                + [point_label(v) for v in self.points])
+                + [point_label(v) for v in self.points] + list(self.codes)
+                + ([other_code_label(self.other_label)] if self.other else []))
 
     def to_json(self):
         cast = int if self.integer else float
@@ -358,6 +421,12 @@ class Binning:
             out["within"] = [list(w) for w in self.within]
         if self.decimals is not None:
             out["decimals"] = self.decimals
+        if self.text_share is not None:
+            out["text_share"] = self.text_share
+            out["codes"] = list(self.codes)
+            out["other"] = self.other
+            if self.other_label is not None:
+                out["other_label"] = self.other_label
         return out
 
     @classmethod
@@ -365,11 +434,12 @@ class Binning:
         if not isinstance(spec, dict):
             raise ValueError("binning must be an object")
         unknown = set(spec) - {"edges", "integer", "inverse", "clip", "special", "frequent",
-                               "within", "decimals"}
+                               "within", "decimals", "codes", "other", "other_label",
+                               "text_share"}
         if unknown:
             raise ValueError(f"unknown binning field(s) {sorted(unknown)}")
         try:
-            for name in ("special", "frequent", "within"):
+            for name in ("special", "frequent", "within", "codes"):
                 if name in spec and not isinstance(spec[name], list):
                     raise ValueError(f"binning {name!r} must be a list")
             within = spec.get("within")
@@ -377,7 +447,9 @@ class Binning:
                        special=tuple(spec.get("special", ())),
                        frequent=tuple(spec.get("frequent", ())),
                        within=None if within is None else tuple(tuple(w) for w in within),
-                       decimals=spec.get("decimals"))
+                       decimals=spec.get("decimals"), codes=tuple(spec.get("codes", ())),
+                       other=spec.get("other", False), other_label=spec.get("other_label"),
+                       text_share=spec.get("text_share"))
         except KeyError as exc:
             raise ValueError(f"binning lacks {exc}") from None
         except TypeError as exc:

@@ -125,6 +125,10 @@ PINNED = {
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
     'workload_messy_continuous': ['f1ca7374a70eb30f', '0b579251e6b5e3ee'],
     'workload_messy_default': ['e7dd32c437cec3d3', 'de0934e15123463f'],
+    'workload_adult': ['faaaa60eaeef13d3', '8dd99131626a1c8c'],
+    'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
+    'workload_messy_continuous': ['1df8de9f364dbb5e', '51d24644e6d75b6e'],
+    'workload_messy_default': ['82e3a4489cfcbc16', '44622db7f58e7a50'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
@@ -134,6 +138,9 @@ PINNED_PANDAS2 = {
     'workload_adult': ['3572c7aeb9a93566', '61819753a058054d'],
     'workload_messy_continuous': ['1c7d50a464c9be16', 'ac53fa6a157ea41e'],
     'workload_messy_default': ['646902db058fcb62', '74ab65a1c7896cec'],
+    'workload_adult': ['e9912cca8a0ff7ea', '7b649891ae60a2b0'],
+    'workload_messy_continuous': ['0fdd3e6c56b9281c', '1d75067bbc449531'],
+    'workload_messy_default': ['a33c8b65f965857a', '85e61cfae90f7442'],
 }
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..preprocessing._discretizer import _restore_numeric, decode_binning, encode_binning
+from ..preprocessing._numeric import encode_text_binning, is_text_dtype, parse_numbers
 from ..preprocessing._dtypes import nullable_dtype
 
 __all__ = ["ValueCondition", "RangeCondition", "parse_conditions", "draw_restricted",
@@ -122,6 +123,10 @@ class ValueCondition:
         for value in self.values:
             if _is_missing(value):
                 mask[value_codes(schema, j, [None])] = True
+                continue
+            codes = column.binning.codes
+            if isinstance(value, str) and value in codes:  # a text code, exactly
+                mask[column.binning.n_numbers + codes.index(value)] = True
                 continue
             if not _is_number(value):
                 raise ValueError(f"Column {self.column!r} is numeric (binned); a condition on "
@@ -258,8 +263,8 @@ def parse_conditions(conditions, schema):
 def _decode_values(schema, j, codes, rng):
     """Decoded numeric values of column ``j`` (int64 or float64) and the missing mask."""
     column = schema[j]
-    n_real = len(column.values)
-    mask = (codes < 0) | (codes >= n_real)
+    # the numbers' codes (a text column's codes and other value: no number, as missing)
+    mask = (codes < 0) | (codes >= column.binning.n_numbers)
     values = decode_binning(np.where(mask, 0, codes), column.binning, rng)
     return values, mask
 
@@ -438,6 +443,14 @@ def encode_known(schema, frame):
         series = frame[name]
         n = int(schema.n_values[j])
         missing_code = -1 if schema.missing == "absent" else n - 1
+        if column.binning is not None and column.binning.is_text \
+                and is_text_dtype(series.dtype):  # numbers and codes written as text
+            codes = encode_text_binning(series, column.binning, name, missing_code)
+            if (codes == missing_code).any() and not _column_has_missing(schema, j):
+                raise ValueError(f"Column {name!r} of known has missing values, which the "
+                                 "release does not hold.")
+            out[j] = codes.astype(np.int64)
+            continue
         if column.binning is not None:
             dtype = series.dtype
             if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
@@ -611,7 +624,9 @@ def _redraw_for_rows(predicates, schema, known, rows, candidates, picked, codes,
     for j in columns:
         name = schema[j].name
         if schema[j].binning is not None:
-            v = known[name].iloc[rows].to_numpy(dtype=np.float64, na_value=np.nan)
+            cells = known[name].iloc[rows]
+            v = (parse_numbers(cells) if is_text_dtype(cells.dtype)
+                 else cells.to_numpy(dtype=np.float64, na_value=np.nan))
             known_values[j] = (v, np.isnan(v))
 
     def accept(records, row_index):
