@@ -121,26 +121,19 @@ PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, 'a6d2c689313f5b67'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['fa85783b4bfa42a2', '4da1830ece1c6ebf'],
+    'workload_adult': ['3ecce3578030ce2a', '2196f5c0ecad8209'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['f1ca7374a70eb30f', '0b579251e6b5e3ee'],
-    'workload_messy_default': ['e7dd32c437cec3d3', 'de0934e15123463f'],
-    'workload_adult': ['faaaa60eaeef13d3', '8dd99131626a1c8c'],
-    'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['1df8de9f364dbb5e', '51d24644e6d75b6e'],
-    'workload_messy_default': ['82e3a4489cfcbc16', '44622db7f58e7a50'],
+    'workload_messy_continuous': ['b91820107f33bb6d', '8c9ff7a06838a762'],
+    'workload_messy_default': ['971c6b179628a084', '4a2edb6ea391b3cd'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['3572c7aeb9a93566', '61819753a058054d'],
-    'workload_messy_continuous': ['1c7d50a464c9be16', 'ac53fa6a157ea41e'],
-    'workload_messy_default': ['646902db058fcb62', '74ab65a1c7896cec'],
-    'workload_adult': ['e9912cca8a0ff7ea', '7b649891ae60a2b0'],
-    'workload_messy_continuous': ['0fdd3e6c56b9281c', '1d75067bbc449531'],
-    'workload_messy_default': ['a33c8b65f965857a', '85e61cfae90f7442'],
+    'workload_adult': ['0bf9be1f00be1af4', 'b90b1bee4880eaf6'],
+    'workload_messy_continuous': ['c3c1e35e17f1a4d5', '046d73cfbef9be59'],
+    'workload_messy_default': ['2c244c42546d31e1', '8c39ce02aa585f83'],
 }
 
 
