@@ -252,11 +252,12 @@ class Binning:
         DP proportion (1.0 for a string dtype).  ``None``: a numeric column,
         whose values decode to its dtype.
     counts : tuple or None, default=None
-        ``(counts, variances)``: unbiased noisy counts of the records in each
-        interval and their variances, from the Gaussian measurements that
-        placed the edges (``numeric="auto"``), so that a release can average
-        them into the column's 1-way marginal (post-processing).  Kept in
-        memory only: not written to a release file, not compared.
+        ``(counts, variances)``: noisy counts of the records of each interval,
+        then of each point value and code (NaN: not measured), and their
+        variances, from the Gaussian measurements that placed the edges and
+        released the points (``numeric="auto"``), so that a release can
+        average them into the column's 1-way marginal (post-processing).
+        Kept in memory only: not written to a release file, not compared.
     """
 
     edges: tuple

@@ -121,19 +121,19 @@ PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, 'a6d2c689313f5b67'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['3ecce3578030ce2a', '2196f5c0ecad8209'],
+    'workload_adult': ['3142aa4a122ec278', 'ada67fbef8eef312'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['b91820107f33bb6d', '8c9ff7a06838a762'],
-    'workload_messy_default': ['971c6b179628a084', '4a2edb6ea391b3cd'],
+    'workload_messy_continuous': ['6ed47f3394b85bfb', 'af50f92b7a3cbbad'],
+    'workload_messy_default': ['b61f03a920520715', '120155dedcda74c7'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['0bf9be1f00be1af4', 'b90b1bee4880eaf6'],
-    'workload_messy_continuous': ['c3c1e35e17f1a4d5', '046d73cfbef9be59'],
-    'workload_messy_default': ['2c244c42546d31e1', '8c39ce02aa585f83'],
+    'workload_adult': ['a192a010c8b62124', 'c3b4841b6fd71f49'],
+    'workload_messy_continuous': ['826af04b671b4082', '3e71bab47d29d770'],
+    'workload_messy_default': ['a138e9eb256b7f84', 'db9b7f364d0b6f26'],
 }
 
 

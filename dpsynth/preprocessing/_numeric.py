@@ -365,23 +365,25 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
     ``texts`` (a text column holding numbers): its fields that are no number,
     candidates of the same set union (one record holds one field: a number
     or a text), released by the same rule, at most :data:`MAX_CODES` of
-    them, in sorted order.  Returns ``(points, spend)``,
-    or ``(points, codes, spend)`` with ``texts``.
+    them, in sorted order.  Returns ``(points, codes, spend, noisy)``: ``noisy``
+    maps each released point value and code to its noisy count.
     """
-    points, spend = _dp_number_points(values, weights, low, high, integer, decimals, rho,
-                                      delta, total, max_points, rng)
+    points, spend, noisy_points = _dp_number_points(values, weights, low, high, integer,
+                                                    decimals, rho, delta, total, max_points,
+                                                    rng)
     if texts is None:
-        return points, spend
+        return points, (), spend, noisy_points
     threshold = dict(spend.params)["threshold"]
     observed, inverse = np.unique(np.asarray(texts, dtype=object).astype(str),
                                   return_inverse=True)
     counts = np.bincount(inverse, weights=text_weights, minlength=observed.size)
     if not observed.size:
-        return points, (), spend
+        return points, (), spend, noisy_points
     noisy = _noisy(counts, _sigma(rho), rng)
     keep = (noisy > threshold) & (noisy >= MIN_POINT_SHARE * total)
     order = np.flatnonzero(keep)[np.argsort(-noisy[keep], kind="stable")][:MAX_CODES]
-    return points, tuple(sorted(str(v) for v in observed[order])), spend
+    noisy_points.update((str(observed[k]), float(noisy[k])) for k in order)
+    return points, tuple(sorted(str(v) for v in observed[order])), spend, noisy_points
 
 
 def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta, total,
@@ -414,12 +416,13 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
             public = np.insert(public, where, False)
         public[where] = True
     if not observed.size:
-        return (), spend
+        return (), spend, {}
     noisy = _noisy(counts, sigma, rng)
     level = np.where(public, PUBLIC_POINT_SIGMAS * sigma, threshold)
     keep = (noisy > level) & (noisy >= MIN_POINT_SHARE * total)
     order = np.flatnonzero(keep)[np.argsort(-noisy[keep], kind="stable")][:max_points]
-    return tuple(float(v) for v in np.sort(observed[order])), spend
+    return (tuple(float(v) for v in np.sort(observed[order])), spend,
+            {float(observed[k]): float(noisy[k]) for k in order})
 
 
 def point_keys(values, integer, decimals):
@@ -807,8 +810,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         values[~is_special], None if weights is None else weights[~is_special], low, high,
         integer, declared, rho_points, delta, total, max_points, rng, texts=texts,
         text_weights=text_weights)
-    frequent, codes, points_spend = (found if texts is not None
-                                     else (found[0], (), found[1]))
+    frequent, codes, points_spend, noisy_points = found
     points = special + frequent
 
     def decimals_of(low, high):  # of the final range, and of the released point values
@@ -824,7 +826,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
             (k, v) for k, v in range_spend.params.items() if k != "found"))
     binning = Binning(tuple(float(e) for e in edges), bool(integer), "dp_histogram",
                       bool(clip), special=special, frequent=frequent, within=within,
-                      decimals=None if integer else int(decimals), counts=counts)
+                      decimals=None if integer else int(decimals))
     if text_options is not None:
         # a code spelled like a bin or point label goes to the other code
         labels = set(binning.labels) | {other_code_label(text_options.get("other_label"))}
@@ -833,6 +835,15 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         # DP outputs): a column of numbers alone gets no "<other>" from noise
         options = {**text_options, "other": bool(text_options.get("other")) or bool(codes)}
         binning = replace(binning, codes=codes, **options)
+    # the intervals' counts of step 3, then each released point value's and code's
+    # noisy count of step 2 (a declared special value is not measured)
+    sigma_points = dict(points_spend.params)["sigma"]
+    after = [noisy_points.get(v, np.nan) if v not in binning.special else np.nan
+             for v in binning.special + binning.frequent]
+    after += [noisy_points.get(c, np.nan) for c in binning.codes]
+    binning = replace(binning, counts=(
+        tuple(counts[0]) + tuple(float(v) for v in after),
+        tuple(counts[1]) + (sigma_points ** 2,) * len(after)) if counts is not None else None)
     return binning, [range_spend, points_spend, shape_spend], bool(has_missing)
 
 

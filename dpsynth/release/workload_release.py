@@ -307,10 +307,11 @@ def _public_counts(released, public, new_ids, sizes):
 
 
 def _interval_counts(public, sizes):
-    """The noisy interval counts of the binned columns that carry them
-    (:attr:`~dpsynth.schema.Binning.counts`, ``numeric="auto"``) as
-    :func:`release_workload`'s ``one_way_counts``: NaN on the point and missing
-    codes and on the intervals that can hold no record.
+    """The noisy counts of the binned columns that carry them
+    (:attr:`~dpsynth.schema.Binning.counts`, ``numeric="auto"``: intervals, then
+    point values and text codes) as :func:`release_workload`'s
+    ``one_way_counts``: NaN on the codes not measured (declared special values,
+    the other and missing codes) and on the intervals that can hold no record.
 
     They are DP outputs of the encoder's accounted measurements, each count of
     exactly the records its interval code holds (post-processing).
@@ -321,7 +322,9 @@ def _interval_counts(public, sizes):
         if binning is None or binning.counts is None:
             continue
         values, variances = (np.asarray(v, dtype=np.float64) for v in binning.counts)
-        values = np.where(binning.empty_intervals | ~(variances > 0), np.nan, values)
+        empty = np.zeros(values.size, dtype=bool)
+        empty[:binning.n_intervals] = binning.empty_intervals
+        values = np.where(empty | ~(variances > 0), np.nan, values)
         counts = np.full(int(sizes[j]), np.nan)
         counts[:values.size] = values
         variance = np.full(int(sizes[j]), np.inf)
