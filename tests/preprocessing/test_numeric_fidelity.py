@@ -779,10 +779,11 @@ def test_interval_counts_of_step_3_measure_each_interval_for_the_release():
                                         n_bins=10, max_points=10,
                                         rng=np.random.default_rng(seed))
         counts, variances = (np.asarray(v) for v in binning.counts)
-        assert counts.shape == variances.shape == (binning.n_intervals,)
-        assert (variances > 0).all()
+        # the intervals, then the released point values (0 here: step 2's count)
+        assert counts.shape == variances.shape == (binning.n_numbers,)
+        assert (variances > 0).all() and binning.frequent == (0.0,)
         codes = np.asarray(encode_binning(values, binning, "x"))
-        true = np.bincount(codes, minlength=len(binning.labels))[:binning.n_intervals]
+        true = np.bincount(codes, minlength=len(binning.labels))[:binning.n_numbers]
         errors.append((counts - true) / np.sqrt(variances))
         assert "counts" not in binning.to_json()
         assert Binning.from_json(binning.to_json()) == binning
