@@ -121,19 +121,19 @@ PINNED = {
     'calm_demo': [None, '52874c9bbcbcc2b2'],
     'priview_demo': [None, 'a6d2c689313f5b67'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['3142aa4a122ec278', 'ada67fbef8eef312'],
+    'workload_adult': ['6a791fd96c7ebe79', '9ad1e608876998bb'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['6ed47f3394b85bfb', 'af50f92b7a3cbbad'],
-    'workload_messy_default': ['b61f03a920520715', '120155dedcda74c7'],
+    'workload_messy_continuous': ['1178105455326fc9', '3fefb14d2c48dc79'],
+    'workload_messy_default': ['9d2e4754f0abe688', 'be6467d49dd10618'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['a192a010c8b62124', 'c3b4841b6fd71f49'],
-    'workload_messy_continuous': ['826af04b671b4082', '3e71bab47d29d770'],
-    'workload_messy_default': ['a138e9eb256b7f84', 'db9b7f364d0b6f26'],
+    'workload_adult': ['7a86ae98df9b341c', 'a84f80a56b147d28'],
+    'workload_messy_continuous': ['9e3627bc43ac97a7', 'e1a870d70e40a6b0'],
+    'workload_messy_default': ['a025501f9550b4ac', 'f5dd5be7b436c1de'],
 }
 
 

@@ -59,9 +59,20 @@ def code_index(codes, n_values):
     return np.where(codes < 0, n_values, codes)
 
 
+def _value_index(column):
+    """The values a categorical column's codes stand for, positions = codes: its
+    values, then its other label when it has an other code that decodes to one
+    (synthetic data hold that label, so a condition or a known value may too)."""
+    labels = list(column.values)
+    if column.other and column.other_label is not None and column.other_label not in labels:
+        labels.append(column.other_label)
+    return pd.Index(labels, dtype=object)
+
+
 def _available(column, has_missing):
-    shown = list(column.values[:20])
-    more = "..." if len(column.values) > 20 else ""
+    labels = list(_value_index(column))
+    shown = labels[:20]
+    more = "..." if len(labels) > 20 else ""
     missing = " and missing (None)" if has_missing else ""
     return f"{shown}{more}{missing}"
 
@@ -84,7 +95,7 @@ def value_codes(schema, j, values, *, what="condition"):
     """
     column = schema[j]
     n = int(schema.n_values[j])
-    index = pd.Index(list(column.values), dtype=object)
+    index = _value_index(column)
     has_missing = _column_has_missing(schema, j)
     codes = []
     for value in values:
@@ -432,7 +443,7 @@ def encode_known(schema, frame):
 
     Binned columns take their bin (a value outside the bins of a column that
     clips goes to its end bin); categorical values must be among the
-    released ones.  Returns ``{column index: codes}`` (``-1`` for an empty
+    released ones or the column's other label (its other code).  Returns ``{column index: codes}`` (``-1`` for an empty
     cell with ``missing="absent"``).
     """
     names = schema.names
@@ -465,7 +476,7 @@ def encode_known(schema, frame):
             out[j] = codes.astype(np.int64)
             continue
         missing = series.isna().to_numpy()
-        index = pd.Index(list(column.values), dtype=object)
+        index = _value_index(column)
         codes = index.get_indexer(pd.Index(series.astype(object).to_numpy(), dtype=object))
         unknown = (codes < 0) & ~missing
         if unknown.any():
