@@ -198,6 +198,12 @@ def point_label(value):
     return "=" + _format_edge(value)
 
 
+def other_code_label(label):
+    """Label of the other code of a text column holding numbers (its other label,
+    or :data:`DEFAULT_OTHER_LABEL` when it decodes as missing)."""
+    return DEFAULT_OTHER_LABEL if label is None else label
+
+
 @dataclass(frozen=True)
 class Binning:
     """Public bins of a numeric column (declared edges, or DP quantiles paid for).
@@ -231,12 +237,27 @@ class Binning:
         sub-bins of whole integers, see :func:`sub_bin_edges`).
     decimals : int or None, default=None
         Decoded float values are rounded to this many decimals.
+    codes : tuple of str, default=()
+        Text values of a text column that holds numbers (``"N"``, ``"n/a"``),
+        each with a code of its own after the point bins, decoding to
+        exactly that text (released by DP with the point masses).
+    other : bool, default=False
+        Whether a code after :attr:`codes` holds the fields that are neither
+        a number nor one of the codes (their *other* value).
+    other_label : str or None, default=None
+        What the other code decodes to (``None``: the missing marker).
+    text_share : float or None, default=None
+        For a text column that holds numbers: the share of its numbers
+        decoded as text (``"12"``), the rest as Python numbers (``12``), a
+        DP proportion (1.0 for a string dtype).  ``None``: a numeric column,
+        whose values decode to its dtype.
     counts : tuple or None, default=None
-        ``(counts, variances)``: unbiased noisy counts of the records in each
-        interval and their variances, from the Gaussian measurements that
-        placed the edges (``numeric="auto"``), so that a release can average
-        them into the column's 1-way marginal (post-processing).  Kept in
-        memory only: not written to a release file, not compared.
+        ``(counts, variances)``: noisy counts of the records of each interval,
+        then of each point value and code (NaN: not measured), and their
+        variances, from the Gaussian measurements that placed the edges and
+        released the points (``numeric="auto"``), so that a release can
+        average them into the column's 1-way marginal (post-processing).
+        Kept in memory only: not written to a release file, not compared.
     """
 
     edges: tuple
@@ -247,6 +268,10 @@ class Binning:
     frequent: tuple = ()
     within: tuple = None
     decimals: int = None
+    codes: tuple = ()
+    other: bool = False
+    other_label: object = None
+    text_share: float = None
     counts: tuple = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -297,6 +322,34 @@ class Binning:
             object.__setattr__(self, "within", tuple(checked))
         elif self.within is not None:
             raise ValueError("binning 'within' is only used with inverse='dp_histogram'")
+        self._check_text()
+
+    def _check_text(self):
+        """Validate the text fields (codes, other value, text share)."""
+        codes = tuple(self.codes)
+        if not all(isinstance(c, str) for c in codes):
+            raise ValueError("binning 'codes' must be a list of texts")
+        object.__setattr__(self, "codes", codes)
+        if not isinstance(self.other, bool):
+            raise ValueError("binning 'other' must be true or false")
+        label = self.other_label
+        if label is not None and (isinstance(label, bool)
+                                  or not isinstance(label, (str, int, float))
+                                  or isinstance(label, float) and not math.isfinite(label)):
+            raise ValueError("binning 'other_label' must be a text, a finite number or null")
+        share = self.text_share
+        if share is not None:
+            if isinstance(share, bool) or not isinstance(share, (int, float)) \
+                    or not 0.0 <= share <= 1.0:
+                raise ValueError("binning 'text_share' must be a number in [0, 1] or null")
+            object.__setattr__(self, "text_share", float(share))
+        elif codes or self.other:
+            raise ValueError("binning 'codes' and 'other' need a 'text_share' (a text "
+                             "column holding numbers)")
+        labels = self.labels
+        if len(set(labels)) != len(labels):
+            raise ValueError("binning codes must differ from each other and from the bin "
+                             "labels")
 
     @property
     def edge_array(self):
@@ -341,9 +394,20 @@ class Binning:
         return int(possible[possible.size // 2]) if possible.size else self.n_intervals
 
     @property
+    def n_numbers(self):
+        """Codes of the numbers: the intervals and the point bins."""
+        return self.n_intervals + len(self.special) + len(self.frequent)
+
+    @property
+    def is_text(self):
+        """Whether the column is a text column holding numbers (see :attr:`text_share`)."""
+        return self.text_share is not None
+
+    @property
     def labels(self):
         return (bin_labels(self.edge_array, self.integer)
-                + [point_label(v) for v in self.points])
+                + [point_label(v) for v in self.points] + list(self.codes)
+                + ([other_code_label(self.other_label)] if self.other else []))
 
     def to_json(self):
         cast = int if self.integer else float
@@ -358,6 +422,12 @@ class Binning:
             out["within"] = [list(w) for w in self.within]
         if self.decimals is not None:
             out["decimals"] = self.decimals
+        if self.text_share is not None:
+            out["text_share"] = self.text_share
+            out["codes"] = list(self.codes)
+            out["other"] = self.other
+            if self.other_label is not None:
+                out["other_label"] = self.other_label
         return out
 
     @classmethod
@@ -365,11 +435,12 @@ class Binning:
         if not isinstance(spec, dict):
             raise ValueError("binning must be an object")
         unknown = set(spec) - {"edges", "integer", "inverse", "clip", "special", "frequent",
-                               "within", "decimals"}
+                               "within", "decimals", "codes", "other", "other_label",
+                               "text_share"}
         if unknown:
             raise ValueError(f"unknown binning field(s) {sorted(unknown)}")
         try:
-            for name in ("special", "frequent", "within"):
+            for name in ("special", "frequent", "within", "codes"):
                 if name in spec and not isinstance(spec[name], list):
                     raise ValueError(f"binning {name!r} must be a list")
             within = spec.get("within")
@@ -377,7 +448,9 @@ class Binning:
                        special=tuple(spec.get("special", ())),
                        frequent=tuple(spec.get("frequent", ())),
                        within=None if within is None else tuple(tuple(w) for w in within),
-                       decimals=spec.get("decimals"))
+                       decimals=spec.get("decimals"), codes=tuple(spec.get("codes", ())),
+                       other=spec.get("other", False), other_label=spec.get("other_label"),
+                       text_share=spec.get("text_share"))
         except KeyError as exc:
             raise ValueError(f"binning lacks {exc}") from None
         except TypeError as exc:
@@ -444,15 +517,22 @@ class Column:
     other : bool, default=False
         Whether the column has an *other* value, coded right after
         :attr:`values`: every value outside them (like scikit-learn's
-        infrequent categories).  A release gives one to every column whose
-        values are not declared, whatever the data (:meth:`Schema.restrict`),
-        and maps the values it does not publish to it, so they are counted
-        and synthesized as one value of their own, apart from missing ones.
+        infrequent categories).  A release gives one to the columns whose
+        values are not declared, unless a DP count shows that it published
+        (almost) all their values (:meth:`Schema.restrict`), and maps the
+        values it does not publish to it, so they are counted and
+        synthesized as one value of their own, apart from missing ones.
     other_label : object, default=None
         The public value the other value decodes to (``None``: the column's
         missing marker).  Chosen by the user or the fixed default
         :data:`DEFAULT_OTHER_LABEL` for text columns, never from the data;
         a private schema carries it for the column's release.
+    filled : bool, default=False
+        A column whose values are not declared and that a release gave no
+        other value because a DP count of the records outside its published
+        values was too small (:meth:`Schema.restrict` with ``fill``): those
+        records took one of its values, so its missing code holds missing
+        values only (and is possible only where the declaration allows).
     """
 
     name: str
@@ -466,6 +546,7 @@ class Column:
     categories_dtype_declared: bool = True
     other: bool = False
     other_label: object = None
+    filled: bool = False
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -483,6 +564,11 @@ class Column:
         if self.other and (self.declared or self.binning is not None):
             raise ValueError(f"column {self.name!r} has declared values: it has no other "
                              "value")
+        if not isinstance(self.filled, bool):
+            raise ValueError(f"'filled' of column {self.name!r} must be true or false")
+        if self.filled and (self.other or self.declared or self.binning is not None):
+            raise ValueError(f"column {self.name!r} is 'filled': it has discovered values "
+                             "and no other value")
         label = self.other_label
         if label is not None and (isinstance(label, float) and math.isnan(label)
                                   or label is pd.NA or label is pd.NaT):
@@ -535,6 +621,8 @@ class Column:
         # optional fields: absent means none (files of earlier versions read the same)
         if self.other:
             entry["other"] = True
+        if self.filled:
+            entry["filled"] = True
         if self.other_label is not None:
             entry["other_label"] = value_to_json(self.other_label, self.name)
         if isinstance(self.dtype, pd.CategoricalDtype):
@@ -588,7 +676,8 @@ class Column:
             if other_label is not None:
                 other_label = value_from_json(other_label)
             return cls(name, dtype, values, declared, marker, has_missing, binning,
-                       tuple(leaked), other=other, other_label=other_label)
+                       tuple(leaked), other=other, other_label=other_label,
+                       filled=entry.get("filled", False))
         except KeyError as exc:
             raise ValueError(f"column {name!r:.60}: missing field {exc}") from None
         except (TypeError, ValueError) as exc:
@@ -762,16 +851,17 @@ class Schema:
         missing code (:attr:`possible_attributes`) is ruled out.  A column
         whose values are not declared and that has no other value (a
         release file of version 3 or earlier) maps the values its release
-        did not publish to the missing code, so none of its codes is.
+        did not publish to the missing code, so none of its codes is (unless
+        :attr:`Column.filled`: they took one of its values).
         """
         extra = 1 if self.missing == "absent" else 0
         return [np.append(codes, np.ones(extra, dtype=bool))
-                if column.declared or column.other
+                if column.declared or column.other or column.filled
                 else np.ones(codes.size + extra, dtype=bool)
                 for column, codes in zip(self.columns, self.possible_codes())]
 
     # ------------------------------------------------------- publication
-    def restrict(self, keep, *, other=False):
+    def restrict(self, keep, *, other=False, fill=None):
         """The publishable schema: declared values, plus the attributes in ``keep``.
 
         Parameters
@@ -780,12 +870,20 @@ class Schema:
             Attributes released by a DP mechanism.  Declared values are
             always kept; so is the missing code of a declared column that
             can hold one.
-        other : bool, default=False
-            Give every column whose values are not declared an other value
-            (:attr:`Column.other`), whatever ``keep`` holds, and map the
-            values not kept to it.  Its missing code then holds the missing
-            values only, and is public when the declaration allows one.
-            Without it, the values not kept are dropped (mapped to -1).
+        other : bool or collection of int, default=False
+            Give every column whose values are not declared (``True``), or
+            those of these indexes, an other value (:attr:`Column.other`),
+            whatever ``keep`` holds, and map the values not kept to it.  Its
+            missing code then holds the missing values only, and is public
+            when the declaration allows one.  Without it, the values not kept
+            are dropped (mapped to -1) or go to ``fill``.
+        fill : dict, default=None
+            ``{column index: attribute id}``: in a column without an other
+            value, the values not kept map to the new id of this kept
+            attribute instead of -1 (a release that found the column's other
+            value too rare to publish, see
+            :func:`~dpsynth.release.workload_release.release_adaptive`).  Its
+            missing code stays as ``other`` would leave it.
             An ``object`` column whose published values are all numbers
             decodes its other value as missing (as numeric dtypes do), not
             to a text label: a function of the published values only.
@@ -810,16 +908,24 @@ class Schema:
                     kept.append(value)
                     new_ids[start + i] = next_id
                     next_id += 1
-            has_other = column.other or (other and not column.declared)
+            wanted = other if isinstance(other, bool) else j in other
+            has_other = column.other or (wanted and not column.declared)
+            filled = not has_other and fill is not None and j in fill
             if has_other:  # every value not kept (and an earlier other value) -> other
                 span = new_ids[start:start + column.n_codes]
                 span[span < 0] = next_id
                 next_id += 1
+            elif filled:  # every value not kept -> the fill value
+                if not start <= fill[j] < start + len(column.values) or new_ids[fill[j]] < 0:
+                    raise ValueError(f"fill of column {column.name!r} must be one of its "
+                                     "kept values")
+                span = new_ids[start:start + column.n_codes]
+                span[span < 0] = new_ids[fill[j]]
             has_missing = column.has_missing
             if self.missing == "category":
                 missing_id = start + column.n_codes
                 possible = column.has_missing and can_hold_missing(column.dtype)
-                has_missing = bool(possible if has_other
+                has_missing = bool(possible if has_other or filled
                                    else (column.declared and possible) or keep[missing_id])
                 if keep[missing_id] or has_missing:
                     new_ids[missing_id] = next_id
@@ -833,6 +939,7 @@ class Schema:
                 label = None  # a text label would make a column of numbers mixed
             columns.append(replace(column, values=tuple(kept), dtype=dtype,
                                    has_missing=has_missing, other=has_other,
+                                   filled=column.filled or filled,
                                    categories_dtype_declared=True, other_label=label))
         return Schema(tuple(columns), self.missing), new_ids
 

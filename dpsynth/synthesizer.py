@@ -38,6 +38,7 @@ from .release import Release, get_release
 from .sampling import SAMPLERS, Sampler, get_sampler
 from .sampling.conditional import (draw_restricted, fill_known, parse_conditions,
                                   restore_column)
+from .preprocessing._numeric import with_numbers
 from .utils._progress import log_progress
 from .utils._random import FIT, SAMPLE, stream
 from .utils._threads import n_threads
@@ -963,6 +964,10 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         if values:
             schema = self.aggregates_.schema
             for j, (drawn, missing) in values.items():
+                if schema[j].binning.is_text:  # numbers replaced; codes, types kept
+                    frame[schema[j].name] = with_numbers(frame[schema[j].name], drawn,
+                                                         ~missing, schema[j].binning)
+                    continue
                 frame[schema[j].name] = restore_column(schema, j, drawn, missing)
         if as_frame:
             return frame

@@ -320,8 +320,10 @@ def test_release_files_of_version_3_still_load():
 
 
 def test_other_values_in_csv_files_are_escaped(tmp_path):
-    frame = pd.DataFrame({"a": ["<other>", "x", "<missing>"] * 300,
-                          "b": ["u", "v", "w"] * 300}, dtype=object)
+    # rare values of one record each: too many to leave no other code
+    frame = pd.DataFrame({"a": ["<other>", "x", "<missing>"] * 300
+                          + [f"r{i}" for i in range(300)],
+                          "b": ["u", "v", "w"] * 400}, dtype=object)
     synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame)
     schema = synth.aggregates_.schema
     assert set(schema[0].values) == {"<other>", "x", "<missing>"} and schema[0].other

@@ -121,19 +121,19 @@ PINNED = {
     'calm_demo': [None, '76196a9d06b00877'],
     'priview_demo': [None, '1ed29cd165859451'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['fa85783b4bfa42a2', '4da1830ece1c6ebf'],
+    'workload_adult': ['6a791fd96c7ebe79', '9ad1e608876998bb'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['f1ca7374a70eb30f', '0b579251e6b5e3ee'],
-    'workload_messy_default': ['e7dd32c437cec3d3', 'de0934e15123463f'],
+    'workload_messy_continuous': ['1178105455326fc9', '3fefb14d2c48dc79'],
+    'workload_messy_default': ['9d2e4754f0abe688', 'be6467d49dd10618'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['3572c7aeb9a93566', '61819753a058054d'],
-    'workload_messy_continuous': ['1c7d50a464c9be16', 'ac53fa6a157ea41e'],
-    'workload_messy_default': ['646902db058fcb62', '74ab65a1c7896cec'],
+    'workload_adult': ['7a86ae98df9b341c', 'a84f80a56b147d28'],
+    'workload_messy_continuous': ['9e3627bc43ac97a7', 'e1a870d70e40a6b0'],
+    'workload_messy_default': ['a025501f9550b4ac', 'f5dd5be7b436c1de'],
 }
 
 

@@ -562,3 +562,22 @@ def test_release_strategies_follow_scikit_learn_parameter_conventions(strategy):
         check(name, strategy)
     assert clone(strategy).get_params() == strategy.get_params()
     assert repr(type(strategy)(**strategy.get_params())) == f"{name}()"
+
+
+def test_conditions_and_known_rows_on_a_text_column_of_numbers_and_codes():
+    # a count written as text with a code "N": a condition takes the code or a
+    # range of the numbers; known rows give them as text
+    rng = np.random.default_rng(11)
+    n = 3000
+    count = rng.poisson(3, n).astype(str).astype(object)
+    count[rng.random(n) < 0.15] = "N"
+    X = pd.DataFrame({"count": count, "group": rng.choice(["a", "b"], n).astype(object)})
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    assert synth.aggregates_.schema[0].binning.codes == ("N",)
+    coded = synth.sample(50, conditions={"count": "N"}, random_state=1)
+    assert (coded["count"] == "N").all()
+    ranged = synth.sample(200, conditions={"count": (2, 4)}, random_state=1)["count"]
+    assert ranged.map(type).eq(str).all() and ranged.astype(int).between(2, 4).all()
+    filled = synth.sample_remaining_columns(X[["count"]].head(30), random_state=2)
+    assert filled["count"].tolist() == X["count"].head(30).tolist()
+    assert filled["group"].isin(["a", "b", "<other>"]).all()

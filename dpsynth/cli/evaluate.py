@@ -42,7 +42,10 @@ def release_declaration(encoder):
     """
     columns = []
     for column in encoder.schema_:
-        if column.binning is not None:
+        if column.binning is not None and column.binning.is_text:
+            # a text column holding numbers and codes: read as text, binned on encoding
+            columns.append(io.ColumnDeclaration(column.name, "categorical", "str"))
+        elif column.binning is not None:
             edges = column.binning.edge_array
             integer = column.binning.integer
             high = edges[-1] - 1 if integer else edges[-1]

@@ -48,6 +48,8 @@ def parse_where(specs, schema):
                 low, _, high = text.partition(":")
                 value = (_number(low, spec) if low.strip() else None,
                          _number(high, spec) if high.strip() else None)
+            elif column.binning.is_text and text in column.binning.codes:
+                value = text  # a released text code of a column holding numbers
             else:
                 value = _number(text, spec)
         else:

@@ -21,6 +21,15 @@ def _values(frame, column, name):
     if column not in frame.columns:
         raise ValueError(f"{name} has no column {column!r}.")
     series = frame[column]
+    if series.dtype == object or isinstance(series.dtype, pd.StringDtype):
+        # a text column holding numbers and codes ("N"): its numbers; codes are ignored
+        from ..preprocessing._numeric import parse_numbers
+
+        numbers = parse_numbers(series)
+        if series.notna().any() and np.isnan(numbers).all():
+            raise TypeError(f"Column {column!r} of {name} is not numeric (dtype "
+                            f"{series.dtype}, no field is a number).")
+        return numbers
     if pd.api.types.is_bool_dtype(series.dtype) or not pd.api.types.is_numeric_dtype(
             series.dtype):
         raise TypeError(f"Column {column!r} of {name} is not numeric (dtype {series.dtype}).")

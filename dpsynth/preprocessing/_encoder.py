@@ -40,8 +40,9 @@ from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binn
 from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._temporal import is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
-from ._numeric import DECIDE_SHARE, NUMERIC, auto_columns, check_numeric, decide_text_column, \
-    fit_auto_column, is_text_dtype, parse_numbers, raise_all
+from ._numeric import (DECIDE_SHARE, NUMERIC, auto_columns, check_numeric, decide_text_column,
+                       decode_text_binning, encode_text_binning, fit_auto_column,
+                       is_text_dtype, parse_numbers, raise_all)
 
 __all__ = ["TableEncoder"]
 
@@ -159,15 +160,20 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     numeric_delta : float, default=None
         ``delta`` of the point masses' threshold, split evenly over the
         candidate columns (``None``: the fixed ``1e-9``; in ``delta_spent_``).
-    text_numbers : {None, "dp"}, default=None
+    text_numbers : {"dp", None}, default="dp"
         ``"dp"``: undeclared text columns (object or string dtype) are
         candidates of ``numeric="auto"`` too: a DP count of their fields
-        that are integers, other numbers or text decides whether the column
+        that are integers, other numbers or texts decides whether the column
         holds numbers (:func:`~dpsynth.preprocessing._numeric.decide_numeric`,
-        a tenth of the column's share); a numeric one is binned as above and
-        decodes as ``Int64`` or ``float64``, its fields that are no number
-        (or written with a leading zero, like ``"02134"``) becoming missing.
-        The command line uses it: it reads every field as text.
+        a tenth of the column's share: numbers, and texts at most half of
+        the fields).  Such a column keeps its dtype: its numbers are binned
+        as above, and its texts (codes such as ``"N"`` or ``"n/a"``, and
+        numbers written with a leading zero such as ``"02134"``) are
+        released like point masses, each decoding to exactly that text; the
+        texts not released share one other code, decoded to the column's
+        other label.  In an ``object`` column, a DP share of the numbers
+        decodes as text (``"12"``) and the rest as Python numbers (``12``),
+        as the column held them.  ``None``: text columns are categorical.
     bounds : dict, default=None
         ``{column: (low, high)}``: public ranges of numeric columns, e.g. from
         a data dictionary.  These columns are binned (their codes are bin
@@ -311,7 +317,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     def __init__(self, *, categories="auto", missing="category",
                  handle_unknown="error", no_missing=None, other_label=DEFAULT_OTHER_LABEL,
                  max_float_values=32, numeric="auto", numeric_rho=None, numeric_delta=None,
-                 text_numbers=None, bounds=None, n_bins=10,
+                 text_numbers="dp", bounds=None, n_bins=10,
                  binning="uniform", binning_epsilon=None, special_values=None,
                  frequent_values=None, frequent_epsilon=None, frequent_delta=None,
                  inverse="uniform", inverse_epsilon=None, decimals=None, random_state=None):
@@ -380,16 +386,17 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         public function of DP outputs), so that the words of a CSV file leave
         their budget to its numbers.
 
-        Returns ``({name: "number" | "int" | "float" | None}, rho, delta)``;
+        Returns ``({name: "number" | "int" | "float" | None}, {name: (text_share,
+        has_texts)}, rho, delta)`` (the second for the text candidates);
         the decisions' spends and errors are appended to ``spends`` and ``errors``.
         """
-        kinds = {}
+        kinds, texts = {}, {}
         for name, kind in auto.items():
             if kind != "text":
                 kinds[name] = kind
                 continue
             try:
-                kinds[name], spent = decide_text_column(
+                kinds[name], texts[name], spent = decide_text_column(
                     name, *column_values(name), rho=DECIDE_SHARE * self.numeric_rho / len(auto),
                     rng=rng)
                 spends.extend(spent)
@@ -398,11 +405,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 errors.append((name, exc))
         numeric = [name for name, kind in kinds.items() if kind is not None]
         if not numeric:
-            return kinds, 0.0, 0.0
+            return kinds, texts, 0.0, 0.0
         rho = (self.numeric_rho - sum(s.rho for s in spends)) / len(numeric)
         delta = (DEFAULT_FREQUENT_DELTA if self.numeric_delta is None
                  else self.numeric_delta) / len(numeric)
-        return kinds, rho, delta
+        return kinds, texts, rho, delta
 
     def _build_schema(self, frame, was_frame, *, discover, fit_binner, column_values=None):
         """Set ``schema_`` from the declaration (``frame``'s names and dtypes, parameters).
@@ -433,7 +440,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         dtype_public = dtype_declared(self.categories, frame)
         auto_rng = np.random.default_rng(stream(self.random_state, NUMERIC))
         columns, errors, spends = [], [], []
-        kinds, rho_column, delta_column = self._numeric_kinds(auto, column_values, auto_rng,
+        kinds, texts, rho_column, delta_column = self._numeric_kinds(auto, column_values, auto_rng,
                                                               spends, errors)
         for name in names:
             dtype = frame[name].dtype
@@ -446,6 +453,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                     column, spent = fit_auto_column(
                         name, *column_values(name), kind=kinds[name], rho=rho_column,
                         delta=delta_column, n_bins=self.n_bins, rng=auto_rng,
+                        other_label=labels.get(name), text=texts.get(name),
                         special=(self.special_values or {}).get(name, ()),
                         decimals=(self.decimals.get(name) if isinstance(self.decimals, dict)
                                   else self.decimals))
@@ -688,6 +696,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             raise ValueError(f"Code {col[bad][0]} is out of range for column {column.name!r} "
                              f"(valid: 0..{n_values - 1}).")
         mask = (col < 0) | (col >= n_real)
+        if column.binning is not None and column.binning.is_text:
+            values, mask = decode_text_binning(col, column.binning, rng)
+            return restore_dtype(values, mask, column)
         if column.binning is not None:
             values = decode_binning(np.where(mask, 0, col), column.binning, rng)
             return pd.Series(_restore_numeric(values, mask, column.dtype))
@@ -859,6 +870,8 @@ def _missing_in_no_missing(name):
 
 def _bin_column(column, series, missing_code, clip_infinite=False):
     dtype = series.dtype
+    if column.binning.is_text and is_text_dtype(dtype):
+        return encode_text_binning(series, column.binning, column.name, missing_code)
     if (is_text_dtype(dtype) and pd.api.types.is_numeric_dtype(column.dtype)
             and not pd.api.types.is_bool_dtype(column.dtype)):
         # a text column found to hold numbers (text_numbers="dp"): fields that are

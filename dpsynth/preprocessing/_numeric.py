@@ -45,6 +45,8 @@ columns (a CSV file read as text), of whether a column holds numbers.
 """
 
 import math
+from dataclasses import replace
+from numbers import Real
 import warnings
 from dataclasses import replace
 
@@ -55,8 +57,9 @@ from scipy.special import ndtri
 from ..accounting import Spend, first_level_threshold
 from ..exceptions import NoisyReleaseWarning
 from ..mechanisms import discrete_gaussian_scale, gaussian_measure
-from ..schema import Binning, Column, default_missing_marker, integer_room, sub_bin_edges
-from ._discretizer import _check_special, _snap_edges
+from ..schema import (DEFAULT_OTHER_LABEL, Binning, Column, default_missing_marker,
+                      integer_room, other_code_label, sub_bin_edges)
+from ._discretizer import _check_special, _snap_edges, decode_binning, encode_binning
 from ..utils._temporal import is_temporal, numbers_of
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
@@ -91,6 +94,11 @@ MAX_DECIMALS = 10
 #: A column has a missing code when step 1's noisy count of its records without a
 #: value exceeds this many sigma (noise alone does so with probability 0.1%).
 MISSING_SIGMAS = 3.09
+#: The most text codes (``"N"``, ``"n/a"``) released in a text column holding numbers.
+MAX_CODES = 32
+#: A text column holds numbers when its text fields are at most this share of
+#: its present fields (up to noise): its texts are then codes of their own.
+MAX_TEXT_SHARE = 0.5
 #: Shares of a column's zCDP budget: range, point masses, bins and shape.
 STEP_SHARES = (0.25, 0.25, 0.5)
 _FLOAT_OCTAVES = (-30, 63)  # |x| in [2**-30, 2**63): below, the zero cell
@@ -348,7 +356,7 @@ def _clip(values, low, high, integer):
 
 
 def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
-               max_points, rng):
+               max_points, rng, texts=None, text_weights=None):
     """Step 2: DP frequent exact values (a Gaussian DP set union over one record's value).
 
     Candidates are the values clipped into the range, floats rounded to
@@ -357,7 +365,34 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
     column of four-digit magnitudes).  The public candidate ``0`` (when in
     the range) is measured whether or not a record holds it, so it needs no
     set-union threshold: it is kept above :data:`PUBLIC_POINT_SIGMAS` sigma.
+
+    ``texts`` (a text column holding numbers): its fields that are no number,
+    candidates of the same set union (one record holds one field: a number
+    or a text), released by the same rule, at most :data:`MAX_CODES` of
+    them, in sorted order.  Returns ``(points, codes, spend, noisy)``: ``noisy``
+    maps each released point value and code to its noisy count.
     """
+    points, spend, noisy_points = _dp_number_points(values, weights, low, high, integer,
+                                                    decimals, rho, delta, total, max_points,
+                                                    rng)
+    if texts is None:
+        return points, (), spend, noisy_points
+    threshold = dict(spend.params)["threshold"]
+    observed, inverse = np.unique(np.asarray(texts, dtype=object).astype(str),
+                                  return_inverse=True)
+    counts = np.bincount(inverse, weights=text_weights, minlength=observed.size)
+    if not observed.size:
+        return points, (), spend, noisy_points
+    noisy = _noisy(counts, _sigma(rho), rng)
+    keep = (noisy > threshold) & (noisy >= MIN_POINT_SHARE * total)
+    order = np.flatnonzero(keep)[np.argsort(-noisy[keep], kind="stable")][:MAX_CODES]
+    noisy_points.update((str(observed[k]), float(noisy[k])) for k in order)
+    return points, tuple(sorted(str(v) for v in observed[order])), spend, noisy_points
+
+
+def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta, total,
+                      max_points, rng):
+    """:func:`_dp_points` of the numbers."""
     sigma = _sigma(rho)
     # a unique value is released with probability at most delta: the discrete
     # Gaussian's tail P[Y >= m] <= P[N(0, s^2) >= m - 1] (Canonne et al.), one
@@ -385,12 +420,13 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
             public = np.insert(public, where, False)
         public[where] = True
     if not observed.size:
-        return (), spend
+        return (), spend, {}
     noisy = _noisy(counts, sigma, rng)
     level = np.where(public, PUBLIC_POINT_SIGMAS * sigma, threshold)
     keep = (noisy > level) & (noisy >= MIN_POINT_SHARE * total)
     order = np.flatnonzero(keep)[np.argsort(-noisy[keep], kind="stable")][:max_points]
-    return tuple(float(v) for v in np.sort(observed[order])), spend
+    return (tuple(float(v) for v in np.sort(observed[order])), spend,
+            {float(observed[k]): float(noisy[k]) for k in order})
 
 
 def point_keys(values, integer, decimals):
@@ -705,7 +741,8 @@ def _interval_counts(edges, parts, estimate, variance):
 
 
 def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
-                    weights=None, special=(), decimals=None, clip=True, missing=0.0):
+                    weights=None, special=(), decimals=None, clip=True, missing=0.0,
+                    texts=None, text_weights=None, text_options=None):
     """The DP :class:`~dpsynth.schema.Binning` of one numeric column, its spends and
     whether it holds missing values.
 
@@ -735,6 +772,13 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         :func:`default_decimals` of the DP range.
     missing : float, default=0.0
         Number of records without a value (counted in step 1's histogram).
+    texts : ndarray of object, default=None
+        A text column holding numbers: its present fields that are no
+        number (``text_weights`` their numbers of records), whose frequent
+        values step 2 releases as the binning's ``codes``.
+    text_options : dict, default=None
+        More fields of the :class:`~dpsynth.schema.Binning` of a text column
+        (``other``, ``other_label``, ``text_share``).
 
     Returns
     -------
@@ -766,9 +810,11 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
             math.ceil(high * 10 ** places) / 10 ** places
     special = tuple(float(v) for v in special)
     is_special = np.isin(values, np.asarray(special, dtype=np.float64))
-    frequent, points_spend = _dp_points(
+    found = _dp_points(
         values[~is_special], None if weights is None else weights[~is_special], low, high,
-        integer, declared, rho_points, delta, total, max_points, rng)
+        integer, declared, rho_points, delta, total, max_points, rng, texts=texts,
+        text_weights=text_weights)
+    frequent, codes, points_spend, noisy_points = found
     points = special + frequent
 
     def decimals_of(low, high):  # of the final range, and of the released point values
@@ -784,7 +830,24 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
             (k, v) for k, v in range_spend.params.items() if k != "found"))
     binning = Binning(tuple(float(e) for e in edges), bool(integer), "dp_histogram",
                       bool(clip), special=special, frequent=frequent, within=within,
-                      decimals=None if integer else int(decimals), counts=counts)
+                      decimals=None if integer else int(decimals))
+    if text_options is not None:
+        # a code spelled like a bin or point label goes to the other code
+        labels = set(binning.labels) | {other_code_label(text_options.get("other_label"))}
+        codes = tuple(c for c in codes if c not in labels)
+        # an other code when texts are found (their noisy count) or released (both
+        # DP outputs): a column of numbers alone gets no "<other>" from noise
+        options = {**text_options, "other": bool(text_options.get("other")) or bool(codes)}
+        binning = replace(binning, codes=codes, **options)
+    # the intervals' counts of step 3, then each released point value's and code's
+    # noisy count of step 2 (a declared special value is not measured)
+    sigma_points = dict(points_spend.params)["sigma"]
+    after = [noisy_points.get(v, np.nan) if v not in binning.special else np.nan
+             for v in binning.special + binning.frequent]
+    after += [noisy_points.get(c, np.nan) for c in binning.codes]
+    binning = replace(binning, counts=(
+        tuple(counts[0]) + tuple(float(v) for v in after),
+        tuple(counts[1]) + (sigma_points ** 2,) * len(after)) if counts is not None else None)
     return binning, [range_spend, points_spend, shape_spend], bool(has_missing)
 
 
@@ -804,19 +867,45 @@ def parse_numbers(series):
     return out
 
 
-def decide_numeric(series, rho, rng, *, weights=None, max_text_share=0.05):
+def is_typed_number(value):
+    """Whether ``value`` is a number object (``12``, ``2.5``), not a text or a bool."""
+    return isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _typed(series):
+    """Whether each field of a text column is a number object (not its spelling)."""
+    if not series.dtype == object:  # a string dtype holds texts only
+        return np.zeros(len(series), dtype=bool)
+    found, distinct = pd.factorize(series, use_na_sentinel=True)
+    typed = np.fromiter((is_typed_number(v) for v in distinct), dtype=bool,
+                        count=len(distinct))
+    return np.append(typed, False)[found]
+
+
+def text_fields(series):
+    """The fields of a text column that are texts (not numbers, not missing), as a
+    mask; a field that is no text (a bool, a date in an object column) is not one
+    of them and goes to the other value."""
+    present = series.notna().to_numpy()
+    values = series.to_numpy(dtype=object)
+    is_text = np.fromiter((isinstance(v, str) for v in values), dtype=bool,
+                          count=values.size)
+    return present & is_text & np.isnan(parse_numbers(series))
+
+
+def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SHARE):
     """DP decision of whether a text column holds numbers, and which kind.
 
-    The present fields of the column fall in three public cells (integers,
-    other decimal numbers, text); their counts get Gaussian noise (one
-    record changes one count by one: ``rho``-zCDP).  From the noisy counts
-    alone: the column is numeric when numbers clear ``3 sigma`` and text
-    does not exceed ``max_text_share`` of them by more than ``3 sigma``
-    (noise alone calls a column of numbers text with probability 0.13%:
-    that error turns every value into the other value, while the opposite
-    one only turns the few words of a numeric column into missing values);
-    integer when the decimals do not clear ``3 sigma`` and make at most
-    0.1% of the numbers.
+    The present fields of the column fall in five public cells (integers and
+    other decimal numbers, each as number objects or written as text, and
+    texts); their counts get Gaussian noise (one record changes one count by
+    one: ``rho``-zCDP).  From the noisy counts alone: the column holds
+    numbers when their four cells' sum clears ``3 sigma`` of its noise
+    (``6 sigma``) and texts do not exceed ``max_text_share`` of the fields
+    by more than ``3 sigma`` (its texts, such as a code ``"N"``, then become
+    codes of their own); integers when the two decimal cells do not clear
+    ``3 sigma`` of their sum's noise and make at most 0.1% of the numbers.  The share of numbers written as text decides how they decode
+    in an ``object`` column (a string dtype holds texts only).
 
     ``series`` may be the column's distinct fields with ``weights`` their
     numbers of records.
@@ -826,26 +915,130 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=0.05):
     kind : {"int", "float", None}
         ``None``: the column stays text.
     spend : dpsynth.accounting.Spend
+    text_share : float
+        The DP share of numbers written as text (1.0 when number objects do
+        not clear ``3 sigma``, 0.0 when numbers written as text do not).
+    has_texts : bool
+        Whether the noisy count of texts clears ``3 sigma`` (the column then
+        gets an other code for its texts that are not released).
     """
     present = series.notna().to_numpy()
     numbers = parse_numbers(series)
     is_number = ~np.isnan(numbers)
     is_integer = is_number & (np.abs(numbers) < 2.0 ** 53)
     is_integer[is_integer] = numbers[is_integer] == np.round(numbers[is_integer])
+    typed = _typed(series)
     weights = np.ones(present.size) if weights is None else np.asarray(weights, np.float64)
-    counts = np.array([weights[is_integer].sum(), weights[is_number & ~is_integer].sum(),
+    counts = np.array([weights[is_integer & typed].sum(), weights[is_integer & ~typed].sum(),
+                       weights[is_number & ~is_integer & typed].sum(),
+                       weights[is_number & ~is_integer & ~typed].sum(),
                        weights[present & ~is_number].sum()], dtype=np.float64)
     sigma = _sigma(rho)
-    noisy = np.clip(_noisy(counts, sigma, rng), 0, None)
+    noisy = _noisy(counts, sigma, rng)
     spend = Spend("numeric or text", "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("max_text_share", max_text_share),
                           ("sensitivity", 1)))
-    n_numbers = noisy[0] + noisy[1]
-    if not (n_numbers > 3 * sigma and noisy[2] <= max_text_share * noisy.sum() + 3 * sigma):
-        return None, spend
-    if noisy[1] > 3 * sigma and noisy[1] > 0.001 * n_numbers:
-        return "float", spend
-    return "int", spend
+    # sums of k noisy cells (not clipped: unbiased) carry noise sigma * sqrt(k)
+    level_2, level_4 = 3 * sigma * math.sqrt(2), 3 * sigma * 2
+    n_typed, n_written = noisy[0] + noisy[2], noisy[1] + noisy[3]
+    if isinstance(series.dtype, pd.StringDtype) or not n_typed > level_2:
+        text_share = 1.0
+    elif not n_written > level_2:
+        text_share = 0.0
+    else:
+        text_share = round(float(n_written / (n_typed + n_written)), 6)
+    n_numbers = n_typed + n_written
+    has_texts = bool(noisy[4] > 3 * sigma)
+    total = max(float(noisy.sum()), 0.0)
+    if not (n_numbers > level_4 and noisy[4] <= max_text_share * total + 3 * sigma):
+        return None, spend, text_share, has_texts
+    n_decimals = noisy[2] + noisy[3]
+    if n_decimals > level_2 and n_decimals > 0.001 * n_numbers:
+        return "float", spend, text_share, has_texts
+    return "int", spend, text_share, has_texts
+
+
+def encode_text_binning(series, binning, name, missing_code):
+    """Codes of a text column holding numbers (``binning.is_text``).
+
+    Numbers get their bin (:func:`encode_binning`); a text equal to one of
+    ``binning.codes`` its code; any other present field the other code (or
+    the missing code when there is none); a missing field the missing code.
+    """
+    numbers = parse_numbers(series)
+    codes = encode_binning(numbers, binning, name)
+    present = series.notna().to_numpy()
+    rest = present & np.isnan(numbers)
+    if rest.any():
+        fields = series.to_numpy(dtype=object)[rest]
+        lookup = {code: binning.n_numbers + k for k, code in enumerate(binning.codes)}
+        other = binning.n_numbers + len(binning.codes) if binning.other else missing_code
+        codes[rest] = [lookup.get(v, other) if isinstance(v, str) else other for v in fields]
+    codes[codes < 0] = missing_code
+    return codes
+
+
+def number_text(values, integer):
+    """Numbers spelled as text: integers in digits, floats in their shortest spelling."""
+    if integer:
+        return [str(int(v)) for v in values]
+    return [np.format_float_positional(float(v), unique=True, trim="0") for v in values]
+
+
+def decode_text_binning(codes, binning, rng):
+    """Decoded fields of a text column holding numbers, and their missing mask.
+
+    Number codes decode as :func:`decode_binning` does, then a
+    ``binning.text_share`` of them (drawn independently) as text, the rest
+    as Python numbers; a text code to its text; the other code to
+    ``binning.other_label`` (missing when it is None); missing codes to
+    missing.
+
+    Returns
+    -------
+    values : ndarray of object
+    mask : ndarray of bool
+        Missing cells.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    n_numbers = binning.n_numbers
+    n_codes = len(binning.codes)
+    out = np.empty(codes.shape, dtype=object)
+    is_number = (codes >= 0) & (codes < n_numbers)
+    where = np.flatnonzero(is_number)
+    numbers = decode_binning(codes[where], binning, rng)
+    share = binning.text_share
+    as_text = (np.ones(where.size, dtype=bool) if share >= 1.0
+               else np.zeros(where.size, dtype=bool) if share <= 0.0
+               else rng.random(where.size) < share)
+    if as_text.any():
+        out[where[as_text]] = number_text(numbers[as_text], binning.integer)
+    typed = numbers[~as_text]
+    out[where[~as_text]] = [int(v) for v in typed] if binning.integer \
+        else [float(v) for v in typed]
+    is_code = (codes >= n_numbers) & (codes < n_numbers + n_codes)
+    if is_code.any():
+        out[is_code] = np.asarray(binning.codes, dtype=object)[codes[is_code] - n_numbers]
+    mask = ~(is_number | is_code)
+    is_other = (codes == n_numbers + n_codes) & binning.other
+    if binning.other_label is not None and is_other.any():
+        out[is_other] = binning.other_label
+        mask &= ~is_other
+    return out, mask
+
+
+def with_numbers(series, numbers, where, binning):
+    """``series`` (a decoded text column holding numbers) with its cells ``where``
+    replaced by ``numbers[where]``, each written as the cell it replaces was (a
+    text, or a number object)."""
+    fields = series.to_numpy(dtype=object).copy()
+    rows = np.flatnonzero(where)
+    for row, value in zip(rows, np.asarray(numbers)[rows]):
+        if isinstance(fields[row], str):
+            fields[row] = number_text([value], binning.integer)[0]
+        else:
+            fields[row] = int(value) if binning.integer else float(value)
+    return pd.Series(fields, index=series.index, dtype=series.dtype)
 
 
 # ------------------------------------------------------------ the encoder's hooks
@@ -931,13 +1124,13 @@ DECIDE_SHARE = 0.1
 
 def decide_text_column(name, series, weights, *, rho, rng):
     """The DP decision of :func:`decide_numeric` for a text candidate of
-    ``numeric="auto"``: ``("int" | "float" | None, spends)``."""
-    found, spend = decide_numeric(series, rho, rng, weights=weights)
-    return found, _named([spend], name)
+    ``numeric="auto"``: ``("int" | "float" | None, (text_share, has_texts), spends)``."""
+    found, spend, text_share, has_texts = decide_numeric(series, rho, rng, weights=weights)
+    return found, (text_share, has_texts), _named([spend], name)
 
 
 def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, special=(),
-                    decimals=None):
+                    decimals=None, other_label=DEFAULT_OTHER_LABEL, text=None):
     """The binned :class:`~dpsynth.schema.Column` of one numeric column of ``numeric="auto"``.
 
     Parameters
@@ -949,6 +1142,13 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
     kind : {"number", "int", "float"}
         A column of a numeric dtype, or a text column that
         :func:`decide_text_column` found to hold integers or other numbers.
+        Such a text column keeps its dtype: its numbers are binned, its
+        frequent texts (codes such as ``"N"``) released with the point
+        masses, each a code of its own, and its other texts share an other
+        code that decodes to ``other_label``.
+    text : tuple or None
+        For a text column: ``(text_share, has_texts)`` of its DP decision
+        (:func:`decide_numeric`).
     rho, delta : float
         The column's budget.
     n_bins : int
@@ -962,21 +1162,32 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         records are coded as :func:`~dpsynth.schema.Binning.fill_code`.
     spends : list of dpsynth.accounting.Spend
     """
+    texts = text_weights = text_options = None
     if kind in ("int", "float"):
         values = parse_numbers(series)
         integer = kind == "int"
-        dtype = pd.Int64Dtype() if integer else np.dtype(np.float64)
+        dtype = series.dtype  # the column keeps its dtype: numbers and codes decode into it
+        text_share, has_texts = text
+        is_text = text_fields(series)
+        texts = series.to_numpy(dtype=object)[is_text]
+        text_weights = (None if weights is None
+                        else np.asarray(weights, dtype=np.float64)[is_text])
+        text_options = {"other": has_texts, "other_label": other_label,
+                        "text_share": text_share}
+        absent = series.isna().to_numpy()  # texts and other fields have codes of their own
     else:  # instants and durations are whole numbers of their unit
         dtype = series.dtype
         values = numbers_of(series)
         integer = is_temporal(dtype) or pd.api.types.is_integer_dtype(dtype)
+        absent = np.isnan(values)
     present = ~np.isnan(values)
     weights = None if weights is None else np.asarray(weights, dtype=np.float64)
-    missing = float((~present).sum() if weights is None else weights[~present].sum())
+    missing = float(absent.sum() if weights is None else weights[absent].sum())
     binning, spent, has_missing = numeric_binning(
         values[present], integer=integer, rho=rho, delta=delta, n_bins=n_bins,
         max_points=n_bins, rng=rng, weights=None if weights is None else weights[present],
-        special=_special(special, name, integer), decimals=decimals, missing=missing)
+        special=_special(special, name, integer), decimals=decimals, missing=missing,
+        texts=texts, text_weights=text_weights, text_options=text_options)
     if dict(spent[0].params).get("found", True) is False:
         warnings.warn(
             f"No DP range was found for the numeric column {name!r} (too few records for "

@@ -22,11 +22,14 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
    above the threshold ``rho_1`` of the DP set union are published (Gopi,
    Mahabadi and Yekhanin, Algorithm 1, level 1; each record has exactly one
    value per column, so its contribution bound is the number of undeclared
-   columns, a public number).  Every undeclared column gets an *other*
-   code (public: whatever was released, see
-   :meth:`~dpsynth.schema.Schema.restrict`), and the values that were not
-   released are encoded as other from then on: the missing code holds the
-   missing values only.  The released values' noisy counts are DP outputs
+   columns, a public number).  An undeclared column gets an *other* code
+   (see :meth:`~dpsynth.schema.Schema.restrict`) when the noisy count of its
+   records whose values were not released (below) clears ``OTHER_SIGMAS``
+   times its noise, and the values that were not released are encoded as
+   other from then on: the missing code holds the missing values only.  A
+   column whose values were all found has no other code: its few
+   undiscovered records join its most frequent released value
+   (:func:`_other_codes`, DP outputs only).  The released values' noisy counts are DP outputs
    as well (Gopi et al. release them), and so is the missing code's,
    measured without a threshold (it is public): they are averaged into the
    1-way marginals of step 3, code by code, so the discovery budget is not
@@ -116,6 +119,11 @@ NOISE_MARGIN = 3.0
 """See ``MIN_REMAINDER``: a column with nothing undiscovered is selected with
 probability below 0.0014.  Also the margin of the extra's expected gain (in
 noise scales of its estimate)."""
+OTHER_SIGMAS = 3.09
+"""A column keeps its other code when its noisy undiscovered count exceeds this
+many times its noise scale (noise alone does so with probability 0.1%), or the
+second round measured it; otherwise its few undiscovered records join its most
+frequent released value (:func:`_other_codes`)."""
 EXTRA_MIN = 2.0
 """A column selected for the second round is a candidate for an *extra* budget
 when its noisy undiscovered count is above this many first-round thresholds
@@ -495,19 +503,55 @@ def _noisy(counts, scale, rng, noise):
     return (counts.astype(np.int64) + discrete_gaussian(counts.shape, scale, rng)).astype(float)
 
 
-def _public_counts(released, public, new_ids, sizes):
+def _other_codes(released, schema, undeclared):
+    """The columns that keep an other code and the fill value of the others.
+
+    Returns ``(with_other, fill)``: the indexes of the undeclared columns whose
+    noisy undiscovered count (:func:`_discover`'s remainder) exceeds
+    ``OTHER_SIGMAS`` times its noise scale, that the second round measured, or
+    that have no released value; and ``{column: attribute id}`` of the others,
+    their released value with the largest noisy count, which takes their
+    undiscovered records.  Functions of DP outputs only: a column whose values
+    were all discovered has no other code for noise to put synthetic records
+    in (a record still counted there would be noise, as for the missing code of
+    ``numeric="auto"``).
+    """
+    with_other, fill = set(), {}
+    for j in undeclared:
+        ids, noisy, _, *other = released[j]
+        values = ids < schema.offsets[j] + len(schema.columns[j].values)  # not missing
+        if not other or not values.any() or other[0] > OTHER_SIGMAS * math.sqrt(other[1]):
+            with_other.add(j)
+        else:
+            fill[j] = int(ids[values][np.argmax(noisy[values])])
+    return with_other, fill
+
+
+def _public_counts(released, public, new_ids, sizes, fill=None):
     """The released noisy counts as :func:`release_workload`'s ``one_way_counts``.
 
     Over each column's public codes (``sizes``), NaN where discovery
     measured nothing (the ``"absent"`` code; the other code of a
     second-round column).  Every count
     measured is of exactly the records its public code holds: the values
-    not released went to the other code, not to the missing one.
+    not released went to the other code, not to the missing one.  In a
+    column without an other code they went to its ``fill`` value
+    (:func:`_other_codes`), whose count is then the sum of its own noisy
+    count and the noisy undiscovered count.
     """
+    fill = fill or {}
     out = {}
     for j, (attributes, noisy, variance, *other) in released.items():
         counts = np.full(int(sizes[j]), np.nan)
-        counts[new_ids[attributes] - public.offsets[j]] = noisy
+        codes = new_ids[attributes] - public.offsets[j]
+        counts[codes] = noisy
+        if j in fill:  # the fill value holds the undiscovered records as well
+            code = int(new_ids[fill[j]] - public.offsets[j])
+            variances = np.full(counts.shape, float(variance))
+            counts[code] += other[0]
+            variances[code] += other[1]
+            out[j] = (counts, variances)
+            continue
         if other:  # the other code's count, with the variance of its own measurement
             variances = np.full(counts.shape, float(variance))
             counts[public.other_codes[j]], variances[public.other_codes[j]] = other
@@ -517,10 +561,11 @@ def _public_counts(released, public, new_ids, sizes):
 
 
 def _interval_counts(public, sizes):
-    """The noisy interval counts of the binned columns that carry them
-    (:attr:`~dpsynth.schema.Binning.counts`, ``numeric="auto"``) as
-    :func:`release_workload`'s ``one_way_counts``: NaN on the point and missing
-    codes and on the intervals that can hold no record.
+    """The noisy counts of the binned columns that carry them
+    (:attr:`~dpsynth.schema.Binning.counts`, ``numeric="auto"``: intervals, then
+    point values and text codes) as :func:`release_workload`'s
+    ``one_way_counts``: NaN on the codes not measured (declared special values,
+    the other and missing codes) and on the intervals that can hold no record.
 
     They are DP outputs of the encoder's accounted measurements, each count of
     exactly the records its interval code holds (post-processing).
@@ -531,7 +576,9 @@ def _interval_counts(public, sizes):
         if binning is None or binning.counts is None:
             continue
         values, variances = (np.asarray(v, dtype=np.float64) for v in binning.counts)
-        values = np.where(binning.empty_intervals | ~(variances > 0), np.nan, values)
+        empty = np.zeros(values.size, dtype=bool)
+        empty[:binning.n_intervals] = binning.empty_intervals
+        values = np.where(empty | ~(variances > 0), np.nan, values)
         counts = np.full(int(sizes[j]), np.nan)
         counts[:values.size] = values
         variance = np.full(int(sizes[j]), np.inf)
@@ -634,11 +681,15 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
             rho_profile=PROFILE_SHARE * rho_first,
             rho_extra=max(0.0, min(EXTRA_SHARE * rho_first, EXTRA_REST * rho_rest)))
         spends += found
-    public, new_ids = schema.restrict(keep, other=True)
+    if public_universe:
+        public, new_ids = schema.restrict(keep, other=True)
+    else:  # other codes only where the noisy undiscovered counts call for one
+        with_other, fill = _other_codes(released, schema, list(released))
+        public, new_ids = schema.restrict(keep, other=with_other, fill=fill)
     sizes = public.n_values + (1 if public.missing == "absent" else 0)
     one_way = _interval_counts(public, sizes)
     if not public_universe:  # the discovery's noisy counts measure the 1-way marginals too
-        one_way.update(_public_counts(released, public, new_ids, sizes))
+        one_way.update(_public_counts(released, public, new_ids, sizes, fill))
     if one_way:
         workload_params = dict(workload_params, one_way_counts=one_way)
 
@@ -648,7 +699,7 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
 
     # cells the declaration rules out (a missing code declared no_missing or
     # in a numpy int/bool column) hold no record: measured as exact zeros.
-    # The other code is always possible (it never depends on the data).
+    # An other code, where the release has one, is always possible.
     impossible = [~possible for possible in public.possible_cells()]
     release = release_workload(codes.map(by_lookup(table_codes, schema.n_values)), sizes, rho=rho - rho_discovery, rng=rng,
                                reporting_length=reporting_length, empty_cells=impossible,

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..preprocessing._discretizer import _restore_numeric, decode_binning, encode_binning
+from ..preprocessing._numeric import encode_text_binning, is_text_dtype, parse_numbers
 from ..preprocessing._dtypes import nullable_dtype
 
 __all__ = ["ValueCondition", "RangeCondition", "parse_conditions", "draw_restricted",
@@ -58,9 +59,20 @@ def code_index(codes, n_values):
     return np.where(codes < 0, n_values, codes)
 
 
+def _value_index(column):
+    """The values a categorical column's codes stand for, positions = codes: its
+    values, then its other label when it has an other code that decodes to one
+    (synthetic data hold that label, so a condition or a known value may too)."""
+    labels = list(column.values)
+    if column.other and column.other_label is not None and column.other_label not in labels:
+        labels.append(column.other_label)
+    return pd.Index(labels, dtype=object)
+
+
 def _available(column, has_missing):
-    shown = list(column.values[:20])
-    more = "..." if len(column.values) > 20 else ""
+    labels = list(_value_index(column))
+    shown = labels[:20]
+    more = "..." if len(labels) > 20 else ""
     missing = " and missing (None)" if has_missing else ""
     return f"{shown}{more}{missing}"
 
@@ -83,7 +95,7 @@ def value_codes(schema, j, values, *, what="condition"):
     """
     column = schema[j]
     n = int(schema.n_values[j])
-    index = pd.Index(list(column.values), dtype=object)
+    index = _value_index(column)
     has_missing = _column_has_missing(schema, j)
     codes = []
     for value in values:
@@ -122,6 +134,10 @@ class ValueCondition:
         for value in self.values:
             if _is_missing(value):
                 mask[value_codes(schema, j, [None])] = True
+                continue
+            codes = column.binning.codes
+            if isinstance(value, str) and value in codes:  # a text code, exactly
+                mask[column.binning.n_numbers + codes.index(value)] = True
                 continue
             if not _is_number(value):
                 raise ValueError(f"Column {self.column!r} is numeric (binned); a condition on "
@@ -258,8 +274,8 @@ def parse_conditions(conditions, schema):
 def _decode_values(schema, j, codes, rng):
     """Decoded numeric values of column ``j`` (int64 or float64) and the missing mask."""
     column = schema[j]
-    n_real = len(column.values)
-    mask = (codes < 0) | (codes >= n_real)
+    # the numbers' codes (a text column's codes and other value: no number, as missing)
+    mask = (codes < 0) | (codes >= column.binning.n_numbers)
     values = decode_binning(np.where(mask, 0, codes), column.binning, rng)
     return values, mask
 
@@ -427,7 +443,7 @@ def encode_known(schema, frame):
 
     Binned columns take their bin (a value outside the bins of a column that
     clips goes to its end bin); categorical values must be among the
-    released ones.  Returns ``{column index: codes}`` (``-1`` for an empty
+    released ones or the column's other label (its other code).  Returns ``{column index: codes}`` (``-1`` for an empty
     cell with ``missing="absent"``).
     """
     names = schema.names
@@ -438,6 +454,14 @@ def encode_known(schema, frame):
         series = frame[name]
         n = int(schema.n_values[j])
         missing_code = -1 if schema.missing == "absent" else n - 1
+        if column.binning is not None and column.binning.is_text \
+                and is_text_dtype(series.dtype):  # numbers and codes written as text
+            codes = encode_text_binning(series, column.binning, name, missing_code)
+            if (codes == missing_code).any() and not _column_has_missing(schema, j):
+                raise ValueError(f"Column {name!r} of known has missing values, which the "
+                                 "release does not hold.")
+            out[j] = codes.astype(np.int64)
+            continue
         if column.binning is not None:
             dtype = series.dtype
             if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
@@ -452,7 +476,7 @@ def encode_known(schema, frame):
             out[j] = codes.astype(np.int64)
             continue
         missing = series.isna().to_numpy()
-        index = pd.Index(list(column.values), dtype=object)
+        index = _value_index(column)
         codes = index.get_indexer(pd.Index(series.astype(object).to_numpy(), dtype=object))
         unknown = (codes < 0) & ~missing
         if unknown.any():
@@ -611,7 +635,9 @@ def _redraw_for_rows(predicates, schema, known, rows, candidates, picked, codes,
     for j in columns:
         name = schema[j].name
         if schema[j].binning is not None:
-            v = known[name].iloc[rows].to_numpy(dtype=np.float64, na_value=np.nan)
+            cells = known[name].iloc[rows]
+            v = (parse_numbers(cells) if is_text_dtype(cells.dtype)
+                 else cells.to_numpy(dtype=np.float64, na_value=np.nan))
             known_values[j] = (v, np.isnan(v))
 
     def accept(records, row_index):

@@ -1394,3 +1394,22 @@ def test_schema_draft_to_a_file(capsys, work, table_csv):
     assert_one_line_error(code, err, "schema draft", "schema.json exists", "--force")
     code, _, err = run(capsys, "schema", "draft", "missing.csv")
     assert_one_line_error(code, err, "schema draft", "input file not found")
+
+
+def test_synthesize_keeps_text_codes_of_numeric_columns(capsys, work):
+    # a complete count column with a code "N" (as census files write "not
+    # applicable"): the code comes back as itself, never as an empty field
+    rng = np.random.default_rng(5)
+    n = 4000
+    count = rng.poisson(2, n).astype(str).astype(object)
+    count[rng.random(n) < 0.04] = "N"
+    pd.DataFrame({"count": count, "group": rng.choice(["a", "b"], n)}).to_csv(
+        work / "data.csv", index=False)
+    code, out, err = run(capsys, "synthesize", "data.csv", "-o", "out.csv", "--seed", 1)
+    assert code == 0, err
+    fake = pd.read_csv("out.csv", dtype=str, keep_default_na=False)
+    assert (fake["count"] == "").mean() <= 0.005
+    assert abs((fake["count"] == "N").mean() - (count == "N").mean()) <= 0.02
+    numbers = pd.to_numeric(fake["count"], errors="coerce").dropna()
+    assert (numbers == numbers.round()).all()
+    assert abs(numbers.mean() - 2) <= 0.2

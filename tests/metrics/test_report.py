@@ -253,7 +253,7 @@ def test_report_shows_the_privacy_curve_and_the_ledger(tables, tmp_path):
     page = path.read_text(encoding="utf-8")
     assert "privacy curve" in page and page.count("<img") >= 2
     for row in spent.ledger():  # every mechanism, with its mechanism name
-        assert html.escape(row["name"]) in page
+        assert row["name"] in html.unescape(page)  # "numeric column 'a': ..." quoted
     assert "<td>discrete_gaussian</td>" in page and "<td>gaussian</td>" not in page
     assert "share of the budget" in page
 

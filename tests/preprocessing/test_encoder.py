@@ -213,11 +213,27 @@ def test_mixed_value_types_are_categories_of_their_own():
     assert back["a"].isna().tolist()[:7] == [False] * 4 + [True] + [False] * 2
     assert list(back["a"].iloc[[0, 1, 2, 3, 5, 6]]) == [3, "x", "3", 3, "x", 2.5]
     assert [type(v) for v in back["a"].iloc[:4]] == [int, str, str, int]
-    # undeclared: the DP value list is in a type-ranked order, numbers before text
-    synth = DPMarginalSynthesizer(epsilon=1e4, random_state=0).fit(X)
+    # undeclared and categorical: the DP value list is in a type-ranked order,
+    # numbers before text
+    synth = DPMarginalSynthesizer(encoder=TableEncoder(numeric={"a": "categorical"}),
+                                  epsilon=1e4, random_state=0).fit(X)
     assert list(synth.aggregates_.schema[0].values) == [2.5, 3, "3", "x"]
     sample = synth.sample(200)
     assert set(sample["a"].dropna()) <= {2.5, 3, "3", "x", "<other>"}
+    # by default the column holds numbers (two thirds of its fields): they are
+    # binned, "x" is a code of its own, and numbers decode as the column held them
+    # (number objects and text, by a DP share)
+    synth = DPMarginalSynthesizer(epsilon=1e4, random_state=0).fit(X)
+    binning = synth.aggregates_.schema[0].binning
+    assert binning.codes == ("x",) and binning.frequent == (2.5, 3.0)
+    assert binning.text_share == pytest.approx(0.25, abs=0.02)
+    sample = synth.sample(2000, random_state=0)["a"]
+    assert sample.dtype == object
+    # a column of decimal numbers: 3 decodes as the float 3.0, or as the text "3.0"
+    assert set(sample.dropna().map(repr)) <= {"2.5", "3.0", "'2.5'", "'3.0'", "'x'",
+                                              "'<other>'"}
+    shares = sample.dropna().map(lambda v: type(v).__name__).value_counts(normalize=True)
+    assert shares["str"] == pytest.approx(1 / 3 + 2 / 3 * 0.25, abs=0.05)
 
 
 def test_transform_checks_columns():

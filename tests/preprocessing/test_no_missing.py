@@ -202,15 +202,16 @@ def test_an_undeclared_column_declared_complete_never_synthesizes_missing_values
     # its values are learned (some too rare to be released): they become its other
     # value, so its missing code stays impossible and no record gets it
     frame = _table(2000)
-    rare = np.arange(len(frame)) % 25 == 0
+    rare = np.arange(len(frame)) % 10 == 0  # above 3.09 sigma of the undiscovered count
     frame.loc[rare, "a"] = [f"rare-{i}" for i in range(rare.sum())]
     synth = DPMarginalSynthesizer(epsilon=1.0, random_state=0,
                                   encoder=TableEncoder(no_missing=["a", "b"])).fit(frame)
     schema = synth.aggregates_.schema
-    assert [c.other for c in schema] == [True, True, True]
+    # b and c: every value found, no other code (a DP count of the rest)
+    assert [c.other for c in schema] == [True, False, False]
     assert [c.has_missing for c in schema] == [False, False, True]
     assert not schema.possible_attributes[schema.offsets[1:] - 1][:2].any()
     for seed in range(3):
         out = synth.sample(random_state=seed)
         assert out[["a", "b"]].notna().all().all()
-        assert 0.01 < (out["a"] == "<other>").mean() < 0.08
+        assert 0.05 < (out["a"] == "<other>").mean() < 0.15

@@ -352,7 +352,8 @@ def test_numeric_discovery_is_a_share_of_the_budget(raw_fit):
     for column in ("income", "score", "count", "level", "kids"):
         for step in ("range", "point masses", "bins and shape"):
             assert f"numeric column {column!r}: {step}" in names
-    assert not any("'city'" in name for name in names)
+    # the text column pays for the DP count that finds it holds no numbers, and no more
+    assert [n for n in names if "'city'" in n] == ["numeric column 'city': numeric or text"]
     numeric = sum(m.rho for m in spent.mechanisms if m.name.startswith("numeric column"))
     assert numeric == pytest.approx(spent["rho_numeric"])
     assert 0 < numeric <= 0.25 * spent["rho"] + 1e-12
@@ -368,7 +369,7 @@ def test_numeric_discovery_in_the_sds_release_keeps_the_total():
     assert spent["epsilon"] == pytest.approx(4.0)
     assert spent["delta"] <= 1e-5 + 1e-18
     numeric = [m for m in spent.mechanisms if m.name.startswith("numeric column")]
-    assert len(numeric) == 3 * 4
+    assert len(numeric) == 3 * 4 + 1  # and the text column's numeric-or-text count
     assert sum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"])
     S = synth.sample(random_state=0)
     assert S["count"].dtype == np.int64
@@ -386,7 +387,11 @@ def test_declarations_win_over_numeric_discovery_and_cost_nothing():
     assert schema["count"].binning.special == (0.0,)
     assert 0.0 not in schema["count"].binning.frequent
     columns = {s.name.split("'")[1] for s in encoder.spends_}
-    assert columns == {"score", "count", "kids"}
+    assert columns == {"score", "count", "kids", "city"}  # city: numeric or text
+    # the text column spends a tenth of a quarter on finding that it holds no
+    # numbers; the numeric columns split the rest
+    city = [s for s in encoder.spends_ if s.name.startswith("numeric column 'city'")]
+    assert [s.rho for s in city] == [pytest.approx(0.05 * 0.1 / 4)]
     assert encoder.rho_spent_ == pytest.approx(0.05)
     # alone, without a budget, numeric columns stay categorical (as numeric="categorical")
     alone = TableEncoder().fit(X[["level", "city"]])
@@ -864,12 +869,75 @@ def test_interval_counts_of_step_3_measure_each_interval_for_the_release():
                                         n_bins=10, max_points=10,
                                         rng=np.random.default_rng(seed))
         counts, variances = (np.asarray(v) for v in binning.counts)
-        assert counts.shape == variances.shape == (binning.n_intervals,)
-        assert (variances > 0).all()
+        # the intervals, then the released point values (0 here: step 2's count)
+        assert counts.shape == variances.shape == (binning.n_numbers,)
+        assert (variances > 0).all() and binning.frequent == (0.0,)
         codes = np.asarray(encode_binning(values, binning, "x"))
-        true = np.bincount(codes, minlength=len(binning.labels))[:binning.n_intervals]
+        true = np.bincount(codes, minlength=len(binning.labels))[:binning.n_numbers]
         errors.append((counts - true) / np.sqrt(variances))
         assert "counts" not in binning.to_json()
         assert Binning.from_json(binning.to_json()) == binning
     errors = np.concatenate(errors)
     assert abs(errors.mean()) <= 0.5 and np.abs(errors).max() <= 4.5, errors
+# ------------------------------------------- text columns of numbers and codes
+def _coded(n=4000, seed=7, dtype=object):
+    """A complete income column written as text with a code "N" (12%), a count
+    with the code "n/a" (6%), and a category."""
+    rng = np.random.default_rng(seed)
+    income = np.round(rng.lognormal(10, 0.8, n)).astype(np.int64).astype(str).astype(object)
+    income[rng.random(n) < 0.12] = "N"
+    count = rng.poisson(2, n).astype(str).astype(object)
+    count[rng.random(n) < 0.06] = "n/a"
+    return pd.DataFrame({"income": pd.Series(income, dtype=dtype),
+                         "count": pd.Series(count, dtype=dtype),
+                         "group": pd.Series(rng.choice(["a", "b", "c"], n), dtype=dtype)})
+
+
+def _numbers(series):
+    return pd.to_numeric(series.astype(object), errors="coerce").dropna()
+
+
+@pytest.mark.parametrize("dtype", [object, "string"])
+def test_text_column_of_numbers_keeps_its_codes_and_no_nan(dtype):
+    X = _coded(dtype=dtype)
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    S = synth.sample(random_state=1)
+    schema = synth.aggregates_.schema
+    for name, code in (("income", "N"), ("count", "n/a")):
+        binning = schema[schema.names.index(name)].binning
+        assert binning is not None and binning.codes == (code,) and binning.text_share == 1.0
+        assert S[name].dtype == X[name].dtype  # pandas in, pandas out
+        assert S[name].isna().mean() <= 0.005, name  # complete: no NaN (up to noise)
+        assert abs((S[name] == code).mean() - (X[name] == code).mean()) <= 0.02, name
+        # the numbers come back as the text they were, with their distribution
+        numbers = S[name][S[name] != code].dropna()
+        assert numbers.map(type).eq(str).all()
+        assert _ks(_numbers(X[name]), _numbers(numbers)) <= 0.10, name
+    assert set(S["count"].dropna()) - {"n/a", "<other>"} <= {str(k) for k in range(40)}
+
+
+def test_object_column_of_number_objects_and_texts_keeps_both_types():
+    # ints, the same numbers written as text, and words in one object column:
+    # distinct values by type and value, decoded to their type by a DP share
+    rng = np.random.default_rng(3)
+    n = 4000
+    kind = rng.random(n)
+    mixed = np.empty(n, dtype=object)
+    mixed[:] = [int(v) for v in rng.integers(0, 8, n)]
+    written = (kind >= 0.5) & (kind < 0.7)
+    mixed[written] = rng.integers(0, 8, written.sum()).astype(str)
+    mixed[kind >= 0.7] = np.where(rng.random((kind >= 0.7).sum()) < 0.6, "unknown", "n/a")
+    X = pd.DataFrame({"mixed": mixed, "flag": rng.random(n) < 0.4})
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    binning = synth.aggregates_.schema[0].binning
+    assert binning.codes == ("n/a", "unknown")
+    assert binning.text_share == pytest.approx(0.2 / 0.7, abs=0.03)
+    S = synth.sample(random_state=2)["mixed"]
+    assert S.dtype == object and S.isna().mean() <= 0.005
+
+    def typed(series):
+        return series.map(lambda v: f"{type(v).__name__}:{v}").value_counts(normalize=True)
+
+    real, fake = typed(X["mixed"]), typed(S)
+    assert 0.5 * real.subtract(fake, fill_value=0).abs().sum() <= 0.08
+    assert set(fake.index) <= set(real.index) | {"str:<other>"}

@@ -40,9 +40,10 @@ def test_privacy_spent_satisfies_zcdp_budget(epsilon, delta, reporting_length, a
     spent = synth.fit(_table()).privacy_spent_
     R = reporting_length
     rho = spent["rho"]
-    # components add up to rho (zCDP composition)
+    # components add up to rho (zCDP composition), with the encoder's DP counts
+    # that find the text columns hold no numbers
     total = R * spent["percentile_epsilon"] ** 2 / 2 + sum(
-        1 / (2 * spent["sigmas"][k] ** 2) for k in range(1, R + 1))
+        1 / (2 * spent["sigmas"][k] ** 2) for k in range(1, R + 1)) + spent["rho_numeric"]
     assert total == pytest.approx(rho, rel=1e-12)
     # rho converts back to the marginals' epsilon at delta/2 (squared form);
     # the unsquared formula of the papers fails this identity

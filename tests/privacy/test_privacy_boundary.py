@@ -603,6 +603,9 @@ def _csv_neighbours():
                                    ("a duplicate record", {}),
                                    ("a tab and a pipe", {"status": "a\tb|c"}),
                                    ("a missing field", {"rooms": ""}))]
+    placed += [(f"{name} ({where})", plus(where, **values))
+               for where in ("first", "middle", "last")
+               for name, values in (("a text code in a numeric column", {"rooms": "N"}),)]
     return placed + [
         ("add a unique zip", plus(zip="99999")),
         ("remove a record", base.iloc[1:]),
@@ -646,7 +649,7 @@ _UNDECLARED_VALUES = {"add a unique zip", "a float in an integer-looking column"
                       "a value with a delimiter and quotes", "a value with a semicolon"} | {
     f"{name} ({where})" for where in ("first", "middle", "last")
     for name in ("a separator canary", "a no-header separator canary", "a unique zip",
-                 "a tab and a pipe")}
+                 "a tab and a pipe", "a text code in a numeric column")}
 
 
 @pytest.mark.parametrize("name,declared", [
@@ -678,8 +681,9 @@ def _numeric_base(n=800, seed=2):
         "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
 
 
-def _nothing_declared_releases(tables, tmp_path):
-    """Each table's default release (saved and read back), sample dtypes and warnings."""
+def _default_releases(tables, tmp_path):
+    """Each table through ``DPMarginalSynthesizer(epsilon=4)`` with nothing declared:
+    ``(document, sample dtypes, warnings, synthesizer)`` of each."""
     releases = []
     for label, frame in zip("abcdefgh", tables):
         synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0)
@@ -690,15 +694,21 @@ def _nothing_declared_releases(tables, tmp_path):
         path = tmp_path / f"{label}.json"
         synth.aggregates_.save(path)
         releases.append((json.loads(path.read_text()), sample.dtypes,
-                         sorted(str(w.message) for w in caught)))
+                         sorted(str(w.message) for w in caught), synth))
     return releases
 
 
-def _check_nothing_declared_neighbours(releases, dp_binned):
-    (first, dtypes_1, messages_1), (second, dtypes_2, messages_2) = releases
+def _check_numeric_neighbours(releases, dp_binned):
+    """Releases of :func:`_default_releases` differ only in DP outputs."""
+    (first, dtypes_1, messages_1, _), (second, dtypes_2, messages_2, _) = releases
     assert _public_part(first, dp_binned) == _public_part(second, dp_binned)
     pd.testing.assert_series_equal(dtypes_1, dtypes_2)
     assert messages_1 == messages_2
+    # the share of the budget is public: the same rho for each numeric step
+    numeric = [m for m in first["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
+    assert [m["rho"] for m in numeric] == [
+        m["rho"] for m in second["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
+    assert first["privacy"]["epsilon"] == second["privacy"]["epsilon"] == 4.0
 
 
 @pytest.mark.parametrize("name,values", [
@@ -712,14 +722,62 @@ def _check_nothing_declared_neighbours(releases, dp_binned):
 ])
 def test_numeric_discovery_neighbours_differ_only_in_dp_outputs(name, values, tmp_path):
     base = _numeric_base()
-    releases = _nothing_declared_releases([base, _with_record(base, **values)], tmp_path)
-    _check_nothing_declared_neighbours(releases, ("amount", "visits"))
-    (first, _, _), (second, _, _) = releases
-    # the share of the budget is public: the same rho for each numeric step
-    numeric = [m for m in first["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
-    assert [m["rho"] for m in numeric] == [
-        m["rho"] for m in second["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
-    assert first["privacy"]["epsilon"] == second["privacy"]["epsilon"] == 4.0
+    _check_numeric_neighbours(_default_releases([base, _with_record(base, **values)], tmp_path),
+                              ("amount", "visits"))
+
+
+def _coded_base(n=800, seed=6):
+    """Text columns holding numbers: numbers written as text with a code "N", and
+    number objects with words (as spreadsheets export them)."""
+    rng = np.random.default_rng(seed)
+    coded = rng.poisson(3, n).astype(str).astype(object)
+    coded[rng.random(n) < 0.15] = "N"
+    mixed = np.empty(n, dtype=object)
+    mixed[:] = [int(v) for v in rng.integers(0, 50, n)]
+    mixed[rng.random(n) < 0.25] = "n/a"
+    return pd.DataFrame({"coded": coded, "mixed": mixed,
+                         "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+
+
+_CODED_CHANGES = [
+    ("a new code", {"coded": "X"}),
+    ("a known code", {"coded": "N"}),
+    ("a number", {"coded": "4"}),
+    ("a huge number", {"coded": "1000000000000"}),
+    ("a number object among texts", {"coded": 4}),
+    ("a decimal number", {"coded": "2.5"}),
+    ("a code with a leading zero", {"coded": "007"}),
+    ("a missing field", {"coded": None}),
+    ("a new word", {"mixed": "zzz"}),
+    ("a number written as text", {"mixed": "5"}),
+    ("a bool", {"mixed": True}),
+]
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name,values", _CODED_CHANGES)
+def test_text_codes_of_numeric_columns_neighbours_differ_only_in_dp_outputs(
+        name, values, position, tmp_path):
+    base = _coded_base()
+    releases = _default_releases([base, _with_record(base, position, **values)], tmp_path)
+    # both columns are found to hold numbers (a DP decision) in both releases;
+    # their bins, codes, other code and text share are DP outputs
+    for *_, synth in releases:
+        assert all(c.binning is not None and c.binning.is_text
+                   for c in synth.aggregates_.schema if c.name != "kind")
+    _check_numeric_neighbours(releases, ("coded", "mixed"))
+
+
+def test_a_code_held_by_one_record_is_not_released():
+    # the codes are a DP set union with the point masses: a code held by one
+    # record is released with probability at most delta
+    base = _coded_base()
+    for position in POSITIONS:
+        frame = _with_record(base, position, coded="canary-1234")
+        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame)
+        binning = synth.aggregates_.schema[0].binning
+        assert binning.codes == ("N",)
+        assert "canary-1234" not in set(synth.sample(5000, random_state=0)["coded"])
 
 
 def _temporal_base(n=800, seed=5):
@@ -743,11 +801,10 @@ def _temporal_base(n=800, seed=5):
 def test_temporal_column_neighbours_differ_only_in_dp_outputs(name, values, position,
                                                               tmp_path):
     base = _temporal_base()
-    releases = _nothing_declared_releases(
-        [base, _with_record(base, position, **values)], tmp_path)
+    releases = _default_releases([base, _with_record(base, position, **values)], tmp_path)
     assert any(m["name"].startswith("numeric column 'when'")  # binned as numbers, by DP
                for m in releases[0][0]["privacy"]["mechanisms"])
-    _check_nothing_declared_neighbours(releases, ("when", "stay"))
+    _check_numeric_neighbours(releases, ("when", "stay"))
 
 
 def _wide_base(seed=4):

@@ -90,6 +90,12 @@ def _mu_of_spends(mechanisms):
     return math.sqrt(total)
 
 
+def _release_rho(spent):
+    """The release's own budget: ``rho`` less what the encoder's DP steps spent (text
+    columns are numeric candidates by default: each spends its DP decision)."""
+    return spent["rho"] - spent["rho_numeric"]
+
+
 def test_accounting_against_an_independent_computation():
     spent = _fit(epsilon=2.0, delta=1e-6).privacy_spent_
     # every mechanism's mu**2 / 2 adds up to rho = mu**2 / 2, and mu is the largest
@@ -108,7 +114,8 @@ def test_accounting_against_an_independent_computation():
     # the first round and the undiscovered counts share the discovery's proportion
     undiscovered = [m for m in spent.mechanisms if m.name.startswith("undiscovered")]
     assert discovery[0].rho + undiscovered[0].rho == pytest.approx(
-        discovery_proportion(2.0) * spent["rho"]) == pytest.approx(0.4 * spent["rho"])
+        discovery_proportion(2.0) * _release_rho(spent)) == pytest.approx(
+        0.4 * _release_rho(spent))
     assert undiscovered[0].rho == pytest.approx(0.1 * discovery[0].rho)
     assert dict(discovery[0].params)["contribution_bound"] == 3  # a, b, c (age is binned)
     assert spent["epsilon"] == 2.0 and spent["strategy"] == "workload"
@@ -148,26 +155,26 @@ def test_discovery_counts_are_averaged_into_the_one_way_marginals():
         remainder = params["undiscovered records of undeclared columns"]["noise_scale"] ** 2
         own = params["1-way marginal 0"]["noise_scale"] ** 2  # the (calibrated) noise drawn
         combined = 1.0 / (1.0 / own + 1.0 / discovery)
-        other = 1.0 / (1.0 / own + 1.0 / remainder)
+        # the most frequent value also holds the undiscovered records (none here): its
+        # discovery count plus the noisy count of undiscovered records
+        fill = 1.0 / (1.0 / own + 1.0 / (discovery + remainder))
         for j, name in enumerate(["a", "b"]):
-            values = aggregates.schema.columns[j].values  # then the other and missing codes
-            assert len(values) == 3
+            column = aggregates.schema.columns[j]
+            values = column.values  # then the missing code: every value found, no other
+            assert len(values) == 3 and not column.other
             truth = np.concatenate([
                 frame[name].value_counts().reindex(list(values)).to_numpy(float),
-                [0.0, frame[name].isna().sum()]])  # nothing other; b: a third missing
+                [frame[name].isna().sum()]])  # b: a third missing
             (one_way,) = [m for m in aggregates.marginals
                           if m.columns == (j,) and m.basis == "marginal"]
-            both = np.array([True, True, True, False, True])
-            errors.append((one_way.table - truth)[both])
-            # every code but other is measured by both: the missing code (public) too;
-            # the other code (what discovery left out) by the 1-way measurement and the
-            # noisy count of undiscovered records (no second round: nothing left out)
-            assert one_way.variance == pytest.approx((4 * combined + other) / 5)
-        claimed.append(combined)
+            errors.append(one_way.table - truth)
+            # every code is measured by both: the missing code (public) too
+            assert one_way.variance == pytest.approx((3 * combined + fill) / 4)
+            claimed.append(one_way.variance)
         (declared,) = [m for m in aggregates.marginals  # age: declared bins
                        if m.columns == (3,) and m.basis == "marginal"]
         assert declared.variance == pytest.approx(params["1-way marginal 3"]["noise_scale"] ** 2)
-    # the released values' counts are as precise as both measurements together
+    # the 1-way counts are as precise as the measurements together
     assert np.mean(np.square(errors)) == pytest.approx(np.mean(claimed), rel=0.35)
     assert np.mean(np.square(errors)) < 0.2 * own
 
@@ -355,15 +362,16 @@ def test_the_other_value_is_measured_and_the_missing_one_holds_missing_values_on
             assert abs(m.table.sum() - len(frame)) < 5 * noise
 
 
-def test_the_other_value_is_there_whether_or_not_a_value_was_suppressed(tmp_path):
+def test_a_column_whose_values_were_all_released_has_no_other_value(tmp_path):
     frame = _table()[["a", "b", "c"]]
     frame = frame.astype(object)
     synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame)
     schema = synth.aggregates_.schema
-    # every value released: the other value is still a code of every undeclared column
+    # every value released and the noisy count of the rest below 3.09 sigma: no
+    # other code, so noise cannot put synthetic records there
     assert [len(c.values) for c in schema] == [3, 3, 2]
-    assert all(c.other and c.other_label == "<other>" for c in schema)
-    np.testing.assert_array_equal(schema.n_values, [5, 5, 4])
+    assert not any(c.other for c in schema)
+    np.testing.assert_array_equal(schema.n_values, [4, 4, 3])
     # it comes back from a file: JSON and CSV
     for name in ("agg.json", "agg.csv"):
         synth.aggregates_.save(tmp_path / name)
@@ -371,8 +379,44 @@ def test_the_other_value_is_there_whether_or_not_a_value_was_suppressed(tmp_path
         assert loaded.schema == schema
         again = DPMarginalSynthesizer.from_aggregates(loaded, random_state=0).sample()
         pd.testing.assert_frame_equal(again, synth.sample())
-    # (nearly) no record is synthesized as other when every value was released
-    assert (synth.sample() == "<other>").to_numpy().mean() < 0.005
+    assert not (synth.sample() == "<other>").to_numpy().any()
+
+
+def test_a_complete_text_column_comes_back_without_other_through_the_default_path():
+    # a text column whose four values are all found (a numeric candidate first,
+    # found text by its DP decision) beside a column of numbers and a column
+    # with many rare values: only the latter keeps an other code
+    rng = np.random.default_rng(4)
+    n = 3000
+    frame = pd.DataFrame({"region": rng.choice(["N", "S", "E", "W"], n),
+                          "amount": np.round(rng.lognormal(4, 1, n), 2),
+                          "name": np.where(rng.random(n) < 0.5, rng.choice(["Ann", "Bob"], n),
+                                           [f"n{v}" for v in rng.integers(0, 5000, n)])})
+    frame["region"] = frame["region"].astype(object)
+    frame["name"] = frame["name"].astype(object)
+    others = []
+    for seed in range(4):
+        synth = DPMarginalSynthesizer(random_state=seed).fit(frame)
+        schema = synth.aggregates_.schema
+        region, name = (schema[schema.names.index(c)] for c in ("region", "name"))
+        assert not region.other and name.other
+        out = synth.sample(random_state=seed)
+        assert set(out["region"]) == {"N", "S", "E", "W"}
+        assert out["region"].notna().all()
+        others.append((out["name"] == "<other>").mean())
+    assert abs(np.mean(others) - (~frame["name"].isin(["Ann", "Bob"])).mean()) < 0.05
+
+
+def test_the_other_label_is_a_condition_and_a_known_value():
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(_people(extra="name"))
+    out = synth.sample(300, conditions={"name": "<other>"}, random_state=0)
+    assert len(out) == 300 and (out["name"] == "<other>").all()
+    known = pd.DataFrame({"name": ["<other>", "Ann", "<other>"]})
+    filled = synth.sample_remaining_columns(known, random_state=0)
+    assert filled["name"].tolist() == ["<other>", "Ann", "<other>"]
+    assert filled.notna().all().all()
+    with pytest.raises(ValueError, match=r"'<oth>'.*available: .*'<other>'"):
+        synth.sample(10, conditions={"name": "<oth>"})
 
 
 def test_a_tiny_table_warns_and_keeps_its_records():
@@ -435,7 +479,7 @@ def test_second_discovery_round_accounting_against_an_independent_computation():
     second = by_name["discovery of undeclared values, second round"]
     # the shares of rho: the first round and a tenth of it share 0.5 (epsilon 1);
     # the second round takes half of the first's
-    assert first.rho == pytest.approx(0.5 / 1.1 * spent["rho"])
+    assert first.rho == pytest.approx(0.5 / 1.1 * _release_rho(spent))
     assert rest.rho == pytest.approx(0.1 * first.rho)
     assert second.rho == pytest.approx(0.5 * first.rho)
     # every mechanism's GDP mu recomputed from its noise scale and bound adds up to mu
@@ -505,7 +549,7 @@ def test_no_second_round_when_every_value_is_discovered():
     (reserved,) = [m for m in spent.mechanisms
                    if m.name == "data-derived universe (length 1), second round"]
     assert reserved.delta == pytest.approx(0.25e-6) and reserved.rho == 0.0
-    assert spent["rho_discovery"] == pytest.approx(0.4 * spent["rho"])
+    assert spent["rho_discovery"] == pytest.approx(0.4 * _release_rho(spent))
 
 
 # ------------------------------------------- the second round's extra budget (profiles)
@@ -712,10 +756,10 @@ def test_the_extras_leave_the_later_steps_their_budget_at_small_epsilon(monkeypa
         # (left out or not) and the extras' cap
         (remainders,) = [m for m in spent.mechanisms if m.name.startswith("undiscovered")]
         assert dict(remainders.params)["contribution_bound"] == 6
-        rest = spent["rho"] - (1.0 + w.REMAINDER_SHARE + w.SECOND_ROUND_SHARE
+        rest = _release_rho(spent) - (1.0 + w.REMAINDER_SHARE + w.SECOND_ROUND_SHARE
                                + w.PROFILE_SHARE) * first.rho
         assert second <= (w.SECOND_ROUND_SHARE * first.rho
                           + min(w.EXTRA_SHARE * first.rho, w.EXTRA_REST * rest)) * (1 + 1e-9)
         # what the discovery leaves the later steps, were the second round and profiles full
-        assert spent["rho"] - spent["rho_discovery"] >= 0.5 * rest * (1 - 1e-9)
+        assert _release_rho(spent) - spent["rho_discovery"] >= 0.5 * rest * (1 - 1e-9)
         assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"], rel=1e-9)
