@@ -60,6 +60,7 @@ from ..mechanisms import discrete_gaussian_scale, gaussian_measure
 from ..schema import (DEFAULT_OTHER_LABEL, Binning, Column, default_missing_marker,
                       integer_room, other_code_label, sub_bin_edges)
 from ._discretizer import _check_special, _snap_edges, decode_binning, encode_binning
+from ..utils._numbers import parse_numbers
 from ..utils._temporal import is_temporal, numbers_of
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
@@ -852,21 +853,6 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
 
 
 # ------------------------------------------------------------- text columns
-def parse_numbers(series):
-    """The numbers of a text column: float64, NaN where a field is missing or no number.
-
-    A field is a number when it parses as a finite decimal number and is not
-    written with a leading zero (``"02134"`` is a code, ``"0.5"`` a number).
-    """
-    text = series.astype(object).where(series.notna(), None)
-    text = pd.Series(text, dtype="string").str.strip()
-    coded = text.str.fullmatch(r"[+-]?0\d.*").fillna(False).astype(bool).to_numpy()
-    numbers = pd.to_numeric(text, errors="coerce").astype("Float64")
-    out = numbers.to_numpy(dtype=np.float64, na_value=np.nan)
-    out[coded | ~np.isfinite(out)] = np.nan
-    return out
-
-
 def is_typed_number(value):
     """Whether ``value`` is a number object (``12``, ``2.5``), not a text or a bool."""
     return isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
@@ -904,7 +890,9 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     (``6 sigma``) and texts do not exceed ``max_text_share`` of the fields
     by more than ``3 sigma`` (its texts, such as a code ``"N"``, then become
     codes of their own); integers when the two decimal cells do not clear
-    ``3 sigma`` of their sum's noise and make at most 0.1% of the numbers.  The share of numbers written as text decides how they decode
+    ``3 sigma`` of their sum's noise and make at most 0.1% of the numbers
+    (each level one count higher: the noise is integer).  The share of
+    numbers written as text decides how they decode
     in an ``object`` column (a string dtype holds texts only).
 
     ``series`` may be the column's distinct fields with ``weights`` their
@@ -938,8 +926,10 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     spend = Spend("numeric or text", "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("max_text_share", max_text_share),
                           ("sensitivity", 1)))
-    # sums of k noisy cells (not clipped: unbiased) carry noise sigma * sqrt(k)
-    level_2, level_4 = 3 * sigma * math.sqrt(2), 3 * sigma * 2
+    # sums of k noisy cells (not clipped: unbiased) carry noise sigma * sqrt(k);
+    # the noise is integer, so a level is one count higher (discrete_gaussian_tail:
+    # at a small sigma, 3 sigma alone is below the first nonzero draw)
+    level_1, level_2, level_4 = (1.0 + 3 * sigma * math.sqrt(k) for k in (1, 2, 4))
     n_typed, n_written = noisy[0] + noisy[2], noisy[1] + noisy[3]
     if isinstance(series.dtype, pd.StringDtype) or not n_typed > level_2:
         text_share = 1.0
@@ -948,7 +938,7 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     else:
         text_share = round(float(n_written / (n_typed + n_written)), 6)
     n_numbers = n_typed + n_written
-    has_texts = bool(noisy[4] > 3 * sigma)
+    has_texts = bool(noisy[4] > level_1)
     total = max(float(noisy.sum()), 0.0)
     if not (n_numbers > level_4 and noisy[4] <= max_text_share * total + 3 * sigma):
         return None, spend, text_share, has_texts
