@@ -556,6 +556,8 @@ def test_raw_table_of_mixed_types_runs_in_python_and_on_the_command_line():
     for run in runs:
         assert "error" not in run, run.get("error")
         assert run["row_error"] <= 0.03 and not run["new_missing"]
+        # every text of the mixed column is released as a code: no "<other>" there
+        assert not run["other_in_complete"], (run["route"], run["other_in_complete"])
         assert all(v["ks"] <= 0.10 for v in run["numeric"].values())
         for column in ("city", "long_text", "active", "opted_in", "constant", "empty"):
             assert run["categorical"][column] <= 0.03, (run["route"], column)
