@@ -22,7 +22,9 @@ classifier's AUC on the other 20%):
 - each numeric column's Kolmogorov-Smirnov statistic <= 0.10, missing share
   within 0.03, and every value holding >= 5% of the records (a point mass)
   within 0.05 of its real share;
-- no missing value in a column that has none;
+- no missing value in a column that has none (the share of the other label,
+  ``"<other>"``, in such a column is reported as ``other_in_complete``: values
+  that DP discovery did not release, not a failure);
 - a gradient-boosting classifier (``HistGradientBoostingClassifier``) of the
   table's target trained on the synthetic table reaches >= 0.95 of the AUC of
   one trained on the real train split.
@@ -50,6 +52,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from dpsynth.schema import DEFAULT_OTHER_LABEL
 
 from ._results import save
 from .messy_tables import TABLES, MessyTable
@@ -164,12 +168,17 @@ def measure(real, fake, numeric, test=None, target=None, positive=None):
     out = {"rows": len(fake), "rows_real": len(real),
            "row_error": abs(len(fake) - len(real)) / max(len(real), 1),
            "numeric": {}, "categorical": {}, "categorical_many": {}, "new_missing": {},
+           "other_in_complete": {},
            "missing_columns": sorted(set(real.columns) - set(fake.columns))}
     for c in real.columns:
         if c not in fake.columns:
             continue
         if real[c].notna().all() and len(fake) and fake[c].isna().any():
             out["new_missing"][c] = float(fake[c].isna().mean())
+        if real[c].notna().all() and len(fake):  # the other label: values not released
+            share = float((fake[c].astype(object).map(str) == DEFAULT_OTHER_LABEL).mean())
+            if share:
+                out["other_in_complete"][c] = share
         if c in numeric:
             values = pd.to_numeric(fake[c], errors="coerce")
             out["numeric"][c] = {

@@ -244,6 +244,13 @@ class Binning:
     other : bool, default=False
         Whether a code after :attr:`codes` holds the fields that are neither
         a number nor one of the codes (their *other* value).
+    text_fill : str or None, default=None
+        Without an other code: the code (one of :attr:`codes`) that takes
+        the fields that are neither a number nor one of the codes, so that
+        they keep a text (``numeric="auto"`` chooses the code with the
+        largest noisy count when the DP count of those fields is too small
+        for a code of their own).  ``None``: they take the missing code, or
+        :attr:`fill_code` in a column without one.
     other_label : str or None, default=None
         What the other code decodes to (``None``: the missing marker).
     text_share : float or None, default=None
@@ -272,6 +279,7 @@ class Binning:
     other: bool = False
     other_label: object = None
     text_share: float = None
+    text_fill: str = None
     counts: tuple = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -332,6 +340,9 @@ class Binning:
         object.__setattr__(self, "codes", codes)
         if not isinstance(self.other, bool):
             raise ValueError("binning 'other' must be true or false")
+        if self.text_fill is not None and (self.other or self.text_fill not in codes):
+            raise ValueError("binning 'text_fill' must be one of its 'codes', in a binning "
+                             "without an 'other' code")
         label = self.other_label
         if label is not None and (isinstance(label, bool)
                                   or not isinstance(label, (str, int, float))
@@ -428,6 +439,8 @@ class Binning:
             out["other"] = self.other
             if self.other_label is not None:
                 out["other_label"] = self.other_label
+            if self.text_fill is not None:
+                out["text_fill"] = self.text_fill
         return out
 
     @classmethod
@@ -436,7 +449,7 @@ class Binning:
             raise ValueError("binning must be an object")
         unknown = set(spec) - {"edges", "integer", "inverse", "clip", "special", "frequent",
                                "within", "decimals", "codes", "other", "other_label",
-                               "text_share"}
+                               "text_share", "text_fill"}
         if unknown:
             raise ValueError(f"unknown binning field(s) {sorted(unknown)}")
         try:
@@ -450,7 +463,7 @@ class Binning:
                        within=None if within is None else tuple(tuple(w) for w in within),
                        decimals=spec.get("decimals"), codes=tuple(spec.get("codes", ())),
                        other=spec.get("other", False), other_label=spec.get("other_label"),
-                       text_share=spec.get("text_share"))
+                       text_share=spec.get("text_share"), text_fill=spec.get("text_fill"))
         except KeyError as exc:
             raise ValueError(f"binning lacks {exc}") from None
         except TypeError as exc:

@@ -387,7 +387,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         their budget to its numbers.
 
         Returns ``({name: "number" | "int" | "float" | None}, {name: (text_share,
-        has_texts)}, rho, delta)`` (the second for the text candidates);
+        texts)}, rho, delta)`` (the second for the text candidates);
         the decisions' spends and errors are appended to ``spends`` and ``errors``.
         """
         kinds, texts = {}, {}

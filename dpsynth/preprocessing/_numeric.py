@@ -97,6 +97,11 @@ MAX_DECIMALS = 10
 MISSING_SIGMAS = 3.09
 #: The most text codes (``"N"``, ``"n/a"``) released in a text column holding numbers.
 MAX_CODES = 32
+#: A text column holding numbers keeps an other code when the DP count of its
+#: fields that are neither a number nor a released code exceeds this many times
+#: its noise scale (noise alone does so with probability 0.1%); see
+#: :func:`text_other`.
+OTHER_SIGMAS = 3.09
 #: A text column holds numbers when its text fields are at most this share of
 #: its present fields (up to noise): its texts are then codes of their own.
 MAX_TEXT_SHARE = 0.5
@@ -779,7 +784,10 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         values step 2 releases as the binning's ``codes``.
     text_options : dict, default=None
         More fields of the :class:`~dpsynth.schema.Binning` of a text column
-        (``other``, ``other_label``, ``text_share``).
+        (``other_label``, ``text_share``), and ``texts``: the noisy count of
+        its fields that are no number and that count's noise scale
+        (:func:`decide_numeric`), which decide with the released codes'
+        noisy counts whether it gets an other code (:func:`text_other`).
 
     Returns
     -------
@@ -832,24 +840,66 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     binning = Binning(tuple(float(e) for e in edges), bool(integer), "dp_histogram",
                       bool(clip), special=special, frequent=frequent, within=within,
                       decimals=None if integer else int(decimals))
-    if text_options is not None:
-        # a code spelled like a bin or point label goes to the other code
-        labels = set(binning.labels) | {other_code_label(text_options.get("other_label"))}
-        codes = tuple(c for c in codes if c not in labels)
-        # an other code when texts are found (their noisy count) or released (both
-        # DP outputs): a column of numbers alone gets no "<other>" from noise
-        options = {**text_options, "other": bool(text_options.get("other")) or bool(codes)}
-        binning = replace(binning, codes=codes, **options)
-    # the intervals' counts of step 3, then each released point value's and code's
-    # noisy count of step 2 (a declared special value is not measured)
     sigma_points = dict(points_spend.params)["sigma"]
+    remainder = None
+    if text_options is not None:
+        options = dict(text_options)
+        noisy_texts, sigma_texts = options.pop("texts")
+        # a code spelled like a bin or point label goes to the other code
+        labels = set(binning.labels) | {other_code_label(options.get("other_label"))}
+        codes = tuple(c for c in codes if c not in labels)
+        remainder, other = text_other(noisy_texts, sigma_texts,
+                                      [noisy_points[c] for c in codes], sigma_points)
+        fill = None if other or not codes else max(codes, key=lambda c: noisy_points[c])
+        binning = replace(binning, codes=codes, other=other, text_fill=fill, **options)
+    # the intervals' counts of step 3, then each released point value's and code's
+    # noisy count of step 2 (a declared special value is not measured), then the
+    # other code's (the noisy count of the texts not released, also added to the
+    # code that takes them without an other code)
     after = [noisy_points.get(v, np.nan) if v not in binning.special else np.nan
              for v in binning.special + binning.frequent]
-    after += [noisy_points.get(c, np.nan) for c in binning.codes]
+    variances = [sigma_points ** 2] * len(after)
+    for code in binning.codes:
+        joined = code == binning.text_fill
+        after.append(noisy_points[code] + (remainder[0] if joined else 0.0))
+        variances.append(sigma_points ** 2 + (remainder[1] if joined else 0.0))
+    if binning.other:
+        after.append(remainder[0])
+        variances.append(remainder[1])
     binning = replace(binning, counts=(
         tuple(counts[0]) + tuple(float(v) for v in after),
-        tuple(counts[1]) + (sigma_points ** 2,) * len(after)) if counts is not None else None)
+        tuple(counts[1]) + tuple(float(v) for v in variances))
+        if counts is not None else None)
     return binning, [range_spend, points_spend, shape_spend], bool(has_missing)
+
+
+def text_other(noisy_texts, sigma_texts, code_counts, sigma_codes):
+    """Whether a text column holding numbers keeps an other code, from DP outputs only.
+
+    ``noisy_texts`` is the noisy count of the column's fields that are no
+    number (the text cell of :func:`decide_numeric`, noise scale
+    ``sigma_texts``), ``code_counts`` the noisy counts of step 2 of the
+    codes it released (each of noise scale ``sigma_codes``).  Their
+    difference counts the fields that are neither a number nor a released
+    code, unbiased up to the set union's selection (post-processing: the
+    counts of the texts *not* released are not used, as their presence
+    depends on the data).  The column keeps its other code when that count
+    exceeds :data:`OTHER_SIGMAS` times its noise scale, plus one (the
+    noise is integer: at a large epsilon a single noisy count of 1 is not
+    a text); otherwise noise
+    alone would put synthetic records in a code that holds (almost) none,
+    and those few fields join a released code (or, with none released,
+    the missing code).
+
+    Returns
+    -------
+    remainder : tuple
+        ``(count, variance)`` of the fields not released.
+    other : bool
+    """
+    count = float(noisy_texts) - float(np.sum(code_counts))
+    variance = float(sigma_texts) ** 2 + len(code_counts) * float(sigma_codes) ** 2
+    return (count, variance), bool(count > 1.0 + OTHER_SIGMAS * math.sqrt(variance))
 
 
 # ------------------------------------------------------------- text columns
@@ -906,9 +956,10 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     text_share : float
         The DP share of numbers written as text (1.0 when number objects do
         not clear ``3 sigma``, 0.0 when numbers written as text do not).
-    has_texts : bool
-        Whether the noisy count of texts clears ``3 sigma`` (the column then
-        gets an other code for its texts that are not released).
+    texts : tuple
+        ``(noisy count, sigma)`` of the texts cell: with the noisy counts of
+        the codes released later, it decides whether the column gets an
+        other code for its texts that are not released (:func:`text_other`).
     """
     present = series.notna().to_numpy()
     numbers = parse_numbers(series)
@@ -929,7 +980,7 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     # sums of k noisy cells (not clipped: unbiased) carry noise sigma * sqrt(k);
     # the noise is integer, so a level is one count higher (discrete_gaussian_tail:
     # at a small sigma, 3 sigma alone is below the first nonzero draw)
-    level_1, level_2, level_4 = (1.0 + 3 * sigma * math.sqrt(k) for k in (1, 2, 4))
+    level_2, level_4 = (1.0 + 3 * sigma * math.sqrt(k) for k in (2, 4))
     n_typed, n_written = noisy[0] + noisy[2], noisy[1] + noisy[3]
     if isinstance(series.dtype, pd.StringDtype) or not n_typed > level_2:
         text_share = 1.0
@@ -938,22 +989,23 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     else:
         text_share = round(float(n_written / (n_typed + n_written)), 6)
     n_numbers = n_typed + n_written
-    has_texts = bool(noisy[4] > level_1)
+    texts = (float(noisy[4]), sigma)
     total = max(float(noisy.sum()), 0.0)
     if not (n_numbers > level_4 and noisy[4] <= max_text_share * total + 3 * sigma):
-        return None, spend, text_share, has_texts
+        return None, spend, text_share, texts
     n_decimals = noisy[2] + noisy[3]
     if n_decimals > level_2 and n_decimals > 0.001 * n_numbers:
-        return "float", spend, text_share, has_texts
-    return "int", spend, text_share, has_texts
+        return "float", spend, text_share, texts
+    return "int", spend, text_share, texts
 
 
 def encode_text_binning(series, binning, name, missing_code):
     """Codes of a text column holding numbers (``binning.is_text``).
 
     Numbers get their bin (:func:`encode_binning`); a text equal to one of
-    ``binning.codes`` its code; any other present field the other code (or
-    the missing code when there is none); a missing field the missing code.
+    ``binning.codes`` its code; any other present field the other code (or,
+    without one, the code of ``binning.text_fill``, else the missing code);
+    a missing field the missing code.
     """
     numbers = parse_numbers(series)
     codes = encode_binning(numbers, binning, name)
@@ -962,7 +1014,9 @@ def encode_text_binning(series, binning, name, missing_code):
     if rest.any():
         fields = series.to_numpy(dtype=object)[rest]
         lookup = {code: binning.n_numbers + k for k, code in enumerate(binning.codes)}
-        other = binning.n_numbers + len(binning.codes) if binning.other else missing_code
+        other = (binning.n_numbers + len(binning.codes) if binning.other
+                 else lookup[binning.text_fill] if binning.text_fill is not None
+                 else missing_code)
         codes[rest] = [lookup.get(v, other) if isinstance(v, str) else other for v in fields]
     codes[codes < 0] = missing_code
     return codes
@@ -1114,9 +1168,9 @@ DECIDE_SHARE = 0.1
 
 def decide_text_column(name, series, weights, *, rho, rng):
     """The DP decision of :func:`decide_numeric` for a text candidate of
-    ``numeric="auto"``: ``("int" | "float" | None, (text_share, has_texts), spends)``."""
-    found, spend, text_share, has_texts = decide_numeric(series, rho, rng, weights=weights)
-    return found, (text_share, has_texts), _named([spend], name)
+    ``numeric="auto"``: ``("int" | "float" | None, (text_share, texts), spends)``."""
+    found, spend, text_share, texts = decide_numeric(series, rho, rng, weights=weights)
+    return found, (text_share, texts), _named([spend], name)
 
 
 def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, special=(),
@@ -1135,9 +1189,11 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         Such a text column keeps its dtype: its numbers are binned, its
         frequent texts (codes such as ``"N"``) released with the point
         masses, each a code of its own, and its other texts share an other
-        code that decodes to ``other_label``.
+        code that decodes to ``other_label`` when their DP count clears its
+        threshold (:func:`text_other`), else join the released code with the
+        largest noisy count.
     text : tuple or None
-        For a text column: ``(text_share, has_texts)`` of its DP decision
+        For a text column: ``(text_share, texts)`` of its DP decision
         (:func:`decide_numeric`).
     rho, delta : float
         The column's budget.
@@ -1157,12 +1213,12 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         values = parse_numbers(series)
         integer = kind == "int"
         dtype = series.dtype  # the column keeps its dtype: numbers and codes decode into it
-        text_share, has_texts = text
+        text_share, noisy_texts = text
         is_text = text_fields(series)
         texts = series.to_numpy(dtype=object)[is_text]
         text_weights = (None if weights is None
                         else np.asarray(weights, dtype=np.float64)[is_text])
-        text_options = {"other": has_texts, "other_label": other_label,
+        text_options = {"texts": noisy_texts, "other_label": other_label,
                         "text_share": text_share}
         absent = series.isna().to_numpy()  # texts and other fields have codes of their own
     else:  # instants and durations are whole numbers of their unit

@@ -2,6 +2,7 @@
 DP within-bin refinement and declared precision."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 import warnings
 
@@ -13,7 +14,7 @@ from dpsynth import DPMarginalSynthesizer, PrivacyLeakWarning
 from dpsynth.mechanisms import stability_threshold, stable_histogram
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
 from dpsynth.preprocessing._discretizer import DEFAULT_FREQUENT_DELTA, decode_binning
-from dpsynth.schema import Binning, Schema
+from dpsynth.schema import Binning, Schema, other_code_label
 
 
 def _spiky(n=4000, seed=0):
@@ -555,6 +556,8 @@ def test_raw_table_of_mixed_types_runs_in_python_and_on_the_command_line():
     for run in runs:
         assert "error" not in run, run.get("error")
         assert run["row_error"] <= 0.03 and not run["new_missing"]
+        # every text of the mixed column is released as a code: no "<other>" there
+        assert not run["other_in_complete"], (run["route"], run["other_in_complete"])
         assert all(v["ks"] <= 0.10 for v in run["numeric"].values())
         for column in ("city", "long_text", "active", "opted_in", "constant", "empty"):
             assert run["categorical"][column] <= 0.03, (run["route"], column)
@@ -913,7 +916,88 @@ def test_text_column_of_numbers_keeps_its_codes_and_no_nan(dtype):
         numbers = S[name][S[name] != code].dropna()
         assert numbers.map(type).eq(str).all()
         assert _ks(_numbers(X[name]), _numbers(numbers)) <= 0.10, name
-    assert set(S["count"].dropna()) - {"n/a", "<other>"} <= {str(k) for k in range(40)}
+        # every text was released as a code: no other code for noise to fill
+        assert not binning.other and binning.text_fill == code
+        assert not (S[name] == "<other>").any(), name
+    assert set(S["count"].dropna()) - {"n/a"} <= {str(k) for k in range(40)}
+
+
+def _fit_text_column(series, seed, rho=0.01):
+    """One text column through the DP decision and binning of ``numeric="auto"``."""
+    from dpsynth.preprocessing._numeric import decide_text_column, fit_auto_column
+
+    rng = np.random.default_rng(seed)
+    kind, text, _ = decide_text_column("x", series, None, rho=0.1 * rho, rng=rng)
+    assert kind == "int"
+    column, _ = fit_auto_column("x", series, None, kind=kind, rho=rho, delta=1e-10, n_bins=10,
+                                rng=rng, text=text)
+    return column.binning
+
+
+def test_text_other_counts_the_texts_not_released():
+    from dpsynth.preprocessing._numeric import OTHER_SIGMAS, text_other
+
+    # the texts cell minus the released codes' counts, their variances added
+    (count, variance), other = text_other(500.0, 10.0, [300.0, 150.0], 5.0)
+    assert (count, variance) == (50.0, 150.0)
+    assert other and 50.0 > OTHER_SIGMAS * np.sqrt(150.0) > 30.0
+    assert not text_other(480.0, 10.0, [300.0, 150.0], 5.0)[1]
+    # no code released: the texts cell alone
+    assert text_other(40.0, 10.0, [], 5.0) == ((40.0, 100.0), True)
+    assert not text_other(30.0, 10.0, [], 5.0)[1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_texts_not_released_join_the_largest_code_unless_a_dp_count_finds_them(seed):
+    from dpsynth.preprocessing._numeric import encode_text_binning
+
+    rng = np.random.default_rng(seed)
+    n = 4000
+    numbers = rng.poisson(6, n).astype(str).astype(object)
+    # "N" and "n/a" are released; three records hold texts too rare for a code
+    fields = np.where(rng.random(n) < 0.15, "N", np.where(rng.random(n) < 0.06, "n/a",
+                                                           numbers)).astype(object)
+    fields[[5, 500, 3000]] = ["x1", "x2", "x3"]
+    series = pd.Series(fields, dtype=object)
+    binning = _fit_text_column(series, seed)
+    assert binning.codes == ("N", "n/a") and not binning.other
+    assert binning.text_fill == "N"  # the code with the largest noisy count
+    assert other_code_label(None) not in binning.labels
+    missing_code = len(binning.labels)
+    codes = encode_text_binning(series, binning, "x", missing_code)
+    assert set(codes[[5, 500, 3000]]) == {binning.n_numbers}  # the code of "N"
+    # the code that took them counts them in its 1-way count (unbiased)
+    counts, variances = (np.asarray(v) for v in binning.counts)
+    assert counts.size == variances.size == len(binning.labels)
+    true = np.bincount(codes, minlength=missing_code + 1)[:counts.size]
+    errors = (counts - true) / np.sqrt(variances)
+    assert np.abs(errors[np.isfinite(errors)]).max() <= 4.5, errors
+    # many texts, each held by one record (identifiers): their DP count keeps the
+    # other code, which holds them all and has its 1-way count
+    unique = np.flatnonzero(rng.random(n) < 0.08)
+    fields[unique] = [f"id-{k}" for k in range(unique.size)]
+    series = pd.Series(fields, dtype=object)
+    binning = _fit_text_column(series, seed)
+    assert binning.codes == ("N", "n/a") and binning.other and binning.text_fill is None
+    codes = encode_text_binning(series, binning, "x", len(binning.labels))
+    other = binning.n_numbers + 2
+    rest = np.union1d(unique, [5, 500, 3000])  # the identifiers and x1, x2, x3
+    np.testing.assert_array_equal(np.flatnonzero(codes == other), rest)
+    counts, variances = (np.asarray(v) for v in binning.counts)
+    assert counts.size == len(binning.labels)
+    assert abs(counts[other] - rest.size) <= 4.5 * np.sqrt(variances[other])
+
+
+def test_text_fill_is_validated_and_saved():
+    binning = Binning((0.0, 5.0, 10.0), True, "uniform", True, codes=("N", "n/a"),
+                      text_share=1.0, text_fill="n/a")
+    assert binning.to_json()["text_fill"] == "n/a"
+    assert Binning.from_json(binning.to_json()) == binning
+    assert "text_fill" not in replace(binning, text_fill=None).to_json()
+    with pytest.raises(ValueError, match="text_fill"):
+        replace(binning, text_fill="x")
+    with pytest.raises(ValueError, match="text_fill"):
+        replace(binning, other=True)
 
 
 def test_object_column_of_number_objects_and_texts_keeps_both_types():

@@ -741,6 +741,11 @@ def _coded_base(n=800, seed=6):
 
 _CODED_CHANGES = [
     ("a new code", {"coded": "X"}),
+    ("a new long text", {"coded": "canary-" + "q" * 300}),
+    ("an empty text", {"coded": ""}),
+    ("a text equal to the other label", {"coded": "<other>"}),
+    ("a text spelled like a point label", {"coded": "=3"}),
+    ("a bool among texts", {"coded": True}),
     ("a known code", {"coded": "N"}),
     ("a number", {"coded": "4"}),
     ("a huge number", {"coded": "1000000000000"}),
@@ -777,7 +782,12 @@ def test_a_code_held_by_one_record_is_not_released():
         synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame)
         binning = synth.aggregates_.schema[0].binning
         assert binning.codes == ("N",)
-        assert "canary-1234" not in set(synth.sample(5000, random_state=0)["coded"])
+        # nor does it make an other code: a DP count of the texts not released
+        # (the test's texts cell minus the codes' counts) is below its threshold,
+        # and the canary joins "N"
+        assert not binning.other and binning.text_fill == "N"
+        sample = set(synth.sample(5000, random_state=0)["coded"])
+        assert "canary-1234" not in sample and "<other>" not in sample
 
 
 def _temporal_base(n=800, seed=5):
