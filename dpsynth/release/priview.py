@@ -20,10 +20,11 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..covering import bounded_cover, covering_design
-from ..mechanisms import laplace_count, laplace_measure, mechanism_name
+from ..mechanisms import (exponential_mechanism, laplace_count, laplace_measure,
+                          mechanism_name)
 from ..accounting import PrivacySpent, Spend
 from ..utils._random import seed_sequence
-from ..views import MergedValues, ViewSet, _ViewEstimatorMixin, postprocess
+from ..views import MergedValues, ViewSet, _ViewEstimatorMixin, postprocess, project
 
 __all__ = ["PriViewSynthesizer", "priview_noise_error", "view_counts"]
 
@@ -46,6 +47,9 @@ PAIR_TVD_LIMIT = 0.25
 #: to the noise-versus-coverage optimum, whose pairs' expected noise is at most this (else
 #: the budget of least pairs' noise).
 PAIR_TVD_TARGET = 0.05
+#: With ``select_pairs`` on: the shares of the views' budget spent on the strength-1 views,
+#: on choosing the pairs (exponential mechanism) and on the chosen pairs' tables.
+SELECT_SHARES = (0.5, 0.05, 0.45)
 
 
 def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_cells=None,
@@ -277,6 +281,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         "merge_threshold": [Interval(numbers.Real, 0, None, closed="left")],
         "weights": [StrOptions({"cells", "equal"})],
         "noise": [StrOptions({"discrete", "continuous"})],
+        "select_pairs": ["boolean", StrOptions({"auto"})],
         **_ViewEstimatorMixin._view_constraints,
     }
 
@@ -285,7 +290,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                  merge_threshold=20.0, categories="auto", bounds=None, n_bins=3,
                  binning="uniform", allow_missing=False, weights="cells", negativity_tol=1e-6,
                  n_rounds=1, maxent_tol=1e-8, maxent_max_iter=1000, random_state=None,
-                 noise="discrete"):
+                 noise="discrete", select_pairs="auto"):
         self.epsilon = epsilon
         self.view_size = view_size
         self.max_view_cells = max_view_cells
@@ -306,6 +311,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self.maxent_max_iter = maxent_max_iter
         self.random_state = random_state
         self.noise = noise
+        self.select_pairs = select_pairs
 
     def _measure_values(self, codes, rng):
         """Release the value counts of the many-valued columns.
@@ -424,6 +430,64 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             return 0.0
         return scale * float(np.mean([math.sqrt(cards[a] * cards[b] * cells)
                                       for (a, b), cells in smallest.items()]))
+
+    def _selects_pairs(self, t):
+        """Whether strength-1 views are joined by chosen pairs: a public function of the plan.
+
+        ``select_pairs=True``: whenever the views have strength 1;
+        ``"auto"``: when strength 1 was chosen automatically for cell-bounded
+        views (``strength="auto"``, ``view_size="auto"``), i.e. when covering
+        every pair would bury the pairs' tables in noise.
+        """
+        if self.select_pairs is True or self.select_pairs == "auto" and (
+                self.strength == "auto" and self.view_size == "auto"):
+            return t == 1 and self.n_features_in_ >= 2
+        return False
+
+    def _choose_pairs(self, codes, views, epsilon, rng):
+        """The pairs of columns that join the strength-1 views, chosen under DP.
+
+        The views are disjoint sets of columns.  A spanning tree joins them
+        (as MST does for single columns): each of the ``r = w - 1`` rounds
+        draws, by the exponential mechanism with ``epsilon / r``, one pair
+        of columns of two still unjoined groups, with utility the L1
+        distance between the pair's table and the product of its two
+        columns' distributions in ``views`` (consistent, non-negative: a
+        post-processing of the noisy views) scaled to their total.  That
+        product is fixed by released outputs, so one record more or less
+        moves a utility by at most 1 (sensitivity 1); the rounds compose to
+        ``epsilon``.  Returns the pairs (sorted tuples, in the order drawn)
+        and the spend.
+        """
+        d = self.n_features_in_
+        cards = [int(c) for c in self.view_cardinalities_]
+        group = np.empty(d, dtype=np.int64)
+        shares = {}
+        for i, (attrs, table) in enumerate(views):
+            for a in attrs:
+                group[a] = i
+                column = np.clip(project(table, attrs, (a,)), 0, None)
+                shares[a] = column / column.sum() if column.sum() > 0 \
+                    else np.full(cards[a], 1.0 / cards[a])
+        total = max(float(views[0][1].sum()), 0.0)
+        utility = {}
+        for a, b in itertools.combinations(range(d), 2):
+            if group[a] != group[b]:
+                table = view_counts(codes, (a, b), cards)
+                utility[(a, b)] = float(np.abs(table - total * np.outer(shares[a], shares[b])).sum())
+        rounds = len(views) - 1
+        eps_round = epsilon / rounds
+        chosen = []
+        for _ in range(rounds):
+            candidates = [p for p in utility if group[p[0]] != group[p[1]]]
+            i = exponential_mechanism(np.array([utility[p] for p in candidates]), eps_round,
+                                      rng, sensitivity=1.0, noise=self.noise)
+            a, b = candidates[i]
+            chosen.append((a, b))
+            group[group == group[b]] = group[a]
+        return chosen, {"name": f"{rounds} pairs joining the views (exponential mechanism)",
+                        "mechanism": "exponential", "epsilon": float(epsilon),
+                        "sensitivity": 1.0, "rounds": rounds}
 
     def _needs_count(self, candidates):
         """Whether the plan needs the record count: a public function of the parameters.
@@ -553,6 +617,22 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 codes = self.merged_values_.merge(codes)
             budget, t = self._plan(candidates, epsilon_views)
         views = self._design(budget, t)
+        self.select_pairs_ = self._selects_pairs(t)
+        epsilon_select = epsilon_pairs = 0.0
+        if self.select_pairs_:
+            if self.max_view_cells == "auto":
+                # the strength-1 views' budget at their own (smaller) share
+                budget, _ = self._plan([1], epsilon_views * SELECT_SHARES[0])
+            split = self._design(budget, t)
+            if len(split) >= 2:  # a public fact: two or more views to connect
+                views = split
+                epsilon_select, epsilon_pairs = (epsilon_views * SELECT_SHARES[1],
+                                                 epsilon_views * SELECT_SHARES[2])
+                epsilon_views *= SELECT_SHARES[0]
+            else:
+                self.select_pairs_ = False
+                budget, t = self._plan(candidates, epsilon_views)
+                views = self._design(budget, t)
         ell = max(len(v) for v in views)
         self.max_view_cells_ = int(budget) if budget is not None else int(max(
             math.prod(int(self.view_cardinalities_[a]) for a in v) for v in views))
@@ -570,16 +650,40 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                        "mechanism": mechanism_name("laplace", self.noise),
                        "epsilon": epsilon_views, "sensitivity": float(w),
                        "scale": self.noise_scale_})
-        self.noisy_views_ = noisy
         # the measured value counts (summed over each merged code) join the consistency
         # as one-column tables, weighted by their own noise scale
         one_way = [((j,), self._merged_counts(j)) for j in self.merge_columns_]
         variances = [1.0] * w + [(merge_spend["scale"] / self.noise_scale_) ** 2] * len(one_way) \
-            if one_way else None
+            if one_way else [1.0] * w
+        self.selected_pairs_, self.pair_noise_scale_ = [], None
+        if self.select_pairs_:
+            first, _ = postprocess(noisy + one_way, self.view_cardinalities_,
+                                   tol=self.negativity_tol, n_rounds=self.n_rounds,
+                                   weights=self.weights, variances=variances)
+            pairs, select_spend = self._choose_pairs(codes, first[:w], epsilon_select, rng)
+            spends.append(select_spend)
+            r = len(pairs)
+            if r:
+                self.selected_pairs_ = pairs
+                self.pair_noise_scale_ = r / epsilon_pairs
+                for attrs in pairs:
+                    counts = view_counts(codes, attrs, self.view_cardinalities_)
+                    noisy.append((attrs, laplace_measure(counts, 1.0, rng, self.noise,
+                                                         sensitivity=self.pair_noise_scale_)))
+                spends.append({"name": f"{r} chosen pairs' tables, every cell",
+                               "mechanism": mechanism_name("laplace", self.noise),
+                               "epsilon": epsilon_pairs, "sensitivity": float(r),
+                               "scale": self.pair_noise_scale_})
+                self.marginal_sets_ += pairs
+                pair_variance = (self.pair_noise_scale_ / self.noise_scale_) ** 2
+                variances = variances[:w] + [pair_variance] * r + variances[w:]
+        self.noisy_views_ = noisy
+        n_views = len(noisy)
         views, self.n_postprocess_rounds_ = postprocess(
             noisy + one_way, self.view_cardinalities_, tol=self.negativity_tol,
-            n_rounds=self.n_rounds, weights=self.weights, variances=variances)
-        self.views_ = views[:w]
+            n_rounds=self.n_rounds, weights=self.weights,
+            variances=variances if one_way or n_views > w else None)
+        self.views_ = views[:n_views]
         total = float(self.views_[0][1].sum())
         self.n_records_ = max(1, int(round(total)))
         self.view_set_ = ViewSet(self.views_, self.view_cardinalities_, tol=self.maxent_tol,
