@@ -129,6 +129,10 @@ HELD_OUT = {
     "held1": dict(seed=21, n=6_000, cards=(14, 3, 2, 6, 4, 9, 2, 5, 3, 7, 2, 4, 11, 3, 5, 2)),
     "held2": dict(seed=22, n=9_000, cards=(20, 2, 5, 3, 8, 4, 2, 6, 3, 12, 2, 5, 4, 7, 3, 2,
                                            9, 4, 3, 6, 2, 5)),
+    # added with the DP-chosen pairs (2026-11-26, third session): fixed before any run
+    "held3": dict(seed=31, n=4_000, cards=(9, 2, 4, 3, 7, 2, 5, 3, 6, 2, 4, 8, 3, 2)),
+    "held4": dict(seed=32, n=15_000, cards=(33, 3, 2, 5, 4, 10, 2, 6, 3, 2, 7, 4, 5, 2, 3,
+                                            8, 2, 4, 3, 6, 2, 5, 3, 4, 2, 9)),
 }
 
 
@@ -141,8 +145,8 @@ def load(name):
         return synth87(**HELD_OUT[name])
     if name == "binary":
         return planted_binary(20_000, 10, seed=7)
-    from .datasets import DATASETS
-    return DATASETS[name]()
+    from .datasets import load as load_dataset
+    return load_dataset(name)  # a table of DATASETS, or name@rows: a random subset
 
 
 def declared(real):

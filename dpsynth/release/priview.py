@@ -42,7 +42,7 @@ MIN_CELL_SNR = 10.0
 #: Cell-bounded views, ``strength="auto"``: strength 1 when the pairs' cover of least
 #: expected noise (:meth:`PriViewSynthesizer._pair_noise`, total variation of a pair's
 #: table) is above this.
-PAIR_TVD_LIMIT = 0.25
+PAIR_TVD_LIMIT = 0.15
 #: Cell-bounded views of strength 2 or more: the automatic cell budget is the largest, up
 #: to the noise-versus-coverage optimum, whose pairs' expected noise is at most this (else
 #: the budget of least pairs' noise).
@@ -92,6 +92,17 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     from the views and moved by coordinate descent until their counts match
     every view (:meth:`~dpsynth.views.ViewSet.sample`).  ``epsilon``-DP
     (pure) with add/remove neighbours.
+
+    On a table too small for a pairs' cover (strength 1 chosen
+    automatically: each column in one view, the views disjoint) the views
+    get half of their budget; a twentieth goes to choosing, by the
+    exponential mechanism, one pair of columns per view but one that joins
+    the views into a spanning tree (the most associated pairs, by the L1
+    distance of their table from the product of the columns' released
+    distributions), and the rest to those pairs' tables (Laplace), made
+    consistent with the views by noise-weighted consistency
+    (``select_pairs``): a handful of pairs the data says matter instead of
+    every pair, which that budget could not measure above the noise.
 
     Before the views, the columns with many values (``merge_min_values`` or
     more) are shrunk, as MST does: a share ``merge_share`` of ``epsilon``
@@ -157,15 +168,17 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         (:func:`priview_noise_error`, with the design's mean cells and
         coverage) is <= 0.003, else 2 (the book's rule); but 1 when even
         the pairs' cover of least noise would add an expected total
-        variation above ``PAIR_TVD_LIMIT = 0.25`` to a pair's table
+        variation above ``PAIR_TVD_LIMIT = 0.15`` to a pair's table
         (cell-bounded views; with a given ``view_size``: when the eq. 6.7
         error exceeds 0.05 at strength 2): a small table with many columns,
         where the noise of a pair's table would exceed the pairwise
-        associations the views are meant to carry.  ``1``: no pair is
-        required, each column lies in one view, the views as wide as the
-        budget allows (see ``max_view_cells`` for the automatic budget).
-        Override it with ``2`` when pairs matter even on a table that small,
-        or with ``1`` when the per-column distributions matter most.
+        associations the views are meant to carry; the views are then
+        joined by a few pairs chosen under DP (``select_pairs``).  ``1``: no
+        pair is required, each column lies in one view, the views as wide as
+        the budget allows (see ``max_view_cells`` for the automatic budget;
+        no pairs are chosen unless ``select_pairs=True``).  Override it with
+        ``2`` when every pair matters even on a table that small, or with
+        ``1`` when the per-column distributions matter most.
     count_epsilon : float, default=0.001
         Budget of the record count that ``strength="auto"`` and the
         automatic budgets need (only spent when more than one
@@ -207,6 +220,24 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         Exact discrete Laplace noise of the same scale on the integer cell
         counts (the geometric mechanism, also ``epsilon``-DP;
         :func:`~dpsynth.mechanisms.laplace_measure`) or numpy's Laplace.
+    select_pairs : bool or "auto", default="auto"
+        Whether strength-1 views are joined by pairs chosen under DP.
+        ``"auto"``: when strength 1 is chosen automatically
+        (``strength="auto"`` with ``view_size="auto"``); ``True``: whenever
+        the views have strength 1 (e.g. ``strength=1`` given); ``False``:
+        never (the book's strength-1 views, with the whole budget).  With
+        two or more strength-1 views, the views' budget ``epsilon_v`` is
+        split ``SELECT_SHARES = (0.5, 0.05, 0.45)``: the strength-1 views
+        (their automatic cell budget then planned at that share); ``w - 1``
+        rounds of the exponential mechanism (``0.05 epsilon_v / (w - 1)``
+        each, utility sensitivity 1), each choosing the pair of columns from
+        two still unjoined views whose table is furthest (L1) from the
+        product of the two columns' distributions in the consistent
+        strength-1 views scaled to their total; and the chosen pairs' tables,
+        ``Laplace(r / (0.45 epsilon_v))`` per cell (``r = w - 1`` tables).
+        Consistency then weighs each table by its own noise (GLS).  Set it
+        to ``False`` when each column's own distribution matters more than
+        any association.
 
     Attributes
     ----------
@@ -236,13 +267,23 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         needed.
     marginal_sets_ : list of tuple of int
         The views' column sets (the covering design; a function of the
-        views' domain).
+        views' domain), followed by ``selected_pairs_`` when pairs were
+        chosen.
     noise_scale_ : float
-        Laplace scale per cell, ``w / epsilon_views``.
+        Laplace scale per cell of the views of the design, ``w /
+        epsilon_views`` (``epsilon_views`` their share of the budget).
+    select_pairs_ : bool
+        Whether pairs were chosen to join strength-1 views.
+    selected_pairs_ : list of tuple of int
+        The chosen pairs, in the order drawn (a DP output; empty when none).
+    pair_noise_scale_ : float or None
+        Laplace scale per cell of the chosen pairs' tables.
     noisy_views_ : list of (tuple, ndarray)
-        Noisy counts as released (on the views' domain).
+        Noisy counts as released (on the views' domain), the chosen pairs'
+        tables last.
     views_ : list of (tuple, ndarray)
-        Consistent, non-negative counts (on the views' domain).
+        Consistent, non-negative counts (on the views' domain), in the order
+        of ``noisy_views_``.
     view_set_ : ViewSet
     n_records_ : int
         The views' common (noisy) total.
@@ -444,6 +485,17 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             return t == 1 and self.n_features_in_ >= 2
         return False
 
+    def _column_shares(self, views):
+        """Each column's distribution in disjoint ``views`` (clipped), and their total."""
+        cards = [int(c) for c in self.view_cardinalities_]
+        shares = {}
+        for attrs, table in views:
+            for a in attrs:
+                column = np.clip(project(table, attrs, (a,)), 0, None)
+                shares[a] = column / column.sum() if column.sum() > 0 \
+                    else np.full(cards[a], 1.0 / cards[a])
+        return shares, max(float(views[0][1].sum()), 0.0)
+
     def _choose_pairs(self, codes, views, epsilon, rng):
         """The pairs of columns that join the strength-1 views, chosen under DP.
 
@@ -462,14 +514,9 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         d = self.n_features_in_
         cards = [int(c) for c in self.view_cardinalities_]
         group = np.empty(d, dtype=np.int64)
-        shares = {}
         for i, (attrs, table) in enumerate(views):
-            for a in attrs:
-                group[a] = i
-                column = np.clip(project(table, attrs, (a,)), 0, None)
-                shares[a] = column / column.sum() if column.sum() > 0 \
-                    else np.full(cards[a], 1.0 / cards[a])
-        total = max(float(views[0][1].sum()), 0.0)
+            group[list(attrs)] = i
+        shares, total = self._column_shares(views)
         utility = {}
         for a, b in itertools.combinations(range(d), 2):
             if group[a] != group[b]:

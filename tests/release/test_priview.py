@@ -176,7 +176,7 @@ def _expected_plan(cards, n, eps):
     optimum = 2 ** (2 + factors.index(min(factors)))
     noise = {2 ** k: pair_noise(2 ** k) for k in range(2, optimum.bit_length())}
     least = min(noise, key=lambda b: (noise[b], -b))
-    if noise[least] <= 0.25:  # PAIR_TVD_LIMIT: some pairs' cover is quiet enough
+    if noise[least] <= 0.15:  # PAIR_TVD_LIMIT: some pairs' cover is quiet enough
         quiet = [b for b, e in noise.items() if e <= 0.05]  # PAIR_TVD_TARGET
         return (max(quiet) if quiet else least), 2
     # strength 1: the largest budget whose cells hold >= 10 noise scales of records
