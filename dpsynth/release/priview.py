@@ -43,6 +43,9 @@ MIN_CELL_SNR = 10.0
 #: expected noise (:meth:`PriViewSynthesizer._pair_noise`, total variation of a pair's
 #: table) is above this.
 PAIR_TVD_LIMIT = 0.15
+#: The same limit for the plan on the full domain that sets the merge threshold (the
+#: threshold ``merge_threshold`` was tuned with the views this limit plans).
+MERGE_PLAN_TVD_LIMIT = 0.25
 #: Cell-bounded views of strength 2 or more: the automatic cell budget is the largest, up
 #: to the noise-versus-coverage optimum, whose pairs' expected noise is at most this (else
 #: the budget of least pairs' noise).
@@ -418,7 +421,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         else 2).  ``strength=1`` given: the records-per-cell budget.  The
         plan on the full domain (``final=False``, before rare values are
         merged; its number of views sets the merge threshold) keeps the
-        optimum budget.  A given ``max_view_cells`` is kept (only the
+        optimum budget and switches to strength 1 above
+        :data:`MERGE_PLAN_TVD_LIMIT` instead.  A given ``max_view_cells`` is kept (only the
         strength is chosen); without a noisy count (nothing to choose) the
         plan is the optimum and the given strength.
         """
@@ -430,7 +434,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         budgets = [optimum] if fixed else [2 ** k for k in range(2, optimum.bit_length())]
         noise = {b: self._pair_noise(self._design(b, 2), n, eps) for b in budgets}
         least = min(budgets, key=lambda b: (noise[b], -b))
-        if candidates == [1] or (self.strength == "auto" and noise[least] > PAIR_TVD_LIMIT):
+        limit = PAIR_TVD_LIMIT if final else MERGE_PLAN_TVD_LIMIT
+        if candidates == [1] or (self.strength == "auto" and noise[least] > limit):
             if fixed or not final:
                 return optimum, 1
             budget = 4
