@@ -118,7 +118,7 @@ CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswit
 
 #: The pins under pandas 3 (the stack CI installs).
 PINNED = {
-    'calm_demo': [None, '76196a9d06b00877'],
+    'calm_demo': [None, 'd95326082fed69a1'],
     'priview_demo': [None, '7dbc8d3c5e59e062'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
     'workload_adult': ['fa85783b4bfa42a2', '4da1830ece1c6ebf'],
