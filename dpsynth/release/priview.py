@@ -477,6 +477,20 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         return scale * float(np.mean([math.sqrt(cards[a] * cards[b] * cells)
                                       for (a, b), cells in smallest.items()]))
 
+    def _measure_tables(self, codes, sets, epsilon, rng, what):
+        """Laplace counts of every cell of the tables over ``sets``, and their spend.
+
+        One record adds one to one cell of each table: L1 sensitivity
+        ``len(sets)``, scale ``len(sets) / epsilon``.
+        """
+        scale = len(sets) / epsilon
+        noisy = [(attrs, laplace_measure(view_counts(codes, attrs, self.view_cardinalities_),
+                                         1.0, rng, self.noise, sensitivity=scale))
+                 for attrs in sets]
+        return noisy, {"name": f"{len(sets)} {what}, every cell",
+                       "mechanism": mechanism_name("laplace", self.noise),
+                       "epsilon": epsilon, "sensitivity": float(len(sets)), "scale": scale}
+
     def _selects_pairs(self, t):
         """Whether strength-1 views are joined by chosen pairs: a public function of the plan.
 
@@ -691,17 +705,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self.view_size_, self.strength_ = int(ell), int(t)
         self.marginal_sets_ = [tuple(b) for b in views]
         w = len(self.marginal_sets_)
-        self.noise_scale_ = w / epsilon_views
         rng = np.random.default_rng(noise_ss)
-        noisy = []
-        for attrs in self.marginal_sets_:
-            counts = view_counts(codes, attrs, self.view_cardinalities_)
-            noisy.append((attrs, laplace_measure(counts, 1.0, rng, self.noise,
-                                                 sensitivity=self.noise_scale_)))
-        spends.append({"name": f"{w} views, every cell",
-                       "mechanism": mechanism_name("laplace", self.noise),
-                       "epsilon": epsilon_views, "sensitivity": float(w),
-                       "scale": self.noise_scale_})
+        noisy, spend = self._measure_tables(codes, self.marginal_sets_, epsilon_views, rng,
+                                            "views")
+        self.noise_scale_ = spend["scale"]
+        spends.append(spend)
         # the measured value counts (summed over each merged code) join the consistency
         # as one-column tables, weighted by their own noise scale
         one_way = [((j,), self._merged_counts(j)) for j in self.merge_columns_]
@@ -717,15 +725,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             r = len(pairs)
             if r:
                 self.selected_pairs_ = pairs
-                self.pair_noise_scale_ = r / epsilon_pairs
-                for attrs in pairs:
-                    counts = view_counts(codes, attrs, self.view_cardinalities_)
-                    noisy.append((attrs, laplace_measure(counts, 1.0, rng, self.noise,
-                                                         sensitivity=self.pair_noise_scale_)))
-                spends.append({"name": f"{r} chosen pairs' tables, every cell",
-                               "mechanism": mechanism_name("laplace", self.noise),
-                               "epsilon": epsilon_pairs, "sensitivity": float(r),
-                               "scale": self.pair_noise_scale_})
+                tables, spend = self._measure_tables(codes, pairs, epsilon_pairs, rng,
+                                                     "chosen pairs' tables")
+                self.pair_noise_scale_ = spend["scale"]
+                noisy += tables
+                spends.append(spend)
                 self.marginal_sets_ += pairs
                 pair_variance = (self.pair_noise_scale_ / self.noise_scale_) ** 2
                 variances = variances[:w] + [pair_variance] * r + variances[w:]
