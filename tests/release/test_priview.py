@@ -526,3 +526,20 @@ def test_strength_one_views_are_joined_by_the_most_associated_pairs():
                                select_pairs=False).fit(X)
     assert alone.selected_pairs_ == [] and alone.strength_ == 1
     assert sum(s.epsilon for s in alone.privacy_spent_.mechanisms) == pytest.approx(1.0)
+
+
+def test_select_pairs_with_a_single_view_spends_all_on_it():
+    # strength 1 whose views are one view (everything fits): nothing to join, so no share
+    # goes to choosing pairs and the view gets the whole budget
+    X, cats = _binary(500, 4)
+    synth = PriViewSynthesizer(epsilon=1.0, strength=1, max_view_cells=4096, categories=cats,
+                               select_pairs=True, random_state=0).fit(X)
+    assert synth.marginal_sets_ == [(0, 1, 2, 3)] and not synth.select_pairs_
+    assert synth.selected_pairs_ == [] and synth.pair_noise_scale_ is None
+    assert synth.noise_scale_ == pytest.approx(1.0 / 1.0)
+    assert [s.name for s in synth.privacy_spent_.mechanisms] == ["1 views, every cell"]
+    # several strength-1 views, given: joined when asked, not by default
+    given = dict(epsilon=1.0, strength=1, max_view_cells=4, categories=cats, random_state=0)
+    joined = PriViewSynthesizer(select_pairs=True, **given).fit(X)
+    assert joined.select_pairs_ and len(joined.selected_pairs_) == 1
+    assert not PriViewSynthesizer(**given).fit(X).select_pairs_
