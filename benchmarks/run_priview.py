@@ -24,7 +24,9 @@ Held-out tables added on 2026-11-26 (never used to choose anything):
 ``nist_ma2018`` (NIST MA 2018, 7,244 x 21: the same schema as ``nist_ma``,
 other records), ``adult_pgm`` (Adult as Private-PGM encodes it, 48,842 x 14,
 columns of up to 96 values), ``pums`` (1,000 x 6) and ``held1``, ``held2``
-(:data:`HELD_OUT`).
+(:data:`HELD_OUT`); ``held3``, ``held4`` and the row subsets ``adult@3000``,
+``adult_pgm@5000``, ``nist_ma2018@3000`` (:func:`benchmarks.datasets.load`)
+were added with the DP-chosen pairs, fixed before any run.
 
 ``--datasets tune1`` ... ``tune7`` run the tuning tables (:data:`TUNING`) instead.
 
@@ -40,9 +42,13 @@ Usage, from the repository root::
         [--strengths 1] [--label default] [--table-only]
 
 ``--label before`` runs the default under another label.  In
-``results/priview.md``: ``pairs' noise, descent sampling`` is the current
-default (the strength and budget from the pairs' expected noise, samples
-moved by coordinate descent onto every view); ``cell-SNR strength-1 views``
+``results/priview.md``: ``DP-chosen pairs`` is the current default
+(strength-1 views joined by a tree of pairs chosen by the exponential
+mechanism, below a pairs' noise of 0.15); ``pairs' noise, descent
+sampling`` the default before it (the strength and budget from the pairs'
+expected noise, samples moved by coordinate descent onto every view; its
+``held3``, ``held4`` and ``name@rows`` rows were run on main at bd85b41);
+``cell-SNR strength-1 views``
 the default before it
 (strength-1 views sized so that each cell holds ten noise scales of
 records); ``merged`` the default before it (rare values of many-valued
@@ -129,6 +135,10 @@ HELD_OUT = {
     "held1": dict(seed=21, n=6_000, cards=(14, 3, 2, 6, 4, 9, 2, 5, 3, 7, 2, 4, 11, 3, 5, 2)),
     "held2": dict(seed=22, n=9_000, cards=(20, 2, 5, 3, 8, 4, 2, 6, 3, 12, 2, 5, 4, 7, 3, 2,
                                            9, 4, 3, 6, 2, 5)),
+    # added with the DP-chosen pairs (2026-11-26, third session): fixed before any run
+    "held3": dict(seed=31, n=4_000, cards=(9, 2, 4, 3, 7, 2, 5, 3, 6, 2, 4, 8, 3, 2)),
+    "held4": dict(seed=32, n=15_000, cards=(33, 3, 2, 5, 4, 10, 2, 6, 3, 2, 7, 4, 5, 2, 3,
+                                            8, 2, 4, 3, 6, 2, 5, 3, 4, 2, 9)),
 }
 
 
@@ -141,8 +151,8 @@ def load(name):
         return synth87(**HELD_OUT[name])
     if name == "binary":
         return planted_binary(20_000, 10, seed=7)
-    from .datasets import DATASETS
-    return DATASETS[name]()
+    from .datasets import load as load_dataset
+    return load_dataset(name)  # a table of DATASETS, or name@rows: a random subset
 
 
 def declared(real):

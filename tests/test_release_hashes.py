@@ -118,8 +118,8 @@ CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswit
 
 #: The pins under pandas 3 (the stack CI installs).
 PINNED = {
-    'calm_demo': [None, '76196a9d06b00877'],
-    'priview_demo': [None, '1ed29cd165859451'],
+    'calm_demo': [None, 'd95326082fed69a1'],
+    'priview_demo': [None, '7dbc8d3c5e59e062'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
     'workload_adult': ['6a791fd96c7ebe79', '9ad1e608876998bb'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],

@@ -57,6 +57,28 @@ def _noise_error(n, d, epsilon, ell, cards):
     return fo_variance(L, epsilon) * L / ell * d / n
 
 
+#: ``ell=None``: when Algorithm 1 chooses pairs (``ell = 2``) whose estimated tables
+#: would carry an expected total variation of noise above this
+#: (:func:`pair_noise_tvd`), each column is reported alone (``ell = 1``, ``m = d``).
+CALM_PAIR_TVD_LIMIT = 0.3
+
+
+def pair_noise_tvd(n_users, n_marginals, epsilon, cardinality):
+    """Expected total variation the oracle's noise adds to an estimated pair table.
+
+    A pair marginal of ``L`` cells (the mean over pairs of columns) is
+    estimated from a group of ``n / m`` users, each cell with the variance
+    ``Var_FO(L) m / n`` of CALM's eq. 3 (:func:`~dpsynth.local.oracles.fo_variance`);
+    its total variation is about ``L sqrt(Var_FO(L) m / n) / sqrt(2 pi)``
+    (half the expected absolute deviation of ``L`` normal cells).  Public
+    inputs only: the number of users, of marginals, epsilon and the domain.
+    """
+    cards = [int(c) for c in cardinality]
+    L = _expected_cells(cards, 2)
+    sigma = math.sqrt(fo_variance(L, epsilon) * n_marginals / n_users)
+    return L * sigma / math.sqrt(2 * math.pi)
+
+
 def calm_parameters(n_attributes, k, n_users, epsilon, cardinality=2, theta=0.001, *,
                     return_details=False):
     """Marginal size ``ell`` and number of marginals ``m`` (CALM Algorithm 1).
@@ -220,7 +242,12 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     non-binary attributes) and :func:`select_marginals` uses every column
     about equally often, so a many-valued column is in as many marginals as
     any other (no cell budget leaves it out); those marginals have more cells
-    than ``L`` and hence more noise per user.
+    than ``L`` and hence more noise per user.  With ``ell=None``, when
+    Algorithm 1's pairs would be mostly noise (expected total variation of a
+    pair's table above ``CALM_PAIR_TVD_LIMIT``, :func:`pair_noise_tvd`) each
+    column is reported alone (``ell = 1``), and at least ``ceil(d / ell)``
+    marginals are taken so that no column is left out (public facts only:
+    users, epsilon, domain).
 
     Privacy: each user's only message is one frequency-oracle report with
     the full ``epsilon`` (GRR, OUE or OLH; :mod:`dpsynth.local.oracles`), so
@@ -238,7 +265,8 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     theta : float, default=0.001
         Target error threshold of Algorithm 1.
     ell : int, default=None
-        Size of the reported marginals; ``None``: Algorithm 1.
+        Size of the reported marginals; ``None``: Algorithm 1, with columns
+        reported alone when its pairs would be noise-dominated.
     n_marginals : int, default=None
         Number ``m`` of reported marginals; ``None``: Algorithm 1.
     categories : "auto", dict or list, default="auto"
@@ -367,13 +395,19 @@ class CALMSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         d = self.n_features_in_
         k = min(self.k, d)
         if self.ell is None:
-            ell, m = calm_parameters(d, k, n_users, self.epsilon,
-                                     cardinality=[int(c) for c in self.cardinalities_],
+            cards = [int(c) for c in self.cardinalities_]
+            ell, m = calm_parameters(d, k, n_users, self.epsilon, cardinality=cards,
                                      theta=self.theta)
+            if ell == 2 and pair_noise_tvd(n_users, m, self.epsilon, cards) > CALM_PAIR_TVD_LIMIT:
+                # pairs' tables below the noise: each column's own distribution, every column
+                ell, m = 1, min(d, n_users)
         else:  # a given size: Algorithm 1's rule for m at that size
             ell = min(self.ell, d)
             cover = covering_number(d, ell, k) if ell >= k else math.comb(d, ell)
             m = min(max(1, math.floor(self.theta * n_users)), cover)
+        # few users (theta n below d / ell): still every column in some marginal (as many
+        # as there are users to report them)
+        m = max(m, min(-(-d // ell), n_users))
         if self.n_marginals is not None:
             m = self.n_marginals
         m = min(m, math.comb(d, ell))

@@ -20,10 +20,11 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..covering import bounded_cover, covering_design
-from ..mechanisms import laplace_count, laplace_measure, mechanism_name
+from ..mechanisms import (exponential_mechanism, laplace_count, laplace_measure,
+                          mechanism_name)
 from ..accounting import PrivacySpent, Spend
 from ..utils._random import seed_sequence
-from ..views import MergedValues, ViewSet, _ViewEstimatorMixin, postprocess
+from ..views import MergedValues, ViewSet, _ViewEstimatorMixin, postprocess, project
 
 __all__ = ["PriViewSynthesizer", "priview_noise_error", "view_counts"]
 
@@ -41,11 +42,17 @@ MIN_CELL_SNR = 10.0
 #: Cell-bounded views, ``strength="auto"``: strength 1 when the pairs' cover of least
 #: expected noise (:meth:`PriViewSynthesizer._pair_noise`, total variation of a pair's
 #: table) is above this.
-PAIR_TVD_LIMIT = 0.25
+PAIR_TVD_LIMIT = 0.15
+#: The same limit for the plan on the full domain that sets the merge threshold (the
+#: threshold ``merge_threshold`` was tuned with the views this limit plans).
+MERGE_PLAN_TVD_LIMIT = 0.25
 #: Cell-bounded views of strength 2 or more: the automatic cell budget is the largest, up
 #: to the noise-versus-coverage optimum, whose pairs' expected noise is at most this (else
 #: the budget of least pairs' noise).
 PAIR_TVD_TARGET = 0.05
+#: With ``select_pairs`` on: the shares of the views' budget spent on the strength-1 views,
+#: on choosing the pairs (exponential mechanism) and on the chosen pairs' tables.
+SELECT_SHARES = (0.5, 0.05, 0.45)
 
 
 def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_cells=None,
@@ -88,6 +95,17 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     from the views and moved by coordinate descent until their counts match
     every view (:meth:`~dpsynth.views.ViewSet.sample`).  ``epsilon``-DP
     (pure) with add/remove neighbours.
+
+    On a table too small for a pairs' cover (strength 1 chosen
+    automatically: each column in one view, the views disjoint) the views
+    get half of their budget; a twentieth goes to choosing, by the
+    exponential mechanism, one pair of columns per view but one that joins
+    the views into a spanning tree (the most associated pairs, by the L1
+    distance of their table from the product of the columns' released
+    distributions), and the rest to those pairs' tables (Laplace), made
+    consistent with the views by noise-weighted consistency
+    (``select_pairs``): a handful of pairs the data says matter instead of
+    every pair, which that budget could not measure above the noise.
 
     Before the views, the columns with many values (``merge_min_values`` or
     more) are shrunk, as MST does: a share ``merge_share`` of ``epsilon``
@@ -153,15 +171,17 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         (:func:`priview_noise_error`, with the design's mean cells and
         coverage) is <= 0.003, else 2 (the book's rule); but 1 when even
         the pairs' cover of least noise would add an expected total
-        variation above ``PAIR_TVD_LIMIT = 0.25`` to a pair's table
+        variation above ``PAIR_TVD_LIMIT = 0.15`` to a pair's table
         (cell-bounded views; with a given ``view_size``: when the eq. 6.7
         error exceeds 0.05 at strength 2): a small table with many columns,
         where the noise of a pair's table would exceed the pairwise
-        associations the views are meant to carry.  ``1``: no pair is
-        required, each column lies in one view, the views as wide as the
-        budget allows (see ``max_view_cells`` for the automatic budget).
-        Override it with ``2`` when pairs matter even on a table that small,
-        or with ``1`` when the per-column distributions matter most.
+        associations the views are meant to carry; the views are then
+        joined by a few pairs chosen under DP (``select_pairs``).  ``1``: no
+        pair is required, each column lies in one view, the views as wide as
+        the budget allows (see ``max_view_cells`` for the automatic budget;
+        no pairs are chosen unless ``select_pairs=True``).  Override it with
+        ``2`` when every pair matters even on a table that small, or with
+        ``1`` when the per-column distributions matter most.
     count_epsilon : float, default=0.001
         Budget of the record count that ``strength="auto"`` and the
         automatic budgets need (only spent when more than one
@@ -203,6 +223,24 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         Exact discrete Laplace noise of the same scale on the integer cell
         counts (the geometric mechanism, also ``epsilon``-DP;
         :func:`~dpsynth.mechanisms.laplace_measure`) or numpy's Laplace.
+    select_pairs : bool or "auto", default="auto"
+        Whether strength-1 views are joined by pairs chosen under DP.
+        ``"auto"``: when strength 1 is chosen automatically
+        (``strength="auto"`` with ``view_size="auto"``); ``True``: whenever
+        the views have strength 1 (e.g. ``strength=1`` given); ``False``:
+        never (the book's strength-1 views, with the whole budget).  With
+        two or more strength-1 views, the views' budget ``epsilon_v`` is
+        split ``SELECT_SHARES = (0.5, 0.05, 0.45)``: the strength-1 views
+        (their automatic cell budget then planned at that share); ``w - 1``
+        rounds of the exponential mechanism (``0.05 epsilon_v / (w - 1)``
+        each, utility sensitivity 1), each choosing the pair of columns from
+        two still unjoined views whose table is furthest (L1) from the
+        product of the two columns' distributions in the consistent
+        strength-1 views scaled to their total; and the chosen pairs' tables,
+        ``Laplace(r / (0.45 epsilon_v))`` per cell (``r = w - 1`` tables).
+        Consistency then weighs each table by its own noise (GLS).  Set it
+        to ``False`` when each column's own distribution matters more than
+        any association.
 
     Attributes
     ----------
@@ -232,13 +270,23 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         needed.
     marginal_sets_ : list of tuple of int
         The views' column sets (the covering design; a function of the
-        views' domain).
+        views' domain), followed by ``selected_pairs_`` when pairs were
+        chosen.
     noise_scale_ : float
-        Laplace scale per cell, ``w / epsilon_views``.
+        Laplace scale per cell of the views of the design, ``w /
+        epsilon_views`` (``epsilon_views`` their share of the budget).
+    select_pairs_ : bool
+        Whether pairs were chosen to join strength-1 views.
+    selected_pairs_ : list of tuple of int
+        The chosen pairs, in the order drawn (a DP output; empty when none).
+    pair_noise_scale_ : float or None
+        Laplace scale per cell of the chosen pairs' tables.
     noisy_views_ : list of (tuple, ndarray)
-        Noisy counts as released (on the views' domain).
+        Noisy counts as released (on the views' domain), the chosen pairs'
+        tables last.
     views_ : list of (tuple, ndarray)
-        Consistent, non-negative counts (on the views' domain).
+        Consistent, non-negative counts (on the views' domain), in the order
+        of ``noisy_views_``.
     view_set_ : ViewSet
     n_records_ : int
         The views' common (noisy) total.
@@ -277,6 +325,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         "merge_threshold": [Interval(numbers.Real, 0, None, closed="left")],
         "weights": [StrOptions({"cells", "equal"})],
         "noise": [StrOptions({"discrete", "continuous"})],
+        "select_pairs": ["boolean", StrOptions({"auto"})],
         **_ViewEstimatorMixin._view_constraints,
     }
 
@@ -285,7 +334,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                  merge_threshold=20.0, categories="auto", bounds=None, n_bins=3,
                  binning="uniform", allow_missing=False, weights="cells", negativity_tol=1e-6,
                  n_rounds=1, maxent_tol=1e-8, maxent_max_iter=1000, random_state=None,
-                 noise="discrete"):
+                 noise="discrete", select_pairs="auto"):
         self.epsilon = epsilon
         self.view_size = view_size
         self.max_view_cells = max_view_cells
@@ -306,6 +355,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self.maxent_max_iter = maxent_max_iter
         self.random_state = random_state
         self.noise = noise
+        self.select_pairs = select_pairs
 
     def _measure_values(self, codes, rng):
         """Release the value counts of the many-valued columns.
@@ -371,7 +421,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         else 2).  ``strength=1`` given: the records-per-cell budget.  The
         plan on the full domain (``final=False``, before rare values are
         merged; its number of views sets the merge threshold) keeps the
-        optimum budget.  A given ``max_view_cells`` is kept (only the
+        optimum budget and switches to strength 1 above
+        :data:`MERGE_PLAN_TVD_LIMIT` instead.  A given ``max_view_cells`` is kept (only the
         strength is chosen); without a noisy count (nothing to choose) the
         plan is the optimum and the given strength.
         """
@@ -383,7 +434,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         budgets = [optimum] if fixed else [2 ** k for k in range(2, optimum.bit_length())]
         noise = {b: self._pair_noise(self._design(b, 2), n, eps) for b in budgets}
         least = min(budgets, key=lambda b: (noise[b], -b))
-        if candidates == [1] or (self.strength == "auto" and noise[least] > PAIR_TVD_LIMIT):
+        limit = PAIR_TVD_LIMIT if final else MERGE_PLAN_TVD_LIMIT
+        if candidates == [1] or (self.strength == "auto" and noise[least] > limit):
             if fixed or not final:
                 return optimum, 1
             budget = 4
@@ -424,6 +476,84 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             return 0.0
         return scale * float(np.mean([math.sqrt(cards[a] * cards[b] * cells)
                                       for (a, b), cells in smallest.items()]))
+
+    def _measure_tables(self, codes, sets, epsilon, rng, what):
+        """Laplace counts of every cell of the tables over ``sets``, and their spend.
+
+        One record adds one to one cell of each table: L1 sensitivity
+        ``len(sets)``, scale ``len(sets) / epsilon``.
+        """
+        scale = len(sets) / epsilon
+        noisy = [(attrs, laplace_measure(view_counts(codes, attrs, self.view_cardinalities_),
+                                         1.0, rng, self.noise, sensitivity=scale))
+                 for attrs in sets]
+        return noisy, {"name": f"{len(sets)} {what}, every cell",
+                       "mechanism": mechanism_name("laplace", self.noise),
+                       "epsilon": epsilon, "sensitivity": float(len(sets)), "scale": scale}
+
+    def _selects_pairs(self, t):
+        """Whether strength-1 views are joined by chosen pairs: a public function of the plan.
+
+        ``select_pairs=True``: whenever the views have strength 1;
+        ``"auto"``: when strength 1 was chosen automatically for cell-bounded
+        views (``strength="auto"``, ``view_size="auto"``), i.e. when covering
+        every pair would bury the pairs' tables in noise.
+        """
+        if self.select_pairs is True or self.select_pairs == "auto" and (
+                self.strength == "auto" and self.view_size == "auto"):
+            return t == 1 and self.n_features_in_ >= 2
+        return False
+
+    def _column_shares(self, views):
+        """Each column's distribution in disjoint ``views`` (clipped), and their total."""
+        cards = [int(c) for c in self.view_cardinalities_]
+        shares = {}
+        for attrs, table in views:
+            for a in attrs:
+                column = np.clip(project(table, attrs, (a,)), 0, None)
+                shares[a] = column / column.sum() if column.sum() > 0 \
+                    else np.full(cards[a], 1.0 / cards[a])
+        return shares, max(float(views[0][1].sum()), 0.0)
+
+    def _choose_pairs(self, codes, views, epsilon, rng):
+        """The pairs of columns that join the strength-1 views, chosen under DP.
+
+        The views are disjoint sets of columns.  A spanning tree joins them
+        (as MST does for single columns): each of the ``r = w - 1`` rounds
+        draws, by the exponential mechanism with ``epsilon / r``, one pair
+        of columns of two still unjoined groups, with utility the L1
+        distance between the pair's table and the product of its two
+        columns' distributions in ``views`` (consistent, non-negative: a
+        post-processing of the noisy views) scaled to their total.  That
+        product is fixed by released outputs, so one record more or less
+        moves a utility by at most 1 (sensitivity 1); the rounds compose to
+        ``epsilon``.  Returns the pairs (sorted tuples, in the order drawn)
+        and the spend.
+        """
+        d = self.n_features_in_
+        cards = [int(c) for c in self.view_cardinalities_]
+        group = np.empty(d, dtype=np.int64)
+        for i, (attrs, table) in enumerate(views):
+            group[list(attrs)] = i
+        shares, total = self._column_shares(views)
+        utility = {}
+        for a, b in itertools.combinations(range(d), 2):
+            if group[a] != group[b]:
+                table = view_counts(codes, (a, b), cards)
+                utility[(a, b)] = float(np.abs(table - total * np.outer(shares[a], shares[b])).sum())
+        rounds = len(views) - 1
+        eps_round = epsilon / rounds
+        chosen = []
+        for _ in range(rounds):
+            candidates = [p for p in utility if group[p[0]] != group[p[1]]]
+            i = exponential_mechanism(np.array([utility[p] for p in candidates]), eps_round,
+                                      rng, sensitivity=1.0, noise=self.noise)
+            a, b = candidates[i]
+            chosen.append((a, b))
+            group[group == group[b]] = group[a]
+        return chosen, {"name": f"{rounds} pairs joining the views (exponential mechanism)",
+                        "mechanism": "exponential", "epsilon": float(epsilon),
+                        "sensitivity": 1.0, "rounds": rounds}
 
     def _needs_count(self, candidates):
         """Whether the plan needs the record count: a public function of the parameters.
@@ -553,33 +683,63 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 codes = self.merged_values_.merge(codes)
             budget, t = self._plan(candidates, epsilon_views)
         views = self._design(budget, t)
+        self.select_pairs_ = self._selects_pairs(t)
+        epsilon_select = epsilon_pairs = 0.0
+        if self.select_pairs_:
+            if self.max_view_cells == "auto":
+                # the strength-1 views' budget at their own (smaller) share
+                budget, _ = self._plan([1], epsilon_views * SELECT_SHARES[0])
+            split = self._design(budget, t)
+            if len(split) >= 2:  # a public fact: two or more views to connect
+                views = split
+                epsilon_select, epsilon_pairs = (epsilon_views * SELECT_SHARES[1],
+                                                 epsilon_views * SELECT_SHARES[2])
+                epsilon_views *= SELECT_SHARES[0]
+            else:
+                self.select_pairs_ = False
+                budget, t = self._plan(candidates, epsilon_views)
+                views = self._design(budget, t)
         ell = max(len(v) for v in views)
         self.max_view_cells_ = int(budget) if budget is not None else int(max(
             math.prod(int(self.view_cardinalities_[a]) for a in v) for v in views))
         self.view_size_, self.strength_ = int(ell), int(t)
         self.marginal_sets_ = [tuple(b) for b in views]
         w = len(self.marginal_sets_)
-        self.noise_scale_ = w / epsilon_views
         rng = np.random.default_rng(noise_ss)
-        noisy = []
-        for attrs in self.marginal_sets_:
-            counts = view_counts(codes, attrs, self.view_cardinalities_)
-            noisy.append((attrs, laplace_measure(counts, 1.0, rng, self.noise,
-                                                 sensitivity=self.noise_scale_)))
-        spends.append({"name": f"{w} views, every cell",
-                       "mechanism": mechanism_name("laplace", self.noise),
-                       "epsilon": epsilon_views, "sensitivity": float(w),
-                       "scale": self.noise_scale_})
-        self.noisy_views_ = noisy
+        noisy, spend = self._measure_tables(codes, self.marginal_sets_, epsilon_views, rng,
+                                            "views")
+        self.noise_scale_ = spend["scale"]
+        spends.append(spend)
         # the measured value counts (summed over each merged code) join the consistency
         # as one-column tables, weighted by their own noise scale
         one_way = [((j,), self._merged_counts(j)) for j in self.merge_columns_]
         variances = [1.0] * w + [(merge_spend["scale"] / self.noise_scale_) ** 2] * len(one_way) \
-            if one_way else None
+            if one_way else [1.0] * w
+        self.selected_pairs_, self.pair_noise_scale_ = [], None
+        if self.select_pairs_:
+            first, _ = postprocess(noisy + one_way, self.view_cardinalities_,
+                                   tol=self.negativity_tol, n_rounds=self.n_rounds,
+                                   weights=self.weights, variances=variances)
+            pairs, select_spend = self._choose_pairs(codes, first[:w], epsilon_select, rng)
+            spends.append(select_spend)
+            r = len(pairs)
+            if r:
+                self.selected_pairs_ = pairs
+                tables, spend = self._measure_tables(codes, pairs, epsilon_pairs, rng,
+                                                     "chosen pairs' tables")
+                self.pair_noise_scale_ = spend["scale"]
+                noisy += tables
+                spends.append(spend)
+                self.marginal_sets_ += pairs
+                pair_variance = (self.pair_noise_scale_ / self.noise_scale_) ** 2
+                variances = variances[:w] + [pair_variance] * r + variances[w:]
+        self.noisy_views_ = noisy
+        n_views = len(noisy)
         views, self.n_postprocess_rounds_ = postprocess(
             noisy + one_way, self.view_cardinalities_, tol=self.negativity_tol,
-            n_rounds=self.n_rounds, weights=self.weights, variances=variances)
-        self.views_ = views[:w]
+            n_rounds=self.n_rounds, weights=self.weights,
+            variances=variances if one_way or n_views > w else None)
+        self.views_ = views[:n_views]
         total = float(self.views_[0][1].sum())
         self.n_records_ = max(1, int(round(total)))
         self.view_set_ = ViewSet(self.views_, self.view_cardinalities_, tol=self.maxent_tol,

@@ -332,3 +332,50 @@ def test_default_marginals_hold_a_many_valued_column_with_the_others(n_users, ep
     assert len(with_big) == usage[0]  # each of its marginals pairs it with another column
     if m >= math.comb(10, 2):
         assert len(with_big) == 9  # enough users: every pair is a marginal
+
+
+def _calm_plan(n_users, epsilon, cards):
+    cats = {f"c{j}": list(range(c)) for j, c in enumerate(cards)}
+    return CALMSynthesizer(epsilon=epsilon, categories=cats, random_state=0).plan(n_users, cats)
+
+
+@pytest.mark.parametrize("n_users, epsilon, ell", [(20_000, 1.0, 1), (20_000, 4.0, 1),
+                                                   (200_000, 4.0, 2)])
+def test_default_plan_reports_columns_alone_when_pairs_are_noise(n_users, epsilon, ell):
+    # a many-valued table: Algorithm 1 takes pairs (ell = 2) whatever the noise; when the
+    # oracle's noise would bury a pair's table (expected total variation above
+    # CALM_PAIR_TVD_LIMIT), each column is reported alone, every column once
+    from dpsynth.local.calm import CALM_PAIR_TVD_LIMIT, pair_noise_tvd
+    cards = [60, 3, 3, 6, 7, 10, 4, 11, 4, 21]
+    alg_ell, alg_m = calm_parameters(10, 3, n_users, epsilon, cardinality=cards)
+    assert alg_ell == 2
+    noisy = pair_noise_tvd(n_users, alg_m, epsilon, cards) > CALM_PAIR_TVD_LIMIT
+    assert noisy == (ell == 1)
+    server = _calm_plan(n_users, epsilon, cards)
+    assert server.ell_ == ell
+    if ell == 1:
+        assert sorted(server.marginal_sets_) == [(j,) for j in range(10)]
+    else:
+        assert server.n_marginals_ == alg_m
+
+
+def test_default_plan_on_binary_table2_is_algorithm_1():
+    # the binary rows of Table 2 keep Algorithm 1's (ell, m), but the one whose pairs' tables
+    # hold the most noise (d = 16, n = 2^16, epsilon 0.2: 4-cell tables from ~1,000 users
+    # each, expected total variation 0.41)
+    for d, log_n, eps in [(8, 16, 0.2), (8, 16, 1.0), (8, 18, 2.0), (16, 18, 0.2),
+                          (16, 16, 1.0)]:
+        server = _calm_plan(2 ** log_n, eps, [2] * d)
+        assert (server.ell_, server.n_marginals_) == calm_parameters(d, 3, 2 ** log_n, eps)
+    assert _calm_plan(2 ** 16, 0.2, [2] * 16).ell_ == 1
+
+
+def test_default_plan_puts_every_column_in_a_marginal_with_few_users():
+    # theta n = 7 marginals for 21 columns: Algorithm 1 would leave 7 columns out (drawn
+    # uniformly); the plan takes ceil(d / ell) marginals at least
+    cards = [5, 3, 4, 2, 6, 3, 2, 4, 5, 3, 2, 6, 4, 3, 2, 5, 3, 4, 2, 3, 6]
+    assert calm_parameters(21, 3, 7634, 4.0, cardinality=cards)[1] == 7
+    server = _calm_plan(7634, 4.0, cards)
+    assert server.n_marginals_ >= math.ceil(21 / server.ell_)
+    assert sorted({a for s in server.marginal_sets_ for a in s}) == list(range(21))
+

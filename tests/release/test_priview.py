@@ -10,6 +10,7 @@ from sklearn.base import clone
 
 from dpsynth.local import bounded_cover, covering_design
 from dpsynth.release import PriViewSynthesizer, priview_noise_error, view_counts
+from dpsynth.release.priview import SELECT_SHARES
 from dpsynth.views import MergedValues, make_consistent, project
 
 
@@ -175,7 +176,7 @@ def _expected_plan(cards, n, eps):
     optimum = 2 ** (2 + factors.index(min(factors)))
     noise = {2 ** k: pair_noise(2 ** k) for k in range(2, optimum.bit_length())}
     least = min(noise, key=lambda b: (noise[b], -b))
-    if noise[least] <= 0.25:  # PAIR_TVD_LIMIT: some pairs' cover is quiet enough
+    if noise[least] <= 0.15:  # PAIR_TVD_LIMIT: some pairs' cover is quiet enough
         quiet = [b for b, e in noise.items() if e <= 0.05]  # PAIR_TVD_TARGET
         return (max(quiet) if quiet else least), 2
     # strength 1: the largest budget whose cells hold >= 10 noise scales of records
@@ -198,20 +199,36 @@ def test_automatic_views_follow_the_public_inputs(n, epsilon, strength):
     cards = [int(c) for c in synth.view_cardinalities_]
     eps_views = epsilon - synth.count_epsilon
     budget, t = _expected_plan(cards, synth.noisy_count_, eps_views)
-    assert (synth.max_view_cells_, min(synth.strength_, 2)) == (budget, t) and t == strength
-    assert synth.marginal_sets_ == bounded_cover(cards, budget, synth.strength_, max_size=8)
     if t == 1:
-        assert sorted(a for v in synth.marginal_sets_ for a in v) == list(range(16))
+        # the strength-1 views get SELECT_SHARES[0] of the views' budget, and are sized
+        # by records per cell at that share
+        budget, _ = _expected_plan(cards, synth.noisy_count_, eps_views * SELECT_SHARES[0])
+    assert (synth.max_view_cells_, min(synth.strength_, 2)) == (budget, t) and t == strength
+    own = bounded_cover(cards, budget, synth.strength_, max_size=8)
+    assert synth.marginal_sets_ == own + synth.selected_pairs_
+    if t == 1:
+        assert sorted(a for v in own for a in v) == list(range(16))
         # more, smaller views than the pairs' optimum budget would pack them in
-        assert synth.max_view_cells_ < 2 ** 10 and len(synth.marginal_sets_) > 3
+        assert synth.max_view_cells_ < 2 ** 10 and len(own) > 3
+        # chosen pairs join the disjoint views into one tree: w - 1 pairs, no cycle
+        assert synth.select_pairs_ and len(synth.selected_pairs_) == len(own) - 1
+        group = {a: i for i, v in enumerate(own) for a in v}
+        for a, b in synth.selected_pairs_:
+            assert group[a] != group[b]
+            old = group[b]
+            group = {c: group[a] if g == old else g for c, g in group.items()}
+        assert len(set(group.values())) == 1
     else:
+        assert synth.selected_pairs_ == [] and not synth.select_pairs_
         pairs = itertools.combinations(range(16), 2)
         assert all(any(set(p) <= set(v) for v in synth.marginal_sets_) for p in pairs)
     # a function of the public inputs: the same plan from them alone, whatever the records
+    # (the chosen pairs are DP outputs: they may differ)
     other = PriViewSynthesizer(epsilon=epsilon, categories=cats, random_state=0)
     other.fit(_wide(n, seed=1)[0])
     if other.noisy_count_ == synth.noisy_count_:  # the count is seeded: same noise
-        assert other.marginal_sets_ == synth.marginal_sets_
+        assert other.marginal_sets_[:len(own)] == own
+        assert len(other.selected_pairs_) == len(synth.selected_pairs_)
 
 
 def test_wide_table_strength_one_uses_small_views():
@@ -223,9 +240,12 @@ def test_wide_table_strength_one_uses_small_views():
     cats = {c: list(range(6)) for c in X}
     synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
     assert synth.strength_ == 1
-    w, cells = len(synth.marginal_sets_), 6.0 ** np.array([len(v) for v in synth.marginal_sets_])
-    assert synth.noisy_count_ * (1.0 - synth.count_epsilon) / (w * cells.mean()) >= 10
-    assert sorted(a for v in synth.marginal_sets_ for a in v) == list(range(16))
+    own = synth.marginal_sets_[:len(synth.marginal_sets_) - len(synth.selected_pairs_)]
+    w, cells = len(own), 6.0 ** np.array([len(v) for v in own])
+    eps_own = (1.0 - synth.count_epsilon) * SELECT_SHARES[0]  # their share of the budget
+    assert synth.noisy_count_ * eps_own / (w * cells.mean()) >= 10
+    assert synth.noise_scale_ == pytest.approx(w / eps_own)
+    assert sorted(a for v in own for a in v) == list(range(16))
     # with more records the same columns get the pairs' views
     many = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(
         pd.concat([X] * 20, ignore_index=True))
@@ -241,7 +261,9 @@ def test_table_too_wide_for_triples_still_chooses_the_strength():
     cats = {c: list(range(4)) for c in X}
     synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
     assert synth.noisy_count_ is not None and synth.strength_ == 1
-    assert sorted(a for v in synth.marginal_sets_ for a in v) == list(range(70))
+    own = synth.marginal_sets_[:len(synth.marginal_sets_) - len(synth.selected_pairs_)]
+    assert sorted(a for v in own for a in v) == list(range(70))
+    assert len(synth.selected_pairs_) == len(own) - 1
     assert any("record count" in s.name for s in synth.privacy_spent_.mechanisms)
     assert synth.privacy_spent_.epsilon == pytest.approx(1.0)
 
@@ -448,3 +470,76 @@ def test_merged_values_round_trip():
     np.testing.assert_allclose(full, [[0.1, 0.225, 0, 0.2, 0.075], [0.2, 0.075, 0, 0.1, 0.025]])
     # at most one value below the threshold: nothing to merge
     assert not MergedValues.from_counts({0: np.array([50.0, 3.0, 40.0])}, [3], threshold=10)
+
+
+def test_strength_one_views_are_joined_by_the_most_associated_pairs():
+    # 16 columns of 6 values, 3,000 records, epsilon 1: strength 1 (no pairs' cover), and
+    # column j + 8 copies column j: the pairs chosen under DP to join the disjoint views
+    # are the copies wherever a copy joins two groups not yet joined (Kruskal's choice)
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 6, size=(3000, 8))
+    X = pd.DataFrame(np.hstack([base, base]), columns=[f"c{j}" for j in range(16)])
+    cats = {c: list(range(6)) for c in X}
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    assert synth.strength_ == 1 and synth.select_pairs_
+    own = synth.marginal_sets_[:len(synth.marginal_sets_) - len(synth.selected_pairs_)]
+    group = {a: i for i, v in enumerate(own) for a in v}
+    copies = [(j, j + 8) for j in range(8)]
+    # how many copies a maximum spanning forest over the views' groups takes
+    parent = list(range(len(own)))
+
+    def find(x):
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    joining = 0
+    for a, b in copies:
+        ga, gb = find(group[a]), find(group[b])
+        if ga != gb:
+            parent[ga] = gb
+            joining += 1
+    chosen = set(synth.selected_pairs_)
+    assert len(chosen & set(copies)) == joining >= 1
+    # the accounting: views, selection and pairs' tables add up to epsilon
+    spent = synth.privacy_spent_
+    by_name = {s.name.split(" ", 1)[1]: s.epsilon for s in spent.mechanisms}
+    eps_views = 1.0 - synth.count_epsilon
+    r = len(synth.selected_pairs_)
+    assert by_name[f"views, every cell"] == pytest.approx(eps_views * SELECT_SHARES[0])
+    assert by_name["pairs joining the views (exponential mechanism)"] == pytest.approx(
+        eps_views * SELECT_SHARES[1])
+    assert by_name["chosen pairs' tables, every cell"] == pytest.approx(
+        eps_views * SELECT_SHARES[2])
+    assert synth.pair_noise_scale_ == pytest.approx(r / (eps_views * SELECT_SHARES[2]))
+    assert spent.epsilon == pytest.approx(1.0)
+    # the chosen pairs' noisy tables are the data's plus Laplace(r / eps_pairs)
+    noise = np.concatenate([(t - view_counts(X.to_numpy(), a, [6] * 16)).ravel()
+                            for a, t in synth.noisy_views_[len(own):]])
+    assert np.abs(noise).mean() == pytest.approx(synth.pair_noise_scale_, rel=0.25)
+    # the synthetic records keep the copies the chosen pairs carry
+    sample = synth.sample(3000, random_state=0).to_numpy()
+    for a, b in chosen & set(copies):
+        assert (sample[:, a] == sample[:, b]).mean() > 0.6
+    # off: the strength-1 views alone, with the whole budget
+    alone = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+                               select_pairs=False).fit(X)
+    assert alone.selected_pairs_ == [] and alone.strength_ == 1
+    assert sum(s.epsilon for s in alone.privacy_spent_.mechanisms) == pytest.approx(1.0)
+
+
+def test_select_pairs_with_a_single_view_spends_all_on_it():
+    # strength 1 whose views are one view (everything fits): nothing to join, so no share
+    # goes to choosing pairs and the view gets the whole budget
+    X, cats = _binary(500, 4)
+    synth = PriViewSynthesizer(epsilon=1.0, strength=1, max_view_cells=4096, categories=cats,
+                               select_pairs=True, random_state=0).fit(X)
+    assert synth.marginal_sets_ == [(0, 1, 2, 3)] and not synth.select_pairs_
+    assert synth.selected_pairs_ == [] and synth.pair_noise_scale_ is None
+    assert synth.noise_scale_ == pytest.approx(1.0 / 1.0)
+    assert [s.name for s in synth.privacy_spent_.mechanisms] == ["1 views, every cell"]
+    # several strength-1 views, given: joined when asked, not by default
+    given = dict(epsilon=1.0, strength=1, max_view_cells=4, categories=cats, random_state=0)
+    joined = PriViewSynthesizer(select_pairs=True, **given).fit(X)
+    assert joined.select_pairs_ and len(joined.selected_pairs_) == 1
+    assert not PriViewSynthesizer(**given).fit(X).select_pairs_
