@@ -347,7 +347,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     Workload release: ``(epsilon, delta')`` is converted exactly to a
     Gaussian-DP ``mu``, written ``rho = mu**2 / 2`` (``delta' = delta/2``
     with a data-derived universe, whose discovery spends
-    :func:`~dpsynth.release.workload_release.discovery_proportion` of ``rho`` and
+    :func:`~dpsynth.release.workload_release.discovery_proportion` of ``rho``, times
+    the share of undeclared columns, and
     the other ``delta/2``; its noisy counts also measure the 1-way
     marginals); every selection and measurement is listed in
     ``privacy_spent_.mechanisms`` and they add up to ``rho``.

@@ -121,19 +121,19 @@ PINNED = {
     'calm_demo': [None, 'd95326082fed69a1'],
     'priview_demo': [None, '7dbc8d3c5e59e062'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['6a791fd96c7ebe79', '9ad1e608876998bb'],
+    'workload_adult': ['2786ebb7e508b690', '0d6145ea2d5cf33b'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['1178105455326fc9', '3fefb14d2c48dc79'],
-    'workload_messy_default': ['9d2e4754f0abe688', 'be6467d49dd10618'],
+    'workload_messy_continuous': ['36e307e01ce44316', '5d2de6e49c219da5'],
+    'workload_messy_default': ['6c777f853fa368cd', '0b6fb3c63e9f51a4'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['7a86ae98df9b341c', 'a84f80a56b147d28'],
-    'workload_messy_continuous': ['9e3627bc43ac97a7', 'e1a870d70e40a6b0'],
-    'workload_messy_default': ['a025501f9550b4ac', 'f5dd5be7b436c1de'],
+    'workload_adult': ['3d255ba0eed1a77a', '6dd891fc7d8b3f29'],
+    'workload_messy_continuous': ['09d6b771214dea20', 'f1d8baea2b0faa9a'],
+    'workload_messy_default': ['d7768e949811b40e', 'e70c9ce66677ea96'],
 }
 
 

@@ -17,7 +17,8 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
    data-derived value universe, ``delta / 2`` pays for the DP set union of
    step 2 and ``delta / 2`` for the conversion.
 2. **Discovery** (only for columns whose values are not declared; a share
-   :func:`discovery_proportion` of ``rho``): the
+   :func:`discovery_proportion` of ``rho`` times the share of undeclared
+   columns in the schema): the
    1-way counts of the observed values get Gaussian noise and only values
    above the threshold ``rho_1`` of the DP set union are published (Gopi,
    Mahabadi and Yekhanin, Algorithm 1, level 1; each record has exactly one
@@ -670,7 +671,12 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
     else:
         # the undiscovered counts come out of the discovery share, so a table
         # whose values are all found leaves the later steps what they had
-        rho_first = discovery_proportion(epsilon) * rho / (1.0 + REMAINDER_SHARE)
+        # each undeclared column gets the discovery budget it would have in a
+        # table of undeclared columns only: the share scales with their number
+        # (declared and binned columns have public values)
+        undeclared = sum(not column.declared for column in schema)
+        rho_first = (discovery_proportion(epsilon) * undeclared / len(schema.columns) * rho
+                     / (1.0 + REMAINDER_SHARE))
         # the profiles and extras come out of the later steps' rho, spent only
         # when a column is a candidate (see _discover)
         rho_rest = rho - (1.0 + REMAINDER_SHARE + SECOND_ROUND_SHARE + PROFILE_SHARE) * rho_first
