@@ -260,7 +260,7 @@ class DaskCodes(CodeBlocks):
         return tuple(_code_counts(schema, j, self._value_counts[name])
                      for j, name in zip(columns, names))
 
-    def map(self, func):
+    def map(self, func, once=False):
         blocks = DaskCodes(self.X, self.encoder, self.funcs + (func,))
         blocks._starts, blocks._n_rows = self._starts, self._n_rows  # rows are kept
         return blocks

@@ -650,7 +650,8 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
     # in a numpy int/bool column) hold no record: measured as exact zeros.
     # The other code is always possible (it never depends on the data).
     impossible = [~possible for possible in public.possible_cells()]
-    release = release_workload(codes.map(by_lookup(table_codes, schema.n_values)), sizes, rho=rho - rho_discovery, rng=rng,
+    release = release_workload(codes.map(by_lookup(table_codes, schema.n_values), once=True),
+                               sizes, rho=rho - rho_discovery, rng=rng,
                                reporting_length=reporting_length, empty_cells=impossible,
                                accounting=accounting, noise=noise, **workload_params)
     spends += [s.scalar_params() for s in release.spends]
