@@ -773,3 +773,106 @@ def distinct_codes(const int32_t[:, ::1] codes, Py_ssize_t lo, Py_ssize_t hi,
         return out_rows, out_counts
     finally:
         free(slots); free(rows); free(counts); free(hashes)
+
+
+def distinct_objects(values, Py_ssize_t max_distinct, bint return_codes=True):
+    """The distinct objects (by identity) of an object array, by hashing their addresses.
+
+    Cells holding the same object (as a Parquet reader or a categorical's
+    values leave them) are read as one; equal objects at different addresses
+    stay apart, so the caller merges equal values among the few distinct
+    objects only (e.g. with :func:`pandas.factorize`), the same result as on
+    every cell.  The objects are not touched (no reference counting, no
+    comparison): the hashing runs without the GIL.
+
+    Parameters
+    ----------
+    values : ndarray of object, shape (n,), contiguous
+    max_distinct : int
+        Give up (return None) past this many distinct objects.
+    return_codes : bool, default=True
+
+    Returns
+    -------
+    (first, codes) or None
+        ``first`` (int64, shape (m,)): the position of every distinct object's
+        first cell, in order of first appearance; ``codes`` (int32, shape (n,),
+        or None without ``return_codes``): each cell's distinct object.
+    """
+    if values.dtype != object or values.ndim != 1 or not values.flags.c_contiguous:
+        raise ValueError("values must be a contiguous 1-D object array")
+    cdef Py_ssize_t n = values.shape[0], u, found = 0, n_slots = 1024, capacity = 512, r
+    cdef const uint64_t* cells = <const uint64_t*><size_t>values.ctypes.data
+    cdef uint64_t* slots
+    cdef int64_t* rows
+    cdef uint64_t* grown
+    cdef int64_t* more
+    cdef uint64_t key, mask, pos
+    cdef bint failed = False, too_many = False
+    cdef bint with_codes = return_codes
+    cdef Py_ssize_t i
+    cdef int64_t[::1] first_view
+    max_distinct = min(max_distinct, 0x7ffffffe)
+    codes_arr = np.empty(n if return_codes else 0, dtype=np.int32)
+    cdef int32_t[::1] codes = codes_arr
+    slots = <uint64_t*>calloc(n_slots, sizeof(uint64_t))  # slot: row number + 1
+    rows = <int64_t*>malloc(capacity * sizeof(int64_t))
+    if slots == NULL or rows == NULL:
+        free(slots); free(rows)
+        raise MemoryError()
+    with nogil:
+        mask = n_slots - 1
+        for u in range(n):
+            key = cells[u]
+            pos = mix64(key) & mask
+            while True:
+                r = <Py_ssize_t>slots[pos] - 1
+                if r < 0:
+                    if found == max_distinct:
+                        too_many = True
+                        break
+                    if found == capacity:
+                        capacity *= 2
+                        more = <int64_t*>realloc(rows, capacity * sizeof(int64_t))
+                        if more == NULL:
+                            failed = True
+                            break
+                        rows = more
+                    rows[found] = u
+                    slots[pos] = found + 1
+                    r = found
+                    found += 1
+                    if 2 * found > n_slots:
+                        grown = <uint64_t*>calloc(2 * n_slots, sizeof(uint64_t))
+                        if grown == NULL:
+                            failed = True
+                            break
+                        free(slots)
+                        slots = grown
+                        n_slots *= 2
+                        mask = n_slots - 1
+                        for i in range(found):
+                            pos = mix64(cells[rows[i]]) & mask
+                            while slots[pos] != 0:
+                                pos = (pos + 1) & mask
+                            slots[pos] = i + 1
+                    break
+                if cells[rows[r]] == key:
+                    break
+                pos = (pos + 1) & mask
+            if too_many or failed:
+                break
+            if with_codes:
+                codes[u] = <int32_t>r
+    try:
+        if failed:
+            raise MemoryError()
+        if too_many:
+            return None
+        first_arr = np.empty(found, dtype=np.int64)
+        first_view = first_arr
+        for i in range(found):
+            first_view[i] = rows[i]
+        return first_arr, (codes_arr if return_codes else None)
+    finally:
+        free(slots); free(rows)
