@@ -615,6 +615,26 @@ def dense_plan(const int32_t[:, ::1] candidates, column_of, Py_ssize_t max_cells
             np.ascontiguousarray(rows, dtype=np.int32), order.astype(np.int64))
 
 
+cdef uint64_t* _grow_table(uint64_t* slots, Py_ssize_t* n_slots, const uint64_t* hashes,
+                           Py_ssize_t found, uint64_t tag_mask) noexcept nogil:
+    """Double an open-addressing table whose slots hold a row number + 1 (and the bits
+    ``tag_mask`` of the row's hash), re-inserting rows ``0..found - 1`` by their
+    ``hashes``; the old table is freed.  NULL when out of memory (the old one kept)."""
+    cdef Py_ssize_t size = 2 * n_slots[0], r
+    cdef uint64_t mask = size - 1, pos
+    cdef uint64_t* grown = <uint64_t*>calloc(size, sizeof(uint64_t))
+    if grown == NULL:
+        return NULL
+    for r in range(found):
+        pos = hashes[r] & mask
+        while grown[pos] != 0:
+            pos = (pos + 1) & mask
+        grown[pos] = (hashes[r] & tag_mask) | <uint64_t>(r + 1)
+    free(slots)
+    n_slots[0] = size
+    return grown
+
+
 cdef inline uint64_t _row_hash(const int32_t* row, Py_ssize_t d) noexcept nogil:
     """Hash of the ``d`` codes of one row (two codes per multiply, then mixed)."""
     cdef uint64_t h = <uint64_t>d * <uint64_t>0x9e3779b97f4a7c15
@@ -734,20 +754,13 @@ def distinct_codes(const int32_t[:, ::1] codes, Py_ssize_t lo, Py_ssize_t hi,
                     slots[pos] = tag | <uint64_t>(found + 1)
                     found += 1
                     if 2 * found > n_slots:  # keep the table at most half full
-                        grown = <uint64_t*>calloc(2 * n_slots, sizeof(uint64_t))
+                        grown = _grow_table(slots, &n_slots, hashes, found,
+                                            <uint64_t>0xffffffff00000000)
                         if grown == NULL:
                             failed = True
                             break
-                        free(slots)
                         slots = grown
-                        n_slots *= 2
                         mask = n_slots - 1
-                        for r in range(found):
-                            pos = hashes[r] & mask
-                            while slots[pos] != 0:
-                                pos = (pos + 1) & mask
-                            slots[pos] = (hashes[r] & <uint64_t>0xffffffff00000000) \
-                                | <uint64_t>(r + 1)
                     break
                 if (slot & <uint64_t>0xffffffff00000000) == tag:
                     r = <Py_ssize_t>(slot & <uint64_t>0xffffffff) - 1
@@ -807,7 +820,9 @@ def distinct_objects(values, Py_ssize_t max_distinct, bint return_codes=True):
     cdef int64_t* rows
     cdef uint64_t* grown
     cdef int64_t* more
-    cdef uint64_t key, mask, pos
+    cdef uint64_t key, mask, pos, h
+    cdef uint64_t* hashes
+    cdef uint64_t* more_hashes
     cdef bint failed = False, too_many = False
     cdef bint with_codes = return_codes
     cdef Py_ssize_t i
@@ -817,14 +832,16 @@ def distinct_objects(values, Py_ssize_t max_distinct, bint return_codes=True):
     cdef int32_t[::1] codes = codes_arr
     slots = <uint64_t*>calloc(n_slots, sizeof(uint64_t))  # slot: row number + 1
     rows = <int64_t*>malloc(capacity * sizeof(int64_t))
-    if slots == NULL or rows == NULL:
-        free(slots); free(rows)
+    hashes = <uint64_t*>malloc(capacity * sizeof(uint64_t))
+    if slots == NULL or rows == NULL or hashes == NULL:
+        free(slots); free(rows); free(hashes)
         raise MemoryError()
     with nogil:
         mask = n_slots - 1
         for u in range(n):
             key = cells[u]
-            pos = mix64(key) & mask
+            h = mix64(key)
+            pos = h & mask
             while True:
                 r = <Py_ssize_t>slots[pos] - 1
                 if r < 0:
@@ -834,28 +851,26 @@ def distinct_objects(values, Py_ssize_t max_distinct, bint return_codes=True):
                     if found == capacity:
                         capacity *= 2
                         more = <int64_t*>realloc(rows, capacity * sizeof(int64_t))
-                        if more == NULL:
+                        if more != NULL:
+                            rows = more
+                        more_hashes = <uint64_t*>realloc(hashes, capacity * sizeof(uint64_t))
+                        if more_hashes != NULL:
+                            hashes = more_hashes
+                        if more == NULL or more_hashes == NULL:
                             failed = True
                             break
-                        rows = more
                     rows[found] = u
+                    hashes[found] = h
                     slots[pos] = found + 1
                     r = found
                     found += 1
                     if 2 * found > n_slots:
-                        grown = <uint64_t*>calloc(2 * n_slots, sizeof(uint64_t))
+                        grown = _grow_table(slots, &n_slots, hashes, found, 0)
                         if grown == NULL:
                             failed = True
                             break
-                        free(slots)
                         slots = grown
-                        n_slots *= 2
                         mask = n_slots - 1
-                        for i in range(found):
-                            pos = mix64(cells[rows[i]]) & mask
-                            while slots[pos] != 0:
-                                pos = (pos + 1) & mask
-                            slots[pos] = i + 1
                     break
                 if cells[rows[r]] == key:
                     break
@@ -875,4 +890,4 @@ def distinct_objects(values, Py_ssize_t max_distinct, bint return_codes=True):
             first_view[i] = rows[i]
         return first_arr, (codes_arr if return_codes else None)
     finally:
-        free(slots); free(rows)
+        free(slots); free(rows); free(hashes)
