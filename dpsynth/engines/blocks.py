@@ -12,6 +12,9 @@ from ..utils._threads import leave_signals_to_main_thread
 
 __all__ = ["CodeBlocks", "InMemoryCodes", "as_blocks", "is_dask_collection", "by_lookup"]
 
+MAX_DISTINCT_SHARE = 0.5
+"""Above this share of distinct rows, :class:`InMemoryCodes` reads every row."""
+
 
 def is_dask_collection(X):
     """Whether ``X`` is a dask collection (checked without importing dask)."""
@@ -190,10 +193,10 @@ class InMemoryCodes(CodeBlocks):
         return tuple(np.bincount(rows[:, j][rows[:, j] >= 0], counts[rows[:, j] >= 0],
                                  minlength=int(n_values[j])).astype(float) for j in columns)
 
-    def distinct_rows(self, max_share=0.5):
+    def distinct_rows(self):
         """The distinct rows and how many times each occurs, or None when more than
-        ``max_share`` of the rows are distinct (then reading every row costs about as
-        much).  Found by hashing on the threads, once (kept for later calls).
+        ``MAX_DISTINCT_SHARE`` of the rows are distinct (then reading every row costs
+        about as much).  Found by hashing on the threads, once (kept for later calls).
 
         Returns
         -------
@@ -201,7 +204,8 @@ class InMemoryCodes(CodeBlocks):
             ``rows`` int32 of shape (m, d), ``counts`` int64 of shape (m,).
         """
         if self._distinct is None:
-            self._distinct = _distinct_rows(self.codes, self.n_threads, max_share) or False
+            self._distinct = _distinct_rows(self.codes, self.n_threads,
+                                            MAX_DISTINCT_SHARE) or False
         return self._distinct or None
 
     def map(self, func, once=False):
@@ -315,8 +319,9 @@ def _distinct_rows(codes, n_threads, max_share):
         return _counting.distinct_codes(codes, 0, n, limit)
     with ThreadPoolExecutor(max_workers=parts,
                             initializer=leave_signals_to_main_thread) as executor:
-        found = list(executor.map(lambda k: _counting.distinct_codes(
-            codes, bounds[k], bounds[k + 1], limit), range(parts)))
+        found = list(executor.map(lambda k: _counting.distinct_codes(  # each part's share
+            codes, bounds[k], bounds[k + 1], int(max_share * (bounds[k + 1] - bounds[k]))),
+            range(parts)))
     if any(part is None for part in found):
         return None
     rows = np.concatenate([part[0] for part in found])

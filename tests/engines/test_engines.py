@@ -75,6 +75,12 @@ def test_distinct_rows_and_weighted_sums_equal_every_row():
         for a, b in zip(blocks.column_counts([0, 3], [3, 4, 2, 5]),
                         CodeBlocks.column_counts(blocks, [0, 3], [3, 4, 2, 5])):
             np.testing.assert_array_equal(a, b)
+    # on two threads (row ranges of 100,000 rows or more), merged across the ranges
+    many = np.tile(codes, (50, 1))
+    rows, counts = InMemoryCodes(many, n_threads=2).distinct_rows()
+    order = np.lexsort(rows.T[::-1])
+    np.testing.assert_array_equal(rows[order], want_rows)
+    np.testing.assert_array_equal(counts[order], 50 * want_counts)
     # mostly distinct rows: every row is read, unweighted
     assert InMemoryCodes(distinct, n_threads=2).distinct_rows() is None
     seen = []
