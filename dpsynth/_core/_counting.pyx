@@ -17,7 +17,8 @@ no record's tuple list is ever stored.
 import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy
 
 from ._hashing cimport (key_add, mix64, pack_key, raise_pending, rng_seed_stream,
                        rng_uniform, signal_raised, table_find)
@@ -612,3 +613,281 @@ def dense_plan(const int32_t[:, ::1] candidates, column_of, Py_ssize_t max_cells
     group_start = np.r_[starts, rows.shape[0]].astype(np.int64)
     return (column_start, group_columns, group_start,
             np.ascontiguousarray(rows, dtype=np.int32), order.astype(np.int64))
+
+
+cdef uint64_t* _grow_table(uint64_t* slots, Py_ssize_t* n_slots, const uint64_t* hashes,
+                           Py_ssize_t found, uint64_t tag_mask) noexcept nogil:
+    """Double an open-addressing table whose slots hold a row number + 1 (and the bits
+    ``tag_mask`` of the row's hash), re-inserting rows ``0..found - 1`` by their
+    ``hashes``; the old table is freed.  NULL when out of memory (the old one kept)."""
+    cdef Py_ssize_t size = 2 * n_slots[0], r
+    cdef uint64_t mask = size - 1, pos
+    cdef uint64_t* grown = <uint64_t*>calloc(size, sizeof(uint64_t))
+    if grown == NULL:
+        return NULL
+    for r in range(found):
+        pos = hashes[r] & mask
+        while grown[pos] != 0:
+            pos = (pos + 1) & mask
+        grown[pos] = (hashes[r] & tag_mask) | <uint64_t>(r + 1)
+    free(slots)
+    n_slots[0] = size
+    return grown
+
+
+cdef inline uint64_t _row_hash(const int32_t* row, Py_ssize_t d) noexcept nogil:
+    """Hash of the ``d`` codes of one row (two codes per multiply, then mixed)."""
+    cdef uint64_t h = <uint64_t>d * <uint64_t>0x9e3779b97f4a7c15
+    cdef Py_ssize_t j = 0
+    while j + 1 < d:
+        h = (h ^ ((<uint64_t><uint32_t>row[j]) | ((<uint64_t><uint32_t>row[j + 1]) << 32))) \
+            * <uint64_t>0xff51afd7ed558ccd
+        h ^= h >> 29
+        j += 2
+    if j < d:
+        h = (h ^ <uint64_t><uint32_t>row[j]) * <uint64_t>0xff51afd7ed558ccd
+    return mix64(h)
+
+
+cdef inline bint _same_row(const int32_t* a, const int32_t* b, Py_ssize_t d) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(d):
+        if a[j] != b[j]:
+            return False
+    return True
+
+
+def distinct_codes(const int32_t[:, ::1] codes, Py_ssize_t lo, Py_ssize_t hi,
+                   Py_ssize_t max_distinct, const int64_t[::1] weights=None):
+    """Distinct rows of ``codes[lo:hi]`` and how many times each occurs.
+
+    One hashing pass; the table and the distinct rows grow with the number
+    of distinct rows found (not with the rows read), so a table of few
+    distinct rows is read at memory speed.  Safe to call from several
+    threads on disjoint ranges (no GIL is held while hashing).
+
+    Parameters
+    ----------
+    codes : ndarray of int32, shape (n, d)
+    lo, hi : int
+        The rows read.
+    max_distinct : int
+        Give up (return None) once more distinct rows than this are found.
+    weights : ndarray of int64, shape (n,), optional
+        How many times each row counts (default: once), e.g. to merge the
+        results of several ranges.
+
+    Returns
+    -------
+    (rows, counts) or None
+        ``rows`` (int32, shape (m, d)) in order of first occurrence and
+        ``counts`` (int64, shape (m,)) their occurrences (summed ``weights``).
+    """
+    cdef Py_ssize_t d = codes.shape[1], u, found = 0, capacity = 1024
+    cdef const int64_t* w = NULL
+    cdef Py_ssize_t n_slots = 2048, too_many = -1
+    cdef uint64_t h, pos, mask, slot, tag
+    cdef uint64_t* slots
+    cdef uint64_t* grown
+    cdef int32_t* rows
+    cdef int32_t* more_rows
+    cdef int64_t* counts
+    cdef int64_t* more_counts
+    cdef uint64_t* hashes
+    cdef uint64_t* more_hashes
+    cdef const int32_t* row
+    cdef Py_ssize_t i, r
+    cdef bint failed = False
+    cdef int32_t[:, ::1] out_view
+    cdef int64_t[::1] counts_view
+    if not 0 <= lo <= hi <= codes.shape[0]:
+        raise ValueError("rows lo..hi are outside the codes")
+    max_distinct = min(max_distinct, 0xfffffffe)  # row numbers fit a slot's 32 bits
+    if weights is not None:
+        if weights.shape[0] != codes.shape[0]:
+            raise ValueError("weights must hold one weight per row")
+        if codes.shape[0]:
+            w = &weights[0]
+    if d == 0 or hi == lo:
+        total = hi - lo if w == NULL else int(np.asarray(weights)[lo:hi].sum())
+        if hi > lo and max_distinct < 1:
+            return None
+        return (np.zeros((1 if hi > lo else 0, d), dtype=np.int32),
+                np.full(1 if hi > lo else 0, total, dtype=np.int64))
+    slots = <uint64_t*>calloc(n_slots, sizeof(uint64_t))
+    rows = <int32_t*>malloc(capacity * d * sizeof(int32_t))
+    counts = <int64_t*>malloc(capacity * sizeof(int64_t))
+    hashes = <uint64_t*>malloc(capacity * sizeof(uint64_t))
+    if slots == NULL or rows == NULL or counts == NULL or hashes == NULL:
+        free(slots); free(rows); free(counts); free(hashes)
+        raise MemoryError()
+    with nogil:
+        mask = n_slots - 1
+        for u in range(lo, hi):
+            row = &codes[u, 0]
+            h = _row_hash(row, d)
+            tag = h & <uint64_t>0xffffffff00000000  # slot: tag | (row number + 1)
+            pos = h & mask
+            while True:
+                slot = slots[pos]
+                if slot == 0:  # a new distinct row
+                    if found == max_distinct:
+                        too_many = found
+                        break
+                    if found == capacity:  # grow the rows
+                        capacity *= 2
+                        more_rows = <int32_t*>realloc(rows, capacity * d * sizeof(int32_t))
+                        more_counts = <int64_t*>realloc(counts, capacity * sizeof(int64_t))
+                        more_hashes = <uint64_t*>realloc(hashes, capacity * sizeof(uint64_t))
+                        if more_rows != NULL:
+                            rows = more_rows
+                        if more_counts != NULL:
+                            counts = more_counts
+                        if more_hashes != NULL:
+                            hashes = more_hashes
+                        if more_rows == NULL or more_counts == NULL or more_hashes == NULL:
+                            failed = True
+                            break
+                    memcpy(&rows[found * d], row, d * sizeof(int32_t))
+                    counts[found] = 1 if w == NULL else w[u]
+                    hashes[found] = h
+                    slots[pos] = tag | <uint64_t>(found + 1)
+                    found += 1
+                    if 2 * found > n_slots:  # keep the table at most half full
+                        grown = _grow_table(slots, &n_slots, hashes, found,
+                                            <uint64_t>0xffffffff00000000)
+                        if grown == NULL:
+                            failed = True
+                            break
+                        slots = grown
+                        mask = n_slots - 1
+                    break
+                if (slot & <uint64_t>0xffffffff00000000) == tag:
+                    r = <Py_ssize_t>(slot & <uint64_t>0xffffffff) - 1
+                    if _same_row(&rows[r * d], row, d):
+                        counts[r] += 1 if w == NULL else w[u]
+                        break
+                pos = (pos + 1) & mask
+            if too_many >= 0 or failed:
+                break
+    try:
+        if failed:
+            raise MemoryError()
+        if too_many >= 0:
+            return None
+        out_rows = np.empty((found, d), dtype=np.int32)
+        out_counts = np.empty(found, dtype=np.int64)
+        if found:
+            out_view = out_rows
+            memcpy(&out_view[0, 0], rows, found * d * sizeof(int32_t))
+        counts_view = out_counts
+        for i in range(found):
+            counts_view[i] = counts[i]
+        return out_rows, out_counts
+    finally:
+        free(slots); free(rows); free(counts); free(hashes)
+
+
+def distinct_objects(values, Py_ssize_t max_distinct, bint return_codes=True):
+    """The distinct objects (by identity) of an object array, by hashing their addresses.
+
+    Cells holding the same object (as a Parquet reader or a categorical's
+    values leave them) are read as one; equal objects at different addresses
+    stay apart, so the caller merges equal values among the few distinct
+    objects only (e.g. with :func:`pandas.factorize`), the same result as on
+    every cell.  The objects are not touched (no reference counting, no
+    comparison): the hashing runs without the GIL.
+
+    Parameters
+    ----------
+    values : ndarray of object, shape (n,), contiguous
+    max_distinct : int
+        Give up (return None) past this many distinct objects.
+    return_codes : bool, default=True
+
+    Returns
+    -------
+    (first, codes) or None
+        ``first`` (int64, shape (m,)): the position of every distinct object's
+        first cell, in order of first appearance; ``codes`` (int32, shape (n,),
+        or None without ``return_codes``): each cell's distinct object.
+    """
+    if values.dtype != object or values.ndim != 1 or not values.flags.c_contiguous:
+        raise ValueError("values must be a contiguous 1-D object array")
+    cdef Py_ssize_t n = values.shape[0], u, found = 0, n_slots = 1024, capacity = 512, r
+    cdef const uint64_t* cells = <const uint64_t*><size_t>values.ctypes.data
+    cdef uint64_t* slots
+    cdef int64_t* rows
+    cdef uint64_t* grown
+    cdef int64_t* more
+    cdef uint64_t key, mask, pos, h
+    cdef uint64_t* hashes
+    cdef uint64_t* more_hashes
+    cdef bint failed = False, too_many = False
+    cdef bint with_codes = return_codes
+    cdef Py_ssize_t i
+    cdef int64_t[::1] first_view
+    max_distinct = min(max_distinct, 0x7ffffffe)
+    codes_arr = np.empty(n if return_codes else 0, dtype=np.int32)
+    cdef int32_t[::1] codes = codes_arr
+    slots = <uint64_t*>calloc(n_slots, sizeof(uint64_t))  # slot: row number + 1
+    rows = <int64_t*>malloc(capacity * sizeof(int64_t))
+    hashes = <uint64_t*>malloc(capacity * sizeof(uint64_t))
+    if slots == NULL or rows == NULL or hashes == NULL:
+        free(slots); free(rows); free(hashes)
+        raise MemoryError()
+    with nogil:
+        mask = n_slots - 1
+        for u in range(n):
+            key = cells[u]
+            h = mix64(key)
+            pos = h & mask
+            while True:
+                r = <Py_ssize_t>slots[pos] - 1
+                if r < 0:
+                    if found == max_distinct:
+                        too_many = True
+                        break
+                    if found == capacity:
+                        capacity *= 2
+                        more = <int64_t*>realloc(rows, capacity * sizeof(int64_t))
+                        if more != NULL:
+                            rows = more
+                        more_hashes = <uint64_t*>realloc(hashes, capacity * sizeof(uint64_t))
+                        if more_hashes != NULL:
+                            hashes = more_hashes
+                        if more == NULL or more_hashes == NULL:
+                            failed = True
+                            break
+                    rows[found] = u
+                    hashes[found] = h
+                    slots[pos] = found + 1
+                    r = found
+                    found += 1
+                    if 2 * found > n_slots:
+                        grown = _grow_table(slots, &n_slots, hashes, found, 0)
+                        if grown == NULL:
+                            failed = True
+                            break
+                        slots = grown
+                        mask = n_slots - 1
+                    break
+                if cells[rows[r]] == key:
+                    break
+                pos = (pos + 1) & mask
+            if too_many or failed:
+                break
+            if with_codes:
+                codes[u] = <int32_t>r
+    try:
+        if failed:
+            raise MemoryError()
+        if too_many:
+            return None
+        first_arr = np.empty(found, dtype=np.int64)
+        first_view = first_arr
+        for i in range(found):
+            first_view[i] = rows[i]
+        return first_arr, (codes_arr if return_codes else None)
+    finally:
+        free(slots); free(rows); free(hashes)

@@ -527,7 +527,8 @@ cdef void _count_tables(const code_t *columns, Py_ssize_t n, double *counts,
                         const int64_t *table_base, const int64_t *table_cells,
                         const int32_t *table_column, const int64_t *table_step,
                         Py_ssize_t n_tables, Py_ssize_t width,
-                        uint32_t *scratch, double weight) noexcept nogil:
+                        uint32_t *scratch, double weight,
+                        const double *weights) noexcept nogil:
     """The loops of :func:`count_cells` over codes of type ``code_t`` (column by column).
 
     A table of at most ``SMALL_TABLE`` cells, and at most half as many
@@ -536,7 +537,8 @@ cdef void _count_tables(const code_t *columns, Py_ssize_t n, double *counts,
     consecutive records often hit the same cell of a small table, and one
     histogram would make every increment wait for the previous one.  Other
     tables are counted directly in ``counts``.  Every count is
-    multiplied by ``weight`` (+1 or -1: exact in float64).
+    multiplied by ``weight`` (+1 or -1: exact in float64).  With ``weights``
+    (not NULL) record ``r`` adds ``weight * weights[r]``, directly.
     """
     cdef Py_ssize_t m, o, r, q, cells, segment, end, n4
     cdef const code_t *c0
@@ -548,6 +550,13 @@ cdef void _count_tables(const code_t *columns, Py_ssize_t n, double *counts,
     for m in range(n_tables):
         out = counts + table_base[m]
         cells = table_cells[m]
+        if weights != NULL:  # rows standing for several records: added directly
+            for r in range(n):
+                index = 0
+                for o in range(width):
+                    index += columns[table_column[m * width + o] * n + r] * table_step[m * width + o]
+                out[index] += weight * weights[r]
+            continue
         if width > 3:
             for r in range(n):
                 index = 0
@@ -591,7 +600,8 @@ cdef void _count_tables(const code_t *columns, Py_ssize_t n, double *counts,
 
 def count_cells(const int32_t[:, ::1] columns, double[::1] counts,
                 const int64_t[::1] table_base, const int32_t[:, ::1] table_column,
-                const int64_t[:, ::1] table_step, double weight=1.0):
+                const int64_t[:, ::1] table_step, double weight=1.0,
+                const double[::1] weights=None):
     """Add a population's counts (times ``weight``) to flattened tables.
 
     For every table ``m`` and record ``r``, adds 1 to ``counts[table_base[m] +
@@ -599,13 +609,20 @@ def count_cells(const int32_t[:, ::1] columns, double[::1] counts,
     holds the records' codes column by column (shape ``(n_columns, n)``), so
     that each table is counted in one pass over contiguous codes; unused
     slots of ``table_column`` hold column 0 with step 0.  Codes below 256
-    are read as bytes (a quarter of the memory traffic).
+    are read as bytes (a quarter of the memory traffic).  ``weights`` (one
+    per record, e.g. how many records a distinct row stands for) multiplies
+    each record's 1; integer weights keep the counts exact.
     """
     cdef Py_ssize_t n = columns.shape[1], n_tables = table_base.shape[0]
+    cdef const double *w = NULL
     cdef Py_ssize_t width = table_column.shape[1], m, o
     cdef int64_t index
     if n == 0 or n_tables == 0:
         return
+    if weights is not None:
+        if weights.shape[0] != n:
+            raise ValueError("weights must hold one weight per record")
+        w = &weights[0]
     # the counting indexes with raw pointers: check every cell it may reach
     codes = np.asarray(columns)
     largest_arr = codes.max(axis=1).astype(np.int64)
@@ -631,12 +648,12 @@ def count_cells(const int32_t[:, ::1] columns, double[::1] counts,
         with nogil:
             _count_tables(&narrow[0, 0], n, &counts[0], &table_base[0], &cells[0],
                           &table_column[0, 0], &table_step[0, 0], n_tables, width,
-                          &scratch[0], weight)
+                          &scratch[0], weight, w)
     else:
         with nogil:
             _count_tables(&columns[0, 0], n, &counts[0], &table_base[0], &cells[0],
                           &table_column[0, 0], &table_step[0, 0], n_tables, width,
-                          &scratch[0], weight)
+                          &scratch[0], weight, w)
 
 
 def table_distance(const double[::1] data, const double[::1] population, double scale,

@@ -31,6 +31,7 @@ from ..preprocessing import DPKBinsDiscretizer
 from ..preprocessing._binning import binned_column_from_counts, binned_names
 from ..preprocessing._categories import check_categories, value_list
 from ..preprocessing._discretizer import ValueCounts, value_counts
+from ..preprocessing._encoder import values_and_weights
 from ..schema import python_scalar
 from ..sampling import get_sampler
 from ..utils._random import SAMPLE, stream
@@ -146,14 +147,7 @@ def _binner_column(name, binner, dtype, counts):
 def _distinct_values(name, dtype, counts):
     """A column's distinct values (a Series of its dtype) and the records holding each:
     what ``numeric="auto"`` reads (:func:`~dpsynth.preprocessing._numeric.fit_auto_column`)."""
-    values, n_missing = counts
-    series = pd.Series(values.index, name=name).astype(dtype)
-    weights = values.to_numpy(dtype=np.float64)
-    if n_missing:  # the records without a value, one entry (counted by numeric="auto")
-        series = pd.concat([series, pd.Series([None], name=name).astype(dtype)],
-                           ignore_index=True)
-        weights = np.append(weights, float(n_missing))
-    return series, weights
+    return values_and_weights(name, dtype, *counts)
 
 
 def fit_encoder(encoder, X):
@@ -260,7 +254,7 @@ class DaskCodes(CodeBlocks):
         return tuple(_code_counts(schema, j, self._value_counts[name])
                      for j, name in zip(columns, names))
 
-    def map(self, func):
+    def map(self, func, once=False):
         blocks = DaskCodes(self.X, self.encoder, self.funcs + (func,))
         blocks._starts, blocks._n_rows = self._starts, self._n_rows  # rows are kept
         return blocks

@@ -50,13 +50,15 @@ def count_tables(records, layout, tables=None):
     return counts
 
 
-def add_counts(counts, records, layout, tables=None, weight=1.0):
+def add_counts(counts, records, layout, tables=None, weight=1.0, weights=None):
     """Add ``weight`` times the counts of ``records`` to ``counts``, in place.
 
     As :func:`count_tables` without a new array: moving records between
     populations' counts (``weight=-1`` for the old rows, ``+1`` for the new)
     touches only the cells of the tables counted (integer counts stay
-    exact in float64).
+    exact in float64).  ``weights`` (one per row, or None) counts row ``i``
+    ``weights[i]`` times: distinct rows with their numbers of records give
+    the counts of the records.
     """
     base, column, step = layout
     starts = base[:-1]
@@ -66,7 +68,9 @@ def add_counts(counts, records, layout, tables=None, weight=1.0):
         _matching.count_cells(np.ascontiguousarray(np.asarray(records, dtype=np.int32).T),
                               counts, np.ascontiguousarray(starts),
                               np.ascontiguousarray(column), np.ascontiguousarray(step),
-                              float(weight))
+                              float(weight),
+                              None if weights is None else np.ascontiguousarray(weights,
+                                                                                dtype=float))
 
 
 def population_counts(records, tables):

@@ -32,7 +32,7 @@ from ..schema import (DEFAULT_OTHER_LABEL, Column, Schema, default_missing_marke
                       python_scalar, value_to_json)
 from ..utils._random import seed_sequence, stream
 from ..utils._threads import leave_signals_to_main_thread, n_threads
-from ..utils._validation import check_table, is_missing_scalar
+from ..utils._validation import check_table, factorize, is_missing_scalar
 from ._binning import binned_column, make_binners
 from ._categories import check_categories, discover_values, dtype_declared
 from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binning,
@@ -356,7 +356,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             series = frame[name]
             if factorized is None or isinstance(series.dtype, pd.CategoricalDtype):
                 return discover_values(name, series, self.max_float_values)
-            found, distinct = pd.factorize(series, use_na_sentinel=True)
+            found, distinct = factorize(series)
             factorized[name] = (found.astype(np.int32), distinct)
             return discover_values(name, series, self.max_float_values, distinct)
 
@@ -364,7 +364,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             frame, was_frame,
             discover=discover,
             fit_binner=lambda name, binner: binned_column(name, frame[name], binner),
-            column_values=lambda name: (frame[name], None))
+            column_values=lambda name: _distinct_values(frame[name]))
         return frame
 
     def _auto_columns(self, frame, declared):
@@ -582,7 +582,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             if factorized and column.name in factorized:
                 found, distinct = factorized.pop(column.name)
             else:
-                found, distinct = pd.factorize(series, use_na_sentinel=True)
+                found, distinct = factorize(series)
             mask = found < 0
             if not_null and mask.any():
                 raise _missing_in_no_missing(column.name)
@@ -766,6 +766,31 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         tags.input_tags.categorical = True
         tags.transformer_tags.preserves_dtype = []
         return tags
+
+
+def _distinct_values(series):
+    """What ``numeric="auto"`` reads of a column: for a numeric or temporal dtype its
+    :func:`values_and_weights` (the fit depends on the multiset of the values only, so
+    this is the fit on every row, at the cost of one hashing pass); otherwise the
+    column and None."""
+    dtype = series.dtype
+    if _is_bool(dtype) or not (pd.api.types.is_numeric_dtype(dtype) or is_temporal(dtype)):
+        return series, None
+    return values_and_weights(series.name, dtype, series.value_counts(dropna=True),
+                              int(series.isna().sum()))
+
+
+def values_and_weights(name, dtype, counts, n_missing):
+    """A column's distinct values (a Series of ``dtype``, one entry more for the
+    ``n_missing`` records without a value) and the records holding each, from its
+    value counts (``counts``: a Series indexed by value)."""
+    values = pd.Series(counts.index, name=name).astype(dtype)
+    weights = counts.to_numpy(dtype=np.float64)
+    if n_missing:  # the records without a value, one entry (counted by numeric="auto")
+        values = pd.concat([values, pd.Series([None], name=name).astype(dtype)],
+                           ignore_index=True)
+        weights = np.append(weights, float(n_missing))
+    return values, weights
 
 
 def _is_bool(dtype):

@@ -529,10 +529,10 @@ class _DataCounts:
         self.tables = one_way + [(r, tuple(int(n_values[c]) for c in r)) for r in candidates]
         self.layout = table_layout(self.tables)
         self.index = {cols: t for t, (cols, _) in enumerate(self.tables)}
-        self.counts = blocks.sum_into(
+        self.counts = blocks.sum_distinct_into(  # a repeated row is counted once, weighted
             lambda: np.zeros(int(self.layout[0][-1])),
-            lambda out, block: add_counts(out, _checked(block, n_values, empty_cells),
-                                          self.layout))
+            lambda out, block, weights: add_counts(
+                out, _checked(block, n_values, empty_cells), self.layout, weights=weights))
         self.candidate_counts = self.counts[self.layout[0][d]:]
 
     def table(self, cols):

@@ -707,7 +707,8 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
     # in a numpy int/bool column) hold no record: measured as exact zeros.
     # An other code, where the release has one, is always possible.
     impossible = [~possible for possible in public.possible_cells()]
-    release = release_workload(codes.map(by_lookup(table_codes, schema.n_values)), sizes, rho=rho - rho_discovery, rng=rng,
+    release = release_workload(codes.map(by_lookup(table_codes, schema.n_values), once=True),
+                               sizes, rho=rho - rho_discovery, rng=rng,
                                reporting_length=reporting_length, empty_cells=impossible,
                                accounting=accounting, noise=noise, **workload_params)
     spends += [s.scalar_params() for s in release.spends]

@@ -14,6 +14,8 @@ import pandas as pd
 from scipy import sparse
 from sklearn.utils.validation import column_or_1d
 
+from .._core import _counting
+
 __all__ = ["check_table", "check_target", "is_missing_scalar", "value_kind"]
 
 
@@ -53,6 +55,34 @@ _HOMOGENEOUS = {"string", "integer", "floating", "mixed-integer-float", "boolean
                 "decimal", "empty"}
 
 
+def distinct_objects(series, return_codes=True):
+    """The distinct objects of an ``object`` Series by identity: ``(first, codes)`` as
+    :func:`dpsynth._core._counting.distinct_objects` returns them, or None (another
+    dtype, or more distinct objects than half the cells: then reading every cell
+    costs about as much)."""
+    if series.dtype != object or len(series) < 2:
+        return None
+    cells = np.ascontiguousarray(series.to_numpy(dtype=object, copy=False))
+    return _counting.distinct_objects(cells, len(cells) // 2, return_codes)
+
+
+def factorize(series):
+    """``pandas.factorize(series, use_na_sentinel=True)``: the same codes and uniques.
+
+    An ``object`` column whose cells share few objects (a Parquet reader, a
+    categorical's values) is hashed by address first and only its distinct
+    objects are compared as values, which costs a fraction of hashing every
+    string; equal values stored as different objects are merged there.
+    """
+    found = distinct_objects(series)
+    if found is None:
+        return pd.factorize(series, use_na_sentinel=True)
+    first, codes = found
+    inner, uniques = pd.factorize(pd.Series(series.to_numpy(dtype=object, copy=False)[first],
+                                            dtype=object), use_na_sentinel=True)
+    return inner.take(codes), uniques
+
+
 def _check_object_column(name, series):
     """Reject unhashable cells in an object column.
 
@@ -62,6 +92,9 @@ def _check_object_column(name, series):
     :func:`~dpsynth.preprocessing._categories.canonical_order`); refusing
     them would make one record's type decide whether a release is made.
     """
+    found = distinct_objects(series, return_codes=False)
+    if found is not None:  # the same objects, each read once
+        series = pd.Series(series.to_numpy(dtype=object, copy=False)[found[0]], dtype=object)
     if pd.api.types.infer_dtype(series, skipna=True) in _HOMOGENEOUS:
         return
     for value in series:

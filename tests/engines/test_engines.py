@@ -53,6 +53,47 @@ def test_sum_into_equals_map_sum():
         make, add), want)
 
 
+def test_distinct_rows_and_weighted_sums_equal_every_row():
+    codes = _codes(n=5000)  # few distinct rows: summed once each, weighted
+    rows, counts = InMemoryCodes(codes, n_threads=2, chunk_rows=300).distinct_rows()
+    want_rows, want_counts = np.unique(codes, axis=0, return_counts=True)
+    order = np.lexsort(rows.T[::-1])
+    np.testing.assert_array_equal(rows[order], want_rows)
+    np.testing.assert_array_equal(counts[order], want_counts)
+    make = lambda: np.zeros(20)  # noqa: E731
+
+    def add(out, block, weights):
+        out += np.bincount(block[:, 0] * 5 + block[:, 3], weights, minlength=20)
+
+    want = np.bincount(codes[:, 0] * 5 + codes[:, 3], minlength=20).astype(float)
+    distinct = np.random.default_rng(0).integers(0, 1000, (5000, 4)).astype(np.int32)
+    for blocks in (InMemoryCodes(codes), InMemoryCodes(codes, n_threads=3, chunk_rows=250)):
+        np.testing.assert_array_equal(blocks.sum_distinct_into(make, add), want)
+        np.testing.assert_array_equal(blocks.map(lambda b: b[:, ::-1], once=True)
+                                      .sum_distinct_into(make, lambda o, b, w: add(o, b[:, ::-1], w)),
+                                      want)
+        for a, b in zip(blocks.column_counts([0, 3], [3, 4, 2, 5]),
+                        CodeBlocks.column_counts(blocks, [0, 3], [3, 4, 2, 5])):
+            np.testing.assert_array_equal(a, b)
+    # on two threads (row ranges of 100,000 rows or more), merged across the ranges
+    many = np.tile(codes, (50, 1))
+    rows, counts = InMemoryCodes(many, n_threads=2).distinct_rows()
+    order = np.lexsort(rows.T[::-1])
+    np.testing.assert_array_equal(rows[order], want_rows)
+    np.testing.assert_array_equal(counts[order], 50 * want_counts)
+    # mostly distinct rows: every row is read, unweighted
+    assert InMemoryCodes(distinct, n_threads=2).distinct_rows() is None
+    seen = []
+
+    def add_mod(out, block, weights):
+        seen.append(weights)
+        out += np.bincount(block[:, 0] % 20, weights, minlength=20)
+
+    np.testing.assert_array_equal(InMemoryCodes(distinct).sum_distinct_into(make, add_mod),
+                                  np.bincount(distinct[:, 0] % 20, minlength=20))
+    assert seen and all(w is None for w in seen)
+
+
 def test_by_lookup_recodes_as_the_function_does():
     codes = _codes()
     codes[::7, 3] = -1  # an empty cell ("absent")

@@ -510,3 +510,56 @@ def test_inverse_transform_in_two_threads_gives_the_same_table():
     assert one["age"].between(0, 100).all() and one["income"].isna().any()
     with pytest.raises(ValueError, match="n_jobs"):
         encoder.inverse_transform(codes, n_jobs=0)
+
+
+def test_factorize_by_address_gives_pandas_codes_and_uniques():
+    # cells sharing objects (as a Parquet reader leaves them) are hashed by address,
+    # then equal values held by different objects, mixed types and missing values merge
+    # exactly as pandas.factorize merges them
+    from dpsynth.utils._validation import factorize
+
+    words = ["a", "b", "".join(["a"]), None, np.nan, 1, 1.0, True, pd.NA, 2.5, pd.NaT, "7"]
+    rng = np.random.default_rng(0)
+    cells = np.empty(600, dtype=object)
+    cells[:] = [words[i] for i in rng.integers(0, len(words), 600)]
+    cases = [pd.Series(cells), pd.Series(cells[:1]), pd.Series(cells[:3]),
+             pd.Series(np.array([str(i) for i in range(300)] * 2, dtype=object)),
+             pd.Series(np.arange(40) % 3), pd.Series(cells).astype("category")]
+    for series in cases:
+        want_codes, want_uniques = pd.factorize(series, use_na_sentinel=True)
+        codes, uniques = factorize(series)
+        np.testing.assert_array_equal(codes, want_codes)
+        assert codes.dtype == want_codes.dtype
+        assert type(uniques) is type(want_uniques) and uniques.dtype == want_uniques.dtype
+        assert [repr(v) for v in uniques] == [repr(v) for v in want_uniques]
+
+
+def test_unhashable_cell_found_among_shared_objects():
+    cell = [1]
+    series = pd.Series(np.array(["a", cell, "a", cell] * 10, dtype=object))
+    with pytest.raises(TypeError, match="unhashable value of type list"):
+        TableEncoder().fit(pd.DataFrame({"x": series}))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "Int64", "datetime64[ns]"])
+def test_numeric_auto_fitted_on_value_counts_as_on_every_row(dtype):
+    # the encoder fits numeric="auto" on a column's value counts: the same column as
+    # the fit on every row (which depends on the multiset of values only)
+    from dpsynth.preprocessing._encoder import _distinct_values
+    from dpsynth.preprocessing._numeric import fit_auto_column
+
+    rng = np.random.default_rng(3)
+    values = np.round(rng.lognormal(3, 1, 5000))
+    series = pd.Series(values).astype("float64")
+    series[rng.random(5000) < 0.1] = np.nan
+    if dtype == "datetime64[ns]":
+        series = pd.Timestamp("2020-01-01") + pd.to_timedelta(series, unit="h")
+    elif dtype != "float64":
+        series = series.fillna(0).astype(dtype) if dtype == "int64" else series.astype(dtype)
+    distinct, weights = _distinct_values(series)
+    assert weights is not None and weights.sum() == len(series)
+    fits = [fit_auto_column("x", s, w, kind="number", rho=0.5, delta=1e-9, n_bins=12,
+                            rng=np.random.default_rng(1))
+            for s, w in ((series, None), (distinct, weights))]
+    assert fits[0][0] == fits[1][0]
+    assert [s.rho for s in fits[0][1]] == [s.rho for s in fits[1][1]]

@@ -143,6 +143,10 @@ def test_selection_uses_public_facts_only(monkeypatch):
             reads.append(add)
             return super().sum_into(make, add)
 
+        def sum_distinct_into(self, make, add):
+            reads.append(add)
+            return super().sum_distinct_into(make, add)
+
     codes = _table(n=500)
     rel = release_workload(SpyBlocks(codes), N_VALUES, rho=0.2, rng=np.random.default_rng(3),
                            rounds_factor=2)
