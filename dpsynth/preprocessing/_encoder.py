@@ -40,7 +40,7 @@ from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binn
 from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._temporal import is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
-from ._numeric import (DECIDE_SHARE, NUMERIC, auto_columns, check_numeric, decide_text_column,
+from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, auto_columns, check_numeric, decide_text_column,
                        decode_text_binning, encode_text_binning, fit_auto_column,
                        is_text_dtype, parse_numbers, raise_all)
 
@@ -386,11 +386,18 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         public function of DP outputs), so that the words of a CSV file leave
         their budget to its numbers.
 
-        Returns ``({name: "number" | "int" | "float" | None}, {name: (text_share,
-        has_texts)}, rho, delta)`` (the second for the text candidates);
+        Returns ``({name: "number" | "int" | "float" | "date" | None}, {name:
+        (text_share, has_texts, date_format)}, rho, delta)`` (the second for the text candidates);
         the decisions' spends and errors are appended to ``spends`` and ``errors``.
         """
         kinds, texts = {}, {}
+        # the date cells' noise comes from a child stream of ``rng``'s seed, so that
+        # the draws of the number cells and of the binning are those of a
+        # decision without date cells
+        sequence = rng.bit_generator.seed_seq
+        date_rng = np.random.default_rng(np.random.SeedSequence(
+            sequence.entropy, spawn_key=tuple(sequence.spawn_key) + (DATES,),
+            pool_size=sequence.pool_size))
         for name, kind in auto.items():
             if kind != "text":
                 kinds[name] = kind
@@ -398,7 +405,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             try:
                 kinds[name], texts[name], spent = decide_text_column(
                     name, *column_values(name), rho=DECIDE_SHARE * self.numeric_rho / len(auto),
-                    rng=rng)
+                    rng=rng, date_rng=date_rng)
                 spends.extend(spent)
             except (ValueError, TypeError) as exc:
                 kinds[name] = None

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from ..preprocessing._discretizer import _restore_numeric, decode_binning, encode_binning
-from ..preprocessing._numeric import encode_text_binning, is_text_dtype, parse_numbers
+from ..preprocessing._numeric import (binning_numbers, encode_text_binning, is_text_dtype,
+                                      parse_numbers)
 from ..preprocessing._dtypes import nullable_dtype
 
 __all__ = ["ValueCondition", "RangeCondition", "parse_conditions", "draw_restricted",
@@ -636,7 +637,9 @@ def _redraw_for_rows(predicates, schema, known, rows, candidates, picked, codes,
         name = schema[j].name
         if schema[j].binning is not None:
             cells = known[name].iloc[rows]
-            v = (parse_numbers(cells) if is_text_dtype(cells.dtype)
+            v = (binning_numbers(cells, schema[j].binning)
+                 if schema[j].binning.is_text and is_text_dtype(cells.dtype)
+                 else parse_numbers(cells) if is_text_dtype(cells.dtype)
                  else cells.to_numpy(dtype=np.float64, na_value=np.nan))
             known_values[j] = (v, np.isnan(v))
 
