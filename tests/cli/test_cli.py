@@ -1453,3 +1453,14 @@ def test_synthesize_keeps_dates_written_as_text(capsys, work):
     assert abs((fake["opened"] == "").mean() - 0.05) <= 0.02
     assert abs((fake["opened"] == "0000-00-00").mean() - 0.03) <= 0.015
     assert (fake["issue_d"] != "").all()
+    # --where takes the column's dates (a range LO:HI, split where both ends are dates)
+    code, out, err = run(capsys, "sample", "release.json", "-n", 100, "-o", "where.csv",
+                         "--seed", 2, "--where", "stamp=2013-01-01 00:00:00:2013-12-31 23:59:59",
+                         "--where", "issue_d=Mar-2013")
+    assert code == 0, err
+    picked = pd.read_csv("where.csv", dtype=str, keep_default_na=False)
+    assert picked["stamp"].str.startswith("2013-").all() and len(picked) == 100
+    assert (picked["issue_d"] == "Mar-2013").all()
+    code, out, err = run(capsys, "sample", "release.json", "-n", 5, "-o", "bad.csv",
+                         "--where", "opened=2014/01/01")
+    assert code != 0 and "not a date written as '%Y-%m-%d'" in err

@@ -1116,3 +1116,16 @@ def test_a_text_date_column_round_trips_through_the_encoder_and_a_release_file(t
         Binning((0.0, 10.0), True, text_share=1.0, date_format="%Y%m%d")
     with pytest.raises(ValueError, match="date_format"):
         Binning((0.0, 10.0), False, text_share=1.0, date_format="%Y-%m-%d")
+
+
+def test_conditions_on_a_text_date_column_take_dates_in_its_format():
+    X = _text_dates(n=3000)
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    out = synth.sample(200, conditions={"opened": ("2016-01-01", "2016-12-31")},
+                       random_state=0)
+    assert out["opened"].str.startswith("2016-").all()
+    out = synth.sample(50, conditions={"issue_d": ["Mar-2016", "Apr-2016"], "opened": "unknown"},
+                       random_state=0)
+    assert set(out["issue_d"]) <= {"Mar-2016", "Apr-2016"} and (out["opened"] == "unknown").all()
+    with pytest.raises(ValueError, match="dates written as '%Y-%m-%d'"):
+        synth.sample(5, conditions={"opened": "2016/01/01"})
