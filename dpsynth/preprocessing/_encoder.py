@@ -173,7 +173,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         texts not released share one other code, decoded to the column's
         other label.  In an ``object`` column, a DP share of the numbers
         decodes as text (``"12"``) and the rest as Python numbers (``12``),
-        as the column held them.  ``None``: text columns are categorical.
+        as the column held them.  The same DP count has a cell per date
+        format of the public list
+        :data:`~dpsynth.utils._temporal.DATE_FORMATS` (``"2021-03-04"``,
+        ``"Dec-2011"``, ...): a column not found to hold numbers whose fields
+        are mostly dates of one format is binned as whole days, seconds,
+        minutes or months, with its other texts as codes, and decodes to
+        dates written in that format.  ``None``: text columns are
+        categorical.
     bounds : dict, default=None
         ``{column: (low, high)}``: public ranges of numeric columns, e.g. from
         a data dictionary.  These columns are binned (their codes are bin

@@ -100,6 +100,10 @@ MAX_CODES = 32
 #: A text column holds numbers when its text fields are at most this share of
 #: its present fields (up to noise): its texts are then codes of their own.
 MAX_TEXT_SHARE = 0.5
+#: A text column holds dates of a format when the noisy count of its dates clears this
+#: many times its noise: noise alone does so for one of the formats with probability
+#: 0.135% at most (3 sigma of one test, over the twelve formats).
+DATE_SIGMAS = 3.71
 #: Shares of a column's zCDP budget: range, point masses, bins and shape.
 STEP_SHARES = (0.25, 0.25, 0.5)
 _FLOAT_OCTAVES = (-30, 63)  # |x| in [2**-30, 2**63): below, the zero cell
@@ -926,10 +930,12 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
       the two decimal cells do not clear ``3 sigma`` of their sum's noise and
       make at most 0.1% of the numbers;
     - otherwise it holds dates of the format ``F`` whose cells' sum is the
-      largest of those that clear ``3 sigma`` of their noise while the other
+      largest of those that clear :data:`DATE_SIGMAS` times their noise
+      (``3 sigma`` of one test over the list's formats) while the other
       cells (numbers and other texts included) do not exceed
-      ``max_text_share`` of the fields by more than ``3 sigma`` of their
-      sum's noise: the other fields are then texts, codes of their own.
+      ``max_text_share`` of the fields by more than ``3 sigma``: the other
+      fields are then texts, codes of their own (an other code when their
+      noisy count clears ``3 sigma`` of its noise).
 
     The share of numbers written as text decides how they decode in an
     ``object`` column (a string dtype holds texts only); dates decode as text.
@@ -998,11 +1004,10 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
         own = np.array([fmt in formats for formats in DATE_CELLS])
         found = float(noisy_dates[own].sum())
         rest = float(noisy.sum() + noisy_dates[~own].sum())
-        level = 3 * sigma * math.sqrt(n_cells - own.sum())
-        if (found > 3 * sigma * math.sqrt(own.sum()) and found > best
-                and rest <= max_text_share * total + level):
+        if (found > DATE_SIGMAS * sigma * math.sqrt(own.sum()) and found > best
+                and rest <= max_text_share * total + 3 * sigma):
             date_format, best = fmt, found
-            has_date_texts = bool(rest > level)
+            has_date_texts = bool(rest > 3 * sigma * math.sqrt(n_cells - own.sum()))
     if date_format is not None:
         return "date", spend, 1.0, has_date_texts, date_format
     return None, spend, text_share, has_texts, None

@@ -1050,6 +1050,19 @@ def test_text_date_columns_are_decided_by_dp():
     assert decide_numeric(few, 0.01, rng)[0] is None
 
 
+def test_a_small_text_column_is_not_called_dates_by_noise():
+    # 300 records at a small budget (a CLI table's text candidate): the date cells'
+    # noise alone must not make a column of words a date column
+    from dpsynth.preprocessing._numeric import decide_numeric
+
+    words = pd.Series(np.random.default_rng(0).choice(["red", "green", "blue"], 300),
+                      dtype=object)
+    rho = 1 / (2 * 13.6 ** 2)  # sigma 13.6 records
+    kinds = [decide_numeric(words, rho, np.random.default_rng(seed))[0]
+             for seed in range(300)]
+    assert kinds.count("date") == 0 and kinds.count(None) == 300
+
+
 def _text_dates(n=5000, seed=3):
     rng = np.random.default_rng(seed)
     days = pd.Timestamp("2014-01-01") + pd.to_timedelta(
