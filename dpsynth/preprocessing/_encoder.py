@@ -40,9 +40,9 @@ from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binn
 from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._temporal import is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
-from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, auto_columns, check_numeric, decide_text_column,
-                       decode_text_binning, encode_text_binning, fit_auto_column,
-                       is_text_dtype, parse_numbers, raise_all)
+from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, auto_columns, check_numeric,
+                       decide_text_column, decode_text_binning, encode_text_binning,
+                       fit_auto_column, is_text_dtype, parse_numbers, raise_all)
 
 __all__ = ["TableEncoder"]
 

@@ -924,7 +924,8 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     drawn from ``date_rng``, default ``rng``).  From the noisy counts alone:
 
     - the column holds numbers when their four cells' sum clears ``3 sigma``
-      of its noise (``6 sigma``) and the texts (dates included) do not exceed
+      of its noise (``6 sigma``) and the texts (with the dates of the date
+      cells that clear :data:`DATE_SIGMAS` times their noise) do not exceed
       ``max_text_share`` of the fields by more than ``3 sigma`` (its texts,
       such as a code ``"N"``, then become codes of their own); integers when
       the two decimal cells do not clear ``3 sigma`` of their sum's noise and
@@ -989,9 +990,11 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     else:
         text_share = round(float(n_written / (n_typed + n_written)), 6)
     n_numbers = n_typed + n_written
-    n_dates = float(noisy_dates.sum())
-    has_texts = bool(noisy[4] > 3 * sigma
-                     or n_dates > 3 * sigma * math.sqrt(noisy_dates.size))
+    # dates count as texts in the numbers' decision where their cell clears
+    # DATE_SIGMAS: without dates, the decision is that of the five cells alone
+    # (the noise of thirteen empty cells would blur its text count)
+    n_dates = float(noisy_dates[noisy_dates > DATE_SIGMAS * sigma].sum())
+    has_texts = bool(noisy[4] + n_dates > 3 * sigma)
     total = max(float(noisy.sum()) + n_dates, 0.0)
     if n_numbers > level_4 and noisy[4] + n_dates <= max_text_share * total + 3 * sigma:
         n_decimals = noisy[2] + noisy[3]
@@ -1047,10 +1050,10 @@ def decode_text_binning(codes, binning, rng):
     """Decoded fields of a text column holding numbers, and their missing mask.
 
     Number codes decode as :func:`decode_binning` does (a date column's to
-    dates written in its format), then a ``binning.text_share`` of them (drawn independently) as text, the rest
-    as Python numbers; a text code to its text; the other code to
-    ``binning.other_label`` (missing when it is None); missing codes to
-    missing.
+    dates written in its format), then a ``binning.text_share`` of them
+    (drawn independently) as text, the rest as Python numbers; a text code
+    to its text; the other code to ``binning.other_label`` (missing when it
+    is None); missing codes to missing.
 
     Returns
     -------

@@ -256,8 +256,8 @@ def parse_conditions(conditions, schema):
     """``conditions`` (a dict ``{column: value | list | (low, high)}``) -> predicates.
 
     A tuple of two numbers (or ``None``; on a column of dates written as text,
-    dates in its format) on a numeric (binned) column is a range ``[low, high]``; a list or set is any of its values; anything else
-    is one value.  Raises ``ValueError`` naming the column or value that the
+    dates in its format) on a numeric (binned) column is a range ``[low,
+    high]``; a list or set is any of its values; anything else is one value.  Raises ``ValueError`` naming the column or value that the
     release does not hold.
     """
     if conditions is None:
