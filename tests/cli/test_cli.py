@@ -1464,3 +1464,8 @@ def test_synthesize_keeps_dates_written_as_text(capsys, work):
     code, out, err = run(capsys, "sample", "release.json", "-n", 5, "-o", "bad.csv",
                          "--where", "opened=2014/01/01")
     assert code != 0 and "not a date written as '%Y-%m-%d'" in err
+    # evaluate compares the dates as the numbers they are binned in
+    code, out, err = run(capsys, "evaluate", "data.csv", "out.csv", "--aggregates",
+                         "release.json")
+    assert code == 0, err
+    assert "issue_d: Wasserstein-1 / range" in out and "stamp: Wasserstein-1 / range" in out
