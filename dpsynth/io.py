@@ -289,7 +289,9 @@ class Declaration:
     def encoder_params(self, *, binning="uniform"):
         """Keyword arguments of :class:`~dpsynth.preprocessing.TableEncoder` that
         the declaration fixes: ``categories``, ``bounds``, ``no_missing`` and,
-        for columns with their own ``n_bins``, ``binning``.
+        for columns with their own ``n_bins``, ``binning``; ``numeric`` keeps the
+        columns declared categorical without categories out of numeric
+        discovery (a declared kind wins over the DP decision).
 
         Parameters
         ----------
@@ -319,6 +321,10 @@ class Declaration:
             params["categories"] = categories
         if bounds:
             params["bounds"] = bounds
+        categorical = {c.name: "categorical" for c in self.columns
+                       if c.kind == "categorical" and not c.categories}
+        if categorical:
+            params["numeric"] = categorical
         own_bins = {c.name: c for c in self.columns if c.kind == "numeric" and c.n_bins}
         if own_bins:
             if binning not in ("uniform", "log"):

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import wasserstein_distance
 
+from ..utils._numbers import parse_numbers
+
 __all__ = ["numeric_quantiles", "value_shares", "wasserstein_numeric"]
 
 #: Quantiles reported by :func:`numeric_quantiles`.
@@ -23,8 +25,6 @@ def _values(frame, column, name):
     series = frame[column]
     if series.dtype == object or isinstance(series.dtype, pd.StringDtype):
         # a text column holding numbers and codes ("N"): its numbers; codes are ignored
-        from ..preprocessing._numeric import parse_numbers
-
         numbers = parse_numbers(series)
         if series.notna().any() and np.isnan(numbers).all():
             raise TypeError(f"Column {column!r} of {name} is not numeric (dtype "

@@ -60,6 +60,7 @@ from ..mechanisms import discrete_gaussian_scale, gaussian_measure
 from ..schema import (DEFAULT_OTHER_LABEL, Binning, Column, default_missing_marker,
                       integer_room, other_code_label, sub_bin_edges)
 from ._discretizer import _check_special, _snap_edges, decode_binning, encode_binning
+from ..utils._numbers import parse_numbers
 from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, date_cells, format_dates, is_temporal,
                                numbers_of, parse_dates)
 
@@ -857,21 +858,6 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
 
 
 # ------------------------------------------------------------- text columns
-def parse_numbers(series):
-    """The numbers of a text column: float64, NaN where a field is missing or no number.
-
-    A field is a number when it parses as a finite decimal number and is not
-    written with a leading zero (``"02134"`` is a code, ``"0.5"`` a number).
-    """
-    text = series.astype(object).where(series.notna(), None)
-    text = pd.Series(text, dtype="string").str.strip()
-    coded = text.str.fullmatch(r"[+-]?0\d.*").fillna(False).astype(bool).to_numpy()
-    numbers = pd.to_numeric(text, errors="coerce").astype("Float64")
-    out = numbers.to_numpy(dtype=np.float64, na_value=np.nan)
-    out[coded | ~np.isfinite(out)] = np.nan
-    return out
-
-
 def is_typed_number(value):
     """Whether ``value`` is a number object (``12``, ``2.5``), not a text or a bool."""
     return isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
@@ -929,7 +915,8 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
       ``max_text_share`` of the fields by more than ``3 sigma`` (its texts,
       such as a code ``"N"``, then become codes of their own); integers when
       the two decimal cells do not clear ``3 sigma`` of their sum's noise and
-      make at most 0.1% of the numbers;
+      make at most 0.1% of the numbers (each level one count higher: the noise
+      is integer);
     - otherwise it holds dates of the format ``F`` whose cells' sum is the
       largest of those that clear :data:`DATE_SIGMAS` times their noise
       (``3 sigma`` of one test over the list's formats) while the other
@@ -980,8 +967,10 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     spend = Spend("numeric or text", "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("max_text_share", max_text_share),
                           ("sensitivity", 1)))
-    # sums of k noisy cells (not clipped: unbiased) carry noise sigma * sqrt(k)
-    level_2, level_4 = 3 * sigma * math.sqrt(2), 3 * sigma * 2
+    # sums of k noisy cells (not clipped: unbiased) carry noise sigma * sqrt(k);
+    # the noise is integer, so a level is one count higher (discrete_gaussian_tail:
+    # at a small sigma, 3 sigma alone is below the first nonzero draw)
+    level_1, level_2, level_4 = (1.0 + 3 * sigma * math.sqrt(k) for k in (1, 2, 4))
     n_typed, n_written = noisy[0] + noisy[2], noisy[1] + noisy[3]
     if isinstance(series.dtype, pd.StringDtype) or not n_typed > level_2:
         text_share = 1.0
@@ -993,8 +982,8 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     # dates count as texts in the numbers' decision where their cell clears
     # DATE_SIGMAS: without dates, the decision is that of the five cells alone
     # (the noise of thirteen empty cells would blur its text count)
-    n_dates = float(noisy_dates[noisy_dates > DATE_SIGMAS * sigma].sum())
-    has_texts = bool(noisy[4] + n_dates > 3 * sigma)
+    n_dates = float(noisy_dates[noisy_dates > 1.0 + DATE_SIGMAS * sigma].sum())
+    has_texts = bool(noisy[4] + n_dates > level_1)
     total = max(float(noisy.sum()) + n_dates, 0.0)
     if n_numbers > level_4 and noisy[4] + n_dates <= max_text_share * total + 3 * sigma:
         n_decimals = noisy[2] + noisy[3]
@@ -1007,10 +996,10 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
         own = np.array([fmt in formats for formats in DATE_CELLS])
         found = float(noisy_dates[own].sum())
         rest = float(noisy.sum() + noisy_dates[~own].sum())
-        if (found > DATE_SIGMAS * sigma * math.sqrt(own.sum()) and found > best
+        if (found > 1.0 + DATE_SIGMAS * sigma * math.sqrt(own.sum()) and found > best
                 and rest <= max_text_share * total + 3 * sigma):
             date_format, best = fmt, found
-            has_date_texts = bool(rest > 3 * sigma * math.sqrt(n_cells - own.sum()))
+            has_date_texts = bool(rest > 1.0 + 3 * sigma * math.sqrt(n_cells - own.sum()))
     if date_format is not None:
         return "date", spend, 1.0, has_date_texts, date_format
     return None, spend, text_share, has_texts, None

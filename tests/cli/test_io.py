@@ -324,8 +324,10 @@ def test_load_declaration(tmp_path):
     assert declaration.dtypes == {"age": "int64", "sex": "str", "zip": "str"}
     assert declaration["age"].bounds == (0, 120)
     assert declaration.missing_values is None
+    # zip: declared categorical without categories, so no numeric discovery
     assert declaration.encoder_params() == {"categories": {"sex": ["F", "M"]},
-                                            "bounds": {"age": (0, 120)}}
+                                            "bounds": {"age": (0, 120)},
+                                            "numeric": {"zip": "categorical"}}
     assert Declaration.from_dict(declaration.to_dict()) == declaration
 
 
