@@ -28,6 +28,7 @@ from .metrics import (aggregate_error_report, combination_counts, k_marginal_sco
                       wasserstein_numeric)
 from .utils._files import atomic_write
 from .utils._progress import log_progress
+from .utils._temporal import parse_dates
 
 __all__ = ["FidelitySummary", "binned_view", "fidelity_summary", "privacy_curve", "write_report"]
 
@@ -133,7 +134,8 @@ def _numeric_facts(real, synth, encoder):
     """W1 / range, quantiles and special-value shares on the original scale.
 
     With an encoder: its binned columns, normalised by the range of their
-    public edges, with the shares of their point values.  Without: every
+    public edges, with the shares of their point values (a column of dates
+    written as text compared as the numbers it is binned in).  Without: every
     numeric column of both tables, normalised by the real range.
     """
     ranges, points, columns = {}, {}, None
@@ -143,6 +145,9 @@ def _numeric_facts(real, synth, encoder):
             binning = column.binning
             if binning is None or column.name not in real.columns:
                 continue
+            if binning.date_format is not None:  # dates written as text: their numbers
+                real, synth = (frame.assign(**{column.name: parse_dates(
+                    frame[column.name], binning.date_format)}) for frame in (real, synth))
             edges = binning.edge_array
             ranges[column.name] = (edges[0], edges[-1] - 1 if binning.integer else edges[-1])
             if binning.points:

@@ -31,6 +31,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from .utils._temporal import DATE_FORMATS
+
 __all__ = ["Binning", "Column", "Schema", "MISSING_MARKERS"]
 
 #: Names of the missing-value markers a column can decode to.
@@ -258,6 +260,12 @@ class Binning:
         decoded as text (``"12"``), the rest as Python numbers (``12``), a
         DP proportion (1.0 for a string dtype).  ``None``: a numeric column,
         whose values decode to its dtype.
+    date_format : str or None, default=None
+        For a text column of dates: their format, one of the public list
+        :data:`~dpsynth.utils._temporal.DATE_FORMATS` (``"%Y-%m-%d"``,
+        ``"%b-%Y"``, ...).  The edges and points are then whole numbers of
+        the format's unit (days, seconds, minutes or months since
+        1970-01-01), and dates decode as text in that format.
     counts : tuple or None, default=None
         ``(counts, variances)``: noisy counts of the records of each interval,
         then of each point value and code (NaN: not measured), and their
@@ -280,6 +288,7 @@ class Binning:
     other_label: object = None
     text_share: float = None
     text_fill: str = None
+    date_format: str = None
     counts: tuple = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -357,6 +366,13 @@ class Binning:
         elif codes or self.other:
             raise ValueError("binning 'codes' and 'other' need a 'text_share' (a text "
                              "column holding numbers)")
+        if self.date_format is not None:
+            if self.date_format not in DATE_FORMATS:
+                raise ValueError(f"binning 'date_format' must be one of "
+                                 f"{list(DATE_FORMATS)}; got {self.date_format!r}")
+            if share is None or not self.integer:
+                raise ValueError("binning 'date_format' needs 'integer' true and a "
+                                 "'text_share' (a text column of dates)")
         labels = self.labels
         if len(set(labels)) != len(labels):
             raise ValueError("binning codes must differ from each other and from the bin "
@@ -441,6 +457,8 @@ class Binning:
                 out["other_label"] = self.other_label
             if self.text_fill is not None:
                 out["text_fill"] = self.text_fill
+            if self.date_format is not None:
+                out["date_format"] = self.date_format
         return out
 
     @classmethod
@@ -449,7 +467,7 @@ class Binning:
             raise ValueError("binning must be an object")
         unknown = set(spec) - {"edges", "integer", "inverse", "clip", "special", "frequent",
                                "within", "decimals", "codes", "other", "other_label",
-                               "text_share", "text_fill"}
+                               "text_share", "text_fill", "date_format"}
         if unknown:
             raise ValueError(f"unknown binning field(s) {sorted(unknown)}")
         try:
@@ -463,7 +481,8 @@ class Binning:
                        within=None if within is None else tuple(tuple(w) for w in within),
                        decimals=spec.get("decimals"), codes=tuple(spec.get("codes", ())),
                        other=spec.get("other", False), other_label=spec.get("other_label"),
-                       text_share=spec.get("text_share"), text_fill=spec.get("text_fill"))
+                       text_share=spec.get("text_share"), text_fill=spec.get("text_fill"),
+                       date_format=spec.get("date_format"))
         except KeyError as exc:
             raise ValueError(f"binning lacks {exc}") from None
         except TypeError as exc:

@@ -1,8 +1,12 @@
 """``dpsynth sample``: synthetic records from a released DP aggregates file."""
 
+import numpy as np
+import pandas as pd
+
 from .. import io
 from ..aggregates import DPAggregates
 from ..synthesizer import DPMarginalSynthesizer
+from ..utils._temporal import parse_dates
 from . import _common, _distributed
 
 __all__ = ["parse_where", "run"]
@@ -24,6 +28,26 @@ def _number(text, option):
         raise _common.CommandError(f"--where {option}: {text!r} is not a number") from None
 
 
+def _dates(text, binning, option):
+    """A date column's ``--where`` value: a code, a date in the column's format, or
+    ``LO:HI`` dates (split at the ``:`` where both ends are dates or empty, since
+    times hold ``:`` too)."""
+    fmt = binning.date_format
+
+    def is_date(part):
+        return not np.isnan(parse_dates(pd.Series([part], dtype=object), fmt)[0])
+
+    if text in binning.codes or is_date(text):
+        return text
+    for at in [k for k, c in enumerate(text) if c == ":"]:
+        low, high = text[:at], text[at + 1:]
+        if all(not part or is_date(part) for part in (low, high)):
+            return (low or None, high or None)
+    raise _common.CommandError(f"--where {option}: {text!r} is not a date written as {fmt!r}, "
+                               f"a range LO:HI of them or one of the column's codes "
+                               f"{list(binning.codes)}")
+
+
 def parse_where(specs, schema):
     """``["race=Black", "age=30:40"]`` -> the ``conditions`` of ``sample``.
 
@@ -43,7 +67,9 @@ def parse_where(specs, schema):
             raise _common.CommandError(f"--where {spec}: the release has no column {name!r}; "
                                        f"its columns are {schema.names}")
         column = schema[schema.names.index(name)]
-        if column.binning is not None:
+        if column.binning is not None and column.binning.date_format is not None:
+            value = _dates(text, column.binning, spec)
+        elif column.binning is not None:
             if ":" in text:
                 low, _, high = text.partition(":")
                 value = (_number(low, spec) if low.strip() else None,

@@ -40,9 +40,9 @@ from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binn
 from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._temporal import is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
-from ._numeric import (DECIDE_SHARE, NUMERIC, auto_columns, check_numeric, decide_text_column,
-                       decode_text_binning, encode_text_binning, fit_auto_column,
-                       is_text_dtype, parse_numbers, raise_all)
+from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, auto_columns, check_numeric,
+                       decide_text_column, decode_text_binning, encode_text_binning,
+                       fit_auto_column, is_text_dtype, parse_numbers, raise_all)
 
 __all__ = ["TableEncoder"]
 
@@ -173,7 +173,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         texts not released share one other code, decoded to the column's
         other label.  In an ``object`` column, a DP share of the numbers
         decodes as text (``"12"``) and the rest as Python numbers (``12``),
-        as the column held them.  ``None``: text columns are categorical.
+        as the column held them.  The same DP count has a cell per date
+        format of the public list
+        :data:`~dpsynth.utils._temporal.DATE_FORMATS` (``"2021-03-04"``,
+        ``"Dec-2011"``, ...): a column not found to hold numbers whose fields
+        are mostly dates of one format is binned as whole days, seconds,
+        minutes or months, with its other texts as codes, and decodes to
+        dates written in that format.  ``None``: text columns are
+        categorical.
     bounds : dict, default=None
         ``{column: (low, high)}``: public ranges of numeric columns, e.g. from
         a data dictionary.  These columns are binned (their codes are bin
@@ -386,11 +393,18 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         public function of DP outputs), so that the words of a CSV file leave
         their budget to its numbers.
 
-        Returns ``({name: "number" | "int" | "float" | None}, {name: (text_share,
-        texts)}, rho, delta)`` (the second for the text candidates);
+        Returns ``({name: "number" | "int" | "float" | "date" | None}, {name:
+        (text_share, texts, date_format)}, rho, delta)`` (the second for the text candidates);
         the decisions' spends and errors are appended to ``spends`` and ``errors``.
         """
         kinds, texts = {}, {}
+        # the date cells' noise comes from a child stream of ``rng``'s seed, so that
+        # the draws of the number cells and of the binning are those of a
+        # decision without date cells
+        sequence = rng.bit_generator.seed_seq
+        date_rng = np.random.default_rng(np.random.SeedSequence(
+            sequence.entropy, spawn_key=tuple(sequence.spawn_key) + (DATES,),
+            pool_size=sequence.pool_size))
         for name, kind in auto.items():
             if kind != "text":
                 kinds[name] = kind
@@ -398,7 +412,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             try:
                 kinds[name], texts[name], spent = decide_text_column(
                     name, *column_values(name), rho=DECIDE_SHARE * self.numeric_rho / len(auto),
-                    rng=rng)
+                    rng=rng, date_rng=date_rng)
                 spends.extend(spent)
             except (ValueError, TypeError) as exc:
                 kinds[name] = None

@@ -61,7 +61,8 @@ from ..schema import (DEFAULT_OTHER_LABEL, Binning, Column, default_missing_mark
                       integer_room, other_code_label, sub_bin_edges)
 from ._discretizer import _check_special, _snap_edges, decode_binning, encode_binning
 from ..utils._numbers import parse_numbers
-from ..utils._temporal import is_temporal, numbers_of
+from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, date_cells, format_dates, is_temporal,
+                               numbers_of, parse_dates)
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
            "decide_text_column", "is_auto_numeric", "MIN_POINT_SHARE",
@@ -105,6 +106,10 @@ OTHER_SIGMAS = 3.09
 #: A text column holds numbers when its text fields are at most this share of
 #: its present fields (up to noise): its texts are then codes of their own.
 MAX_TEXT_SHARE = 0.5
+#: A text column holds dates of a format when the noisy count of its dates clears this
+#: many times its noise: noise alone does so for one of the formats with probability
+#: 0.135% at most (3 sigma of one test, over the twelve formats).
+DATE_SIGMAS = 3.71
 #: Shares of a column's zCDP budget: range, point masses, bins and shape.
 STEP_SHARES = (0.25, 0.25, 0.5)
 _FLOAT_OCTAVES = (-30, 63)  # |x| in [2**-30, 2**63): below, the zero cell
@@ -918,48 +923,80 @@ def _typed(series):
     return np.append(typed, False)[found]
 
 
-def text_fields(series):
+def text_fields(series, numbers=None):
     """The fields of a text column that are texts (not numbers, not missing), as a
     mask; a field that is no text (a bool, a date in an object column) is not one
-    of them and goes to the other value."""
+    of them and goes to the other value.  ``numbers``: the column's values read
+    as numbers (default :func:`parse_numbers`; the dates of a date column)."""
     present = series.notna().to_numpy()
     values = series.to_numpy(dtype=object)
     is_text = np.fromiter((isinstance(v, str) for v in values), dtype=bool,
                           count=values.size)
-    return present & is_text & np.isnan(parse_numbers(series))
+    numbers = parse_numbers(series) if numbers is None else numbers
+    return present & is_text & np.isnan(numbers)
 
 
-def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SHARE):
-    """DP decision of whether a text column holds numbers, and which kind.
+def binning_numbers(series, binning):
+    """The numbers of a text column of ``binning`` (``binning.is_text``): its dates as
+    counts of their format's unit (:func:`~dpsynth.utils._temporal.parse_dates`)
+    when it is a date column, else :func:`parse_numbers`."""
+    if binning.date_format is not None:
+        return parse_dates(series, binning.date_format)
+    return parse_numbers(series)
 
-    The present fields of the column fall in five public cells (integers and
-    other decimal numbers, each as number objects or written as text, and
-    texts); their counts get Gaussian noise (one record changes one count by
-    one: ``rho``-zCDP).  From the noisy counts alone: the column holds
-    numbers when their four cells' sum clears ``3 sigma`` of its noise
-    (``6 sigma``) and texts do not exceed ``max_text_share`` of the fields
-    by more than ``3 sigma`` (its texts, such as a code ``"N"``, then become
-    codes of their own); integers when the two decimal cells do not clear
-    ``3 sigma`` of their sum's noise and make at most 0.1% of the numbers
-    (each level one count higher: the noise is integer).  The share of
-    numbers written as text decides how they decode
-    in an ``object`` column (a string dtype holds texts only).
+
+def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SHARE,
+                   date_rng=None):
+    """DP decision of whether a text column holds numbers or dates, and which kind.
+
+    The present fields of the column fall in public cells: integers and
+    other decimal numbers, each as number objects or written as text, then
+    dates written in each format of the public list
+    :data:`~dpsynth.utils._temporal.DATE_FORMATS` (one cell per format, and
+    one for the fields that two formats both read, such as ``03/04/2021``:
+    :data:`~dpsynth.utils._temporal.DATE_CELLS`), then the other texts.  Each
+    field is in one cell at most, so one record changes one count by one:
+    the counts with Gaussian noise are ``rho``-zCDP (the date cells' noise is
+    drawn from ``date_rng``, default ``rng``).  From the noisy counts alone:
+
+    - the column holds numbers when their four cells' sum clears ``3 sigma``
+      of its noise (``6 sigma``) and the texts (with the dates of the date
+      cells that clear :data:`DATE_SIGMAS` times their noise) do not exceed
+      ``max_text_share`` of the fields by more than ``3 sigma`` (its texts,
+      such as a code ``"N"``, then become codes of their own); integers when
+      the two decimal cells do not clear ``3 sigma`` of their sum's noise and
+      make at most 0.1% of the numbers (each level one count higher: the noise
+      is integer);
+    - otherwise it holds dates of the format ``F`` whose cells' sum is the
+      largest of those that clear :data:`DATE_SIGMAS` times their noise
+      (``3 sigma`` of one test over the list's formats) while the other
+      cells (numbers and other texts included) do not exceed
+      ``max_text_share`` of the fields by more than ``3 sigma``: the other
+      fields are then texts, codes of their own (an other code when their
+      noisy count clears ``3 sigma`` of its noise).
+
+    The share of numbers written as text decides how they decode in an
+    ``object`` column (a string dtype holds texts only); dates decode as text.
 
     ``series`` may be the column's distinct fields with ``weights`` their
     numbers of records.
 
     Returns
     -------
-    kind : {"int", "float", None}
+    kind : {"int", "float", "date", None}
         ``None``: the column stays text.
     spend : dpsynth.accounting.Spend
     text_share : float
         The DP share of numbers written as text (1.0 when number objects do
-        not clear ``3 sigma``, 0.0 when numbers written as text do not).
+        not clear ``3 sigma``, 0.0 when numbers written as text do not; 1.0
+        for dates).
     texts : tuple
-        ``(noisy count, sigma)`` of the texts cell: with the noisy counts of
-        the codes released later, it decides whether the column gets an
-        other code for its texts that are not released (:func:`text_other`).
+        ``(noisy count, noise scale)`` of the texts (of a date column: of the
+        fields that are not its dates): with the noisy counts of the codes
+        released later, it decides whether the column gets an other code for
+        its texts that are not released (:func:`text_other`).
+    date_format : str or None
+        The format of a date column.
     """
     present = series.notna().to_numpy()
     numbers = parse_numbers(series)
@@ -967,13 +1004,17 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     is_integer = is_number & (np.abs(numbers) < 2.0 ** 53)
     is_integer[is_integer] = numbers[is_integer] == np.round(numbers[is_integer])
     typed = _typed(series)
+    cell = np.where(is_number, -1, date_cells(series))
+    is_date = cell >= 0
     weights = np.ones(present.size) if weights is None else np.asarray(weights, np.float64)
     counts = np.array([weights[is_integer & typed].sum(), weights[is_integer & ~typed].sum(),
                        weights[is_number & ~is_integer & typed].sum(),
                        weights[is_number & ~is_integer & ~typed].sum(),
-                       weights[present & ~is_number].sum()], dtype=np.float64)
+                       weights[present & ~is_number & ~is_date].sum()], dtype=np.float64)
+    dates = np.bincount(cell[is_date], weights=weights[is_date], minlength=len(DATE_CELLS))
     sigma = _sigma(rho)
     noisy = _noisy(counts, sigma, rng)
+    noisy_dates = _noisy(dates, sigma, rng if date_rng is None else date_rng)
     spend = Spend("numeric or text", "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("max_text_share", max_text_share),
                           ("sensitivity", 1)))
@@ -989,14 +1030,31 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     else:
         text_share = round(float(n_written / (n_typed + n_written)), 6)
     n_numbers = n_typed + n_written
-    texts = (float(noisy[4]), sigma)
-    total = max(float(noisy.sum()), 0.0)
-    if not (n_numbers > level_4 and noisy[4] <= max_text_share * total + 3 * sigma):
-        return None, spend, text_share, texts
-    n_decimals = noisy[2] + noisy[3]
-    if n_decimals > level_2 and n_decimals > 0.001 * n_numbers:
-        return "float", spend, text_share, texts
-    return "int", spend, text_share, texts
+    # dates count as texts in the numbers' decision where their cell clears
+    # DATE_SIGMAS: without dates, the decision is that of the five cells alone
+    # (the noise of thirteen empty cells would blur its text count)
+    dated = noisy_dates > 1.0 + DATE_SIGMAS * sigma
+    n_dates = float(noisy_dates[dated].sum())
+    texts = (float(noisy[4]) + n_dates, sigma * math.sqrt(1 + int(dated.sum())))
+    total = max(float(noisy.sum()) + n_dates, 0.0)
+    if n_numbers > level_4 and texts[0] <= max_text_share * total + 3 * sigma:
+        n_decimals = noisy[2] + noisy[3]
+        if n_decimals > level_2 and n_decimals > 0.001 * n_numbers:
+            return "float", spend, text_share, texts, None
+        return "int", spend, text_share, texts, None
+    date_format, best = None, -np.inf
+    n_cells = noisy.size + noisy_dates.size
+    for fmt in DATE_FORMATS:  # in the public order: a tie keeps the first
+        own = np.array([fmt in formats for formats in DATE_CELLS])
+        found = float(noisy_dates[own].sum())
+        rest = float(noisy.sum() + noisy_dates[~own].sum())
+        if (found > 1.0 + DATE_SIGMAS * sigma * math.sqrt(own.sum()) and found > best
+                and rest <= max_text_share * total + 3 * sigma):
+            date_format, best = fmt, found
+            date_texts = (rest, sigma * math.sqrt(n_cells - own.sum()))
+    if date_format is not None:
+        return "date", spend, 1.0, date_texts, date_format
+    return None, spend, text_share, texts, None
 
 
 def encode_text_binning(series, binning, name, missing_code):
@@ -1007,7 +1065,7 @@ def encode_text_binning(series, binning, name, missing_code):
     without one, the code of ``binning.text_fill``, else the missing code);
     a missing field the missing code.
     """
-    numbers = parse_numbers(series)
+    numbers = binning_numbers(series, binning)
     codes = encode_binning(numbers, binning, name)
     present = series.notna().to_numpy()
     rest = present & np.isnan(numbers)
@@ -1022,8 +1080,11 @@ def encode_text_binning(series, binning, name, missing_code):
     return codes
 
 
-def number_text(values, integer):
-    """Numbers spelled as text: integers in digits, floats in their shortest spelling."""
+def number_text(values, integer, date_format=None):
+    """Numbers spelled as text: integers in digits, floats in their shortest spelling,
+    dates (counts of their format's unit) in ``date_format``."""
+    if date_format is not None:
+        return format_dates(values, date_format)
     if integer:
         return [str(int(v)) for v in values]
     return [np.format_float_positional(float(v), unique=True, trim="0") for v in values]
@@ -1032,11 +1093,11 @@ def number_text(values, integer):
 def decode_text_binning(codes, binning, rng):
     """Decoded fields of a text column holding numbers, and their missing mask.
 
-    Number codes decode as :func:`decode_binning` does, then a
-    ``binning.text_share`` of them (drawn independently) as text, the rest
-    as Python numbers; a text code to its text; the other code to
-    ``binning.other_label`` (missing when it is None); missing codes to
-    missing.
+    Number codes decode as :func:`decode_binning` does (a date column's to
+    dates written in its format), then a ``binning.text_share`` of them
+    (drawn independently) as text, the rest as Python numbers; a text code
+    to its text; the other code to ``binning.other_label`` (missing when it
+    is None); missing codes to missing.
 
     Returns
     -------
@@ -1056,7 +1117,8 @@ def decode_text_binning(codes, binning, rng):
                else np.zeros(where.size, dtype=bool) if share <= 0.0
                else rng.random(where.size) < share)
     if as_text.any():
-        out[where[as_text]] = number_text(numbers[as_text], binning.integer)
+        out[where[as_text]] = number_text(numbers[as_text], binning.integer,
+                                          binning.date_format)
     typed = numbers[~as_text]
     out[where[~as_text]] = [int(v) for v in typed] if binning.integer \
         else [float(v) for v in typed]
@@ -1079,7 +1141,7 @@ def with_numbers(series, numbers, where, binning):
     rows = np.flatnonzero(where)
     for row, value in zip(rows, np.asarray(numbers)[rows]):
         if isinstance(fields[row], str):
-            fields[row] = number_text([value], binning.integer)[0]
+            fields[row] = number_text([value], binning.integer, binning.date_format)[0]
         else:
             fields[row] = int(value) if binning.integer else float(value)
     return pd.Series(fields, index=series.index, dtype=series.dtype)
@@ -1104,6 +1166,9 @@ def numeric_share(n_candidates):
 
 #: ``spawn_key`` of the random stream of ``numeric="auto"`` (distinct from ``spawn``'s).
 NUMERIC = 2 ** 20 + 36
+#: ``spawn_key`` suffix, under ``NUMERIC``'s stream, of the noise of the date cells of
+#: the text candidates' decisions (:func:`decide_numeric`).
+DATES = 1
 
 
 def is_text_dtype(dtype):
@@ -1166,11 +1231,13 @@ def _named(spends, name):
 DECIDE_SHARE = 0.1
 
 
-def decide_text_column(name, series, weights, *, rho, rng):
+def decide_text_column(name, series, weights, *, rho, rng, date_rng=None):
     """The DP decision of :func:`decide_numeric` for a text candidate of
-    ``numeric="auto"``: ``("int" | "float" | None, (text_share, texts), spends)``."""
-    found, spend, text_share, texts = decide_numeric(series, rho, rng, weights=weights)
-    return found, (text_share, texts), _named([spend], name)
+    ``numeric="auto"``: ``("int" | "float" | "date" | None, (text_share, texts,
+    date_format), spends)``."""
+    found, spend, *text = decide_numeric(series, rho, rng, weights=weights,
+                                         date_rng=date_rng)
+    return found, tuple(text), _named([spend], name)
 
 
 def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, special=(),
@@ -1183,18 +1250,19 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
     series : Series
         The column (or its distinct values, ``weights`` their numbers of records).
     weights : ndarray or None
-    kind : {"number", "int", "float"}
+    kind : {"number", "int", "float", "date"}
         A column of a numeric dtype, or a text column that
-        :func:`decide_text_column` found to hold integers or other numbers.
-        Such a text column keeps its dtype: its numbers are binned, its
+        :func:`decide_text_column` found to hold integers, other numbers or
+        dates of one format.  Such a text column keeps its dtype: its numbers
+        (its dates as whole numbers of their format's unit) are binned, its
         frequent texts (codes such as ``"N"``) released with the point
         masses, each a code of its own, and its other texts share an other
         code that decodes to ``other_label`` when their DP count clears its
         threshold (:func:`text_other`), else join the released code with the
         largest noisy count.
     text : tuple or None
-        For a text column: ``(text_share, texts)`` of its DP decision
-        (:func:`decide_numeric`).
+        For a text column: ``(text_share, texts, date_format)`` of its DP
+        decision (:func:`decide_numeric`).
     rho, delta : float
         The column's budget.
     n_bins : int
@@ -1209,17 +1277,18 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
     spends : list of dpsynth.accounting.Spend
     """
     texts = text_weights = text_options = None
-    if kind in ("int", "float"):
-        values = parse_numbers(series)
-        integer = kind == "int"
+    if kind in ("int", "float", "date"):
+        text_share, noisy_texts, date_format = text
+        values = (parse_dates(series, date_format) if kind == "date"
+                  else parse_numbers(series))
+        integer = kind != "float"
         dtype = series.dtype  # the column keeps its dtype: numbers and codes decode into it
-        text_share, noisy_texts = text
-        is_text = text_fields(series)
+        is_text = text_fields(series, values)
         texts = series.to_numpy(dtype=object)[is_text]
         text_weights = (None if weights is None
                         else np.asarray(weights, dtype=np.float64)[is_text])
         text_options = {"texts": noisy_texts, "other_label": other_label,
-                        "text_share": text_share}
+                        "text_share": text_share, "date_format": date_format}
         absent = series.isna().to_numpy()  # texts and other fields have codes of their own
     else:  # instants and durations are whole numbers of their unit
         dtype = series.dtype

@@ -26,7 +26,9 @@ import numpy as np
 import pandas as pd
 
 from ..preprocessing._discretizer import _restore_numeric, decode_binning, encode_binning
-from ..preprocessing._numeric import encode_text_binning, is_text_dtype, parse_numbers
+from ..preprocessing._numeric import (binning_numbers, encode_text_binning, is_text_dtype,
+                                      parse_numbers)
+from ..utils._temporal import parse_dates
 from ..preprocessing._dtypes import nullable_dtype
 
 __all__ = ["ValueCondition", "RangeCondition", "parse_conditions", "draw_restricted",
@@ -139,6 +141,7 @@ class ValueCondition:
             if isinstance(value, str) and value in codes:  # a text code, exactly
                 mask[column.binning.n_numbers + codes.index(value)] = True
                 continue
+            value = date_number(column.binning, value, self.column)
             if not _is_number(value):
                 raise ValueError(f"Column {self.column!r} is numeric (binned); a condition on "
                                  f"it takes numbers or a range (low, high); got {value!r}.")
@@ -167,8 +170,10 @@ class RangeCondition:
             raise ValueError(f"A range condition needs a numeric (binned) column; "
                              f"{self.column!r} is categorical: give a value or a list of "
                              f"values, one of {_available(column, False)}.")
-        low = -np.inf if self.low is None else float(self.low)
-        high = np.inf if self.high is None else float(self.high)
+        low = -np.inf if self.low is None else float(
+            date_number(column.binning, self.low, self.column))
+        high = np.inf if self.high is None else float(
+            date_number(column.binning, self.high, self.column))
         if not low <= high:
             raise ValueError(f"The range of column {self.column!r} must have low <= high; "
                              f"got ({self.low!r}, {self.high!r}).")
@@ -178,6 +183,19 @@ class RangeCondition:
                              f"overlaps none of its released bins "
                              f"{list(column.values[:20])}.")
         return _Prepared(self, {j: mask}, numeric=(j,), bounds=(j, low, high))
+
+
+def date_number(binning, value, name):
+    """``value`` as the number a date column bins (a text in the column's date format,
+    see :func:`~dpsynth.utils._temporal.parse_dates`); any other value as it is."""
+    if binning.date_format is None or not isinstance(value, str):
+        return value
+    number = parse_dates(pd.Series([value], dtype=object), binning.date_format)[0]
+    if np.isnan(number):
+        raise ValueError(f"Column {name!r} holds dates written as {binning.date_format!r}; "
+                         f"a condition on it takes dates in that format, a range of them "
+                         f"or one of its codes {list(binning.codes)}; got {value!r}.")
+    return float(number)
 
 
 def _exact_code(binning, value):
@@ -237,9 +255,9 @@ class _Prepared:
 def parse_conditions(conditions, schema):
     """``conditions`` (a dict ``{column: value | list | (low, high)}``) -> predicates.
 
-    A tuple of two numbers (or ``None``) on a numeric (binned) column is a
-    range ``[low, high]``; a list or set is any of its values; anything else
-    is one value.  Raises ``ValueError`` naming the column or value that the
+    A tuple of two numbers (or ``None``; on a column of dates written as text,
+    dates in its format) on a numeric (binned) column is a range ``[low,
+    high]``; a list or set is any of its values; anything else is one value.  Raises ``ValueError`` naming the column or value that the
     release does not hold.
     """
     if conditions is None:
@@ -256,9 +274,12 @@ def parse_conditions(conditions, schema):
         j = names.index(name)
         binned = schema[j].binning is not None
         if isinstance(spec, tuple) and binned:
-            if len(spec) != 2 or not all(v is None or _is_number(v) for v in spec):
+            dates = schema[j].binning.date_format is not None
+            if len(spec) != 2 or not all(v is None or _is_number(v)
+                                         or (dates and isinstance(v, str)) for v in spec):
                 raise ValueError(f"The range of column {name!r} must be (low, high) with "
-                                 f"numbers or None; got {spec!r}.")
+                                 f"{'dates, ' if dates else ''}numbers or None; got "
+                                 f"{spec!r}.")
             out.append(RangeCondition(name, *spec))
             continue
         if isinstance(spec, (list, set, frozenset, np.ndarray, pd.Index, pd.Series, tuple)):
@@ -636,7 +657,9 @@ def _redraw_for_rows(predicates, schema, known, rows, candidates, picked, codes,
         name = schema[j].name
         if schema[j].binning is not None:
             cells = known[name].iloc[rows]
-            v = (parse_numbers(cells) if is_text_dtype(cells.dtype)
+            v = (binning_numbers(cells, schema[j].binning)
+                 if schema[j].binning.is_text and is_text_dtype(cells.dtype)
+                 else parse_numbers(cells) if is_text_dtype(cells.dtype)
                  else cells.to_numpy(dtype=np.float64, na_value=np.nan))
             known_values[j] = (v, np.isnan(v))
 

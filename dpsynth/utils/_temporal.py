@@ -1,10 +1,13 @@
 """Instants and durations as numbers: how binning reads and writes ``datetime64`` /
 ``timedelta64`` columns (whole numbers of the column's own unit)."""
 
+import re
+
 import numpy as np
 import pandas as pd
 
-__all__ = ["is_temporal", "numbers_of", "temporal_numbers", "temporal_seconds", "temporal_array"]
+__all__ = ["is_temporal", "numbers_of", "temporal_numbers", "temporal_seconds", "temporal_array",
+           "DATE_FORMATS", "DATE_CELLS", "parse_dates", "date_cells", "format_dates"]
 
 
 def is_temporal(dtype):
@@ -61,3 +64,174 @@ def numbers_of(series):
     if is_temporal(series.dtype):
         return temporal_numbers(series)
     return series.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+# ------------------------------------------------------------- dates written as text
+#: The date formats a text column may be found to hold (``numeric="auto"``): a
+#: fixed, public list (never read from the values), each a strftime pattern
+#: (``%b``: the English month abbreviations ``Jan`` .. ``Dec``, whatever the
+#: locale) with the unit its dates are binned in (days, seconds, minutes or
+#: months since 1970-01-01 00:00, a public origin).  Each field is matched
+#: exactly: two-digit months, days and times, four-digit years 0001-9999.
+DATE_FORMATS = {
+    "%Y-%m-%d": "D",
+    "%Y-%m-%d %H:%M:%S": "s",
+    "%Y-%m-%d %H:%M": "m",
+    "%Y-%m-%dT%H:%M:%S": "s",
+    "%Y-%m-%dT%H:%M:%SZ": "s",
+    "%Y/%m/%d": "D",
+    "%m/%d/%Y": "D",
+    "%d/%m/%Y": "D",
+    "%d.%m.%Y": "D",
+    "%d-%b-%Y": "D",
+    "%b-%Y": "M",
+    "%Y-%m": "M",
+}
+#: The cells of the DP count of a text column's dates (one per format, then the
+#: fields that two formats both read, such as ``03/04/2021``): every field falls
+#: in at most one cell, so that one record changes one count by one.
+DATE_CELLS = tuple((f,) for f in DATE_FORMATS) + (("%m/%d/%Y", "%d/%m/%Y"),)
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+           "Dec")
+_FIELDS = {"Y": r"(?P<Y>\d{4})", "m": r"(?P<m>\d{2})", "d": r"(?P<d>\d{2})",
+           "H": r"(?P<H>\d{2})", "M": r"(?P<M>\d{2})", "S": r"(?P<S>\d{2})",
+           "b": "(?P<b>" + "|".join(_MONTHS) + ")"}
+_PER_DAY = {"D": 1, "m": 1440, "s": 86400}
+
+
+def _pattern(fmt):
+    """The regular expression that matches ``fmt`` exactly, with named fields."""
+    out = []
+    parts = re.split(r"(%[A-Za-z])", fmt)
+    for part in parts:
+        out.append(_FIELDS[part[1]] if part.startswith("%") else re.escape(part))
+    return "".join(out)
+
+
+_PATTERNS = {fmt: _pattern(fmt) for fmt in DATE_FORMATS}
+
+
+def _date_range(fmt):
+    """The numbers of 0001-01-01 00:00 and 9999-12-31 23:59:59 in ``fmt``'s unit."""
+    unit = DATE_FORMATS[fmt]
+    first = np.datetime64("0001-01-01", unit).astype(np.int64)
+    last = np.datetime64("9999-12-31T23:59:59", "s").astype(f"M8[{unit}]").astype(np.int64)
+    return float(first), float(last)
+
+
+def _texts(series):
+    """The text fields of ``series``: a mask, and their positions in their distinct
+    values (the distinct values, as a Series)."""
+    values = series.to_numpy(dtype=object)
+    is_text = series.notna().to_numpy() & np.fromiter(
+        (isinstance(v, str) for v in values), dtype=bool, count=values.size)
+    codes, distinct = pd.factorize(pd.Series(values[is_text], dtype=object))
+    return is_text, codes, pd.Series(np.asarray(distinct, dtype=object), dtype=object)
+
+
+def _parse_distinct(distinct, fmt):
+    """:func:`parse_dates` of distinct texts (a Series of ``str``)."""
+    if distinct.empty:
+        return np.zeros(0)
+    found = distinct.str.extract("^" + _PATTERNS[fmt] + r"\Z")
+    return _numbers_of_fields(found, DATE_FORMATS[fmt])
+
+
+def parse_dates(series, fmt):
+    """The dates of a text column written in ``fmt`` (a key of :data:`DATE_FORMATS`),
+    as float64 counts of its unit since 1970-01-01 00:00; NaN where a field is
+    missing, no text or not a valid date in exactly that format."""
+    out = np.full(len(series), np.nan)
+    is_text, codes, distinct = _texts(series)
+    if is_text.any():
+        out[is_text] = _parse_distinct(distinct, fmt)[codes]
+    return out
+
+
+def _numbers_of_fields(found, unit):
+    """Counts of ``unit`` since 1970 of the fields matched by a format's pattern
+    (NaN where a field did not match or is not a valid date)."""
+    n = len(found)
+
+    def field(name, default):
+        if name not in found:
+            return np.full(n, default, dtype=np.float64)
+        return pd.to_numeric(found[name], errors="coerce").to_numpy(dtype=np.float64,
+                                                                   na_value=np.nan)
+
+    year = field("Y", 1970)
+    if "b" in found:
+        month = found["b"].map({m: k + 1 for k, m in enumerate(_MONTHS)}).to_numpy(
+            dtype=np.float64, na_value=np.nan)
+    else:
+        month = field("m", 1)
+    day, hour, minute, second = field("d", 1), field("H", 0), field("M", 0), field("S", 0)
+    ok = (np.isfinite(year) & (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1)
+          & (hour < 24) & (minute < 60) & (second < 60))
+    months = np.where(ok, (year - 1970) * 12 + month - 1, 0).astype(np.int64)
+    start = months.astype("M8[M]").astype("M8[D]").astype(np.int64)
+    length = (months + 1).astype("M8[M]").astype("M8[D]").astype(np.int64) - start
+    ok &= day <= length
+    if unit == "M":
+        out = months.astype(np.float64)
+    else:
+        days = start + np.where(ok, day, 1).astype(np.int64) - 1
+        out = {"D": days, "m": days * 1440 + (hour * 60 + minute),
+               "s": days * 86400 + (hour * 3600 + minute * 60 + second)}[unit]
+        out = np.asarray(out, dtype=np.float64)
+    out[~ok] = np.nan
+    return out
+
+
+def date_cells(series):
+    """The cell of :data:`DATE_CELLS` of each field of a text column (``-1``: no date
+    of any format, missing or no text)."""
+    is_text, codes, distinct = _texts(series)
+    readings = np.stack([~np.isnan(_parse_distinct(distinct, fmt)) for fmt in DATE_FORMATS]) \
+        if len(distinct) else np.zeros((len(DATE_FORMATS), 0), dtype=bool)
+    names = list(DATE_FORMATS)
+    cell = np.full(len(distinct), -1, dtype=np.int64)
+    for k, formats in reversed(list(enumerate(DATE_CELLS))):  # the first cell that fits
+        rows = np.ones(len(distinct), dtype=bool)
+        for j, fmt in enumerate(names):
+            rows &= readings[j] if fmt in formats else ~readings[j]
+        cell[rows] = k
+    # a field read by formats that no cell names together goes to its first format
+    unmatched = (cell < 0) & readings.any(axis=0)
+    cell[unmatched] = np.argmax(readings[:, unmatched], axis=0)
+    out = np.full(len(series), -1, dtype=np.int64)
+    out[is_text] = cell[codes]
+    return out
+
+
+def format_dates(numbers, fmt):
+    """Texts in ``fmt`` of counts of its unit since 1970 (clipped to the years
+    0001-9999 that the format can write)."""
+    numbers = np.asarray(numbers, dtype=np.float64)
+    if numbers.size == 0:
+        return []
+    low, high = _date_range(fmt)
+    unit = DATE_FORMATS[fmt]
+    distinct, where = np.unique(np.clip(np.rint(numbers), low, high).astype(np.int64),
+                                return_inverse=True)
+    if unit == "M":
+        months = distinct
+        days = months.astype("M8[M]").astype("M8[D]").astype(np.int64)
+        rest = np.zeros_like(distinct)
+    else:
+        days, rest = np.divmod(distinct, _PER_DAY[unit])
+    instants = days.astype("M8[D]")
+    month_start = instants.astype("M8[M]")
+    year = month_start.astype("M8[Y]").astype(np.int64) + 1970
+    month = month_start.astype(np.int64) % 12 + 1
+    day = (instants - month_start.astype("M8[D]")).astype(np.int64) + 1
+    if unit == "m":
+        hour, minute, second = rest // 60, rest % 60, np.zeros_like(rest)
+    else:
+        hour, minute, second = rest // 3600, rest // 60 % 60, rest % 60
+    template = re.sub(r"%([A-Za-z])", lambda m: "{" + m.group(1) + "}", fmt)
+    texts = [template.format(Y=f"{y:04d}", m=f"{mo:02d}", d=f"{d:02d}", H=f"{h:02d}",
+                             M=f"{mi:02d}", S=f"{s:02d}", b=_MONTHS[mo - 1])
+             for y, mo, d, h, mi, s in zip(year.tolist(), month.tolist(), day.tolist(),
+                                           hour.tolist(), minute.tolist(), second.tolist())]
+    return np.asarray(texts, dtype=object)[where].tolist()

@@ -190,6 +190,11 @@ def test_numeric_auto_on_partitions_equals_the_fit_in_memory():
     frame["when"] = pd.Timestamp("2020-01-01", tz="UTC") + pd.to_timedelta(
         frame["ints"].fillna(0).astype("int64") * 3600, unit="s")
     frame["wait"] = pd.to_timedelta(frame["ints"].astype("float64"), unit="min")
+    # dates written as text, with a code, are binned as whole days
+    frame["day"] = (pd.Timestamp("2020-01-01") + pd.to_timedelta(
+        frame["ints"].fillna(0).astype("int64"), unit="D")).dt.strftime("%Y-%m-%d")
+    frame.loc[frame.index[::20], "day"] = "unknown"
+    frame["day"] = frame["day"].astype(object)
     encoder = TableEncoder(numeric_rho=2.0, text_numbers="dp", random_state=4)
     X = dd.from_pandas(frame, npartitions=4)
     expected = TableEncoder(**encoder.get_params()).fit(X.compute())
@@ -198,7 +203,8 @@ def test_numeric_auto_on_partitions_equals_the_fit_in_memory():
     assert got.schema_ == expected.schema_
     assert sum(c.binning is not None for c in got.schema_) >= 7
     binned = {c.name for c in got.schema_ if c.binning is not None}
-    assert {"when", "wait"} <= binned
+    assert {"when", "wait", "day"} <= binned
+    assert got.schema_[list(frame.columns).index("day")].binning.date_format == "%Y-%m-%d"
 
 
 def test_binners_are_fitted_without_a_row_per_record(monkeypatch):

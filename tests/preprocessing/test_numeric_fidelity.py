@@ -1025,3 +1025,204 @@ def test_object_column_of_number_objects_and_texts_keeps_both_types():
     real, fake = typed(X["mixed"]), typed(S)
     assert 0.5 * real.subtract(fake, fill_value=0).abs().sum() <= 0.08
     assert set(fake.index) <= set(real.index) | {"str:<other>"}
+
+
+# ---------------------------------------------------------- dates written as text
+_DATE_EXAMPLES = {
+    "%Y-%m-%d": ("2021-03-04", "1969-12-31", "0001-01-01", "9999-12-31"),
+    "%Y-%m-%d %H:%M:%S": ("2021-03-04 13:45:00", "2000-02-29 23:59:59"),
+    "%Y-%m-%d %H:%M": ("2021-03-04 13:45",),
+    "%Y-%m-%dT%H:%M:%S": ("2021-03-04T13:45:00",),
+    "%Y-%m-%dT%H:%M:%SZ": ("2021-03-04T13:45:00Z", "1901-05-05T00:00:01Z"),
+    "%Y/%m/%d": ("2021/03/04",),
+    "%m/%d/%Y": ("03/14/2021", "12/31/1999"),
+    "%d/%m/%Y": ("14/03/2021", "31/12/1999"),
+    "%d.%m.%Y": ("14.03.2021",),
+    "%d-%b-%Y": ("04-Mar-2021",),
+    "%b-%Y": ("Mar-2021", "Dec-2011"),
+    "%Y-%m": ("2021-03",),
+}
+
+
+def test_text_dates_parse_and_write_back_in_their_format():
+    from dpsynth.utils._temporal import DATE_FORMATS, format_dates, parse_dates
+
+    assert set(_DATE_EXAMPLES) == set(DATE_FORMATS)
+    for fmt, examples in _DATE_EXAMPLES.items():
+        numbers = parse_dates(pd.Series(examples, dtype=object), fmt)
+        assert not np.isnan(numbers).any(), fmt
+        assert format_dates(numbers, fmt) == list(examples)
+        assert (numbers == np.round(numbers)).all()  # whole numbers of the unit
+    # the numbers are counts of the unit since 1970-01-01 (a public origin)
+    assert parse_dates(pd.Series(["1970-01-02"]), "%Y-%m-%d")[0] == 1
+    assert parse_dates(pd.Series(["Feb-1971"]), "%b-%Y")[0] == 13
+    assert parse_dates(pd.Series(["1970-01-01T00:01:05Z"]), "%Y-%m-%dT%H:%M:%SZ")[0] == 65
+    # exactly the format: other spellings, impossible dates and non-texts are no date
+    bad = pd.Series(["2021-3-4", "2021-02-30", " 2021-03-04", "2021-03-04\n", "0000-01-01",
+                     "2021-03-04 24:00:00", "mar-2021", None, 20210304,
+                     pd.Timestamp("2021-03-04")], dtype=object)
+    for fmt in DATE_FORMATS:
+        assert np.isnan(parse_dates(bad, fmt)).all(), fmt
+    assert format_dates([1e12, -1e12], "%Y-%m-%d") == ["9999-12-31", "0001-01-01"]
+
+
+def test_each_field_falls_in_one_date_cell():
+    from dpsynth.utils._temporal import DATE_CELLS, date_cells
+
+    fields = pd.Series(["2021-03-04", "03/04/2021", "25/04/2021", "04/25/2021", "x", None,
+                        "Mar-2021", "2021-03-04T13:45:00Z"], dtype=object)
+    cells = [DATE_CELLS[k] if k >= 0 else None for k in date_cells(fields)]
+    assert cells == [("%Y-%m-%d",), ("%m/%d/%Y", "%d/%m/%Y"), ("%d/%m/%Y",), ("%m/%d/%Y",),
+                     None, None, ("%b-%Y",), ("%Y-%m-%dT%H:%M:%SZ",)]
+
+
+def _decision_counts(monkeypatch, series):
+    """The exact counts of every cell of :func:`decide_numeric` (numbers, texts, dates)."""
+    from dpsynth.preprocessing import _numeric
+
+    seen = []
+    monkeypatch.setattr(_numeric, "_noisy", lambda counts, sigma, rng: (
+        seen.append(np.asarray(counts, dtype=np.float64)), np.asarray(counts, float))[1])
+    _numeric.decide_numeric(series, 1.0, np.random.default_rng(0))
+    return np.concatenate(seen)
+
+
+@pytest.mark.parametrize("dtype", [object, "str"])
+def test_one_record_changes_one_cell_of_the_text_decision_by_one(monkeypatch, dtype):
+    # sensitivity 1: the number cells and the date cells are one partition
+    base = pd.Series(["2021-03-04"] * 20 + ["12"] * 5 + ["n/a"] * 3, dtype=dtype)
+    before = _decision_counts(monkeypatch, base)
+    extras = ["2021-03-04", "03/04/2021", "25/04/2021", "Mar-2021", "2021-03-04 13:45:00",
+              "12", "2.5", "x", "02139", "9999-12-31", "2021-02-30"]
+    if dtype is object:
+        extras += [7, 2.5, True, pd.Timestamp("2021-03-04")]
+    for extra in extras:
+        after = _decision_counts(monkeypatch, pd.concat(
+            [base, pd.Series([extra], dtype=dtype)], ignore_index=True))
+        assert np.abs(after - before).sum() == 1, extra
+    after = _decision_counts(monkeypatch, pd.concat([base, pd.Series([None], dtype=dtype)],
+                                                    ignore_index=True))
+    assert np.abs(after - before).sum() == 0  # a missing field is counted elsewhere
+
+
+def test_text_date_columns_are_decided_by_dp():
+    from dpsynth.preprocessing._numeric import decide_numeric
+
+    rng = np.random.default_rng(0)
+    days = pd.Timestamp("2010-01-01") + pd.to_timedelta(rng.integers(0, 4000, 3000),
+                                                        unit="D")
+    for fmt in _DATE_EXAMPLES:
+        column = pd.Series(days.strftime(fmt), dtype=object)
+        if fmt == "%b-%Y":  # the English abbreviations, whatever the locale
+            column = pd.Series([f"{d:%b}-{d.year}" for d in days], dtype=object)
+        kind, spend, share, has_texts, found = decide_numeric(column, 1.0, rng)
+        assert (kind, found, share, has_texts) == ("date", fmt, 1.0, False), fmt
+        assert spend.rho == 1.0
+    # day-first dates: the fields two formats read count for both
+    day_first = pd.Series(days.strftime("%d/%m/%Y"), dtype="str")
+    assert decide_numeric(day_first, 1.0, rng)[4] == "%d/%m/%Y"
+    # texts beside the dates: codes of their own (an other code), up to half the fields
+    coded = pd.Series(list(days.strftime("%Y-%m-%d")[:2000]) + ["unknown"] * 1000)
+    assert decide_numeric(coded, 1.0, rng)[::3] == ("date", True)
+    # mostly texts, or numbers: no date column
+    words = pd.Series(["2021-03-04"] * 1000 + ["a", "b"] * 1000, dtype=object)
+    assert decide_numeric(words, 1.0, rng)[0] is None
+    years = pd.Series([str(y) for y in rng.integers(1990, 2020, 3000)], dtype=object)
+    assert decide_numeric(years, 1.0, rng)[0] == "int"
+    # a handful of dates is below the noise at a small budget
+    few = pd.Series(["2021-03-04"] * 5, dtype=object)
+    assert decide_numeric(few, 0.01, rng)[0] is None
+
+
+def test_a_small_text_column_is_not_called_dates_by_noise():
+    # 300 records at a small budget (a CLI table's text candidate): the date cells'
+    # noise alone must not make a column of words a date column
+    from dpsynth.preprocessing._numeric import decide_numeric
+
+    words = pd.Series(np.random.default_rng(0).choice(["red", "green", "blue"], 300),
+                      dtype=object)
+    rho = 1 / (2 * 13.6 ** 2)  # sigma 13.6 records
+    kinds = [decide_numeric(words, rho, np.random.default_rng(seed))[0]
+             for seed in range(300)]
+    assert kinds.count("date") == 0 and kinds.count(None) == 300
+
+
+def _text_dates(n=5000, seed=3):
+    rng = np.random.default_rng(seed)
+    days = pd.Timestamp("2014-01-01") + pd.to_timedelta(
+        rng.gamma(3.0, 250.0, n).astype(int), unit="D")
+    seconds = pd.to_timedelta(rng.integers(0, 86400, n), unit="s")
+    opened = pd.Series(days.strftime("%Y-%m-%d"), dtype=object)
+    opened[rng.random(n) < 0.04] = "unknown"
+    opened[rng.random(n) < 0.05] = None
+    return pd.DataFrame({
+        "opened": opened,
+        "issue_d": [f"{d:%b}-{d.year}" for d in days - pd.to_timedelta(
+            rng.integers(0, 900, n), unit="D")],
+        "stamp": (days + seconds).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "kind": rng.choice(["a", "b", "c"], n)}).astype(object)
+
+
+@pytest.mark.parametrize("dtype", [object, "string", "str"])
+def test_text_dates_come_back_in_their_format_with_their_distribution(dtype):
+    from dpsynth.utils._temporal import parse_dates
+
+    if dtype == "str" and not isinstance(pd.Series(["a"], dtype="str").dtype,
+                                         pd.StringDtype):
+        pytest.skip("pandas < 3: 'str' is object")
+    X = _text_dates()
+    if dtype != object:
+        X = X.astype(dtype)
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    out = synth.sample(random_state=1)
+    assert out.dtypes.to_dict() == X.dtypes.to_dict()  # text columns stay text
+    formats = {"opened": "%Y-%m-%d", "issue_d": "%b-%Y", "stamp": "%Y-%m-%dT%H:%M:%SZ"}
+    spent = [m.name for m in synth.privacy_spent_.mechanisms]
+    for name, fmt in formats.items():
+        binning = synth.aggregates_.schema[list(X.columns).index(name)].binning
+        assert binning.date_format == fmt and binning.integer and binning.is_text
+        assert f"numeric column {name!r}: numeric or text" in spent
+        assert f"numeric column {name!r}: bins and shape" in spent
+        real, fake = parse_dates(X[name], fmt), parse_dates(out[name], fmt)
+        assert _ks(real[~np.isnan(real)], fake[~np.isnan(fake)]) <= 0.1, name
+        # every field is a date in the format, a released code or missing
+        present = out[name].notna().to_numpy()
+        assert (~np.isnan(fake) | ~present | out[name].isin(binning.codes).to_numpy()).all()
+    assert synth.aggregates_.schema[0].binning.codes == ("unknown",)
+    assert (out["opened"] == "unknown").mean() == pytest.approx(0.04, abs=0.015)
+    assert out["opened"].isna().mean() == pytest.approx(0.05, abs=0.02)
+    assert out["issue_d"].notna().all() and out["stamp"].notna().all()
+    assert out["stamp"].str.endswith("Z").all()
+
+
+def test_a_text_date_column_round_trips_through_the_encoder_and_a_release_file(tmp_path):
+    X = _text_dates(n=2000)
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    synth.aggregates_.save(tmp_path / "r.json")
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert document["schema"]["columns"][1]["binning"]["date_format"] == "%b-%Y"
+    from dpsynth import DPAggregates
+    loaded = DPAggregates.load(tmp_path / "r.json")
+    assert loaded.schema == synth.aggregates_.schema
+    encoder = TableEncoder.from_schema(loaded.schema)
+    codes = encoder.transform(X)
+    binning = loaded.schema[1].binning
+    months = codes[:, 1]
+    assert (months < binning.n_numbers).all()  # every month-year is a number code
+    with pytest.raises(ValueError, match="date_format"):
+        Binning((0.0, 10.0), True, text_share=1.0, date_format="%Y%m%d")
+    with pytest.raises(ValueError, match="date_format"):
+        Binning((0.0, 10.0), False, text_share=1.0, date_format="%Y-%m-%d")
+
+
+def test_conditions_on_a_text_date_column_take_dates_in_its_format():
+    X = _text_dates(n=3000)
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    out = synth.sample(200, conditions={"opened": ("2016-01-01", "2016-12-31")},
+                       random_state=0)
+    assert out["opened"].str.startswith("2016-").all()
+    out = synth.sample(50, conditions={"issue_d": ["Mar-2016", "Apr-2016"], "opened": "unknown"},
+                       random_state=0)
+    assert set(out["issue_d"]) <= {"Mar-2016", "Apr-2016"} and (out["opened"] == "unknown").all()
+    with pytest.raises(ValueError, match="dates written as '%Y-%m-%d'"):
+        synth.sample(5, conditions={"opened": "2016/01/01"})

@@ -671,6 +671,47 @@ def test_cli_neighbours_differ_only_in_dp_outputs(name, declared, tmp_path):
     assert (out_1, err_1) == (out_2, err_2)
 
 
+def _csv_dates_base(n=600, seed=8):
+    rng = np.random.default_rng(seed)
+    days = pd.Timestamp("2018-01-01") + pd.to_timedelta(rng.integers(0, 900, n), unit="D")
+    stamps = days + pd.to_timedelta(rng.integers(0, 86400, n), unit="s")
+    return pd.DataFrame({
+        "day": np.where(rng.random(n) < 0.1, "", days.strftime("%Y-%m-%d")),
+        "stamp": stamps.strftime("%Y-%m-%d %H:%M:%S"),
+        "issue_d": [f"{d:%b}-{d.year}" for d in days],
+        "age": (rng.integers(0, 90, n)).astype(str)})
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+@pytest.mark.parametrize("name,values", [
+    ("a date in another format", {"day": "03/04/2021", "stamp": "2021-03-04T13:45:00Z"}),
+    ("a far date", {"day": "9999-12-31", "stamp": "0001-01-01 00:00:00",
+                    "issue_d": "Jan-0001"}),
+    ("an unparseable text", {"day": "x,;'y';", "stamp": "N/A", "issue_d": "??"}),
+    ("a missing field", {"day": "", "stamp": "", "issue_d": ""}),
+    ("a duplicate record", {}),
+])
+def test_cli_text_date_neighbours_differ_only_in_dp_outputs(name, values, where, tmp_path):
+    base = _csv_dates_base()
+    extra = base.iloc[[0]].copy()
+    for column, value in values.items():
+        extra[column] = value
+    middle = len(base) // 2
+    other = pd.concat({"first": [extra, base], "last": [base, extra],
+                       "middle": [base.iloc[:middle], extra, base.iloc[middle:]]}[where],
+                      ignore_index=True)
+    first, out_1, err_1 = _cli_release(base, tmp_path, "a", [])
+    second, out_2, err_2 = _cli_release(other, tmp_path, "b", [])
+    for document in (first, second):  # dates in their format, binned by DP
+        formats = {c["name"]: c.get("binning", {}).get("date_format")
+                   for c in document["schema"]["columns"]}
+        assert formats == {"day": "%Y-%m-%d", "stamp": "%Y-%m-%d %H:%M:%S",
+                           "issue_d": "%b-%Y", "age": None}
+    dp_binned = ("day", "stamp", "issue_d")
+    assert _public_part(first, dp_binned) == _public_part(second, dp_binned)
+    assert (out_1, err_1) == (out_2, err_2)
+
+
 # ------------------------------------- numeric columns with nothing declared
 def _numeric_base(n=800, seed=2):
     rng = np.random.default_rng(seed)
@@ -815,6 +856,52 @@ def test_temporal_column_neighbours_differ_only_in_dp_outputs(name, values, posi
     assert any(m["name"].startswith("numeric column 'when'")  # binned as numbers, by DP
                for m in releases[0][0]["privacy"]["mechanisms"])
     _check_numeric_neighbours(releases, ("when", "stay"))
+
+
+def _text_dates_base(n=800, seed=7):
+    """Dates written as text (as a CSV file read without parse_dates holds them): ISO
+    dates with a code "unknown" and missing fields, month-year in a string column."""
+    rng = np.random.default_rng(seed)
+    days = pd.Timestamp("2016-01-01") + pd.to_timedelta(rng.integers(0, 1500, n), unit="D")
+    opened = pd.Series(days.strftime("%Y-%m-%d"), dtype=object)
+    opened[rng.random(n) < 0.1] = "unknown"
+    opened[rng.random(n) < 0.05] = None
+    return pd.DataFrame({
+        "opened": opened,
+        "issue_d": pd.Series([f"{d:%b}-{d.year}" for d in days], dtype="string"),
+        "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+
+
+_TEXT_DATE_CHANGES = [
+    ("a date in another format", {"opened": "03/04/2021", "issue_d": "2021-03"}),
+    ("a date read by two formats", {"opened": "04/05/2021"}),
+    ("a far future date", {"opened": "9999-12-31", "issue_d": "Dec-9999"}),
+    ("a date in year 1", {"opened": "0001-01-01", "issue_d": "Jan-0001"}),
+    ("an impossible date", {"opened": "2021-02-30"}),
+    ("an unparseable text", {"opened": "canary-1234", "issue_d": "n/a"}),
+    ("a number", {"opened": "20210304", "issue_d": "7"}),
+    ("a number object", {"opened": 20210304}),
+    ("missing", {"opened": None, "issue_d": None}),
+    ("a duplicate record", {}),
+    ("remove a record", None),
+]
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name,values", _TEXT_DATE_CHANGES)
+def test_text_date_columns_neighbours_differ_only_in_dp_outputs(name, values, position,
+                                                                tmp_path):
+    base = _text_dates_base()
+    other = (base.drop(index=_row_index(base, position)).reset_index(drop=True)
+             if values is None else _with_record(base, position, **values))
+    releases = _default_releases([base, other], tmp_path)
+    # both columns are found to hold dates (a DP decision) of the same format in both
+    # releases; their bins, codes and other code are DP outputs
+    for *_, synth in releases:
+        schema = synth.aggregates_.schema
+        assert [schema[k].binning.date_format for k in (0, 1)] == ["%Y-%m-%d", "%b-%Y"]
+        assert "canary-1234" not in schema[0].binning.codes
+    _check_numeric_neighbours(releases, ("opened", "issue_d"))
 
 
 def _wide_base(seed=4):
