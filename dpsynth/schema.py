@@ -453,12 +453,9 @@ class Binning:
             out["text_share"] = self.text_share
             out["codes"] = list(self.codes)
             out["other"] = self.other
-            if self.other_label is not None:
-                out["other_label"] = self.other_label
-            if self.text_fill is not None:
-                out["text_fill"] = self.text_fill
-            if self.date_format is not None:
-                out["date_format"] = self.date_format
+            for key in ("other_label", "text_fill", "date_format"):  # optional fields
+                if getattr(self, key) is not None:
+                    out[key] = getattr(self, key)
         return out
 
     @classmethod

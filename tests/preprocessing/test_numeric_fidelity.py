@@ -1115,15 +1115,17 @@ def test_text_date_columns_are_decided_by_dp():
         column = pd.Series(days.strftime(fmt), dtype=object)
         if fmt == "%b-%Y":  # the English abbreviations, whatever the locale
             column = pd.Series([f"{d:%b}-{d.year}" for d in days], dtype=object)
-        kind, spend, share, has_texts, found = decide_numeric(column, 1.0, rng)
-        assert (kind, found, share, has_texts) == ("date", fmt, 1.0, False), fmt
+        kind, spend, share, (texts, scale), found = decide_numeric(column, 1.0, rng)
+        assert (kind, found, share) == ("date", fmt, 1.0), fmt
+        assert texts <= 3.09 * scale + 1.0  # no texts beside the dates (up to noise)
         assert spend.rho == 1.0
     # day-first dates: the fields two formats read count for both
     day_first = pd.Series(days.strftime("%d/%m/%Y"), dtype="str")
     assert decide_numeric(day_first, 1.0, rng)[4] == "%d/%m/%Y"
     # texts beside the dates: codes of their own (an other code), up to half the fields
     coded = pd.Series(list(days.strftime("%Y-%m-%d")[:2000]) + ["unknown"] * 1000)
-    assert decide_numeric(coded, 1.0, rng)[::3] == ("date", True)
+    kind, _, _, (texts, scale), _ = decide_numeric(coded, 1.0, rng)
+    assert kind == "date" and texts > 3.09 * scale and abs(texts - 1000) < 10 * scale
     # mostly texts, or numbers: no date column
     words = pd.Series(["2021-03-04"] * 1000 + ["a", "b"] * 1000, dtype=object)
     assert decide_numeric(words, 1.0, rng)[0] is None
