@@ -509,7 +509,24 @@ def _child_main(request, result):
     output = runner(func_name)(df, **kwargs)
     output.setdefault("peak_rss_mb", _max_rss_mb())
     output["baseline_rss_mb"] = baseline
-    Path(result).write_bytes(pickle.dumps(output))
+    Path(result).write_bytes(pickle.dumps(_portable(output)))
+
+
+def _portable(value):
+    """``value`` with its tables' text columns (and column labels) as ``object``: the
+    child may run another pandas major version than the parent (Google's
+    virtualenv), and pandas 2 cannot unpickle pandas 3's ``str`` arrays."""
+    if isinstance(value, pd.DataFrame):
+        out = value.astype({c: object for c in value.columns
+                            if pd.api.types.is_string_dtype(value[c].dtype)
+                            and value[c].dtype != object})
+        out.columns = pd.Index(list(out.columns), dtype=object)
+        return out
+    if isinstance(value, dict):
+        return {key: _portable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_portable(item) for item in value)
+    return value
 
 
 # --- Temporary metric helpers, to be replaced by dpsynth.metrics -------------
