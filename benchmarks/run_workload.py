@@ -54,9 +54,13 @@ from .datasets import DATASETS, load
 from .reference_runners import _max_rss_mb
 
 METHODS = ("default", "declared", "sds")
+PEERS = {"run_pacsynth": "pac-synth", "run_google_mst": "Google MST",
+         "run_google_aim_gdp": "Google AIM-GDP", "run_google_swift": "Google SWIFT"}
+"""Peers of ``run_reference`` other than smartnoise's MST and AIM, by runner, with
+their labels."""
 LABELS = {"default": "dpsynth default", "declared": "dpsynth, categories declared",
           "sds": 'dpsynth release="sds"', "run_mst": "MST", "run_aim": "AIM",
-          "run_aim/randomized_round": "AIM, randomized rounding"}
+          "run_aim/randomized_round": "AIM, randomized rounding", **PEERS}
 REPORTING_LENGTH = 3
 STEM = "workload"
 
@@ -144,7 +148,11 @@ def summarize(records):
 
 
 def reference_summary(path=RESULTS / "reference.json"):
-    """MST and AIM from ``run_reference``'s results, in :func:`summarize`'s form."""
+    """The peers of ``run_reference``'s results, in :func:`summarize`'s form: MST and
+    AIM (sampled i.i.d. by the fitted model, ``run_mst`` and ``run_aim``, or by
+    randomized rounding, ``run_aim/randomized_round``) and the runners of
+    :data:`PEERS`, keyed by runner; an entry's ``mean`` also holds ``tstr_auc``,
+    ``model_tvd_3`` and ``epsilon_spent`` where every run has them."""
     if not path.exists():
         return {}
     from .run_reference import summarize as summarize_reference
@@ -152,10 +160,13 @@ def reference_summary(path=RESULTS / "reference.json"):
     out = {}
     for entry in summarize_reference(json.loads(path.read_text())["runs"]):
         sampling = entry["params"].get("sampling", "sample")
-        if entry["runner"] not in ("run_mst", "run_aim") or sampling not in (
+        if entry["runner"] in PEERS:
+            method = entry["runner"]
+        elif entry["runner"] in ("run_mst", "run_aim") and sampling in (
                 "sample", "randomized_round"):
+            method = entry["runner"] + ("" if sampling == "sample" else f"/{sampling}")
+        else:
             continue
-        method = entry["runner"] + ("" if sampling == "sample" else f"/{sampling}")
         if method not in LABELS:
             continue
         out[(entry["dataset"], float(entry["params"]["epsilon"]), method)] = {

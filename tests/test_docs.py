@@ -48,7 +48,59 @@ def test_readme_results_table_is_generated_from_the_benchmark_output():
     assert make.replace_block(readme, table) == readme, \
         "run python -m benchmarks.make_readme_table"
     assert table.count("\n") >= 2 + 5 * 3  # header, rule, 5 tables x 3 epsilons
-    assert "| NIST MA | 1 |" in table and "MST" in table and "AIM, rounding" in table
+    header = table.splitlines()[0]
+    assert "| NIST MA | 1 |" in table
+    for title in ("dpsynth default (x best peer)", "dpsynth, declared (x best peer)",
+                  "pac-synth", "| MST |", "| AIM |"):
+        assert title in header, title
+
+
+def _summary(tvd3, seeds, **mean):
+    return {"seeds": list(seeds), "mean": {"tvd_1": 0.0, "tvd_2": 0.0, "tvd_3": tvd3, **mean},
+            "std": {}}
+
+
+def test_results_table_puts_dpsynth_beside_every_peer_and_its_ratio_to_the_best():
+    from benchmarks import make_readme_table as make
+
+    ours = {("pums", 1.0, "default"): _summary(0.30, range(6)),
+            ("pums", 1.0, "declared"): _summary(0.21, range(6)),
+            ("pums", 1.0, "sds"): _summary(0.40, range(3)),
+            ("pums", 4.0, "default"): _summary(0.16, range(3)),
+            ("pums", 4.0, "declared"): _summary(0.15, range(3)),
+            ("adult", 1.0, "declared"): _summary(0.045, range(2)),
+            ("adult@1000", 1.0, "default"): _summary(0.36, range(3))}  # subsets: left out
+    reference = {
+        ("pums", 1.0, "run_mst"): _summary(0.28, range(3)),
+        ("pums", 1.0, "run_aim"): _summary(0.25, range(3)),  # i.i.d.: not a column
+        ("pums", 1.0, "run_aim/randomized_round"): _summary(0.24, range(3)),
+        ("pums", 1.0, "run_google_aim_gdp"): _summary(0.242, [0], epsilon_spent=0.893),
+        ("pums", 1.0, "run_google_swift"): _summary(0.20, [0, 1], epsilon_spent=0.90),
+        ("pums", 4.0, "run_aim/randomized_round"): _summary(0.175, range(3)),
+        ("pums", 4.0, "run_google_aim_gdp"): _summary(0.2, [0], epsilon_spent=3.7),
+        ("adult", 1.0, "run_pacsynth"): _summary(0.432, [None])}
+    lines = make.results_table(ours, reference).splitlines()
+    # Google MST never ran on these tables: no column of dashes for it
+    assert lines[0] == ('| data | ε | dpsynth default (x best peer) | dpsynth, declared '
+                        '(x best peer) | `release="sds"` | pac-synth | MST | AIM | '
+                        'Google AIM-GDP | Google SWIFT |')
+    assert lines[1] == "|---|---|" + "---|" * 8
+    # rows in DATASETS order, then by epsilon; the best peer in bold, dpsynth's
+    # default and declared as a multiple of it, the seed count in every cell
+    assert lines[2] == ("| Adult | 1 | - | 0.045 = 0.10x (2) | - | **0.432** (1) | - | - | - "
+                        "| - |")
+    assert lines[3] == ("| PUMS | 1 | 0.300 = 1.50x (6) | 0.210 = 1.05x (6) | 0.400 (3) | - "
+                        "| 0.280 (3) | 0.240 (3) | 0.242 (1) | **0.200** (2) |")
+    assert lines[4] == ("| PUMS | 4 | 0.160 = 0.91x (3) | 0.150 = 0.86x (3) | - | - | - "
+                        "| **0.175** (3) | 0.200 (1) | - |")
+    # the epsilon Google's calibration spends by its own accountant, per epsilon over its runs
+    assert lines[5:] == ["", "Google dpsynth's calibration spends, by its own PLD accountant, "
+                         "ε 0.898 of 1 (3 runs), ε 3.700 of 4 (1 run)."]
+    # a row without any peer has no ratio; no Google run, no line about its budget
+    alone = make.results_table({("nist_ma", 1.0, "default"): _summary(0.08, [0])}, {})
+    assert alone.splitlines() == ["| data | ε | dpsynth default (x best peer) | dpsynth, "
+                                  'declared (x best peer) | `release="sds"` |',
+                                  "|---|---|---|---|---|", "| NIST MA | 1 | 0.080 (1) | - | - |"]
 
 
 def test_readme_raw_table_is_generated_from_the_benchmark_output():
@@ -93,7 +145,13 @@ def test_raw_table_figures_are_the_mean_of_each_routes_runs():
     assert "| largest KS, numeric columns | 0.030 | 0.500 |" in lines
     assert "| largest point-mass share error | 0.050 | 0.500 |" in lines
     assert "| largest 1-way TVD, categorical | 0.020 | 0.100 |" in lines
-    assert "| seconds, wall clock on a shared 2-core machine | 70 | 200 |" in lines
+    assert "| seconds, wall clock on a shared 2-core machine (load average) | 70 | 200 |" \
+        in lines
+    loaded = make.raw_table({"runs": [
+        {**run("python", 0.0, 0.02, 0.5, 0.01, 0.98, 60), "load_average": 2.0},
+        {**run("python", 0.0, 0.02, 0.5, 0.01, 0.98, 80), "load_average": 3.0}]})
+    assert "| seconds, wall clock on a shared 2-core machine (load average) | 70 (2.5) |" \
+        in loaded.splitlines()
 
 
 def test_raw_results_page_says_what_the_peer_read_without_dp():
