@@ -11,13 +11,16 @@ the train-on-synthetic / test-on-real AUC (:mod:`benchmarks.utility`). Runs alre
 kept, not repeated, unless ``--rerun`` is given or they lack a metric this
 version records. The file is rewritten after every run, so that a long session
 that is stopped keeps what it finished; it also holds a ``summary`` (mean and
-standard deviation over seeds) and ``results/reference.md`` the same as a table.
+standard deviation over seeds) and ``results/reference.md`` the same as a table,
+with dpsynth's configurations of ``results/workload.json`` (:mod:`benchmarks.run_workload`)
+beside the peers.
 Usage, from the repository root in the benchmark environment::
 
     python -m benchmarks.run_reference [--output benchmarks/results/reference.json]
         [--rerun] [--runners run_aim run_mst] [--datasets nist_ma adult@2000]
         [--epsilons 1] [--seeds 0] [--dry-run]
     python -m benchmarks.run_reference --merge /tmp/reference_2.json  # parallel runs
+    python -m benchmarks.run_reference --report-only  # summary and .md from the runs
 
 ``--datasets`` also takes tables outside :data:`RUNS` (``name@rows``): the selected
 runners then run on them with the epsilons and seeds given (default: all).
@@ -334,8 +337,38 @@ _LABELS = {"run_mst": "MST", "run_aim": "AIM", "run_pacsynth": "pac-synth",
            "run_google_mst": "Google MST"}
 
 
-def markdown(summary):
-    """The summary as a Markdown table (mean over seeds, +- standard deviation)."""
+def _dpsynth_summary(path):
+    """dpsynth's configurations from ``workload.json`` beside the results file ``path``
+    (:func:`benchmarks.run_workload.summarize`), in :func:`summarize`'s form and in
+    :data:`benchmarks.run_workload.METHODS`' order, or [] if there is none."""
+    workload = Path(path).with_name("workload.json")
+    if not workload.exists():
+        return []
+    from .run_workload import LABELS, METHODS, summarize as summarize_workload
+
+    summary = summarize_workload(json.loads(workload.read_text())["records"])
+    return [{"runner": LABELS[method], "dataset": data, "params": {"epsilon": eps},
+             "seeds": entry["seeds"], "mean": entry["mean"], "std": entry["std"]}
+            for (data, eps, method), entry in sorted(
+                summary.items(), key=lambda item: METHODS.index(item[0][2]))]
+
+
+def markdown(summary, dpsynth=(), datasets=None):
+    """The summary as a Markdown table (mean over seeds, +- standard deviation).
+
+    Parameters
+    ----------
+    summary : list of dict
+        :func:`summarize` of the peers' runs.
+    dpsynth : list of dict, optional
+        dpsynth's configurations in the same form (:func:`_dpsynth_summary`), put
+        first in each table's and epsilon's rows, so that every figure of the peers
+        (3-way TVD, train-on-synthetic / test-on-real AUC, times, peak memory) stands
+        beside dpsynth's.
+    datasets : dict, optional
+        The results' dataset descriptions: the AUC of the classifier trained on the
+        real rows (``tstr_auc_real``), where measured, is listed below the table.
+    """
 
     def cell(entry, name, digits):
         mean = entry["mean"].get(name)
@@ -344,13 +377,17 @@ def markdown(summary):
         std = entry["std"].get(name)
         return f"{mean:.{digits}f}" + (f" ± {std:.{digits}f}" if std is not None else "")
 
+    ours = {id(entry): i for i, entry in enumerate(dpsynth)}  # in run_workload's order
     lines = ["| data | eps | method | seeds | TVD 1-way | TVD 2-way | TVD 3-way | "
-             "model TVD 3-way | TSTR AUC | k-marginal | fit s | sample s | fit CPU s | peak MB |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for entry in sorted(summary, key=lambda e: (e["dataset"], e["params"]["epsilon"],
-                                                _LABELS[e["runner"]])):
+             "model TVD 3-way | TSTR AUC | k-marginal | fit s | sample s | fit CPU s | "
+             "peak MB | ε spent |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for entry in sorted([*dpsynth, *summary],
+                        key=lambda e: (e["dataset"], e["params"]["epsilon"],
+                                       id(e) not in ours, ours.get(id(e), 0),
+                                       _LABELS.get(e["runner"], e["runner"]))):
         params = entry["params"]
-        label = _LABELS[entry["runner"]]
+        label = _LABELS.get(entry["runner"], entry["runner"])
         extras = [f"{k}={v}" for k, v in params.items() if k not in ("epsilon",
                                                                      "reporting_length")]
         if extras:
@@ -362,7 +399,16 @@ def markdown(summary):
             + f"{cell(entry, 'model_tvd_3', 3)} | {cell(entry, 'tstr_auc', 3)} | "
             + f"{cell(entry, 'k_marginal', 0)} | {cell(entry, 'fit_seconds', 0)} | "
             + f"{cell(entry, 'sample_seconds', 1)} | {cell(entry, 'fit_cpu_seconds', 0)} | "
-            + f"{cell(entry, 'peak_rss_mb', 0)} |")
+            + f"{cell(entry, 'peak_rss_mb', 0)} | {cell(entry, 'epsilon_spent', 3)} |")
+    lines += ["", "TSTR AUC: a classifier trained on the synthetic table, scored on the real "
+              "rows held out of a random subset (`name@rows`; `benchmarks/utility.py`). "
+              "ε spent: what Google dpsynth's calibrated mechanism spends by its own PLD "
+              "accountant."]
+    real = {name: d["tstr_auc_real"] for name, d in (datasets or {}).items()
+            if d.get("tstr_auc_real") is not None}
+    if real:
+        lines += ["", "The same classifier trained on the real subset: "
+                  + ", ".join(f"{name} {auc:.3f}" for name, auc in sorted(real.items())) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -430,7 +476,7 @@ def _write(path, datasets, done, earlier, environment_=None):
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(output, indent=2) + "\n")
     tmp.replace(path)
-    path.with_suffix(".md").write_text(markdown(summary))
+    path.with_suffix(".md").write_text(markdown(summary, _dpsynth_summary(path), datasets))
 
 
 def _keyed(runs):
@@ -484,12 +530,23 @@ def main(argv=None):
     parser.add_argument("--seeds", nargs="+", type=int, help="only these seeds (seeded runners)")
     parser.add_argument("--dry-run", action="store_true",
                         help="list the runs that would be made and exit")
+    parser.add_argument("--report-only", action="store_true",
+                        help="only rewrite the output's summary and its .md table (with "
+                             "dpsynth's rows from workload.json beside it) from its runs, "
+                             "and exit")
     parser.add_argument("--merge", nargs="+", type=Path, metavar="FILE",
                         help="add the runs of other result files (e.g. parallel runs with "
                              "their own --output) that the output lacks, and exit")
     args = parser.parse_args(argv)
     if args.merge:
         merge(args.output, args.merge)
+        return
+    if args.report_only:
+        saved = json.loads(args.output.read_text())
+        _write(args.output, saved.get("datasets", {}), {}, _keyed(saved["runs"]),
+               saved.get("environment"))
+        print(f"wrote the summary of {args.output} and {args.output.with_suffix('.md')}",
+              flush=True)
         return
 
     earlier, datasets, saved = {}, {}, {}

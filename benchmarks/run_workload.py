@@ -20,7 +20,11 @@ run in a fresh child process so that its peak memory is its own:
 guarantee.  Metrics: mean total variation distance of all 1-, 2- and 3-way
 marginals (:func:`dpsynth.metrics.marginal_tvd`, missing values as a category),
 the NIST k-marginal score on NIST MA, fit and sample seconds (wall clock and
-process CPU) and the child's peak resident memory.
+process CPU), the child's peak resident memory and, on a random subset of a table
+with a prediction task (``adult@1000``, ``adult_pgm@2000`` ...), the
+train-on-synthetic / test-on-real AUC on the rows outside the subset
+(:func:`benchmarks.utility.tstr_auc`, as :mod:`benchmarks.run_reference` scores
+the peers).
 
 The table (``results/workload.md``) puts beside them MST and AIM from
 ``results/reference.json`` (:mod:`benchmarks.run_reference`, run in the
@@ -50,8 +54,9 @@ from dpsynth.preprocessing import TableEncoder
 from dpsynth.metrics import k_marginal_score, marginal_tvd
 
 from ._results import RESULTS, run_child, save
-from .datasets import DATASETS, load
+from .datasets import DATASETS, split
 from .reference_runners import _max_rss_mb
+from .utility import target_of, tstr_auc
 
 METHODS = ("default", "declared", "sds")
 PEERS = {"run_pacsynth": "pac-synth", "run_google_mst": "Google MST",
@@ -98,7 +103,7 @@ def fidelity(real, synthetic):
 
 def run_one(dataset, method, epsilon, seed):
     """Fit and sample one configuration in this process; return its record."""
-    real = load(dataset)
+    real, test = split(dataset)
     synth = synthesizer(real, method, epsilon, seed)
     baseline = _max_rss_mb()
     start, cpu = time.perf_counter(), time.process_time()
@@ -108,22 +113,28 @@ def run_one(dataset, method, epsilon, seed):
     synthetic = synth.sample()
     sample_seconds, sample_cpu = time.perf_counter() - start, time.process_time() - cpu
     peak = _max_rss_mb()
+    target = target_of(dataset)
+    utility = {}
+    if test is not None and target is not None:  # after the peak: the classifier's memory
+        utility["tstr_auc"] = tstr_auc(synthetic, test, *target)  # is not dpsynth's
     return {"dataset": dataset, "method": method, "epsilon": epsilon, "seed": seed,
             "delta": synth.privacy_spent_["delta"],
             "release": synth.privacy_spent_.get("strategy"),
             "fit_seconds": fit_seconds, "sample_seconds": sample_seconds,
             "fit_cpu_seconds": fit_cpu, "sample_cpu_seconds": sample_cpu,
             "peak_rss_mb": peak, "baseline_rss_mb": baseline, "rows": len(synthetic),
-            **fidelity(real, synthetic)}
+            **fidelity(real, synthetic), **utility}
 
 
 _METRICS = ("tvd_1", "tvd_2", "tvd_3", "k_marginal", "fit_seconds", "sample_seconds",
-            "fit_cpu_seconds", "peak_rss_mb")
+            "fit_cpu_seconds", "peak_rss_mb", "tstr_auc")
 
 
 def _values(record):
     values = {f"tvd_{k}": v for k, v in record["tvd"].items()}
-    values.update({name: record[name] for name in _METRICS if name in record})
+    # a None AUC (a synthetic table with one class only) has no mean
+    values.update({name: record[name] for name in _METRICS
+                   if record.get(name) is not None})
     return values
 
 
@@ -202,7 +213,8 @@ def markdown(ours, reference):
                               _cell(entry, "sample_seconds", 1),
                               _cell(entry, "fit_cpu_seconds", 1),
                               _cell(entry, "peak_rss_mb", 0)]) + " |")
-    lines += ["", "TVD 1 / 2 / 3-way, mean over the seeds (as in the README's table):", "",
+    lines += ["", "TVD 1 / 2 / 3-way, mean over the seeds (the README's table shows the "
+              "3-way):", "",
               "| data | ε | " + " | ".join(LABELS[m] for m in order) + " |",
               "|---|---|" + "---|" * len(order)]
     for data, eps in sorted({(d, e) for d, e, _ in both}):

@@ -9,7 +9,7 @@ reference AUC that synthetic data can at best approach.
 
 import numpy as np
 
-TARGETS = {"adult": ("income", ">50K")}
+TARGETS = {"adult": ("income", ">50K"), "adult_pgm": ("income>50K", "1")}
 """Table name to (target column, positive value): the tables with a prediction task."""
 
 

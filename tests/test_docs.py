@@ -338,6 +338,99 @@ def test_reference_summary_and_planning_of_the_google_runs(tmp_path, capsys):
         "run_google_aim_gdp", "run_google_swift", "run_google_mst"}
 
 
+def _peer_run(runner, dataset, seed, tvd3, **extra):
+    params = {"epsilon": 1.0, "seed": seed} if seed is not None else {
+        "epsilon": 1.0, "reporting_length": 3}
+    return {"runner": runner, "dataset": dataset, "params": params, "fit_seconds": 100.0,
+            "sample_seconds": 0.0, "peak_rss_mb": 900.0,
+            "mean_tvd": {"1": 0.01, "2": 0.02, "3": tvd3}, **extra}
+
+
+def _dpsynth_run(dataset, method, seed, tvd3, **extra):
+    return {"dataset": dataset, "method": method, "epsilon": 1.0, "seed": seed,
+            "fit_seconds": 1.0, "sample_seconds": 0.5, "fit_cpu_seconds": 1.0,
+            "peak_rss_mb": 250.0 + seed, "tvd": {"1": 0.01, "2": 0.02, "3": tvd3}, **extra}
+
+
+def test_reference_page_puts_dpsynth_beside_the_peers_with_auc_and_memory(tmp_path, capsys):
+    pytest.importorskip("benchmarks.run_reference")
+    from benchmarks.run_reference import main
+
+    google = {"model_tvd": {"1": 0.0, "2": 0.0, "3": 0.15},
+              "epsilon_spent": {"pld": 0.9, "rdp": 1.0}}
+    runs = [_peer_run("run_google_aim_gdp", "adult@2000", 0, 0.2, tstr_auc=0.8, **google),
+            _peer_run("run_google_aim_gdp", "adult@2000", 1, 0.4, tstr_auc=0.7, **google),
+            _peer_run("run_pacsynth", "adult@2000", None, 0.5, tstr_auc=0.6)]
+    saved = {"environment": {"python": "3.12"}, "runs": runs, "summary": [],
+             "datasets": {"adult@2000": {"rows": 2000, "tstr_auc_real": 0.88}}}
+    (tmp_path / "reference.json").write_text(json.dumps(saved))
+    (tmp_path / "workload.json").write_text(json.dumps({"records": [
+        _dpsynth_run("adult@2000", "declared", 0, 0.1, tstr_auc=0.85),
+        _dpsynth_run("adult@2000", "declared", 1, 0.12, tstr_auc=0.83),
+        _dpsynth_run("adult@2000", "default", 0, 0.2, tstr_auc=None)]}))
+    main(["--output", str(tmp_path / "reference.json"), "--report-only"])
+    assert "wrote the summary" in capsys.readouterr().out
+    rewritten = json.loads((tmp_path / "reference.json").read_text())
+    assert rewritten["runs"] == runs and rewritten["environment"] == saved["environment"]
+    assert {e["runner"] for e in rewritten["summary"]} == {"run_google_aim_gdp",
+                                                          "run_pacsynth"}
+    page = (tmp_path / "reference.md").read_text().splitlines()
+    header = [cell.strip() for cell in page[0].strip("|").split("|")]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")]
+            for line in page[2:] if line.startswith("| adult@2000")]
+
+    def column(row, name):
+        return row[header.index(name)]
+
+    # dpsynth first, in run_workload's order, then the peers; each with its TSTR AUC
+    # and peak memory; a one-class synthetic table (AUC None) leaves the mean out
+    assert [row[2] for row in rows] == ["dpsynth default", "dpsynth, categories declared",
+                                        "Google AIM-GDP", "pac-synth"]
+    assert column(rows[0], "TSTR AUC") == "-" and column(rows[0], "peak MB") == "250"
+    assert column(rows[1], "TSTR AUC") == "0.840 ± 0.014"
+    assert column(rows[1], "peak MB") == "250 ± 1"
+    assert column(rows[2], "TSTR AUC") == "0.750 ± 0.071"
+    assert column(rows[2], "peak MB") == "900 ± 0"
+    assert column(rows[2], "ε spent") == "0.900 ± 0.000"
+    assert column(rows[2], "model TVD 3-way") == "0.150 ± 0.000"
+    assert column(rows[3], "TSTR AUC") == "0.600" and column(rows[3], "seeds") == "-"
+    assert "The same classifier trained on the real subset: adult@2000 0.880." in page
+
+
+def test_workload_records_the_tstr_auc_on_subsets_of_tables_with_a_target():
+    pytest.importorskip("benchmarks.run_workload")
+    from benchmarks.run_workload import summarize
+    from benchmarks.utility import target_of
+
+    assert target_of("adult_pgm@2000") == ("income>50K", "1")
+    summary = summarize([_dpsynth_run("adult@1000", "default", 0, 0.3, tstr_auc=0.8),
+                         _dpsynth_run("adult@1000", "default", 1, 0.3, tstr_auc=0.7),
+                         _dpsynth_run("adult@1000", "sds", 0, 0.3, tstr_auc=None)])
+    assert summary[("adult@1000", 1.0, "default")]["mean"]["tstr_auc"] == pytest.approx(0.75)
+    assert "tstr_auc" not in summary[("adult@1000", 1.0, "sds")]["mean"]
+    assert summary[("adult@1000", 1.0, "sds")]["mean"]["peak_rss_mb"] == 250.0
+
+
+def test_reference_summary_keys_every_peer_by_runner(tmp_path):
+    pytest.importorskip("benchmarks.run_reference")
+    from benchmarks.run_workload import reference_summary
+
+    path = tmp_path / "reference.json"
+    path.write_text(json.dumps({"runs": [
+        _peer_run("run_google_swift", "pums", 0, 0.2,
+                  epsilon_spent={"pld": 0.89, "rdp": 1.0}),
+        _peer_run("run_pacsynth", "pums", None, 0.5),
+        {**_peer_run("run_aim", "pums", 0, 0.25),
+         "params": {"epsilon": 1.0, "rounds": 42, "seed": 0}},
+        {**_peer_run("run_mst", "pums", 0, 0.3),
+         "params": {"epsilon": 1.0, "seed": 0, "sampling": "round"}}]}))
+    summary = reference_summary(path)
+    assert set(summary) == {("pums", 1.0, "run_google_swift"), ("pums", 1.0, "run_pacsynth"),
+                            ("pums", 1.0, "run_aim")}  # MST by "round" is no column
+    assert summary[("pums", 1.0, "run_google_swift")]["mean"]["epsilon_spent"] == 0.89
+    assert summary[("pums", 1.0, "run_pacsynth")]["seeds"] == [None]
+
+
 def test_discovery_floor_counts_the_records_of_values_below_the_threshold():
     pytest.importorskip("benchmarks.run_discovery_floor")
     from benchmarks.run_discovery_floor import floor, threshold
