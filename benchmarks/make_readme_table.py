@@ -68,8 +68,8 @@ def results_table(ours, reference):
     row's best peer (:data:`PEERS`) is in bold, and the cells of :data:`RATIO` give
     their TVD as a multiple of it (``= 0.85x``). A peer column without a single run
     on these tables is left out. Below the table, one line gives the epsilon Google
-    dpsynth's calibrated mechanisms spend by its own PLD accountant (mean over the
-    runs), where any ran.
+    dpsynth's calibrated mechanisms spend by its own PLD and RDP accountants (mean
+    over the runs, per epsilon), where any ran.
     """
     both = {**ours, **reference}
     keys = {(data, eps) for data, eps, _ in both if data in DATASETS}
@@ -101,14 +101,17 @@ def results_table(ours, reference):
     spent = {}
     for (data, eps, method), entry in reference.items():
         if method in GOOGLE and data in DATASETS and "epsilon_spent" in entry["mean"]:
-            spent.setdefault(eps, []).append((entry["mean"]["epsilon_spent"],
-                                              len(entry["seeds"])))
-    if spent:
-        lines += ["", "Google dpsynth's calibration spends, by its own PLD accountant, "
-                  + ", ".join(f"ε {sum(s * n for s, n in runs) / sum(n for _, n in runs):.3f}"
-                              f" of {eps:g} ({sum(n for _, n in runs)} "
-                              f"run{'s' if sum(n for _, n in runs) > 1 else ''})"
-                              for eps, runs in sorted(spent.items())) + "."]
+            spent.setdefault(eps, []).append(entry)
+    figures = []
+    for eps, entries in sorted(spent.items()):
+        runs = sum(len(e["seeds"]) for e in entries)
+        means = ["-" if not all(name in e["mean"] for e in entries) else
+                 f"{sum(e['mean'][name] * len(e['seeds']) for e in entries) / runs:.3f}"
+                 for name in ("epsilon_spent", "epsilon_spent_rdp")]
+        figures.append(f"ε {' / '.join(means)} of {eps:g} ({runs} run{'s' * (runs > 1)})")
+    if figures:
+        lines += ["", "Google dpsynth's calibrated mechanisms spend, by its own PLD / RDP "
+                  "accountants, " + ", ".join(figures) + "."]
     return "\n".join(lines) + "\n"
 
 

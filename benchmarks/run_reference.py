@@ -297,9 +297,10 @@ def summarize(records):
         for one seed) of ``tvd_1``, ``tvd_2``, ``tvd_3``, ``k_marginal``
         (NIST MA), ``fit_seconds``, ``sample_seconds``, ``fit_cpu_seconds`` and
         ``sample_cpu_seconds``, ``model_tvd_3`` (the fitted model's own 3-way
-        TVD, Google dpsynth), ``tstr_auc`` and ``epsilon_spent`` (Google dpsynth's
-        own PLD, else RDP, accounting of what its calibration spends), where every
-        run has them, and ``peak_rss_mb``.
+        TVD, Google dpsynth), ``tstr_auc``, ``epsilon_spent`` (Google dpsynth's
+        own PLD, else RDP, accounting of what its calibration spends) and
+        ``epsilon_spent_rdp`` (its RDP accounting), where every run has them, and
+        ``peak_rss_mb``.
     """
     groups = {}
     records = list(records) + _rounded_alternatives(records)
@@ -323,6 +324,8 @@ def summarize(records):
         if all("epsilon_spent" in r for r in runs):
             values["epsilon_spent"] = [r["epsilon_spent"]["pld"] or r["epsilon_spent"]["rdp"]
                                        for r in runs]
+            if all(r["epsilon_spent"].get("rdp") is not None for r in runs):
+                values["epsilon_spent_rdp"] = [r["epsilon_spent"]["rdp"] for r in runs]
         group["seeds"] = [r["params"].get("seed", 0 if r["runner"] in _SEEDED else None)
                           for r in runs]
         group["mean"] = {name: float(np.mean(v)) for name, v in values.items()}

@@ -74,8 +74,10 @@ def test_results_table_puts_dpsynth_beside_every_peer_and_its_ratio_to_the_best(
         ("pums", 1.0, "run_mst"): _summary(0.28, range(3)),
         ("pums", 1.0, "run_aim"): _summary(0.25, range(3)),  # i.i.d.: not a column
         ("pums", 1.0, "run_aim/randomized_round"): _summary(0.24, range(3)),
-        ("pums", 1.0, "run_google_aim_gdp"): _summary(0.242, [0], epsilon_spent=0.893),
-        ("pums", 1.0, "run_google_swift"): _summary(0.20, [0, 1], epsilon_spent=0.90),
+        ("pums", 1.0, "run_google_aim_gdp"): _summary(0.242, [0], epsilon_spent=0.893,
+                                                      epsilon_spent_rdp=1.0),
+        ("pums", 1.0, "run_google_swift"): _summary(0.20, [0, 1], epsilon_spent=0.90,
+                                                    epsilon_spent_rdp=1.0),
         ("pums", 4.0, "run_aim/randomized_round"): _summary(0.175, range(3)),
         ("pums", 4.0, "run_google_aim_gdp"): _summary(0.2, [0], epsilon_spent=3.7),
         ("adult", 1.0, "run_pacsynth"): _summary(0.432, [None])}
@@ -94,8 +96,9 @@ def test_results_table_puts_dpsynth_beside_every_peer_and_its_ratio_to_the_best(
     assert lines[4] == ("| PUMS | 4 | 0.160 = 0.91x (3) | 0.150 = 0.86x (3) | - | - | - "
                         "| **0.175** (3) | 0.200 (1) | - |")
     # the epsilon Google's calibration spends by its own accountant, per epsilon over its runs
-    assert lines[5:] == ["", "Google dpsynth's calibration spends, by its own PLD accountant, "
-                         "ε 0.898 of 1 (3 runs), ε 3.700 of 4 (1 run)."]
+    assert lines[5:] == ["", "Google dpsynth's calibrated mechanisms spend, by its own PLD / "
+                         "RDP accountants, ε 0.898 / 1.000 of 1 (3 runs), ε 3.700 / - of 4 "
+                         "(1 run)."]
     # a row without any peer has no ratio; no Google run, no line about its budget
     alone = make.results_table({("nist_ma", 1.0, "default"): _summary(0.08, [0])}, {})
     assert alone.splitlines() == ["| data | ε | dpsynth default (x best peer) | dpsynth, "
@@ -428,6 +431,7 @@ def test_reference_summary_keys_every_peer_by_runner(tmp_path):
     assert set(summary) == {("pums", 1.0, "run_google_swift"), ("pums", 1.0, "run_pacsynth"),
                             ("pums", 1.0, "run_aim")}  # MST by "round" is no column
     assert summary[("pums", 1.0, "run_google_swift")]["mean"]["epsilon_spent"] == 0.89
+    assert summary[("pums", 1.0, "run_google_swift")]["mean"]["epsilon_spent_rdp"] == 1.0
     assert summary[("pums", 1.0, "run_pacsynth")]["seeds"] == [None]
 
 
