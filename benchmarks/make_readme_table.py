@@ -91,8 +91,7 @@ def results_table(ours, reference):
                 continue
             tvd = run[method]["mean"]["tvd_3"]
             cell = f"{tvd:.3f}"
-            if best is not None and f"{tvd:.3f}" == f"{run[best]['mean']['tvd_3']:.3f}" \
-                    and method in ran:
+            if method in ran and cell == f"{run[best]['mean']['tvd_3']:.3f}":  # ties too
                 cell = f"**{cell}**"
             if method in RATIO and best is not None:
                 cell += f" = {tvd / run[best]['mean']['tvd_3']:.2f}x"
