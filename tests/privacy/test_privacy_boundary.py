@@ -904,6 +904,34 @@ def test_text_date_columns_neighbours_differ_only_in_dp_outputs(name, values, po
     _check_numeric_neighbours(releases, ("opened", "issue_d"))
 
 
+def _months_base(n=2400, seed=9):
+    """A month-year column of 36 months with ~65 records each: at epsilon 4, one
+    interval per month (a DP post-processing of the binning's counts)."""
+    rng = np.random.default_rng(seed)
+    span = pd.period_range("2013-01", periods=36, freq="M").strftime("%b-%Y")
+    return pd.DataFrame({
+        "issue_d": pd.Series(rng.choice(np.asarray(span, dtype=object), n), dtype=object),
+        "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+
+
+@pytest.mark.parametrize("position", ["first", "last"])
+@pytest.mark.parametrize("name,values", [
+    ("a month far out", {"issue_d": "Dec-9999"}), ("a month just past", {"issue_d": "Jan-2016"}),
+    ("a month inside", {"issue_d": "Jun-2014"}), ("another format", {"issue_d": "2014-06"}),
+    ("a text", {"issue_d": "n/a"}), ("missing", {"issue_d": None}),
+    ("remove a record", None)])
+def test_month_column_by_month_neighbours_differ_only_in_dp_outputs(name, values, position,
+                                                                    tmp_path):
+    base = _months_base()
+    other = (base.drop(index=_row_index(base, position)).reset_index(drop=True)
+             if values is None else _with_record(base, position, **values))
+    releases = _default_releases([base, other], tmp_path)
+    for *_, synth in releases:  # the case this battery is for: one interval per month
+        binning = synth.aggregates_.schema[0].binning
+        assert binning.date_format == "%b-%Y" and binning.n_intervals > 20
+    _check_numeric_neighbours(releases, ("issue_d",))
+
+
 def _wide_base(seed=4):
     """A many-valued column whose rare values (55 records each) only the second
     discovery round releases at epsilon 1 (``tests/release``'s table)."""
