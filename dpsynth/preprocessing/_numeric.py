@@ -592,8 +592,9 @@ def _level_edges(fine, mass, low, high, points):
     """Edges of one interval per integer of ``[low, high)`` that is no point value (a
     point value has a bin of its own) and holds records by ``mass`` on the grid
     ``fine`` (all of them when none does): each interval starts at such an
-    integer and runs to the next, so that decoding it gives that integer, and
-    a stretch of parts below the noise is no run of intervals of its own."""
+    integer and runs to the next, so that it decodes to that integer (to its
+    first sub-bin's integers when it spans more than :data:`WITHIN_SUB_BINS`),
+    and a stretch of parts below the noise is no run of intervals of its own."""
     values = np.arange(low, high)
     values = values[~np.isin(values, np.asarray(points, dtype=np.float64))]
     held = values[(_overlap(values, values + 1.0, fine) @ mass) > 0]

@@ -59,6 +59,14 @@ def _row_index(frame, position):
     return {"first": 0, "middle": len(frame) // 2, "last": len(frame) - 1}[position]
 
 
+def _neighbour(frame, position, values):
+    """``frame`` without its record at ``position`` (``values`` None), else with one
+    more record of ``values`` there (:func:`_with_record`)."""
+    if values is None:
+        return frame.drop(index=_row_index(frame, position)).reset_index(drop=True)
+    return _with_record(frame, position, **values)
+
+
 def _with_record(frame, position="last", **values):
     """``frame`` plus one record placed at ``position`` (other columns copy the
     first row), dtypes kept."""
@@ -892,8 +900,7 @@ _TEXT_DATE_CHANGES = [
 def test_text_date_columns_neighbours_differ_only_in_dp_outputs(name, values, position,
                                                                 tmp_path):
     base = _text_dates_base()
-    other = (base.drop(index=_row_index(base, position)).reset_index(drop=True)
-             if values is None else _with_record(base, position, **values))
+    other = _neighbour(base, position, values)
     releases = _default_releases([base, other], tmp_path)
     # both columns are found to hold dates (a DP decision) of the same format in both
     # releases; their bins, codes and other code are DP outputs
@@ -923,8 +930,7 @@ def _months_base(n=2400, seed=9):
 def test_month_column_by_month_neighbours_differ_only_in_dp_outputs(name, values, position,
                                                                     tmp_path):
     base = _months_base()
-    other = (base.drop(index=_row_index(base, position)).reset_index(drop=True)
-             if values is None else _with_record(base, position, **values))
+    other = _neighbour(base, position, values)
     releases = _default_releases([base, other], tmp_path)
     for *_, synth in releases:  # the case this battery is for: one interval per month
         binning = synth.aggregates_.schema[0].binning
