@@ -110,6 +110,14 @@ MAX_TEXT_SHARE = 0.5
 #: many times its noise: noise alone does so for one of the formats with probability
 #: 0.135% at most (3 sigma of one test, over the twelve formats).
 DATE_SIGMAS = 3.71
+#: A date column written as text whose parts of step 3 that hold records cover at most
+#: this many units of its format (months, days, ...) has one interval per unit (ten
+#: years of a month format, four months of a day format) ...
+MAX_LEVELS = 120
+#: ... and whose values hold on average at least this many times the noise of one
+#: round of step 3 (below, each value's count is mostly noise: quantile intervals,
+#: whose within-bin shape averages neighbouring values, are closer).
+LEVEL_SIGMAS = 3.0
 #: Shares of a column's zCDP budget: range, point masses, bins and shape.
 STEP_SHARES = (0.25, 0.25, 0.5)
 _FLOAT_OCTAVES = (-30, 63)  # |x| in [2**-30, 2**63): below, the zero cell
@@ -580,12 +588,32 @@ def _cut_at_gaps(edges, fine, mass, grid):
     return np.unique(edges)
 
 
-def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, decimals):
+def _level_edges(fine, mass, low, high, points):
+    """Edges of one interval per integer of ``[low, high)`` that is no point value (a
+    point value has a bin of its own) and holds records by ``mass`` on the grid
+    ``fine`` (all of them when none does): each interval starts at such an
+    integer and runs to the next, so that it decodes to that integer (to its
+    first sub-bin's integers when it spans more than :data:`WITHIN_SUB_BINS`),
+    and a stretch of parts below the noise is no run of intervals of its own."""
+    values = np.arange(low, high)
+    values = values[~np.isin(values, np.asarray(points, dtype=np.float64))]
+    held = values[(_overlap(values, values + 1.0, fine) @ mass) > 0]
+    values = held if held.size else values
+    if not values.size:
+        return np.array([low, high])
+    return np.concatenate([[low], values[1:], [high]])
+
+
+def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, decimals,
+                      by_value=False):
     """Interval edges (the noisy quantiles of ``mass`` on the grid ``fine``, or the
-    range grid's ``cells`` when no part holds records) and each interval's
+    range grid's ``cells`` when no part holds records; with ``by_value``, one per
+    integer that holds records: :func:`_level_edges`) and each interval's
     within-bin sub-bin probabilities (post-processing)."""
     cumulative = np.cumsum(mass)
-    if cumulative[-1] > 0 and n_bins > 1:
+    if by_value:
+        edges = _level_edges(fine, mass, low, high, points)
+    elif cumulative[-1] > 0 and n_bins > 1:
         targets = cumulative[-1] * np.arange(1, n_bins) / n_bins
         cuts = fine[1:][np.searchsorted(cumulative, targets)]
         edges = _cut_at_gaps(np.unique(np.concatenate([[low], cuts, [high]])), fine, mass,
@@ -617,7 +645,7 @@ def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, dec
 
 
 def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, rng,
-                    range_counts, range_sigma, decimals_of):
+                    range_counts, range_sigma, decimals_of, levels=None):
     """Step 3: the final range, interval edges (noisy quantiles) and within-bin
     sub-bin probabilities, from two rounds of noisy counts of ``rho / 2`` each.
 
@@ -640,7 +668,9 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     away from 0, the range threshold); what the cells widened over toward 0
     hold beyond their kept parts is spread evenly over their other parts; the
     range ends at the outermost kept parts; float edges are rounded to the
-    column's decimals.
+    column's decimals; an integer range of at most ``levels`` values has one
+    interval per value (a date column of few months or days: each is then
+    measured by the release, as a category would be).
 
     Returns
     -------
@@ -729,31 +759,51 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
             low = math.floor(low * 10 ** decimals) / 10 ** decimals
             high = math.ceil(high * 10 ** decimals) / 10 ** decimals
             fine[0], fine[-1] = low, high
+    # the values of the parts that hold records (not the range's width: one false
+    # part far out must not make a column of few values quantiles), each holding
+    # LEVEL_SIGMAS times a round's noise on average (fewer: quantiles smooth it)
+    held = float(np.diff(fine)[mass > 0].sum())
+    by_value = (integer and levels is not None and 0 < held <= levels
+                and float(mass.sum()) >= LEVEL_SIGMAS * sigma * held)
     edges, within = _edges_and_within(fine, mass, low, high, grid[first:last + 2],
-                                      integer, points, n_bins, decimals)
+                                      integer, points, n_bins, decimals, by_value)
     return (edges, within, spend, decimals, (first, last),
-            _interval_counts(edges, parts, estimate, variance))
+            _interval_counts(edges, parts, estimate, variance, exact=by_value))
 
 
-def _interval_counts(edges, parts, estimate, variance):
+def _interval_counts(edges, parts, estimate, variance, exact=False):
     """Noisy count of the records in each interval of ``edges`` and its variance: the
     sums of the unbiased estimates of step 3's ``parts`` (post-processing).
 
     A part belongs to the interval holding its midpoint; the parts beyond the end
     edges to the end intervals, where their values are clipped.  Summing the
     parts' variances overstates the variance of parts cut from one parent (their
-    sum is measured more precisely), which only weighs the counts less.
+    sum is measured more precisely), which only weighs the counts less.  With
+    ``exact``, an interval that a part straddles is not measured (count NaN,
+    variance ``inf``): its count would hold its neighbour's records (narrow
+    intervals of one value each).
     """
     n = edges.size - 1
     middle = (parts[:-1] + parts[1:]) / 2.0
     k = np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, n - 1)
-    return (tuple(float(v) for v in np.bincount(k, weights=estimate, minlength=n)),
-            tuple(float(v) for v in np.bincount(k, weights=variance, minlength=n)))
+    counts = np.bincount(k, weights=estimate, minlength=n)
+    variances = np.bincount(k, weights=variance, minlength=n)
+    if exact:
+        inner = edges[1:-1]
+        cut = np.flatnonzero(np.any((parts[:-1, None] < inner[None, :])
+                                    & (parts[1:, None] > inner[None, :]), axis=1))
+        straddled = np.zeros(n, dtype=bool)
+        for part in cut:  # the intervals the part overlaps
+            lo = np.searchsorted(edges, parts[part], side="right") - 1
+            hi = np.searchsorted(edges, parts[part + 1], side="left") - 1
+            straddled[max(lo, 0):min(hi, n - 1) + 1] = True
+        counts[straddled], variances[straddled] = np.nan, np.inf
+    return (tuple(float(v) for v in counts), tuple(float(v) for v in variances))
 
 
 def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
                     weights=None, special=(), decimals=None, clip=True, missing=0.0,
-                    texts=None, text_weights=None, text_options=None):
+                    texts=None, text_weights=None, text_options=None, levels=None):
     """The DP :class:`~dpsynth.schema.Binning` of one numeric column, its spends and
     whether it holds missing values.
 
@@ -793,6 +843,13 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         its fields that are no number and that count's noise scale
         (:func:`decide_numeric`), which decide with the released codes'
         noisy counts whether it gets an other code (:func:`text_other`).
+    levels : int, default=None
+        An integer column whose final DP range (step 3) holds at most this
+        many values gets one interval per value instead of ``n_bins`` noisy
+        quantiles (a public function of the DP range): a date column of a few
+        dozen months keeps each month's share, measured by the release like a
+        category's, rather than drawn inside wide intervals from step 3's
+        noisier histogram.
 
     Returns
     -------
@@ -838,7 +895,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
 
     edges, within, shape_spend, decimals, final, counts = _bins_and_shape(
         values, weights, first, last, integer, points, rho_shape, n_bins, rng, cells,
-        dict(range_spend.params)["sigma"], decimals_of)
+        dict(range_spend.params)["sigma"], decimals_of, levels)
     if final != (first, last):  # step 3 found a range past step 1's fallback cell
         range_spend = replace(range_spend, params=tuple(
             (k, v) for k, v in range_spend.params.items() if k != "found"))
@@ -1302,7 +1359,8 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         values[present], integer=integer, rho=rho, delta=delta, n_bins=n_bins,
         max_points=n_bins, rng=rng, weights=None if weights is None else weights[present],
         special=_special(special, name, integer), decimals=decimals, missing=missing,
-        texts=texts, text_weights=text_weights, text_options=text_options)
+        texts=texts, text_weights=text_weights, text_options=text_options,
+        levels=MAX_LEVELS if kind == "date" else None)
     if dict(spent[0].params).get("found", True) is False:
         warnings.warn(
             f"No DP range was found for the numeric column {name!r} (too few records for "

@@ -1228,3 +1228,83 @@ def test_conditions_on_a_text_date_column_take_dates_in_its_format():
     assert set(out["issue_d"]) <= {"Mar-2016", "Apr-2016"} and (out["opened"] == "unknown").all()
     with pytest.raises(ValueError, match="dates written as '%Y-%m-%d'"):
         synth.sample(5, conditions={"opened": "2016/01/01"})
+
+
+def _month_table(n=4000, seed=11, months=60):
+    """A month-year column (``%b-%Y``) of ``months`` months, skewed, beside two others."""
+    rng = np.random.default_rng(seed)
+    span = pd.period_range("2007-01", periods=months, freq="M")
+    weights = np.linspace(1.0, 3.0, months)
+    issued = span[rng.choice(months, n, p=weights / weights.sum())].strftime("%b-%Y")
+    return pd.DataFrame({"issue_d": pd.Series(issued, dtype=object),
+                         "grade": rng.choice(list("ABCDEFG"), n),
+                         "amount": rng.integers(1000, 35000, n)})
+
+
+def _tvd(real, fake):
+    real = real.value_counts(normalize=True)
+    fake = fake.value_counts(normalize=True)
+    return 0.5 * float(real.sub(fake, fill_value=0).abs().sum())
+
+
+@pytest.mark.parametrize("dtype", [object, "str"])
+def test_a_month_column_gets_one_interval_per_month_and_keeps_its_distribution(dtype):
+    from dpsynth.preprocessing._numeric import MAX_LEVELS
+    from dpsynth.utils._temporal import parse_dates
+
+    if dtype == "str" and not isinstance(pd.Series(["a"], dtype="str").dtype,
+                                         pd.StringDtype):
+        pytest.skip("pandas < 3: 'str' is object")
+    X = _month_table()
+    X["issue_d"] = X["issue_d"].astype(dtype)
+    for seed in (0, 1):
+        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=seed).fit(X)
+        binning = synth.aggregates_.schema[0].binning
+        assert binning.date_format == "%b-%Y" and binning.integer
+        # one interval per month that holds records (a DP function of step 3):
+        # each interval decodes to its first month, so far more than n_bins intervals
+        edges = np.asarray(binning.edges)
+        assert 40 <= binning.n_intervals <= MAX_LEVELS
+        assert all(w[0] == 1.0 for w in binning.within)
+        out = synth.sample(random_state=seed)
+        assert out["issue_d"].dtype == X["issue_d"].dtype
+        assert out["issue_d"].notna().all()
+        months = parse_dates(out["issue_d"], "%b-%Y")
+        assert not np.isnan(months).any()  # every field a month written "Mar-2009"
+        assert np.isin(months, np.append(edges[:-1], binning.frequent)).all()
+        # the month shares: 60 values of ~67 records each, at epsilon 4
+        assert _tvd(X["issue_d"], out["issue_d"]) <= 0.05  # 0.056-0.065 with 10 quantiles
+        counts = np.asarray(binning.counts[0][:binning.n_intervals])
+        assert np.isfinite(counts).sum() >= 20  # months measured one by one by step 3
+
+
+def test_a_long_or_noisy_month_column_keeps_quantile_intervals():
+    from dpsynth.preprocessing._numeric import numeric_binning
+
+    rng = np.random.default_rng(5)
+    # 30 years of months: more than MAX_LEVELS values hold records
+    wide = rng.integers(300, 660, 20_000).astype(np.float64)
+    binning, _, _ = numeric_binning(wide, integer=True, rho=0.5, delta=1e-9, n_bins=10,
+                                    max_points=10, rng=rng, levels=120)
+    assert binning.n_intervals <= 10
+    # 60 months of ~30 records each at a small budget: each month's count is mostly
+    # noise, so the intervals stay the noisy quantiles
+    sparse = rng.integers(444, 504, 1800).astype(np.float64)
+    binning, _, _ = numeric_binning(sparse, integer=True, rho=0.0005, delta=1e-9, n_bins=10,
+                                    max_points=10, rng=rng, levels=120)
+    assert binning.n_intervals <= 10
+    # the same months at a large budget: one interval per month, their counts exact
+    # up to the noise of the months measured alone
+    binning, _, _ = numeric_binning(sparse, integer=True, rho=2.0, delta=1e-9, n_bins=10,
+                                    max_points=0, rng=rng, levels=120)
+    assert binning.edges == tuple(float(v) for v in range(444, 505))
+    counts, variances = (np.asarray(v) for v in binning.counts)
+    truth = np.bincount(sparse.astype(int) - 444, minlength=60)
+    measured = np.isfinite(counts)
+    assert measured.sum() >= 50
+    assert np.all(np.abs(counts[measured] - truth[measured])
+                  <= 6 * np.sqrt(variances[measured]) + 1)
+    # without levels (an integer column of a numeric dtype), the same budget: quantiles
+    binning, _, _ = numeric_binning(sparse, integer=True, rho=2.0, delta=1e-9, n_bins=10,
+                                    max_points=0, rng=rng)
+    assert binning.n_intervals <= 10

@@ -59,6 +59,14 @@ def _row_index(frame, position):
     return {"first": 0, "middle": len(frame) // 2, "last": len(frame) - 1}[position]
 
 
+def _neighbour(frame, position, values):
+    """``frame`` without its record at ``position`` (``values`` None), else with one
+    more record of ``values`` there (:func:`_with_record`)."""
+    if values is None:
+        return frame.drop(index=_row_index(frame, position)).reset_index(drop=True)
+    return _with_record(frame, position, **values)
+
+
 def _with_record(frame, position="last", **values):
     """``frame`` plus one record placed at ``position`` (other columns copy the
     first row), dtypes kept."""
@@ -892,8 +900,7 @@ _TEXT_DATE_CHANGES = [
 def test_text_date_columns_neighbours_differ_only_in_dp_outputs(name, values, position,
                                                                 tmp_path):
     base = _text_dates_base()
-    other = (base.drop(index=_row_index(base, position)).reset_index(drop=True)
-             if values is None else _with_record(base, position, **values))
+    other = _neighbour(base, position, values)
     releases = _default_releases([base, other], tmp_path)
     # both columns are found to hold dates (a DP decision) of the same format in both
     # releases; their bins, codes and other code are DP outputs
@@ -902,6 +909,33 @@ def test_text_date_columns_neighbours_differ_only_in_dp_outputs(name, values, po
         assert [schema[k].binning.date_format for k in (0, 1)] == ["%Y-%m-%d", "%b-%Y"]
         assert "canary-1234" not in schema[0].binning.codes
     _check_numeric_neighbours(releases, ("opened", "issue_d"))
+
+
+def _months_base(n=2400, seed=9):
+    """A month-year column of 36 months with ~65 records each: at epsilon 4, one
+    interval per month (a DP post-processing of the binning's counts)."""
+    rng = np.random.default_rng(seed)
+    span = pd.period_range("2013-01", periods=36, freq="M").strftime("%b-%Y")
+    return pd.DataFrame({
+        "issue_d": pd.Series(rng.choice(np.asarray(span, dtype=object), n), dtype=object),
+        "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+
+
+@pytest.mark.parametrize("position", ["first", "last"])
+@pytest.mark.parametrize("name,values", [
+    ("a month far out", {"issue_d": "Dec-9999"}), ("a month just past", {"issue_d": "Jan-2016"}),
+    ("a month inside", {"issue_d": "Jun-2014"}), ("another format", {"issue_d": "2014-06"}),
+    ("a text", {"issue_d": "n/a"}), ("missing", {"issue_d": None}),
+    ("remove a record", None)])
+def test_month_column_by_month_neighbours_differ_only_in_dp_outputs(name, values, position,
+                                                                    tmp_path):
+    base = _months_base()
+    other = _neighbour(base, position, values)
+    releases = _default_releases([base, other], tmp_path)
+    for *_, synth in releases:  # the case this battery is for: one interval per month
+        binning = synth.aggregates_.schema[0].binning
+        assert binning.date_format == "%b-%Y" and binning.n_intervals > 20
+    _check_numeric_neighbours(releases, ("issue_d",))
 
 
 def _wide_base(seed=4):
