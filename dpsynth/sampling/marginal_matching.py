@@ -271,10 +271,19 @@ class MarginalMatchingSampler(Sampler):
         ``max_population``: a larger population fits the targets more
         closely for the same time per record (its counts are finer), and a
         model's error is repeated in every copy rather than averaged over
-        more populations (chosen on the benchmarks, see
-        ``benchmarks/LOG.md``).  A population's fitting memory does not grow
+        more populations.  A population's fitting memory does not grow
         with its records (see ``n_jobs``).  Samples of up to ``model_size``
         records do not depend on it.
+    model_sweeps : int, default=8
+        Passes of coordinate descent of the model's populations towards
+        dense marginals (``dense_sweeps`` for the others).  With populations
+        of ``model_population`` records, fewer passes than ``dense_sweeps``
+        still fit the released marginals, and the unreleased ones, more
+        closely than ``max_population``-record populations with
+        ``dense_sweeps`` passes, in less time: the model's size, populations
+        and passes were chosen together on the benchmarks (see
+        ``benchmarks/LOG.md``).  Samples of up to ``model_size`` records do
+        not depend on it.
     """
 
     _parameter_constraints = {
@@ -288,11 +297,13 @@ class MarginalMatchingSampler(Sampler):
         "reference_size": [Interval(Integral, 0, None, closed="left")],
         "model_size": [Interval(Integral, 0, None, closed="left")],
         "model_population": [Interval(Integral, 1, None, closed="left")],
+        "model_sweeps": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, sweeps=3, use_three_way=True, max_population=50_000, n_jobs=None,
                  three_way_sweeps=2, dense_sweeps=15, min_count="auto",
-                 reference_size=300_000, model_size=300_000, model_population=150_000):
+                 reference_size=300_000, model_size=300_000, model_population=150_000,
+                 model_sweeps=8):
         self.sweeps = sweeps
         self.three_way_sweeps = three_way_sweeps
         self.use_three_way = use_three_way
@@ -303,6 +314,7 @@ class MarginalMatchingSampler(Sampler):
         self.reference_size = reference_size
         self.model_size = model_size
         self.model_population = model_population
+        self.model_sweeps = model_sweeps
 
     def fit(self, aggregates):
         """Read the public facts the targets need from ``aggregates``."""
@@ -511,14 +523,14 @@ class MarginalMatchingSampler(Sampler):
         if 0 < self.model_size < n:  # a fixed-size model, its records repeated
             return expand_population(self.fit_model(rng), n, rng,
                                      n_threads=n_threads(self.n_jobs))
-        return self._fit_records(n, rng, self.max_population)
+        return self._fit_records(n, rng, self.max_population, self.dense_sweeps)
 
     def fit_model(self, rng):
         """The model larger samples are drawn from: ``model_size`` fitted records.
 
         The records are fitted as a sample of ``model_size`` records would be,
         but in populations of up to ``max(max_population, model_population)``
-        records (see ``model_population``).
+        records and, towards dense marginals, with ``model_sweeps`` passes.
 
         Parameters
         ----------
@@ -535,16 +547,18 @@ class MarginalMatchingSampler(Sampler):
         if self.model_size == 0:
             raise ValueError("model_size=0 fits every record: there is no model to fit.")
         return self._fit_records(self.model_size, rng,
-                                 max(self.max_population, self.model_population))
+                                 max(self.max_population, self.model_population),
+                                 self.model_sweeps)
 
-    def _fit_records(self, n, rng, population):
-        """``n >= 1`` records fitted in populations of at most ``population`` records."""
+    def _fit_records(self, n, rng, population, dense_sweeps):
+        """``n >= 1`` records fitted in populations of at most ``population`` records
+        (``dense_sweeps`` descent passes towards dense marginals)."""
         n_parts = -(-n // population)
         sizes = np.full(n_parts, n // n_parts) + (np.arange(n_parts) < n % n_parts)
         seed = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
         generators = [np.random.default_rng(child) for child in seed.spawn(n_parts)]
         if self.aggregates.marginals:  # dense noisy marginals (release="workload")
-            return self._dense_populations(sizes, generators)
+            return self._dense_populations(sizes, generators, dense_sweeps)
         # the targets (but the 3-way ones) do not depend on the population:
         # compute them once; threads share them read-only
         scale = max(self.aggregates.n_records, 1)
@@ -577,7 +591,7 @@ class MarginalMatchingSampler(Sampler):
             records = np.where(records == (self.sizes - 1)[None, :], -1, records)
         return records.astype(np.int32)
 
-    def _dense_populations(self, sizes, generators):
+    def _dense_populations(self, sizes, generators, sweeps):
         """Populations fitted to the GLS-consistent dense marginals of the release
         (:func:`~dpsynth.model.dense.dense_targets`, then
         :func:`~dpsynth.model.dense.fit_dense_populations`)."""
@@ -585,7 +599,7 @@ class MarginalMatchingSampler(Sampler):
                                 absent=self.absent, min_count=self.min_count)
         records = fit_dense_populations(
             self.sizes, targets, sizes, generators,
-            total=max(float(self.aggregates.n_records), 1.0), sweeps=self.dense_sweeps,
+            total=max(float(self.aggregates.n_records), 1.0), sweeps=sweeps,
             reference_size=self.reference_size, length=self.aggregates.reporting_length,
             n_jobs=self.n_jobs)
         if self.absent:

@@ -504,8 +504,8 @@ def test_samples_beyond_model_size_are_drawn_from_the_model(release):
                                       full.sample(n, np.random.default_rng(1)))
     rng = np.random.default_rng(2)
     # the model is the sample of model_size records in populations of
-    # max(max_population, model_population) records...
-    model = MarginalMatchingSampler(model_size=0, max_population=300).fit(
+    # max(max_population, model_population) records, with model_sweeps passes...
+    model = MarginalMatchingSampler(model_size=0, max_population=300, dense_sweeps=8).fit(
         aggregates).sample(400, rng)
     np.testing.assert_array_equal(small.fit_model(np.random.default_rng(2)), model)
     from dpsynth.sampling.marginal_matching import expand_population
@@ -543,11 +543,19 @@ def test_model_is_fitted_in_model_population_records():
     # two populations of 300, as a sample of 600 with max_population=300 is built
     model = sampler.fit_model(np.random.default_rng(0))
     np.testing.assert_array_equal(model, MarginalMatchingSampler(
-        model_size=0, max_population=300).fit(aggregates).sample(600, np.random.default_rng(0)))
+        model_size=0, max_population=300, dense_sweeps=8).fit(aggregates).sample(
+            600, np.random.default_rng(0)))  # model_sweeps=8 passes
     assert model.shape == (600, frame.shape[1]) and model.dtype == np.int32
-    # ...not of max_population (six of 100): a different model
-    assert not np.array_equal(model, MarginalMatchingSampler(
-        model_size=0, max_population=100).fit(aggregates).sample(600, np.random.default_rng(0)))
+    # ...not of max_population (six of 100), nor with dense_sweeps: other models
+    for other in (dict(max_population=100, dense_sweeps=8), dict(max_population=300)):
+        assert not np.array_equal(model, MarginalMatchingSampler(model_size=0, **other).fit(
+            aggregates).sample(600, np.random.default_rng(0)))
+    np.testing.assert_array_equal(  # model_sweeps sets the passes
+        MarginalMatchingSampler(model_size=600, max_population=100, model_population=300,
+                                model_sweeps=15).fit(aggregates).fit_model(
+            np.random.default_rng(0)),
+        MarginalMatchingSampler(model_size=0, max_population=300).fit(aggregates).sample(
+            600, np.random.default_rng(0)))
     # model_population below max_population: max_population's populations
     small = MarginalMatchingSampler(model_size=600, max_population=300, model_population=50)
     np.testing.assert_array_equal(small.fit(aggregates).fit_model(np.random.default_rng(0)),
