@@ -271,19 +271,20 @@ class MarginalMatchingSampler(Sampler):
         ``max_population``: a larger population fits the targets more
         closely for the same time per record (its counts are finer), and a
         model's error is repeated in every copy rather than averaged over
-        more populations.  A population's fitting memory does not grow
-        with its records (see ``n_jobs``).  Samples of up to ``model_size``
-        records do not depend on it.
+        more populations.  A population's fitting memory is mostly its
+        targets' residual (see ``n_jobs``), which does not grow with its
+        records.  Samples of up to ``model_size`` records do not depend on
+        it.
     model_sweeps : int, default=8
         Passes of coordinate descent of the model's populations towards
         dense marginals (``dense_sweeps`` for the others).  With populations
         of ``model_population`` records, fewer passes than ``dense_sweeps``
-        still fit the released marginals, and the unreleased ones, more
-        closely than ``max_population``-record populations with
-        ``dense_sweeps`` passes, in less time: the model's size, populations
-        and passes were chosen together on the benchmarks (see
-        ``benchmarks/LOG.md``).  Samples of up to ``model_size`` records do
-        not depend on it.
+        still fit the released 2- and 3-way marginals, and the unreleased
+        ones, more closely than ``max_population``-record populations with
+        ``dense_sweeps`` passes (the 1-way ones about as closely), in less
+        time: the model's size, populations and passes were chosen together
+        on the benchmarks (see ``benchmarks/LOG.md``).  Samples of up to
+        ``model_size`` records do not depend on it.
     """
 
     _parameter_constraints = {
