@@ -265,16 +265,18 @@ class MarginalMatchingSampler(Sampler):
         every record.  Samples of up to ``model_size`` records do not
         depend on it.
     model_population : int, default=150_000
-        The model (``model_size``) is fitted as independent populations of
-        up to ``max(max_population, model_population)`` records (two of
+        With dense marginals (a workload release), the model
+        (``model_size``) is fitted as independent populations of up to
+        ``max(max_population, model_population)`` records (two of
         150,000 by default, one per thread on two cores), not of
         ``max_population``: a larger population fits the targets more
         closely for the same time per record (its counts are finer), and a
         model's error is repeated in every copy rather than averaged over
         more populations.  A population's fitting memory is mostly its
         targets' residual (see ``n_jobs``), which does not grow with its
-        records.  Samples of up to ``model_size`` records do not depend on
-        it.
+        records.  The model of an SDS release (sparse counts) is built as
+        a sample of ``model_size`` records.  Samples of up to ``model_size``
+        records do not depend on it.
     model_sweeps : int, default=8
         Passes of coordinate descent of the model's populations towards
         dense marginals (``dense_sweeps`` for the others).  With populations
@@ -530,8 +532,9 @@ class MarginalMatchingSampler(Sampler):
         """The model larger samples are drawn from: ``model_size`` fitted records.
 
         The records are fitted as a sample of ``model_size`` records would be,
-        but in populations of up to ``max(max_population, model_population)``
-        records and, towards dense marginals, with ``model_sweeps`` passes.
+        but, towards dense marginals (a workload release), in populations of
+        up to ``max(max_population, model_population)`` records with
+        ``model_sweeps`` passes.
 
         Parameters
         ----------
@@ -547,6 +550,9 @@ class MarginalMatchingSampler(Sampler):
         self.aggregates.check_samplable(complete=not self.absent)
         if self.model_size == 0:
             raise ValueError("model_size=0 fits every record: there is no model to fit.")
+        if not self.aggregates.marginals:  # the sparse path: as a sample of model_size
+            return self._fit_records(self.model_size, rng, self.max_population,
+                                     self.dense_sweeps)
         return self._fit_records(self.model_size, rng,
                                  max(self.max_population, self.model_population),
                                  self.model_sweeps)

@@ -589,3 +589,16 @@ def test_large_sample_from_the_model_keeps_its_marginals():
     assert np.mean(keys[1:] == keys[:-1]) < 0.2
     first = np.flatnonzero(keys == keys[0])
     assert first.size >= 40 and np.ptp(first) > n // 2
+
+
+def test_sds_model_is_the_sample_of_model_size_records():
+    frame = _dependent_table(2000, seed=7)
+    aggregates = DPMarginalSynthesizer(release="sds", epsilon=4.0,
+                                       random_state=0).fit(frame).aggregates_
+    sampler = MarginalMatchingSampler(model_size=400, max_population=100,
+                                      model_population=400).fit(aggregates)
+    # the sparse path keeps max_population's populations (model_* do not apply)
+    np.testing.assert_array_equal(
+        sampler.fit_model(np.random.default_rng(0)),
+        MarginalMatchingSampler(model_size=0, max_population=100).fit(aggregates).sample(
+            400, np.random.default_rng(0)))
