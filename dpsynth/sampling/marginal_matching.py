@@ -46,8 +46,8 @@ take 8 + 4 k bytes per cell of a k-way table (about 63 MB for a population
 of 50,000 records fitted to 1,700 3-way tables on 24 columns).
 
 Samples larger than ``model_size`` are drawn from a model of
-``model_size`` records (built as below, in populations of
-``model_population`` records) by randomized rounding of the
+``model_size`` records (built as below; with dense marginals, in
+populations of ``model_population`` records) by randomized rounding of the
 record multiplicities (:func:`expand_population`), so their cost beyond the
 model is drawing and decoding records.  Samples larger than
 ``max_population`` (up to ``model_size``) are built as independent
@@ -249,9 +249,10 @@ class MarginalMatchingSampler(Sampler):
         sizes were chosen on the benchmarks (see ``benchmarks/LOG.md``).
     model_size : int, default=300_000
         A sample of ``n > model_size`` records is drawn from a model:
-        ``model_size`` fitted records (:meth:`fit_model`, populations of
-        ``model_population`` records) whose records are repeated ``n // model_size`` times, ``n %
-        model_size`` distinct ones of them once more (chosen at random), in
+        ``model_size`` fitted records (:meth:`fit_model`; see
+        ``model_population``) whose records are repeated ``n //
+        model_size`` times, ``n % model_size`` distinct ones of them once
+        more (chosen at random), in
         random order (:func:`expand_population`).  Sampling time and memory
         beyond the model then grow only with drawing and decoding the
         records, at the price of the sampling noise of ``model_size``
