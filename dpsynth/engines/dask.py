@@ -309,9 +309,14 @@ def _write_part(synthesizer, path, n, seed):
 
 
 def _fit_model(synthesizer, size, seed):
-    """The codes of a fitted population of ``size`` records (the shared model)."""
+    """The codes of the sampler's model of ``size`` records (the shared model)."""
     sampler = get_sampler(synthesizer.synthesis, n_jobs=synthesizer.n_jobs)
-    return sampler.fit(synthesizer.aggregates_).sample(size, np.random.default_rng(seed))
+    sampler.fit(synthesizer.aggregates_)
+    rng = np.random.default_rng(seed)
+    model = sampler.fit_model(rng) if hasattr(sampler, "fit_model") else sampler.sample(size, rng)
+    if model.shape[0] != size:
+        raise RuntimeError(f"the sampler's model has {model.shape[0]} records, not {size}.")
+    return model
 
 
 def _write_model_part(synthesizer, model, multiplicities, path, seed):

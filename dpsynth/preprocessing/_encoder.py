@@ -703,13 +703,17 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             column = replace(column, dtype=nullable_dtype(column.dtype))
         n_real = len(column.values)
         n_values = int(self.schema_.n_values[j])
-        bad = (col < -1) | (col >= n_values)
-        if self.schema_.missing == "category":
-            bad |= col == -1
-        if bad.any():
+        # the range from two reductions: a large sample's column is read twice, not
+        # rewritten into masks (the masks only when some code needs one)
+        low, high = (int(col.min()), int(col.max())) if col.size else (0, -1)
+        lowest = 0 if self.schema_.missing == "category" else -1
+        if low < lowest or high >= n_values:
+            bad = (col < lowest) | (col >= n_values)
             raise ValueError(f"Code {col[bad][0]} is out of range for column {column.name!r} "
                              f"(valid: 0..{n_values - 1}).")
-        mask = (col < 0) | (col >= n_real)
+        mask = (col < 0) | (col >= n_real) if low < 0 or high >= n_real else None
+        if mask is None:
+            mask = np.zeros(col.shape, dtype=bool) if column.binning is not None else None
         if column.binning is not None and column.binning.is_text:
             values, mask = decode_text_binning(col, column.binning, rng)
             return restore_dtype(values, mask, column)
@@ -722,11 +726,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         lookup[:n_decoded] = decoded
         lookup[n_decoded] = None
         if column.other and column.other_label is not None:
-            mask = (col < 0) | (col >= n_decoded)
-        index = np.where(mask, n_decoded, col)
+            mask = (col < 0) | (col >= n_decoded) if low < 0 or high >= n_decoded else None
+        index = col if mask is None else np.where(mask, n_decoded, col)
         dtype = column.output_dtype
         if isinstance(dtype, np.dtype) and dtype.kind in "iub":  # nullable if any is missing
-            return restore_dtype(lookup[index], mask, column)
+            return restore_dtype(lookup[index], np.zeros(col.shape, dtype=bool)
+                                 if mask is None else mask, column)
         # the dtype does not depend on the cells: restore the distinct values, then gather
         last = np.zeros(n_decoded + 1, dtype=bool)
         last[n_decoded] = True

@@ -46,7 +46,8 @@ take 8 + 4 k bytes per cell of a k-way table (about 63 MB for a population
 of 50,000 records fitted to 1,700 3-way tables on 24 columns).
 
 Samples larger than ``model_size`` are drawn from a model of
-``model_size`` records (built as below) by randomized rounding of the
+``model_size`` records (built as below; with dense marginals, in
+populations of ``model_population`` records) by randomized rounding of the
 record multiplicities (:func:`expand_population`), so their cost beyond the
 model is drawing and decoding records.  Samples larger than
 ``max_population`` (up to ``model_size``) are built as independent
@@ -247,10 +248,11 @@ class MarginalMatchingSampler(Sampler):
         sampling time and buys accuracy on the unmeasured marginals; the
         sizes were chosen on the benchmarks (see ``benchmarks/LOG.md``).
     model_size : int, default=300_000
-        A sample of ``n > model_size`` records is drawn from a model: a
-        sample of ``model_size`` records (built as any sample of that size)
-        whose records are repeated ``n // model_size`` times, ``n %
-        model_size`` distinct ones of them once more (chosen at random), in
+        A sample of ``n > model_size`` records is drawn from a model:
+        ``model_size`` fitted records (:meth:`fit_model`; see
+        ``model_population``) whose records are repeated ``n //
+        model_size`` times, ``n % model_size`` distinct ones of them once
+        more (chosen at random), in
         random order (:func:`expand_population`).  Sampling time and memory
         beyond the model then grow only with drawing and decoding the
         records, at the price of the sampling noise of ``model_size``
@@ -263,6 +265,29 @@ class MarginalMatchingSampler(Sampler):
         draws every copy's within-bin numeric values afresh.  ``0`` fits
         every record.  Samples of up to ``model_size`` records do not
         depend on it.
+    model_population : int, default=150_000
+        With dense marginals (a workload release), the model
+        (``model_size``) is fitted as independent populations of up to
+        ``max(max_population, model_population)`` records (two of
+        150,000 by default, one per thread on two cores), not of
+        ``max_population``: a larger population fits the targets more
+        closely for the same time per record (its counts are finer), and a
+        model's error is repeated in every copy rather than averaged over
+        more populations.  A population's fitting memory is mostly its
+        targets' residual (see ``n_jobs``), which does not grow with its
+        records.  The model of an SDS release (sparse counts) is built as
+        a sample of ``model_size`` records.  Samples of up to ``model_size``
+        records do not depend on it.
+    model_sweeps : int, default=8
+        Passes of coordinate descent of the model's populations towards
+        dense marginals (``dense_sweeps`` for the others).  With populations
+        of ``model_population`` records, fewer passes than ``dense_sweeps``
+        still fit the released 2- and 3-way marginals, and the unreleased
+        ones, more closely than ``max_population``-record populations with
+        ``dense_sweeps`` passes (the 1-way ones about as closely), in less
+        time: the model's size, populations and passes were chosen together
+        on the benchmarks (see ``benchmarks/LOG.md``).  Samples of up to
+        ``model_size`` records do not depend on it.
     """
 
     _parameter_constraints = {
@@ -275,11 +300,14 @@ class MarginalMatchingSampler(Sampler):
         "min_count": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "reference_size": [Interval(Integral, 0, None, closed="left")],
         "model_size": [Interval(Integral, 0, None, closed="left")],
+        "model_population": [Interval(Integral, 1, None, closed="left")],
+        "model_sweeps": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, sweeps=3, use_three_way=True, max_population=50_000, n_jobs=None,
                  three_way_sweeps=2, dense_sweeps=15, min_count="auto",
-                 reference_size=300_000, model_size=300_000):
+                 reference_size=300_000, model_size=300_000, model_population=150_000,
+                 model_sweeps=8):
         self.sweeps = sweeps
         self.three_way_sweeps = three_way_sweeps
         self.use_three_way = use_three_way
@@ -289,6 +317,8 @@ class MarginalMatchingSampler(Sampler):
         self.min_count = min_count
         self.reference_size = reference_size
         self.model_size = model_size
+        self.model_population = model_population
+        self.model_sweeps = model_sweeps
 
     def fit(self, aggregates):
         """Read the public facts the targets need from ``aggregates``."""
@@ -495,14 +525,48 @@ class MarginalMatchingSampler(Sampler):
         if n == 0:
             return np.zeros((0, self.n_columns), dtype=np.int32)
         if 0 < self.model_size < n:  # a fixed-size model, its records repeated
-            return expand_population(self.sample(self.model_size, rng), n, rng,
+            return expand_population(self.fit_model(rng), n, rng,
                                      n_threads=n_threads(self.n_jobs))
-        n_parts = -(-n // self.max_population)
+        return self._fit_records(n, rng, self.max_population, self.dense_sweeps)
+
+    def fit_model(self, rng):
+        """The model larger samples are drawn from: ``model_size`` fitted records.
+
+        The records are fitted as a sample of ``model_size`` records would be,
+        but, towards dense marginals (a workload release), in populations of
+        up to ``max(max_population, model_population)`` records with
+        ``model_sweeps`` passes.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Source of all randomness (as in :meth:`sample`).
+
+        Returns
+        -------
+        ndarray of int32, shape (model_size, n_columns)
+            Codes; with ``missing="absent"`` empty cells are ``-1``.
+        """
+        check_is_fitted(self, "fitted_")
+        self.aggregates.check_samplable(complete=not self.absent)
+        if self.model_size == 0:
+            raise ValueError("model_size=0 fits every record: there is no model to fit.")
+        if not self.aggregates.marginals:  # the sparse path: as a sample of model_size
+            return self._fit_records(self.model_size, rng, self.max_population,
+                                     self.dense_sweeps)
+        return self._fit_records(self.model_size, rng,
+                                 max(self.max_population, self.model_population),
+                                 self.model_sweeps)
+
+    def _fit_records(self, n, rng, population, dense_sweeps):
+        """``n >= 1`` records fitted in populations of at most ``population`` records
+        (``dense_sweeps`` descent passes towards dense marginals)."""
+        n_parts = -(-n // population)
         sizes = np.full(n_parts, n // n_parts) + (np.arange(n_parts) < n % n_parts)
         seed = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
         generators = [np.random.default_rng(child) for child in seed.spawn(n_parts)]
         if self.aggregates.marginals:  # dense noisy marginals (release="workload")
-            return self._dense_populations(sizes, generators)
+            return self._dense_populations(sizes, generators, dense_sweeps)
         # the targets (but the 3-way ones) do not depend on the population:
         # compute them once; threads share them read-only
         scale = max(self.aggregates.n_records, 1)
@@ -535,7 +599,7 @@ class MarginalMatchingSampler(Sampler):
             records = np.where(records == (self.sizes - 1)[None, :], -1, records)
         return records.astype(np.int32)
 
-    def _dense_populations(self, sizes, generators):
+    def _dense_populations(self, sizes, generators, sweeps):
         """Populations fitted to the GLS-consistent dense marginals of the release
         (:func:`~dpsynth.model.dense.dense_targets`, then
         :func:`~dpsynth.model.dense.fit_dense_populations`)."""
@@ -543,7 +607,7 @@ class MarginalMatchingSampler(Sampler):
                                 absent=self.absent, min_count=self.min_count)
         records = fit_dense_populations(
             self.sizes, targets, sizes, generators,
-            total=max(float(self.aggregates.n_records), 1.0), sweeps=self.dense_sweeps,
+            total=max(float(self.aggregates.n_records), 1.0), sweeps=sweeps,
             reference_size=self.reference_size, length=self.aggregates.reporting_length,
             n_jobs=self.n_jobs)
         if self.absent:

@@ -495,14 +495,19 @@ def test_samples_beyond_model_size_are_drawn_from_the_model(release):
     frame = _dependent_table(3000, seed=4)
     aggregates = DPMarginalSynthesizer(release=release, epsilon=4.0,
                                        random_state=0).fit(frame).aggregates_
-    small = MarginalMatchingSampler(model_size=400, max_population=300).fit(aggregates)
+    small = MarginalMatchingSampler(model_size=400, max_population=300,
+                                    model_population=200).fit(aggregates)
     full = MarginalMatchingSampler(model_size=0, max_population=300).fit(aggregates)
     # up to the model size the sample does not depend on it
     for n in (250, 400):
         np.testing.assert_array_equal(small.sample(n, np.random.default_rng(1)),
                                       full.sample(n, np.random.default_rng(1)))
     rng = np.random.default_rng(2)
-    model = full.sample(400, rng)  # the model is the sample of model_size records...
+    # the model is the sample of model_size records in populations of
+    # max(max_population, model_population) records, with model_sweeps passes...
+    model = MarginalMatchingSampler(model_size=0, max_population=300, dense_sweeps=8).fit(
+        aggregates).sample(400, rng)
+    np.testing.assert_array_equal(small.fit_model(np.random.default_rng(2)), model)
     from dpsynth.sampling.marginal_matching import expand_population
     expected = expand_population(model, 1000, rng)  # ...expanded with the same generator
     large = small.sample(1000, np.random.default_rng(2))
@@ -528,3 +533,72 @@ def test_synthesizer_sample_beyond_model_size_redraws_numeric_values():
     assert len(text.drop_duplicates()) <= 200  # the model's records...
     assert out["x"].nunique() > 1500  # ...with fresh within-bin values for every copy
     pd.testing.assert_frame_equal(out, synth.sample(2000))
+
+
+def test_model_is_fitted_in_model_population_records():
+    frame = _dependent_table(3000, seed=5)
+    aggregates = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame).aggregates_
+    sampler = MarginalMatchingSampler(model_size=600, max_population=100,
+                                      model_population=300).fit(aggregates)
+    # two populations of 300, as a sample of 600 with max_population=300 is built
+    model = sampler.fit_model(np.random.default_rng(0))
+    np.testing.assert_array_equal(model, MarginalMatchingSampler(
+        model_size=0, max_population=300, dense_sweeps=8).fit(aggregates).sample(
+            600, np.random.default_rng(0)))  # model_sweeps=8 passes
+    assert model.shape == (600, frame.shape[1]) and model.dtype == np.int32
+    # ...not of max_population (six of 100), nor with dense_sweeps: other models
+    for other in (dict(max_population=100, dense_sweeps=8), dict(max_population=300)):
+        assert not np.array_equal(model, MarginalMatchingSampler(model_size=0, **other).fit(
+            aggregates).sample(600, np.random.default_rng(0)))
+    np.testing.assert_array_equal(  # model_sweeps sets the passes
+        MarginalMatchingSampler(model_size=600, max_population=100, model_population=300,
+                                model_sweeps=15).fit(aggregates).fit_model(
+            np.random.default_rng(0)),
+        MarginalMatchingSampler(model_size=0, max_population=300).fit(aggregates).sample(
+            600, np.random.default_rng(0)))
+    # model_population below max_population: max_population's populations
+    small = MarginalMatchingSampler(model_size=600, max_population=300, model_population=50)
+    np.testing.assert_array_equal(small.fit(aggregates).fit_model(np.random.default_rng(0)),
+                                  model)
+    with pytest.raises(ValueError, match="model_size=0"):
+        MarginalMatchingSampler(model_size=0).fit(aggregates).fit_model(np.random.default_rng(0))
+    with pytest.raises(ValueError, match="model_population"):
+        MarginalMatchingSampler(model_population=0).fit(aggregates)
+
+
+def test_large_sample_from_the_model_keeps_its_marginals():
+    frame = _dependent_table(4000, seed=6)
+    aggregates = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame).aggregates_
+    sampler = MarginalMatchingSampler(model_size=500, model_population=250).fit(aggregates)
+    n = 20_001  # 40 copies of every model record, one more of a random 1
+    sample = sampler.sample(n, np.random.default_rng(3))
+    assert sample.shape == (n, frame.shape[1]) and sample.dtype == np.int32
+    np.testing.assert_array_equal(sample, sampler.sample(n, np.random.default_rng(3)))
+    assert not np.array_equal(sample, sampler.sample(n, np.random.default_rng(4)))
+    model = sampler.fit_model(np.random.default_rng(3))  # the same generator's model
+    # every 1- and 2-way marginal is the model's, 40 times, plus one record at most
+    for cols in [(j,) for j in range(frame.shape[1])] + list(combinations(
+            range(frame.shape[1]), 2)):
+        shape = tuple(int(sampler.sizes[c]) for c in cols)
+        count = [np.bincount(np.ravel_multi_index(tuple(x[:, c] for c in cols), shape),
+                             minlength=int(np.prod(shape))) for x in (sample, model)]
+        extra = count[0] - 40 * count[1]
+        assert extra.min() >= 0 and extra.sum() == 1
+    # shuffled: the copies of a record are spread over the sample, not in runs
+    keys = np.unique(sample, axis=0, return_inverse=True)[1].ravel()
+    assert np.mean(keys[1:] == keys[:-1]) < 0.2
+    first = np.flatnonzero(keys == keys[0])
+    assert first.size >= 40 and np.ptp(first) > n // 2
+
+
+def test_sds_model_is_the_sample_of_model_size_records():
+    frame = _dependent_table(2000, seed=7)
+    aggregates = DPMarginalSynthesizer(release="sds", epsilon=4.0,
+                                       random_state=0).fit(frame).aggregates_
+    sampler = MarginalMatchingSampler(model_size=400, max_population=100,
+                                      model_population=400).fit(aggregates)
+    # the sparse path keeps max_population's populations (model_* do not apply)
+    np.testing.assert_array_equal(
+        sampler.fit_model(np.random.default_rng(0)),
+        MarginalMatchingSampler(model_size=0, max_population=100).fit(aggregates).sample(
+            400, np.random.default_rng(0)))
