@@ -711,9 +711,13 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             bad = (col < lowest) | (col >= n_values)
             raise ValueError(f"Code {col[bad][0]} is out of range for column {column.name!r} "
                              f"(valid: 0..{n_values - 1}).")
-        mask = (col < 0) | (col >= n_real) if low < 0 or high >= n_real else None
-        if mask is None:
-            mask = np.zeros(col.shape, dtype=bool) if column.binning is not None else None
+
+        def outside(n):  # codes below 0 or from n on; None when the range shows none
+            return (col < 0) | (col >= n) if low < 0 or high >= n else None
+
+        mask = outside(n_real)
+        if mask is None and column.binning is not None:
+            mask = np.zeros(col.shape, dtype=bool)
         if column.binning is not None and column.binning.is_text:
             values, mask = decode_text_binning(col, column.binning, rng)
             return restore_dtype(values, mask, column)
@@ -726,7 +730,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         lookup[:n_decoded] = decoded
         lookup[n_decoded] = None
         if column.other and column.other_label is not None:
-            mask = (col < 0) | (col >= n_decoded) if low < 0 or high >= n_decoded else None
+            mask = outside(n_decoded)
         index = col if mask is None else np.where(mask, n_decoded, col)
         dtype = column.output_dtype
         if isinstance(dtype, np.dtype) and dtype.kind in "iub":  # nullable if any is missing
