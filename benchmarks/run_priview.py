@@ -28,7 +28,7 @@ columns of up to 96 values), ``pums`` (1,000 x 6) and ``held1``, ``held2``
 ``adult_pgm@5000``, ``nist_ma2018@3000`` (:func:`benchmarks.datasets.load`)
 were added with the DP-chosen pairs, fixed before any run.
 
-``--datasets tune1`` ... ``tune7`` run the tuning tables (:data:`TUNING`) instead.
+``--datasets tune1`` ... ``tune8`` run the tuning tables (:data:`TUNING`) instead.
 
 The domains are declared from the table itself (its value lists, public in
 this benchmark) so that no budget goes to discovering them; every column with
@@ -126,6 +126,8 @@ TUNING = {
                                           5, 3)),
     "tune7": dict(seed=7, n=12_000, cards=(30, 4, 2, 6, 3, 5, 2, 8, 4, 3, 10, 2, 6, 3, 4, 7,
                                            2, 5, 3, 9, 2, 4, 6, 3)),
+    # added 2026-11-26 (fourth session): many-valued columns and many records at strength 1
+    "tune8": dict(seed=8, n=40_000, cards=(90, 40, 16, 2, 7, 15, 6, 5, 2, 42, 9, 3, 2, 20)),
 }
 
 

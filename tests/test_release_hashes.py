@@ -119,7 +119,7 @@ CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswit
 #: The pins under pandas 3 (the stack CI installs).
 PINNED = {
     'calm_demo': [None, 'd95326082fed69a1'],
-    'priview_demo': [None, '7dbc8d3c5e59e062'],
+    'priview_demo': [None, '23e65659ec716154'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
     'workload_adult': ['2786ebb7e508b690', '0d6145ea2d5cf33b'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],

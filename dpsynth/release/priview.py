@@ -39,10 +39,10 @@ PAIR_NOISE_LIMIT = 0.05
 #: With cell-bounded views of strength 1: the automatic cell budget is the largest whose
 #: views hold on average at least this many noise scales of records per cell.
 MIN_CELL_SNR = 10.0
-#: Cell-bounded views, ``strength="auto"``: strength 1 when the pairs' cover of least
-#: expected noise (:meth:`PriViewSynthesizer._pair_noise`, total variation of a pair's
-#: table) is above this.
-PAIR_TVD_LIMIT = 0.15
+#: Cell-bounded views, ``strength="auto"``: strength 1 (joined by pairs chosen under DP)
+#: when the pairs' cover of least expected noise (:meth:`PriViewSynthesizer._pair_noise`,
+#: total variation of a pair's table) is above this.
+PAIR_TVD_LIMIT = 0.10
 #: The same limit for the plan on the full domain that sets the merge threshold (the
 #: threshold ``merge_threshold`` was tuned with the views this limit plans).
 MERGE_PLAN_TVD_LIMIT = 0.25
@@ -52,7 +52,16 @@ MERGE_PLAN_TVD_LIMIT = 0.25
 PAIR_TVD_TARGET = 0.05
 #: With ``select_pairs`` on: the shares of the views' budget spent on the strength-1 views,
 #: on choosing the pairs (exponential mechanism) and on the chosen pairs' tables.
-SELECT_SHARES = (0.5, 0.05, 0.45)
+SELECT_SHARES = (0.2, 0.2, 0.6)
+#: With ``select_pairs`` on and the automatic budget: the cell budget of the strength-1
+#: views, the least of the automatic plan (each column alone, or two binary columns
+#: together): the chosen pairs, not a fixed grouping, carry the associations.
+SELECT_VIEW_CELLS = 4
+#: With ``select_pairs`` on: a candidate pair's utility is lowered by this times the
+#: expected L1 noise of its table (cells times the chosen tables' Laplace scale), so that
+#: a pair of many-valued columns, whose table would be mostly noise, is chosen only when
+#: its association is that much stronger.
+SELECT_NOISE_PENALTY = 0.5
 
 
 def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_cells=None,
@@ -156,10 +165,14 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         most ``PAIR_TVD_TARGET = 0.05`` (:meth:`_pair_noise`), else the one
         of least such noise: with few records per cell, smaller views and
         more of them, so that a pair's table is not noise-dominated.  At
-        strength 1 (no pair covered): the largest power of two whose views
-        hold on average at least ``MIN_CELL_SNR = 10`` noise scales of
-        records per cell (``N epsilon / (w L)``, ``N`` the noisy record
-        count, ``w`` the views).  Set it to trade noise for coverage
+        strength 1 (no pair covered) joined by chosen pairs
+        (``select_pairs``): ``SELECT_VIEW_CELLS = 4``, each column a view of
+        its own (two binary columns may share one), the chosen pairs
+        carrying the associations; at strength 1 without chosen pairs: the
+        largest power of two whose views hold on average at least
+        ``MIN_CELL_SNR = 10`` noise scales of records per cell
+        (``N epsilon / (w L)``, ``N`` the noisy record count, ``w`` the
+        views).  Set it to trade noise for coverage
         yourself: larger when associations among three or more columns
         matter more than the noise of each cell (many records, a large
         epsilon), smaller when the cells are noise-dominated (few records, a
@@ -171,7 +184,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         (:func:`priview_noise_error`, with the design's mean cells and
         coverage) is <= 0.003, else 2 (the book's rule); but 1 when even
         the pairs' cover of least noise would add an expected total
-        variation above ``PAIR_TVD_LIMIT = 0.15`` to a pair's table
+        variation above ``PAIR_TVD_LIMIT = 0.10`` to a pair's table
         (cell-bounded views; with a given ``view_size``: when the eq. 6.7
         error exceeds 0.05 at strength 2): a small table with many columns,
         where the noise of a pair's table would exceed the pairwise
@@ -230,14 +243,20 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         the views have strength 1 (e.g. ``strength=1`` given); ``False``:
         never (the book's strength-1 views, with the whole budget).  With
         two or more strength-1 views, the views' budget ``epsilon_v`` is
-        split ``SELECT_SHARES = (0.5, 0.05, 0.45)``: the strength-1 views
-        (their automatic cell budget then planned at that share); ``w - 1``
-        rounds of the exponential mechanism (``0.05 epsilon_v / (w - 1)``
+        split ``SELECT_SHARES = (0.2, 0.2, 0.6)``: the strength-1 views
+        (with the automatic budget, each column alone: ``SELECT_VIEW_CELLS``
+        cells, so that the tree is MST's over the columns: a grouping fixed
+        by the domain sizes alone would spend its cells on pairs the data may
+        not associate); ``w - 1``
+        rounds of the exponential mechanism (``0.2 epsilon_v / (w - 1)``
         each, utility sensitivity 1), each choosing the pair of columns from
         two still unjoined views whose table is furthest (L1) from the
         product of the two columns' distributions in the consistent
-        strength-1 views scaled to their total; and the chosen pairs' tables,
-        ``Laplace(r / (0.45 epsilon_v))`` per cell (``r = w - 1`` tables).
+        strength-1 views scaled to their total, less half the expected L1
+        noise its table would get (``SELECT_NOISE_PENALTY``: a pair of
+        many-valued columns must be that much more associated to be worth
+        its noise); and the chosen pairs' tables,
+        ``Laplace(r / (0.6 epsilon_v))`` per cell (``r = w - 1`` tables).
         Consistency then weighs each table by its own noise (GLS).  Set it
         to ``False`` when each column's own distribution matters more than
         any association.
@@ -515,7 +534,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                     else np.full(cards[a], 1.0 / cards[a])
         return shares, max(float(views[0][1].sum()), 0.0)
 
-    def _choose_pairs(self, codes, views, epsilon, rng):
+    def _choose_pairs(self, codes, views, epsilon, epsilon_pairs, rng):
         """The pairs of columns that join the strength-1 views, chosen under DP.
 
         The views are disjoint sets of columns.  A spanning tree joins them
@@ -524,8 +543,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         of columns of two still unjoined groups, with utility the L1
         distance between the pair's table and the product of its two
         columns' distributions in ``views`` (consistent, non-negative: a
-        post-processing of the noisy views) scaled to their total.  That
-        product is fixed by released outputs, so one record more or less
+        post-processing of the noisy views) scaled to their total, minus
+        :data:`SELECT_NOISE_PENALTY` times the expected L1 noise of the
+        pair's table once measured (its cells times ``r / epsilon_pairs``,
+        the scale of the chosen tables).  The product is fixed by released
+        outputs and the penalty by public facts, so one record more or less
         moves a utility by at most 1 (sensitivity 1); the rounds compose to
         ``epsilon``.  Returns the pairs (sorted tuples, in the order drawn)
         and the spend.
@@ -536,13 +558,16 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         for i, (attrs, table) in enumerate(views):
             group[list(attrs)] = i
         shares, total = self._column_shares(views)
+        rounds = len(views) - 1
+        eps_round = epsilon / rounds
+        noise_scale = rounds / epsilon_pairs  # of each chosen table's cells: public
         utility = {}
         for a, b in itertools.combinations(range(d), 2):
             if group[a] != group[b]:
                 table = view_counts(codes, (a, b), cards)
-                utility[(a, b)] = float(np.abs(table - total * np.outer(shares[a], shares[b])).sum())
-        rounds = len(views) - 1
-        eps_round = epsilon / rounds
+                distance = np.abs(table - total * np.outer(shares[a], shares[b])).sum()
+                penalty = SELECT_NOISE_PENALTY * cards[a] * cards[b] * noise_scale
+                utility[(a, b)] = float(distance) - penalty
         chosen = []
         for _ in range(rounds):
             candidates = [p for p in utility if group[p[0]] != group[p[1]]]
@@ -687,8 +712,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         epsilon_select = epsilon_pairs = 0.0
         if self.select_pairs_:
             if self.max_view_cells == "auto":
-                # the strength-1 views' budget at their own (smaller) share
-                budget, _ = self._plan([1], epsilon_views * SELECT_SHARES[0])
+                budget = SELECT_VIEW_CELLS  # columns (nearly) alone: the pairs join them
             split = self._design(budget, t)
             if len(split) >= 2:  # a public fact: two or more views to connect
                 views = split
@@ -720,7 +744,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             first, _ = postprocess(noisy + one_way, self.view_cardinalities_,
                                    tol=self.negativity_tol, n_rounds=self.n_rounds,
                                    weights=self.weights, variances=variances)
-            pairs, select_spend = self._choose_pairs(codes, first[:w], epsilon_select, rng)
+            pairs, select_spend = self._choose_pairs(codes, first[:w], epsilon_select,
+                                                     epsilon_pairs, rng)
             spends.append(select_spend)
             r = len(pairs)
             if r:

@@ -10,7 +10,7 @@ from sklearn.base import clone
 
 from dpsynth.local import bounded_cover, covering_design
 from dpsynth.release import PriViewSynthesizer, priview_noise_error, view_counts
-from dpsynth.release.priview import SELECT_SHARES
+from dpsynth.release.priview import PAIR_TVD_LIMIT, SELECT_SHARES, SELECT_VIEW_CELLS
 from dpsynth.views import MergedValues, make_consistent, project
 
 
@@ -176,7 +176,7 @@ def _expected_plan(cards, n, eps):
     optimum = 2 ** (2 + factors.index(min(factors)))
     noise = {2 ** k: pair_noise(2 ** k) for k in range(2, optimum.bit_length())}
     least = min(noise, key=lambda b: (noise[b], -b))
-    if noise[least] <= 0.15:  # PAIR_TVD_LIMIT: some pairs' cover is quiet enough
+    if noise[least] <= PAIR_TVD_LIMIT:  # some pairs' cover is quiet enough
         quiet = [b for b, e in noise.items() if e <= 0.05]  # PAIR_TVD_TARGET
         return (max(quiet) if quiet else least), 2
     # strength 1: the largest budget whose cells hold >= 10 noise scales of records
@@ -200,9 +200,9 @@ def test_automatic_views_follow_the_public_inputs(n, epsilon, strength):
     eps_views = epsilon - synth.count_epsilon
     budget, t = _expected_plan(cards, synth.noisy_count_, eps_views)
     if t == 1:
-        # the strength-1 views get SELECT_SHARES[0] of the views' budget, and are sized
-        # by records per cell at that share
-        budget, _ = _expected_plan(cards, synth.noisy_count_, eps_views * SELECT_SHARES[0])
+        # the strength-1 views joined by chosen pairs are the least of the automatic
+        # plan: each column alone (or two binary columns together)
+        budget = SELECT_VIEW_CELLS
     assert (synth.max_view_cells_, min(synth.strength_, 2)) == (budget, t) and t == strength
     own = bounded_cover(cards, budget, synth.strength_, max_size=8)
     assert synth.marginal_sets_ == own + synth.selected_pairs_
@@ -232,20 +232,27 @@ def test_automatic_views_follow_the_public_inputs(n, epsilon, strength):
 
 
 def test_wide_table_strength_one_uses_small_views():
-    # 3,000 records, 16 columns of 6 values, epsilon 1: strength 1, and views small
-    # enough that each cell holds ten noise scales of records on average
+    # 3,000 records, 16 columns of 6 values, epsilon 1: strength 1; by default each
+    # column is a view of its own, joined by a tree of chosen pairs
     rng = np.random.default_rng(0)
     z = rng.integers(0, 6, 3000)
     X = pd.DataFrame({f"c{j}": (z + rng.integers(0, 2, 3000) * j) % 6 for j in range(16)})
     cats = {c: list(range(6)) for c in X}
     synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
-    assert synth.strength_ == 1
+    assert synth.strength_ == 1 and synth.select_pairs_
     own = synth.marginal_sets_[:len(synth.marginal_sets_) - len(synth.selected_pairs_)]
-    w, cells = len(own), 6.0 ** np.array([len(v) for v in own])
+    assert own == [(j,) for j in range(16)] and len(synth.selected_pairs_) == 15
     eps_own = (1.0 - synth.count_epsilon) * SELECT_SHARES[0]  # their share of the budget
-    assert synth.noisy_count_ * eps_own / (w * cells.mean()) >= 10
-    assert synth.noise_scale_ == pytest.approx(w / eps_own)
-    assert sorted(a for v in own for a in v) == list(range(16))
+    assert synth.noise_scale_ == pytest.approx(16 / eps_own)
+    # without chosen pairs: views small enough that each cell holds ten noise scales of
+    # records on average, with the whole budget
+    alone = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+                               select_pairs=False).fit(X)
+    assert alone.strength_ == 1 and alone.selected_pairs_ == []
+    sets = alone.marginal_sets_
+    w, cells = len(sets), 6.0 ** np.array([len(v) for v in sets])
+    assert alone.noisy_count_ * (1.0 - alone.count_epsilon) / (w * cells.mean()) >= 10
+    assert sorted(a for v in alone.marginal_sets_ for a in v) == list(range(16))
     # with more records the same columns get the pairs' views
     many = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(
         pd.concat([X] * 20, ignore_index=True))
@@ -543,3 +550,50 @@ def test_select_pairs_with_a_single_view_spends_all_on_it():
     joined = PriViewSynthesizer(select_pairs=True, **given).fit(X)
     assert joined.select_pairs_ and len(joined.selected_pairs_) == 1
     assert not PriViewSynthesizer(**given).fit(X).select_pairs_
+
+
+@pytest.mark.parametrize("position", ["first", "middle", "last"])
+def test_pair_choice_utilities_move_by_at_most_one_on_neighbours(monkeypatch, position):
+    # the exponential mechanism choosing the pairs is calibrated to sensitivity 1: given
+    # the same released views, one record more (anywhere) moves every candidate's
+    # utility by at most 1; the noise penalty is public (domain sizes, budget, r)
+    from dpsynth.release import priview
+    rng = np.random.default_rng(5)
+    base = rng.integers(0, 6, size=(2000, 6))
+    X = pd.DataFrame(np.hstack([base, (base + rng.integers(0, 2, base.shape)) % 6]),
+                     columns=[f"c{j}" for j in range(12)])
+    cats = {c: list(range(6)) for c in X}
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    assert synth.select_pairs_
+    w = len(synth.marginal_sets_) - len(synth.selected_pairs_)
+    views = synth.views_[:w]
+    codes = X.to_numpy()
+    extra = np.array([[5, 0, 3, 1, 2, 4, 0, 5, 1, 3, 2, 2]])
+    at = {"first": 0, "middle": len(codes) // 2, "last": len(codes)}[position]
+    neighbour = np.insert(codes, at, extra, axis=0)
+    seen = []
+
+    def record(utility, epsilon, rng, sensitivity, noise):
+        seen.append((np.array(utility, dtype=float), sensitivity))
+        return int(np.argmax(utility))
+
+    monkeypatch.setattr(priview, "exponential_mechanism", record)
+    eps_select, eps_pairs = 0.2, 0.6
+    first = synth._choose_pairs(codes, views, eps_select, eps_pairs, np.random.default_rng(0))
+    n_rounds = len(seen)
+    second = synth._choose_pairs(neighbour, views, eps_select, eps_pairs,
+                                 np.random.default_rng(0))
+    assert first[1] == second[1] and first[1]["epsilon"] == eps_select
+    (u0, s0), (u1, s1) = seen[0], seen[n_rounds]
+    assert s0 == s1 == 1.0 and u0.shape == u1.shape
+    assert np.abs(u0 - u1).max() <= 1.0 + 1e-9 and np.abs(u0 - u1).max() > 0
+    # the penalty: half the expected L1 noise of a 36-cell table at the pairs' scale
+    r = w - 1
+    shares, total = synth._column_shares(views)
+    a, b = 0, 6  # in different views (each column alone)
+    pairs = [(p, q) for p, q in itertools.combinations(range(12), 2)
+             if not any({p, q} <= set(v) for v, _ in views)]
+    distance = np.abs(view_counts(codes, (a, b), [6] * 12)
+                      - total * np.outer(shares[a], shares[b])).sum()
+    assert u0[pairs.index((a, b))] == pytest.approx(
+        distance - priview.SELECT_NOISE_PENALTY * 36 * r / eps_pairs)
