@@ -41,7 +41,8 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
    in step 3 only.  A **second round** (:func:`_discover`) then measures
    each undeclared column's count of records left to other (a share
    ``REMAINDER_SHARE`` of the first round's ``rho``) and, for the columns
-   where that noisy count is large (a DP output), measures their counts
+   where that noisy count is large (a DP output) and worth the ``rho`` it
+   takes from the later steps (``REMAINDER_PRICE``), measures their counts
    again (``SECOND_ROUND_SHARE`` of the first round's ``rho``, spread over
    those columns only, so each gets more than in the first round); a value
    is released when the mean of its two noisy counts passes a threshold set
@@ -116,6 +117,13 @@ MIN_REMAINDER = 0.02
 """A column takes part in the second round when its noisy undiscovered count is
 above this share of its estimated records and ``NOISE_MARGIN`` times the
 count's noise scale."""
+REMAINDER_PRICE = 0.3
+"""A column takes part in the second round only when its noisy undiscovered
+share (of its estimated records) is also at least this many times the share
+of the later steps' ``rho`` that its second measurement may take
+(``min(SECOND_ROUND_SHARE, MAX_GAIN / u)`` of the first round's ``rho``, the
+most one column gets): the rho a second round takes makes every later
+measurement noisier, while what it releases moves one column's share only."""
 NOISE_MARGIN = 3.0
 """See ``MIN_REMAINDER``: a column with nothing undiscovered is selected with
 probability below 0.0014.  Also the margin of the extra's expected gain (in
@@ -146,7 +154,8 @@ EXTRA_REST = 0.5
 """...and at most this share of what the discovery leaves to the later steps."""
 MIN_EXTRA = 4.0
 """The profiles are measured only when the extras may take at least this many
-units of ``GAIN_STEPS`` (a public function of epsilon and the number of
+units of ``GAIN_STEPS`` beyond what the profiles cost themselves
+(``PROFILE_SHARE u`` units; a public function of epsilon and the number of
 undeclared columns): at small epsilon the discovery leaves the later steps
 too little for an extra to pay for the profiles."""
 EXTRA_PRICE = 0.1
@@ -264,7 +273,7 @@ def combined_threshold(scale_first, scale_second, bound, delta, noise):
 
 
 def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.0,
-              rho_second=0.0, rho_profile=0.0, rho_extra=0.0):
+              rho_second=0.0, rho_profile=0.0, rho_extra=0.0, rho_later=None):
     """Released attributes of the undeclared columns (DP set union, in up to two rounds).
 
     **First round**: Gaussian noise (``rho``) on the counts of the observed
@@ -278,10 +287,12 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.
     of records whose value was not released (the first round's releases are
     public, so this is a count of L2 sensitivity ``sqrt(bound)`` over the
     columns) is measured with ``rho_remainder``; the columns whose noisy
-    remainder exceeds ``MIN_REMAINDER`` of their estimated records and
-    ``NOISE_MARGIN`` times its noise scale (DP outputs only) have their
-    counts measured again with ``rho_second`` (at most ``MAX_GAIN rho``
-    per selected column over the undeclared ones; sensitivity
+    remainder exceeds ``NOISE_MARGIN`` times its noise scale and a share of
+    their estimated records (``MIN_REMAINDER``, or ``REMAINDER_PRICE`` times
+    the share of ``rho_later``, the later steps' budget, that one column's
+    second measurement may take, whichever is larger; DP outputs and public
+    numbers only) have their counts measured again with ``rho_second``
+    (at most ``MAX_GAIN rho`` per selected column over the undeclared ones; sensitivity
     ``sqrt(selected)``, fewer columns, so less noise per column; every
     observed value and the missing code, the released ones too), and a
     value is released when the inverse-variance mean
@@ -295,7 +306,8 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.
     nothing more is spent but the remainder counts.
 
     **Extra** (``rho_profile > 0`` and ``rho_extra`` at least ``MIN_EXTRA``
-    units of ``rho / u``, public numbers): the selected columns
+    units of ``rho / u`` more than ``rho_profile``, public numbers): the
+    selected columns
     whose noisy remainder is above ``EXTRA_MIN`` times the first round's
     threshold (*candidates*, DP outputs only) have the
     :func:`frequency_profile` of their unreleased values measured with
@@ -361,15 +373,21 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.
     spent += rho_remainder
     for j, r in zip(undeclared, remainders):  # the other code's count, unless round 2 runs
         released[j] += (r, rest.scale ** 2)
-    # estimated records of a column: its remainder, released values and missing code
+    u = len(undeclared)
+    # estimated records of a column: its remainder, released values and missing code;
+    # the share it must hold undiscovered is the larger of MIN_REMAINDER and the
+    # price of what its second measurement may take from the later steps
+    min_share = MIN_REMAINDER
+    if rho_later is not None:
+        min_share = max(min_share, REMAINDER_PRICE * min(rho_second, MAX_GAIN * rho / u)
+                        / rho_later)
     selected = [j for j, r in zip(undeclared, remainders)
-                if r > max(MIN_REMAINDER * (r + released[j][1].sum()),
+                if r > max(min_share * (r + released[j][1].sum()),
                            NOISE_MARGIN * rest.scale)]
     if not selected:
         spends.append(Spend("data-derived universe (length 1), second round", "set union",
                             delta=delta * SECOND_ROUND_DELTA / 2.0))  # reserved: worst case
         return keep, spends, released, spent
-    u = len(undeclared)
     rho_broad = min(rho_second, MAX_GAIN * rho * len(selected) / u)
     delta_second = delta * SECOND_ROUND_DELTA
     # columns whose undiscovered records may lie in many values just below the
@@ -378,7 +396,8 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.
     remainder = dict(zip(undeclared, remainders))
     candidates = [j for j in selected if remainder[j] > EXTRA_MIN * threshold]
     extra = {}
-    if candidates and rho_profile > 0 and rho_extra >= MIN_EXTRA * rho / u:
+    # the extras must be able to take MIN_EXTRA units beyond the profiles' own cost
+    if candidates and rho_profile > 0 and rho_extra >= MIN_EXTRA * rho / u + rho_profile:
         levels = profile_levels(threshold)
         profile = _Round(rho_profile, len(candidates), noise)
         layers = {j: profile.measure(frequency_profile(state[j][1][~state[j][3]], levels), rng)
@@ -685,7 +704,8 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
             rho_remainder=REMAINDER_SHARE * rho_first,
             rho_second=SECOND_ROUND_SHARE * rho_first,
             rho_profile=PROFILE_SHARE * rho_first,
-            rho_extra=max(0.0, min(EXTRA_SHARE * rho_first, EXTRA_REST * rho_rest)))
+            rho_extra=max(0.0, min(EXTRA_SHARE * rho_first, EXTRA_REST * rho_rest)),
+            rho_later=rho - (1.0 + REMAINDER_SHARE) * rho_first)
         spends += found
     if public_universe:
         public, new_ids = schema.restrict(keep, other=True)

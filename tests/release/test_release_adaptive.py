@@ -553,6 +553,64 @@ def test_no_second_round_when_every_value_is_discovered():
     assert spent["rho_discovery"] == pytest.approx(0.4 * 3 / 4 * _release_rho(spent))
 
 
+def _many_short_columns(n=10_000, n_short=14, n_rare=10, rare=50, seed=0):
+    """``n_short`` columns of three common values and ``tail``: one common value and
+    ``n_rare`` values of ``rare`` records each (5% of the records), rarer than the
+    first discovery round's threshold at epsilon 1."""
+    rng = np.random.default_rng(seed)
+    frame = {f"s{i}": rng.choice(["x", "y", "z"], n) for i in range(n_short)}
+    tail = ["t-common"] * (n - n_rare * rare) + [f"t{k}" for k in range(n_rare)
+                                                  for _ in range(rare)]
+    frame["tail"] = rng.permutation(np.array(tail, dtype=object))
+    return pd.DataFrame(frame)
+
+
+def _second_round(spent):
+    return [m for m in spent.mechanisms
+            if m.name.startswith("discovery of undeclared values, second round")]
+
+
+def test_no_second_round_when_its_rho_is_worth_more_to_the_later_steps(monkeypatch):
+    from dpsynth.release import workload_release as w
+
+    frame = _many_short_columns()
+    encoder = TableEncoder(text_numbers=None)
+    for seed in range(2):
+        spent = DPMarginalSynthesizer(epsilon=1.0, delta=1e-6, encoder=encoder,
+                                      random_state=seed).fit(frame).privacy_spent_
+        by_name = {m.name: m for m in spent.mechanisms}
+        first = by_name["discovery of undeclared values"]
+        rest = by_name["undiscovered records of undeclared columns"]
+        # 5% of tail's records are undiscovered (500, about 5.5 noise scales of the
+        # remainder count), above MIN_REMAINDER; but one column's second measurement
+        # may take a quarter of the later steps' rho: the price asks for 7%
+        u = 15
+        later = _release_rho(spent) - first.rho - rest.rho
+        price = w.REMAINDER_PRICE * min(w.SECOND_ROUND_SHARE, w.MAX_GAIN / u) * first.rho / later
+        assert w.MIN_REMAINDER < 0.05 < price
+        assert 500 > 4 * dict(rest.params)["noise_scale"]
+        assert not _second_round(spent)
+        assert not any(m.name.startswith("frequency profile") for m in spent.mechanisms)
+        # the later steps keep all but the first round and the remainder counts
+        assert spent["rho_discovery"] == pytest.approx(first.rho + rest.rho)
+    # without the price the same column is measured again (MIN_REMAINDER alone)
+    monkeypatch.setattr(w, "REMAINDER_PRICE", 0.0)
+    spent = DPMarginalSynthesizer(epsilon=1.0, delta=1e-6, encoder=encoder,
+                                  random_state=0).fit(frame).privacy_spent_
+    (second,) = [m for m in _second_round(spent) if not m.name.endswith("(extra)")]
+    assert dict(second.params)["columns"] == 1
+
+
+def test_a_column_mostly_undiscovered_is_worth_its_second_round():
+    # the same table with tail's rare values holding 40% of its records
+    frame = _many_short_columns(n_rare=80)
+    spent = DPMarginalSynthesizer(epsilon=1.0, delta=1e-6,
+                                  encoder=TableEncoder(text_numbers=None),
+                                  random_state=0).fit(frame).privacy_spent_
+    (second,) = _second_round(spent)
+    assert dict(second.params)["columns"] == 1
+
+
 # ------------------------------------------- the second round's extra budget (profiles)
 
 def test_frequency_profile_layers_and_sensitivity_by_brute_force():
@@ -737,11 +795,38 @@ def test_no_profile_when_the_later_steps_cannot_spare_an_extra():
                for m in spent.mechanisms)
 
 
+@pytest.mark.parametrize("margin, profiled", [(0.5, False), (1.5, True)])
+def test_no_profile_when_the_extras_cannot_pay_for_it(monkeypatch, margin, profiled):
+    # the profiles cost PROFILE_SHARE u units of a column's first-round rho: they
+    # are measured only when the extras' cap exceeds MIN_EXTRA units by that much
+    from dpsynth.release import workload_release as w
+
+    frame = _mid_and_identifiers()  # 9 undeclared columns, extras at epsilon 4
+    fit = lambda: DPMarginalSynthesizer(epsilon=4.0, delta=1e-6,  # noqa: E731
+                                        random_state=0).fit(frame).privacy_spent_
+    with pytest.warns(NoisyReleaseWarning, match="id0"):
+        spent = fit()
+    first = next(m for m in spent.mechanisms if m.name == "discovery of undeclared values")
+    u, rho = 9, _release_rho(spent)
+    rest = rho - (1.0 + w.REMAINDER_SHARE + w.SECOND_ROUND_SHARE + w.PROFILE_SHARE) * first.rho
+    cap = min(w.EXTRA_SHARE * first.rho, w.EXTRA_REST * rest) / (first.rho / u)
+    profile_units = w.PROFILE_SHARE * u
+    assert cap >= w.MIN_EXTRA + profile_units  # the default: profiled (see above)
+    monkeypatch.setattr(w, "MIN_EXTRA", cap - margin * profile_units)
+    with pytest.warns(NoisyReleaseWarning, match="id0"):
+        spent = fit()
+    assert any(m.name.startswith("frequency profile") for m in spent.mechanisms) == profiled
+    # the broad second round runs either way
+    assert any(m.name == "discovery of undeclared values, second round"
+               for m in spent.mechanisms)
+
+
 def test_the_extras_leave_the_later_steps_their_budget_at_small_epsilon(monkeypatch):
     from dpsynth.release import workload_release as w
 
     # free and certain gains: the extras take all they may, however small their cap
-    monkeypatch.setattr(w, "MIN_EXTRA", 1.0)
+    # (one unit beyond the profiles' own cost, PROFILE_SHARE u units for u = 6)
+    monkeypatch.setattr(w, "MIN_EXTRA", 1.0 - 6 * w.PROFILE_SHARE)
     monkeypatch.setattr(w, "EXTRA_PRICE", 0.0)
     monkeypatch.setattr(w, "NOISE_MARGIN", 0.0)
     frame = _mid_and_identifiers(n_values=90, count=60, n_ids=3)  # 6 undeclared columns
