@@ -41,8 +41,7 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
    in step 3 only.  A **second round** (:func:`_discover`) then measures
    each undeclared column's count of records left to other (a share
    ``REMAINDER_SHARE`` of the first round's ``rho``) and, for the columns
-   where that noisy count is large (a DP output) and worth the ``rho`` it
-   takes from the later steps (``REMAINDER_PRICE``), measures their counts
+   where that noisy count is large (a DP output), measures their counts
    again (``SECOND_ROUND_SHARE`` of the first round's ``rho``, spread over
    those columns only, so each gets more than in the first round); a value
    is released when the mean of its two noisy counts passes a threshold set
@@ -117,13 +116,6 @@ MIN_REMAINDER = 0.02
 """A column takes part in the second round when its noisy undiscovered count is
 above this share of its estimated records and ``NOISE_MARGIN`` times the
 count's noise scale."""
-REMAINDER_PRICE = 0.3
-"""A column takes part in the second round only when its noisy undiscovered
-share (of its estimated records) is also at least this many times the share
-of the later steps' ``rho`` that its second measurement may take
-(``min(SECOND_ROUND_SHARE, MAX_GAIN / u)`` of the first round's ``rho``, the
-most one column gets): the rho a second round takes makes every later
-measurement noisier, while what it releases moves one column's share only."""
 NOISE_MARGIN = 3.0
 """See ``MIN_REMAINDER``: a column with nothing undiscovered is selected with
 probability below 0.0014.  Also the margin of the extra's expected gain (in
@@ -273,7 +265,7 @@ def combined_threshold(scale_first, scale_second, bound, delta, noise):
 
 
 def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.0,
-              rho_second=0.0, rho_profile=0.0, rho_extra=0.0, rho_later=None):
+              rho_second=0.0, rho_profile=0.0, rho_extra=0.0):
     """Released attributes of the undeclared columns (DP set union, in up to two rounds).
 
     **First round**: Gaussian noise (``rho``) on the counts of the observed
@@ -287,12 +279,10 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.
     of records whose value was not released (the first round's releases are
     public, so this is a count of L2 sensitivity ``sqrt(bound)`` over the
     columns) is measured with ``rho_remainder``; the columns whose noisy
-    remainder exceeds ``NOISE_MARGIN`` times its noise scale and a share of
-    their estimated records (``MIN_REMAINDER``, or ``REMAINDER_PRICE`` times
-    the share of ``rho_later``, the later steps' budget, that one column's
-    second measurement may take, whichever is larger; DP outputs and public
-    numbers only) have their counts measured again with ``rho_second``
-    (at most ``MAX_GAIN rho`` per selected column over the undeclared ones; sensitivity
+    remainder exceeds ``MIN_REMAINDER`` of their estimated records and
+    ``NOISE_MARGIN`` times its noise scale (DP outputs only) have their
+    counts measured again with ``rho_second`` (at most ``MAX_GAIN rho``
+    per selected column over the undeclared ones; sensitivity
     ``sqrt(selected)``, fewer columns, so less noise per column; every
     observed value and the missing code, the released ones too), and a
     value is released when the inverse-variance mean
@@ -373,21 +363,15 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.
     spent += rho_remainder
     for j, r in zip(undeclared, remainders):  # the other code's count, unless round 2 runs
         released[j] += (r, rest.scale ** 2)
-    u = len(undeclared)
-    # estimated records of a column: its remainder, released values and missing code;
-    # the share it must hold undiscovered is the larger of MIN_REMAINDER and the
-    # price of what its second measurement may take from the later steps
-    min_share = MIN_REMAINDER
-    if rho_later is not None:
-        min_share = max(min_share, REMAINDER_PRICE * min(rho_second, MAX_GAIN * rho / u)
-                        / rho_later)
+    # estimated records of a column: its remainder, released values and missing code
     selected = [j for j, r in zip(undeclared, remainders)
-                if r > max(min_share * (r + released[j][1].sum()),
+                if r > max(MIN_REMAINDER * (r + released[j][1].sum()),
                            NOISE_MARGIN * rest.scale)]
     if not selected:
         spends.append(Spend("data-derived universe (length 1), second round", "set union",
                             delta=delta * SECOND_ROUND_DELTA / 2.0))  # reserved: worst case
         return keep, spends, released, spent
+    u = len(undeclared)
     rho_broad = min(rho_second, MAX_GAIN * rho * len(selected) / u)
     delta_second = delta * SECOND_ROUND_DELTA
     # columns whose undiscovered records may lie in many values just below the
@@ -704,8 +688,7 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
             rho_remainder=REMAINDER_SHARE * rho_first,
             rho_second=SECOND_ROUND_SHARE * rho_first,
             rho_profile=PROFILE_SHARE * rho_first,
-            rho_extra=max(0.0, min(EXTRA_SHARE * rho_first, EXTRA_REST * rho_rest)),
-            rho_later=rho - (1.0 + REMAINDER_SHARE) * rho_first)
+            rho_extra=max(0.0, min(EXTRA_SHARE * rho_first, EXTRA_REST * rho_rest)))
         spends += found
     if public_universe:
         public, new_ids = schema.restrict(keep, other=True)

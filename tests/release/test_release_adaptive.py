@@ -553,64 +553,6 @@ def test_no_second_round_when_every_value_is_discovered():
     assert spent["rho_discovery"] == pytest.approx(0.4 * 3 / 4 * _release_rho(spent))
 
 
-def _many_short_columns(n=10_000, n_short=14, n_rare=10, rare=50, seed=0):
-    """``n_short`` columns of three common values and ``tail``: one common value and
-    ``n_rare`` values of ``rare`` records each (5% of the records), rarer than the
-    first discovery round's threshold at epsilon 1."""
-    rng = np.random.default_rng(seed)
-    frame = {f"s{i}": rng.choice(["x", "y", "z"], n) for i in range(n_short)}
-    tail = ["t-common"] * (n - n_rare * rare) + [f"t{k}" for k in range(n_rare)
-                                                  for _ in range(rare)]
-    frame["tail"] = rng.permutation(np.array(tail, dtype=object))
-    return pd.DataFrame(frame)
-
-
-def _second_round(spent):
-    return [m for m in spent.mechanisms
-            if m.name.startswith("discovery of undeclared values, second round")]
-
-
-def test_no_second_round_when_its_rho_is_worth_more_to_the_later_steps(monkeypatch):
-    from dpsynth.release import workload_release as w
-
-    frame = _many_short_columns()
-    encoder = TableEncoder(text_numbers=None)
-    for seed in range(2):
-        spent = DPMarginalSynthesizer(epsilon=1.0, delta=1e-6, encoder=encoder,
-                                      random_state=seed).fit(frame).privacy_spent_
-        by_name = {m.name: m for m in spent.mechanisms}
-        first = by_name["discovery of undeclared values"]
-        rest = by_name["undiscovered records of undeclared columns"]
-        # 5% of tail's records are undiscovered (500, about 5.5 noise scales of the
-        # remainder count), above MIN_REMAINDER; but one column's second measurement
-        # may take a quarter of the later steps' rho: the price asks for 7%
-        u = 15
-        later = _release_rho(spent) - first.rho - rest.rho
-        price = w.REMAINDER_PRICE * min(w.SECOND_ROUND_SHARE, w.MAX_GAIN / u) * first.rho / later
-        assert w.MIN_REMAINDER < 0.05 < price
-        assert 500 > 4 * dict(rest.params)["noise_scale"]
-        assert not _second_round(spent)
-        assert not any(m.name.startswith("frequency profile") for m in spent.mechanisms)
-        # the later steps keep all but the first round and the remainder counts
-        assert spent["rho_discovery"] == pytest.approx(first.rho + rest.rho)
-    # without the price the same column is measured again (MIN_REMAINDER alone)
-    monkeypatch.setattr(w, "REMAINDER_PRICE", 0.0)
-    spent = DPMarginalSynthesizer(epsilon=1.0, delta=1e-6, encoder=encoder,
-                                  random_state=0).fit(frame).privacy_spent_
-    (second,) = [m for m in _second_round(spent) if not m.name.endswith("(extra)")]
-    assert dict(second.params)["columns"] == 1
-
-
-def test_a_column_mostly_undiscovered_is_worth_its_second_round():
-    # the same table with tail's rare values holding 40% of its records
-    frame = _many_short_columns(n_rare=80)
-    spent = DPMarginalSynthesizer(epsilon=1.0, delta=1e-6,
-                                  encoder=TableEncoder(text_numbers=None),
-                                  random_state=0).fit(frame).privacy_spent_
-    (second,) = _second_round(spent)
-    assert dict(second.params)["columns"] == 1
-
-
 # ------------------------------------------- the second round's extra budget (profiles)
 
 def test_frequency_profile_layers_and_sensitivity_by_brute_force():
