@@ -146,7 +146,8 @@ EXTRA_REST = 0.5
 """...and at most this share of what the discovery leaves to the later steps."""
 MIN_EXTRA = 4.0
 """The profiles are measured only when the extras may take at least this many
-units of ``GAIN_STEPS`` (a public function of epsilon and the number of
+units of ``GAIN_STEPS`` beyond what the profiles cost themselves
+(``PROFILE_SHARE u`` units; a public function of epsilon and the number of
 undeclared columns): at small epsilon the discovery leaves the later steps
 too little for an extra to pay for the profiles."""
 EXTRA_PRICE = 0.1
@@ -295,7 +296,8 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.
     nothing more is spent but the remainder counts.
 
     **Extra** (``rho_profile > 0`` and ``rho_extra`` at least ``MIN_EXTRA``
-    units of ``rho / u``, public numbers): the selected columns
+    units of ``rho / u`` more than ``rho_profile``, public numbers): the
+    selected columns
     whose noisy remainder is above ``EXTRA_MIN`` times the first round's
     threshold (*candidates*, DP outputs only) have the
     :func:`frequency_profile` of their unreleased values measured with
@@ -378,7 +380,8 @@ def _discover(codes, schema, rho, delta, rng, noise="discrete", rho_remainder=0.
     remainder = dict(zip(undeclared, remainders))
     candidates = [j for j in selected if remainder[j] > EXTRA_MIN * threshold]
     extra = {}
-    if candidates and rho_profile > 0 and rho_extra >= MIN_EXTRA * rho / u:
+    # the extras must be able to take MIN_EXTRA units beyond the profiles' own cost
+    if candidates and rho_profile > 0 and rho_extra >= MIN_EXTRA * rho / u + rho_profile:
         levels = profile_levels(threshold)
         profile = _Round(rho_profile, len(candidates), noise)
         layers = {j: profile.measure(frequency_profile(state[j][1][~state[j][3]], levels), rng)

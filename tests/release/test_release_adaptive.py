@@ -737,11 +737,38 @@ def test_no_profile_when_the_later_steps_cannot_spare_an_extra():
                for m in spent.mechanisms)
 
 
+@pytest.mark.parametrize("margin, profiled", [(0.5, False), (1.5, True)])
+def test_no_profile_when_the_extras_cannot_pay_for_it(monkeypatch, margin, profiled):
+    # the profiles cost PROFILE_SHARE u units of a column's first-round rho: they
+    # are measured only when the extras' cap exceeds MIN_EXTRA units by that much
+    from dpsynth.release import workload_release as w
+
+    frame = _mid_and_identifiers()  # 9 undeclared columns, extras at epsilon 4
+    fit = lambda: DPMarginalSynthesizer(epsilon=4.0, delta=1e-6,  # noqa: E731
+                                        random_state=0).fit(frame).privacy_spent_
+    with pytest.warns(NoisyReleaseWarning, match="id0"):
+        spent = fit()
+    first = next(m for m in spent.mechanisms if m.name == "discovery of undeclared values")
+    u, rho = 9, _release_rho(spent)
+    rest = rho - (1.0 + w.REMAINDER_SHARE + w.SECOND_ROUND_SHARE + w.PROFILE_SHARE) * first.rho
+    cap = min(w.EXTRA_SHARE * first.rho, w.EXTRA_REST * rest) / (first.rho / u)
+    profile_units = w.PROFILE_SHARE * u
+    assert cap >= w.MIN_EXTRA + profile_units  # the default: profiled (see above)
+    monkeypatch.setattr(w, "MIN_EXTRA", cap - margin * profile_units)
+    with pytest.warns(NoisyReleaseWarning, match="id0"):
+        spent = fit()
+    assert any(m.name.startswith("frequency profile") for m in spent.mechanisms) == profiled
+    # the broad second round runs either way
+    assert any(m.name == "discovery of undeclared values, second round"
+               for m in spent.mechanisms)
+
+
 def test_the_extras_leave_the_later_steps_their_budget_at_small_epsilon(monkeypatch):
     from dpsynth.release import workload_release as w
 
     # free and certain gains: the extras take all they may, however small their cap
-    monkeypatch.setattr(w, "MIN_EXTRA", 1.0)
+    # (one unit beyond the profiles' own cost, PROFILE_SHARE u units for u = 6)
+    monkeypatch.setattr(w, "MIN_EXTRA", 1.0 - 6 * w.PROFILE_SHARE)
     monkeypatch.setattr(w, "EXTRA_PRICE", 0.0)
     monkeypatch.setattr(w, "NOISE_MARGIN", 0.0)
     frame = _mid_and_identifiers(n_values=90, count=60, n_ids=3)  # 6 undeclared columns
