@@ -21,6 +21,9 @@ each read every record once (sensitivity 1, so each is exactly
    a small count, a 2195.3 shared by a town's records).  The value 0 is a
    public candidate: measured whether or not a record holds it, it is kept
    above a plain noise level, without the set union's ``delta`` threshold.
+   An integer column whose range holds at most :data:`MAX_CODE_LEVELS`
+   integers (codes such as ``1``-``24``, a small count) has every integer of
+   the range as a public candidate, and a larger share of the budget here.
 3. **Bins and shape.**  The other values on a finer public grid, in two
    rounds of half the step's budget each.  Round 1 covers the range, the
    cells between it and 0 and a few cells beyond it (each power-of-two cell
@@ -118,8 +121,21 @@ MAX_LEVELS = 120
 #: round of step 3 (below, each value's count is mostly noise: quantile intervals,
 #: whose within-bin shape averages neighbouring values, are closer).
 LEVEL_SIGMAS = 3.0
+#: An integer column that is no date (a code such as ``1``-``24``, a small count)
+#: whose DP range of step 1 holds at most this many integers is binned as codes:
+#: every integer of the range is a public point candidate of step 2, and the
+#: integers that are no point value get one interval per run of consecutive
+#: ones, so that the release measures each code as it would a category's where
+#: quantile intervals would merge codes that mean different things.
+MAX_CODE_LEVELS = 32
+#: Keys of step 2's noisy counts of the values below and above the range (codes).
+BELOW, ABOVE = ("below",), ("above",)  # not a text code (codes are str)
 #: Shares of a column's zCDP budget: range, point masses, bins and shape.
 STEP_SHARES = (0.25, 0.25, 0.5)
+#: The same for an integer column of at most :data:`MAX_CODE_LEVELS` integers in
+#: step 1's range: its integers are public point candidates, so the point masses
+#: hold most records and take the larger share.
+CODE_STEP_SHARES = (0.25, 0.5, 0.25)
 _FLOAT_OCTAVES = (-30, 63)  # |x| in [2**-30, 2**63): below, the zero cell
 _INT_OCTAVES = (0, 63)
 
@@ -375,7 +391,7 @@ def _clip(values, low, high, integer):
 
 
 def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
-               max_points, rng, texts=None, text_weights=None):
+               max_points, rng, texts=None, text_weights=None, codes=False, missing=None):
     """Step 2: DP frequent exact values (a Gaussian DP set union over one record's value).
 
     Candidates are the values clipped into the range, floats rounded to
@@ -393,7 +409,7 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
     """
     points, spend, noisy_points = _dp_number_points(values, weights, low, high, integer,
                                                     decimals, rho, delta, total, max_points,
-                                                    rng)
+                                                    rng, codes, missing)
     if texts is None:
         return points, (), spend, noisy_points
     threshold = dict(spend.params)["threshold"]
@@ -410,8 +426,16 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
 
 
 def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta, total,
-                      max_points, rng):
-    """:func:`_dp_points` of the numbers."""
+                      max_points, rng, codes=False, missing=None):
+    """:func:`_dp_points` of the numbers.
+
+    With ``codes`` (an integer range of at most :data:`MAX_CODE_LEVELS` values),
+    every integer of the range is a public candidate, kept above
+    :data:`PUBLIC_POINT_SIGMAS` sigma, and up to that many are released; the
+    values below and above the range are two more cells (``noisy[BELOW]``,
+    ``noisy[ABOVE]``), and so are, with ``missing``, the records without a value
+    (``noisy[None]``): each record is in one cell, so the spend is the same.
+    """
     sigma = _sigma(rho)
     # a unique value is released with probability at most delta: the discrete
     # Gaussian's tail P[Y >= m] <= P[N(0, s^2) >= m - 1] (Canonne et al.), one
@@ -431,6 +455,17 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
     counts = np.bincount(inverse, weights=None if weights is None else weights[inside],
                          minlength=observed.size)
     public = np.zeros(observed.size, dtype=bool)
+    if codes:
+        # every integer of a small DP range is a public candidate: measured
+        # whether or not a record holds it, kept above a plain noise level
+        every = np.arange(low, high, dtype=np.float64)
+        missing_ = every[~np.isin(every, observed)]
+        observed = np.concatenate([observed, missing_])
+        counts = np.concatenate([counts, np.zeros(missing_.size)])
+        order_ = np.argsort(observed, kind="stable")
+        observed, counts = observed[order_], counts[order_]
+        public = np.ones(observed.size, dtype=bool)
+        max_points = max(max_points, MAX_CODE_LEVELS)
     if low <= 0.0 and (0.0 < high if integer else 0.0 <= high):  # 0 in the range: public
         where = int(np.searchsorted(observed, 0.0))
         if where == observed.size or observed[where] != 0.0:
@@ -438,14 +473,24 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
             counts = np.insert(counts, where, 0.0)
             public = np.insert(public, where, False)
         public[where] = True
+    extra = {}
+    if codes:  # the values below and above the range: the cells that clipping joins
+        w = np.ones(values.size) if weights is None else weights
+        outside = [float(w[values < low].sum()), float(w[values >= high].sum())]
+        noisy = _noisy(np.concatenate([counts, outside, [missing or 0.0]]), sigma, rng)
+        noisy, extra = noisy[:-3], dict(zip((BELOW, ABOVE, None), map(float, noisy[-3:])))
+    elif missing is not None:
+        noisy = _noisy(np.append(counts, missing), sigma, rng)
+        noisy, extra = noisy[:-1], {None: float(noisy[-1])}
+    elif observed.size:
+        noisy = _noisy(counts, sigma, rng)
     if not observed.size:
-        return (), spend, {}
-    noisy = _noisy(counts, sigma, rng)
+        return (), spend, extra
     level = np.where(public, PUBLIC_POINT_SIGMAS * sigma, threshold)
     keep = (noisy > level) & (noisy >= MIN_POINT_SHARE * total)
     order = np.flatnonzero(keep)[np.argsort(-noisy[keep], kind="stable")][:max_points]
     return (tuple(float(v) for v in np.sort(observed[order])), spend,
-            {float(observed[k]): float(noisy[k]) for k in order})
+            {**{float(observed[k]): float(noisy[k]) for k in order}, **extra})
 
 
 def point_keys(values, integer, decimals):
@@ -588,31 +633,39 @@ def _cut_at_gaps(edges, fine, mass, grid):
     return np.unique(edges)
 
 
-def _level_edges(fine, mass, low, high, points):
+def _level_edges(fine, mass, low, high, points, runs=False):
     """Edges of one interval per integer of ``[low, high)`` that is no point value (a
     point value has a bin of its own) and holds records by ``mass`` on the grid
     ``fine`` (all of them when none does): each interval starts at such an
     integer and runs to the next, so that it decodes to that integer (to its
     first sub-bin's integers when it spans more than :data:`WITHIN_SUB_BINS`),
-    and a stretch of parts below the noise is no run of intervals of its own."""
+    and a stretch of parts below the noise is no run of intervals of its own.
+
+    With ``runs`` (a column binned as codes), one interval per run of consecutive
+    integers that are no point value, whatever they hold: the release measures
+    them, where step 3's noise would decide which hold records."""
     values = np.arange(low, high)
     values = values[~np.isin(values, np.asarray(points, dtype=np.float64))]
-    held = values[(_overlap(values, values + 1.0, fine) @ mass) > 0]
-    values = held if held.size else values
+    if runs:
+        values = values[np.diff(values, prepend=-np.inf) > 1]
+    else:
+        held = values[(_overlap(values, values + 1.0, fine) @ mass) > 0]
+        values = held if held.size else values
     if not values.size:
         return np.array([low, high])
     return np.concatenate([[low], values[1:], [high]])
 
 
 def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, decimals,
-                      by_value=False):
+                      by_value=False, runs=False, shape=None):
     """Interval edges (the noisy quantiles of ``mass`` on the grid ``fine``, or the
     range grid's ``cells`` when no part holds records; with ``by_value``, one per
-    integer that holds records: :func:`_level_edges`) and each interval's
-    within-bin sub-bin probabilities (post-processing)."""
+    integer that holds records, or with ``runs`` per run of integers:
+    :func:`_level_edges`) and each interval's within-bin sub-bin probabilities
+    (post-processing), from ``shape`` when given (else ``mass``)."""
     cumulative = np.cumsum(mass)
     if by_value:
-        edges = _level_edges(fine, mass, low, high, points)
+        edges = _level_edges(fine, mass, low, high, points, runs)
     elif cumulative[-1] > 0 and n_bins > 1:
         targets = cumulative[-1] * np.arange(1, n_bins) / n_bins
         cuts = fine[1:][np.searchsorted(cumulative, targets)]
@@ -634,7 +687,7 @@ def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, dec
     within = []
     for k in range(edges.size - 1):
         sub = sub_bin_edges(edges[k], edges[k + 1], integer, WITHIN_SUB_BINS)
-        weights_k = _overlap(sub[:-1], sub[1:], fine) @ mass
+        weights_k = _overlap(sub[:-1], sub[1:], fine) @ (mass if shape is None else shape)
         room = _capacity(sub[:-1], sub[1:], integer, points)
         weights_k = np.where(room > 0, weights_k, 0.0)
         if not weights_k.sum() > 0:
@@ -645,7 +698,7 @@ def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, dec
 
 
 def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, rng,
-                    range_counts, range_sigma, decimals_of, levels=None):
+                    range_counts, range_sigma, decimals_of, levels=None, codes=False):
     """Step 3: the final range, interval edges (noisy quantiles) and within-bin
     sub-bin probabilities, from two rounds of noisy counts of ``rho / 2`` each.
 
@@ -670,7 +723,12 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     range ends at the outermost kept parts; float edges are rounded to the
     column's decimals; an integer range of at most ``levels`` values has one
     interval per value (a date column of few months or days: each is then
-    measured by the release, as a category would be).
+    measured by the release, as a category would be).  With ``codes`` (see
+    :data:`MAX_CODE_LEVELS`) the range keeps step 1's, whose integers were all
+    public candidates of step 2, the integers that are no point value get one
+    interval per run of consecutive ones, and the within-bin shape follows
+    every part's estimate clipped at 0 (the kept parts alone would give an
+    interval's records to the one part that noise left above its level).
 
     Returns
     -------
@@ -749,11 +807,16 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         estimate[whole], variance[whole], range_counts[cell[whole]], range_sigma ** 2)
     capacity = _capacity(fine[:-1], fine[1:], integer, points)
     mass = _kept_mass(estimate, variance, capacity, fine, measured, fallback)
+    shape = np.where(capacity > 0, np.clip(estimate, 0.0, None), 0.0) if codes else mass
     parts = fine.copy()  # every part measured, before the range ends at the kept ones
     kept = np.flatnonzero(mass)
+    if kept.size and codes:  # step 1's range holds the candidates of step 2
+        inside = np.flatnonzero((fine[:-1] >= measured[0]) & (fine[1:] <= measured[1]))
+        kept = np.union1d(kept, inside[[0, -1]]) if inside.size else kept
     if kept.size:  # the range ends at the outermost kept parts
         fine = fine[kept[0]:kept[-1] + 2]
         mass = mass[kept[0]:kept[-1] + 1]
+        shape = shape[kept[0]:kept[-1] + 1]
         low, high = float(fine[0]), float(fine[-1])
         if not integer:
             low = math.floor(low * 10 ** decimals) / 10 ** decimals
@@ -763,10 +826,11 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     # part far out must not make a column of few values quantiles), each holding
     # LEVEL_SIGMAS times a round's noise on average (fewer: quantiles smooth it)
     held = float(np.diff(fine)[mass > 0].sum())
-    by_value = (integer and levels is not None and 0 < held <= levels
-                and float(mass.sum()) >= LEVEL_SIGMAS * sigma * held)
+    by_value = codes or (integer and levels is not None and 0 < held <= levels
+                         and float(mass.sum()) >= LEVEL_SIGMAS * sigma * held)
     edges, within = _edges_and_within(fine, mass, low, high, grid[first:last + 2],
-                                      integer, points, n_bins, decimals, by_value)
+                                      integer, points, n_bins, decimals, by_value,
+                                      runs=codes, shape=shape)
     return (edges, within, spend, decimals, (first, last),
             _interval_counts(edges, parts, estimate, variance, exact=by_value))
 
@@ -803,7 +867,8 @@ def _interval_counts(edges, parts, estimate, variance, exact=False):
 
 def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
                     weights=None, special=(), decimals=None, clip=True, missing=0.0,
-                    texts=None, text_weights=None, text_options=None, levels=None):
+                    texts=None, text_weights=None, text_options=None, levels=None,
+                    code_levels=None):
     """The DP :class:`~dpsynth.schema.Binning` of one numeric column, its spends and
     whether it holds missing values.
 
@@ -850,13 +915,23 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         dozen months keeps each month's share, measured by the release like a
         category's, rather than drawn inside wide intervals from step 3's
         noisier histogram.
+    code_levels : int, default=None
+        An integer column whose DP range of step 1 holds at most this many
+        integers is binned as codes (:data:`MAX_CODE_LEVELS`): step 2 measures
+        every integer of the range and the count of records without a value
+        with :data:`CODE_STEP_SHARES` of ``rho``, releases up to
+        ``code_levels`` point values above :data:`PUBLIC_POINT_SIGMAS` sigma,
+        and step 3 gives the other integers one interval per run (a public
+        function of step 1's output): the codes of a column such as ``1``-``24``
+        each keep their share, where quantile intervals would merge them.
 
     Returns
     -------
     binning : dpsynth.schema.Binning
     spends : list of dpsynth.accounting.Spend
     has_missing : bool
-        Whether the noisy count of records without a value clears
+        Whether the noisy count of records without a value (step 1's, averaged
+        with step 2's by inverse variance for codes) clears
         :data:`MISSING_SIGMAS` times its noise (a DP output): a column that
         does not has no missing code, so that noise cannot put synthetic
         records there.
@@ -867,10 +942,13 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     finite = np.isfinite(values)  # +-inf: clipped into the end cells like any outlier
     values = np.where(finite | np.isnan(values), values,
                       np.sign(values) * np.finfo(np.float64).max)
-    rho_range, rho_points, rho_shape = (rho * share for share in STEP_SHARES)
+    rho_range = rho * STEP_SHARES[0]
     (low, high), total, range_spend, cells, noisy_missing = _dp_range(
         values, weights, integer, rho_range, rng, missing)
-    has_missing = noisy_missing > MISSING_SIGMAS * dict(range_spend.params)["sigma"]
+    # codes: a public function of step 1's DP range
+    as_codes = bool(integer and code_levels is not None and high - low <= code_levels)
+    rho_points, rho_shape = (rho * share for share in
+                             (CODE_STEP_SHARES if as_codes else STEP_SHARES)[1:])
     first, last = _range_cells(low, high, integer)
     declared = decimals
     smallest = None if integer or declared is not None else smallest_magnitude(
@@ -884,8 +962,17 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     found = _dp_points(
         values[~is_special], None if weights is None else weights[~is_special], low, high,
         integer, declared, rho_points, delta, total, max_points, rng, texts=texts,
-        text_weights=text_weights)
+        text_weights=text_weights, codes=as_codes, missing=missing if as_codes else None)
     frequent, codes, points_spend, noisy_points = found
+    # the count of records without a value: step 1's, averaged with step 2's when
+    # step 2 measured it (inverse variance), against MISSING_SIGMAS of its noise
+    sigma_range = dict(range_spend.params)["sigma"]
+    estimate, variance = noisy_missing, sigma_range ** 2
+    if None in noisy_points:
+        estimate, variance = _inverse_variance(
+            noisy_missing, variance, noisy_points.pop(None),
+            dict(points_spend.params)["sigma"] ** 2)
+    has_missing = estimate > MISSING_SIGMAS * math.sqrt(variance)
     points = special + frequent
 
     def decimals_of(low, high):  # of the final range, and of the released point values
@@ -895,7 +982,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
 
     edges, within, shape_spend, decimals, final, counts = _bins_and_shape(
         values, weights, first, last, integer, points, rho_shape, n_bins, rng, cells,
-        dict(range_spend.params)["sigma"], decimals_of, levels)
+        dict(range_spend.params)["sigma"], decimals_of, levels, as_codes)
     if final != (first, last):  # step 3 found a range past step 1's fallback cell
         range_spend = replace(range_spend, params=tuple(
             (k, v) for k, v in range_spend.params.items() if k != "found"))
@@ -921,6 +1008,15 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     after = [noisy_points.get(v, np.nan) if v not in binning.special else np.nan
              for v in binning.special + binning.frequent]
     variances = [sigma_points ** 2] * len(after)
+    # a point value at an end of the final range holds the values clipped into it:
+    # step 2's count of the values beyond that end of its range (codes) joins its count
+    ends = ((BELOW, low, float(binning.edges[0])),
+            (ABOVE, high - 1.0, float(binning.edges[-1]) - (1.0 if integer else 0.0)))
+    for key, end, final_end in ends:
+        if key in noisy_points and end == final_end and end in binning.frequent:
+            k = len(binning.special) + binning.frequent.index(end)
+            after[k] += noisy_points[key]
+            variances[k] += sigma_points ** 2
     for code in binning.codes:
         joined = code == binning.text_fill
         after.append(noisy_points[code] + (remainder[0] if joined else 0.0))
@@ -1360,7 +1456,9 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         max_points=n_bins, rng=rng, weights=None if weights is None else weights[present],
         special=_special(special, name, integer), decimals=decimals, missing=missing,
         texts=texts, text_weights=text_weights, text_options=text_options,
-        levels=MAX_LEVELS if kind == "date" else None)
+        levels=MAX_LEVELS if kind == "date" else None,
+        code_levels=(MAX_CODE_LEVELS if integer and kind != "date" and not is_temporal(dtype)
+                     else None))
     if dict(spent[0].params).get("found", True) is False:
         warnings.warn(
             f"No DP range was found for the numeric column {name!r} (too few records for "

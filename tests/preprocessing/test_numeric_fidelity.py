@@ -1308,3 +1308,71 @@ def test_a_long_or_noisy_month_column_keeps_quantile_intervals():
     binning, _, _ = numeric_binning(sparse, integer=True, rho=2.0, delta=1e-9, n_bins=10,
                                     max_points=0, rng=rng)
     assert binning.n_intervals <= 10
+
+
+def _code_column(n, seed, missing_share=0.03):
+    """Codes 1-20 written as text (as a CSV holds a survey's coded answers), a few
+    of them rare, and some fields missing."""
+    rng = np.random.default_rng(seed)
+    shares = np.r_[[0.2, 0.15, 0.12, 0.1, 0.08, 0.07, 0.06, 0.05, 0.04, 0.03],
+                   np.full(10, 0.01)]
+    codes = rng.choice(np.arange(1, 21), n, p=shares / shares.sum()).astype(str)
+    fields = codes.astype(object)
+    fields[rng.random(n) < missing_share] = None
+    return pd.Series(fields, dtype=object)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_integer_codes_each_keep_their_share(seed):
+    from dpsynth.preprocessing._numeric import (CODE_STEP_SHARES, MAX_CODE_LEVELS,
+                                                fit_auto_column, decide_text_column)
+
+    series = _code_column(6000, seed)
+    rng = np.random.default_rng(seed)
+    rho = 0.004  # a column's share of a wide table's budget
+    kind, text, _ = decide_text_column("x", series, None, rho=0.1 * rho, rng=rng)
+    assert kind == "int"
+    column, spends = fit_auto_column("x", series, None, kind=kind, rho=rho, delta=1e-9,
+                                     n_bins=10, rng=rng, text=text)
+    binning = column.binning
+    # step 1's range holds at most MAX_CODE_LEVELS integers: step 2 measures each
+    # of them as a public candidate, with the larger share of the budget
+    assert binning.edges[-1] - binning.edges[0] <= MAX_CODE_LEVELS
+    points = next(s for s in spends if s.name.endswith("point masses"))
+    assert points.rho == pytest.approx(CODE_STEP_SHARES[1] * rho)
+    # every code above ~3% of the records is a point value of its own (more than
+    # the n_bins=10 point masses of a numeric column), the rest in runs of integers
+    assert set(range(1, 11)) <= set(binning.frequent)
+    edges = np.asarray(binning.edges)
+    for low, high in zip(edges[:-1], edges[1:]):  # one run of non-point integers each
+        inside = [v for v in range(int(low), int(high)) if float(v) not in binning.frequent]
+        assert inside and inside == list(range(inside[0], inside[-1] + 1))
+    # the 3% of missing fields keep a missing code (step 2 re-measures their count)
+    assert column.has_missing
+    # decoded, the codes keep their shares: no two codes merged into one interval
+    encoder_codes = encode_text_binning_of(series, binning)
+    decoded = decode_text_binning_of(encoder_codes, binning, seed)
+    assert _tvd(series[series.notna()], decoded[series.notna().to_numpy()]) <= 0.03
+
+
+def encode_text_binning_of(series, binning):
+    from dpsynth.preprocessing._numeric import encode_text_binning
+    return encode_text_binning(series, binning, "x", len(binning.labels))
+
+
+def decode_text_binning_of(codes, binning, seed):
+    from dpsynth.preprocessing._numeric import decode_text_binning
+    values, mask = decode_text_binning(codes, binning, np.random.default_rng(seed))
+    return pd.Series(np.where(mask, None, values), dtype=object)
+
+
+def test_a_wide_integer_range_keeps_quantile_intervals():
+    from dpsynth.preprocessing._numeric import MAX_CODE_LEVELS, numeric_binning
+
+    rng = np.random.default_rng(3)
+    ages = rng.integers(18, 90, 5000).astype(np.float64)  # a range of 72 integers
+    binning, spends, _ = numeric_binning(ages, integer=True, rho=0.05, delta=1e-9,
+                                         n_bins=10, max_points=10, rng=rng,
+                                         code_levels=MAX_CODE_LEVELS)
+    assert binning.n_intervals <= 10 and len(binning.frequent) <= 10
+    assert spends[1].rho == pytest.approx(0.25 * 0.05)
