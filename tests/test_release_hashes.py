@@ -121,7 +121,7 @@ PINNED = {
     'calm_demo': [None, 'd95326082fed69a1'],
     'priview_demo': [None, '23e65659ec716154'],
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['2786ebb7e508b690', '0d6145ea2d5cf33b'],
+    'workload_adult': ['21e72735972ca21d', '668c019cec46cb12'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
     'workload_messy_continuous': ['36e307e01ce44316', '5d2de6e49c219da5'],
     'workload_messy_default': ['6c777f853fa368cd', '0b6fb3c63e9f51a4'],
@@ -131,7 +131,7 @@ PINNED = {
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['3d255ba0eed1a77a', '6dd891fc7d8b3f29'],
+    'workload_adult': ['b470529e6cc96365', '6d5b41cc5b95647d'],
     'workload_messy_continuous': ['09d6b771214dea20', 'f1d8baea2b0faa9a'],
     'workload_messy_default': ['d7768e949811b40e', 'e70c9ce66677ea96'],
 }
