@@ -402,6 +402,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         (text_share, texts, date_format)}, rho, delta)`` (the second for the text candidates);
         the decisions' spends and errors are appended to ``spends`` and ``errors``.
         """
+        if not auto:
+            return {}, {}, 0.0, 0.0
         kinds, texts, unsettled = {}, {}, {}
         # the date cells' noise comes from a child stream of ``rng``'s seed, so that
         # the draws of the number cells and of the binning are those of a
@@ -410,7 +412,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         date_rng = np.random.default_rng(np.random.SeedSequence(
             sequence.entropy, spawn_key=tuple(sequence.spawn_key) + (DATES,),
             pool_size=sequence.pool_size))
-        rho_first = DECIDE_SHARE * self.numeric_rho / max(len(auto), 1)
+        rho_first = DECIDE_SHARE * self.numeric_rho / len(auto)
         for name, kind in auto.items():
             if kind != "text":
                 kinds[name] = kind
