@@ -27,8 +27,8 @@ classifier's AUC on the other 20%):
   each such record twice, once as a missing real value and once as an extra
   label.  The share of records in ``"<other>"`` (the detail a release at this
   epsilon cannot name) is reported beside it (``other_share``, worst in the
-  table's ``max other`` column), and the TVD over the labels as they are in
-  ``categorical_labels``;
+  table's ``max other`` column, columns of at most 100 values), and the TVD
+  over the labels as they are in ``categorical_labels``;
 - each numeric column's Kolmogorov-Smirnov statistic <= 0.10, missing share
   within 0.03, and every value holding >= 5% of the records (a point mass)
   within 0.05 of its real share;
@@ -219,7 +219,7 @@ def measure(real, fake, numeric, test=None, target=None, positive=None, released
             many = real[c].nunique() > MANY
             (out["categorical_many"] if many else out["categorical"])[c] = _tvd(
                 real[c], fake[c], released.get(c))
-            if c in released:
+            if c in released and not many:
                 out["categorical_labels"][c] = _tvd(real[c], fake[c])
                 out["other_share"][c] = float(
                     (fake[c].astype(object).map(str) == DEFAULT_OTHER_LABEL).mean())
