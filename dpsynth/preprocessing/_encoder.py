@@ -40,9 +40,10 @@ from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binn
 from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._temporal import is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
-from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, SETTLE_GAIN, SETTLE_SHARE, auto_columns,
-                       check_numeric, decide_text_column, decode_text_binning, encode_text_binning,
-                       fit_auto_column, is_text_dtype, parse_numbers, raise_all)
+from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, SETTLE, SETTLE_GAIN, SETTLE_SHARE,
+                       auto_columns, check_numeric, decide_text_column, decode_text_binning,
+                       encode_text_binning, fit_auto_column, is_text_dtype, parse_numbers,
+                       raise_all)
 
 __all__ = ["TableEncoder"]
 
@@ -405,13 +406,17 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if not auto:
             return {}, {}, 0.0, 0.0
         kinds, texts, unsettled = {}, {}, {}
-        # the date cells' noise comes from a child stream of ``rng``'s seed, so that
-        # the draws of the number cells and of the binning are those of a
-        # decision without date cells
+        # the date cells' noise, and the second round's, come from child streams of
+        # ``rng``'s seed, so that the draws of the number cells and of the binning
+        # are those of a decision without date cells and without a second round
         sequence = rng.bit_generator.seed_seq
-        date_rng = np.random.default_rng(np.random.SeedSequence(
-            sequence.entropy, spawn_key=tuple(sequence.spawn_key) + (DATES,),
-            pool_size=sequence.pool_size))
+
+        def child(key):
+            return np.random.default_rng(np.random.SeedSequence(
+                sequence.entropy, spawn_key=tuple(sequence.spawn_key) + (key,),
+                pool_size=sequence.pool_size))
+
+        date_rng = child(DATES)
         rho_first = DECIDE_SHARE * self.numeric_rho / len(auto)
         for name, kind in auto.items():
             if kind != "text":
@@ -429,10 +434,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if unsettled:  # which columns are unsettled is a DP output
             rho_second = min(SETTLE_GAIN * rho_first,
                              SETTLE_SHARE * self.numeric_rho / len(unsettled))
+            settle_rng = child(SETTLE)
             for name, counts in unsettled.items():
                 kinds[name], texts[name], spent, _ = decide_text_column(
-                    name, *column_values(name), rho=rho_second, rng=rng, date_rng=date_rng,
-                    prior=counts)
+                    name, *column_values(name), rho=rho_second, rng=settle_rng,
+                    date_rng=settle_rng, prior=counts)
                 spends.extend(spent)
         numeric = [name for name, kind in kinds.items() if kind is not None]
         if not numeric:

@@ -1286,6 +1286,9 @@ NUMERIC = 2 ** 20 + 36
 #: ``spawn_key`` suffix, under ``NUMERIC``'s stream, of the noise of the date cells of
 #: the text candidates' decisions (:func:`decide_numeric`).
 DATES = 1
+#: ``spawn_key`` suffix, under ``NUMERIC``'s stream, of the noise of the second round of
+#: the text candidates' decisions (see ``SETTLE_GAIN``).
+SETTLE = 2
 
 
 def is_text_dtype(dtype):
