@@ -47,6 +47,7 @@ columns (a CSV file read as text), of whether a column holds numbers.
 import math
 from dataclasses import replace
 from numbers import Real
+from typing import NamedTuple
 import warnings
 from dataclasses import replace
 
@@ -65,8 +66,8 @@ from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, date_cells, format_date
                                numbers_of, parse_dates)
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
-           "decide_kind_counts", "KindCounts", "decide_text_column", "is_auto_numeric", "MIN_POINT_SHARE",
-           "RANGE_FALSE_CELL"]
+           "decide_kind_counts", "KindCounts", "decide_text_column", "is_auto_numeric",
+           "MIN_POINT_SHARE", "RANGE_FALSE_CELL"]
 
 #: The most parts a crowded cell of the range is cut into (a year column's
 #: one octave 1024-2047 needs parts of a few years, not 64).
@@ -1069,7 +1070,7 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     return kind, spend, text_share, texts, date_format
 
 
-class KindCounts(tuple):
+class KindCounts(NamedTuple):
     """The noisy counts of :func:`decide_numeric`'s cells, their noise and whether
     they settled the decision (DP outputs and public scales only).
 
@@ -1078,15 +1079,10 @@ class KindCounts(tuple):
     are too few for the noise, whatever they are.
     """
 
-    __slots__ = ()
-
-    def __new__(cls, noisy, noisy_dates, sigma, settled):
-        return super().__new__(cls, (noisy, noisy_dates, float(sigma), bool(settled)))
-
-    noisy = property(lambda self: self[0])
-    noisy_dates = property(lambda self: self[1])
-    sigma = property(lambda self: self[2])
-    settled = property(lambda self: self[3])
+    noisy: np.ndarray
+    noisy_dates: np.ndarray
+    sigma: float
+    settled: bool
 
 
 def _kind_cells(series, weights):
@@ -1128,7 +1124,8 @@ def decide_kind_counts(series, rho, rng, *, weights=None, max_text_share=MAX_TEX
         sigma = (w_prior + w_now) ** -0.5
     found = _decide_kind(noisy, noisy_dates, sigma, max_text_share,
                          isinstance(series.dtype, pd.StringDtype))
-    return (*found[:1], spend, *found[1:4], KindCounts(noisy, noisy_dates, sigma, found[4]))
+    return (*found[:1], spend, *found[1:4],
+            KindCounts(noisy, noisy_dates, float(sigma), bool(found[4])))
 
 
 def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype):
