@@ -18,7 +18,17 @@ classifier's AUC on the other 20%):
 
 - row count within 3% of the real one;
 - each categorical column's 1-way TVD <= 0.03 (columns with more than 100
-  distinct values, such as identifiers and free text, are reported apart);
+  distinct values, such as identifiers and free text, are reported apart).
+  In a column with an other value (the values that DP discovery did not
+  release, decoded to ``"<other>"``), the TVD is taken at the granularity of
+  the release: the real records of the values that the release does not
+  name are counted as ``"<other>"`` (the label stands for them), so that the
+  metric scores the distribution the release can state rather than counting
+  each such record twice, once as a missing real value and once as an extra
+  label.  The share of records in ``"<other>"`` (the detail a release at this
+  epsilon cannot name) is reported beside it (``other_share``, worst in the
+  table's ``max other`` column, columns of at most 100 values), and the TVD
+  over the labels as they are in ``categorical_labels``;
 - each numeric column's Kolmogorov-Smirnov statistic <= 0.10, missing share
   within 0.03, and every value holding >= 5% of the records (a point mass)
   within 0.05 of its real share;
@@ -101,10 +111,25 @@ def _comparable(series):
     return out.where(series.notna(), "<missing>")
 
 
-def _tvd(a, b):
-    p = _comparable(a).value_counts(normalize=True)
+def _tvd(a, b, released=None):
+    """1-way TVD of ``b`` against ``a``; with ``released`` (the values a release
+    names in a column with an other value), ``a``'s records of the other values
+    count as the other label (see the module docstring)."""
+    real = _comparable(a)
+    if released is not None:
+        named = set(_comparable(pd.Series(list(released), dtype=object)))
+        named.add("<missing>")
+        real = real.where(real.isin(named), DEFAULT_OTHER_LABEL)
+    p = real.value_counts(normalize=True)
     q = _comparable(b).value_counts(normalize=True)
     return float(0.5 * p.subtract(q, fill_value=0).abs().sum())
+
+
+def _released_values(schema):
+    """``{name: values}`` of the columns of a release's ``schema`` that have an
+    other value (public: the release file's schema)."""
+    return {c.name: tuple(c.values) for c in schema.columns
+            if c.other and c.binning is None}
 
 
 def _numeric_kind(column):
@@ -163,12 +188,14 @@ def _point_masses(real, fake):
     return out
 
 
-def measure(real, fake, numeric, test=None, target=None, positive=None):
-    """Score ``fake`` against ``real`` by the criteria of the module docstring."""
+def measure(real, fake, numeric, test=None, target=None, positive=None, released=None):
+    """Score ``fake`` against ``real`` by the criteria of the module docstring;
+    ``released``: :func:`_released_values` of the release."""
+    released = released or {}
     out = {"rows": len(fake), "rows_real": len(real),
            "row_error": abs(len(fake) - len(real)) / max(len(real), 1),
            "numeric": {}, "categorical": {}, "categorical_many": {}, "new_missing": {},
-           "other_in_complete": {},
+           "other_in_complete": {}, "categorical_labels": {}, "other_share": {},
            "missing_columns": sorted(set(real.columns) - set(fake.columns))}
     for c in real.columns:
         if c not in fake.columns:
@@ -190,7 +217,12 @@ def measure(real, fake, numeric, test=None, target=None, positive=None):
                 "points": _point_masses(real[c], fake[c])}
         else:
             many = real[c].nunique() > MANY
-            (out["categorical_many"] if many else out["categorical"])[c] = _tvd(real[c], fake[c])
+            (out["categorical_many"] if many else out["categorical"])[c] = _tvd(
+                real[c], fake[c], released.get(c))
+            if c in released and not many:
+                out["categorical_labels"][c] = _tvd(real[c], fake[c])
+                out["other_share"][c] = float(
+                    (fake[c].astype(object).map(str) == DEFAULT_OTHER_LABEL).mean())
     if target is not None and test is not None and target in fake.columns:
         out["auc_synthetic"] = _auc(fake, test, target, positive, numeric) if len(fake) else None
     out["failures"] = failures(out)
@@ -227,16 +259,21 @@ def _python_api(table, train, seed):
         synth = DPMarginalSynthesizer(epsilon=table.epsilon, random_state=seed).fit(train)
         fake = synth.sample(random_state=seed)
     messages = sorted({f"{w.category.__name__}: {str(w.message)[:160]}" for w in caught})
-    return train, fake, messages
+    return train, fake, messages, _released_values(synth.aggregates_.schema)
 
 
 def _command_line(table, train, seed):
+    from dpsynth import DPAggregates
     from dpsynth.cli import main
 
     with tempfile.TemporaryDirectory() as folder:
         data, out = Path(folder) / "data.csv", Path(folder) / "out.csv"
+        release = Path(folder) / "release.json"
         train.to_csv(data, index=False)
-        args = ["synthesize", str(data), "-o", str(out), "--seed", str(seed)]
+        # --aggregates-out saves the release (its public value lists); it changes
+        # nothing in what is released or sampled
+        args = ["synthesize", str(data), "-o", str(out), "--seed", str(seed),
+                "--aggregates-out", str(release)]
         if table.epsilon != 4.0:
             args += ["--epsilon", str(table.epsilon)]
         stdout, stderr = io.StringIO(), io.StringIO()
@@ -248,7 +285,8 @@ def _command_line(table, train, seed):
         messages += [f"{w.category.__name__}: {str(w.message)[:160]}" for w in caught]
         if code != 0:
             raise RuntimeError(f"exit {code}: {' | '.join(messages)[-400:]}")
-        return pd.read_csv(data), pd.read_csv(out), messages
+        return (pd.read_csv(data), pd.read_csv(out), messages,
+                _released_values(DPAggregates.load(release).schema))
 
 
 ROUTES = {"python": _python_api, "cli": _command_line}
@@ -266,7 +304,7 @@ def run_table(table, seeds, routes):
             entry = {"table": table.name, "route": route, "seed": seed,
                      "epsilon": table.epsilon, "auc_real": auc_real}
             try:
-                real, fake, messages = ROUTES[route](table, train, seed)
+                real, fake, messages, released = ROUTES[route](table, train, seed)
             except Exception as error:  # a failure is a finding, not the end of the run
                 entry.update(error=f"{type(error).__name__}: {error}"[:600],
                              failures=["run failed"], seconds=time.perf_counter() - start)
@@ -276,7 +314,8 @@ def run_table(table, seeds, routes):
                 continue
             entry["seconds"] = time.perf_counter() - start
             test_view = test if route == "python" else _reread(test)
-            m = measure(real, fake, table.numeric, test_view, table.target, table.positive)
+            m = measure(real, fake, table.numeric, test_view, table.target, table.positive,
+                        released)
             if auc_real and m.get("auc_synthetic") is not None:
                 m["auc_ratio"] = m["auc_synthetic"] / auc_real
                 m["failures"] = failures(m)
@@ -324,15 +363,15 @@ def main(argv=None):
 def _markdown(results):
     lines = ["Raw tables through the default path, nothing declared (issue #36); "
              f"seeds {results['seeds']}. A cell is the worst over the table's columns.", "",
-             "| table | route | rows (real) | max TVD | max KS | max missing gap | "
-             "max point gap | AUC ratio | fails |", "|---|---|---|---|---|---|---|---|---|"]
+             "| table | route | rows (real) | max TVD | max other | max KS | max missing gap | "
+             "max point gap | AUC ratio | fails |", "|---|---|---|---|---|---|---|---|---|---|"]
 
     def worst(values):
         return f"{max(values):.3f}" if values else "-"
 
     for r in results["runs"]:
         if "error" in r:
-            lines.append(f"| {r['table']} | {r['route']} | error | | | | | | "
+            lines.append(f"| {r['table']} | {r['route']} | error | | | | | | | "
                          f"{r['error'][:120]} |")
             continue
         num = r["numeric"].values()
@@ -341,7 +380,8 @@ def _markdown(results):
         ratio = r.get("auc_ratio")
         lines.append(
             f"| {r['table']} | {r['route']} | {r['rows']} ({r['rows_real']}) | "
-            f"{worst(r['categorical'].values())} | {worst([v['ks'] for v in num])} | "
+            f"{worst(r['categorical'].values())} | {worst(r.get('other_share', {}).values())} | "
+            f"{worst([v['ks'] for v in num])} | "
             f"{worst(gaps)} | {worst(points)} | {'-' if ratio is None else f'{ratio:.3f}'} | "
             f"{'; '.join(r['failures'][:6]) or 'none'} |")
     return "\n".join(lines) + "\n"

@@ -31,10 +31,12 @@ def _adaptive(mechanism):
     selected, and how the budget was annealed, are DP outputs; so is whether the
     second discovery round measured anything, which columns had their frequency
     profile measured and got an extra budget, and how much (its reserved delta
-    is listed always)."""
+    is listed always), and which text candidates the numbers-or-text decision
+    measured a second time."""
     return (" round " in mechanism["name"]
             or mechanism["name"].startswith(("discovery of undeclared values, second round",
-                                             "frequency profile of undiscovered values")))
+                                             "frequency profile of undiscovered values"))
+            or mechanism["name"].endswith("numeric or text, second round"))
 
 
 def public_part(document, dp_binned=()):

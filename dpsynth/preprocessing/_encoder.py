@@ -40,9 +40,10 @@ from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binn
 from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._temporal import is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
-from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, auto_columns, check_numeric,
-                       decide_text_column, decode_text_binning, encode_text_binning,
-                       fit_auto_column, is_text_dtype, parse_numbers, raise_all)
+from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, SETTLE, SETTLE_GAIN, SETTLE_SHARE,
+                       auto_columns, check_numeric, decide_text_column, decode_text_binning,
+                       encode_text_binning, fit_auto_column, is_text_dtype, parse_numbers,
+                       raise_all)
 
 __all__ = ["TableEncoder"]
 
@@ -388,35 +389,57 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
         A text candidate first spends ``DECIDE_SHARE`` of an even share of
         ``numeric_rho`` on the DP decision of whether it holds numbers; the
-        rest of ``numeric_rho`` (and ``numeric_delta``) is split evenly over the
-        columns of a numeric dtype and the text columns decided numeric (a
-        public function of DP outputs), so that the words of a CSV file leave
-        their budget to its numbers.
+        candidates whose decision is not settled (too few present fields for
+        its noise, a DP output) are measured again, each with ``SETTLE_GAIN``
+        times that ``rho`` and together at most ``SETTLE_SHARE`` of
+        ``numeric_rho``, and decided on the mean of both rounds, so that a
+        sparse column of numbers is found numeric.  The rest of ``numeric_rho``
+        (and ``numeric_delta``) is split evenly over the columns of a numeric
+        dtype and the text columns decided numeric (a public function of DP
+        outputs), so that the words of a CSV file leave their budget to its
+        numbers.
 
         Returns ``({name: "number" | "int" | "float" | "date" | None}, {name:
         (text_share, texts, date_format)}, rho, delta)`` (the second for the text candidates);
         the decisions' spends and errors are appended to ``spends`` and ``errors``.
         """
-        kinds, texts = {}, {}
-        # the date cells' noise comes from a child stream of ``rng``'s seed, so that
-        # the draws of the number cells and of the binning are those of a
-        # decision without date cells
+        if not auto:
+            return {}, {}, 0.0, 0.0
+        kinds, texts, unsettled = {}, {}, {}
+        # the date cells' noise, and the second round's, come from child streams of
+        # ``rng``'s seed, so that the draws of the number cells and of the binning
+        # are those of a decision without date cells and without a second round
         sequence = rng.bit_generator.seed_seq
-        date_rng = np.random.default_rng(np.random.SeedSequence(
-            sequence.entropy, spawn_key=tuple(sequence.spawn_key) + (DATES,),
-            pool_size=sequence.pool_size))
+
+        def child(key):
+            return np.random.default_rng(np.random.SeedSequence(
+                sequence.entropy, spawn_key=tuple(sequence.spawn_key) + (key,),
+                pool_size=sequence.pool_size))
+
+        date_rng = child(DATES)
+        rho_first = DECIDE_SHARE * self.numeric_rho / len(auto)
         for name, kind in auto.items():
             if kind != "text":
                 kinds[name] = kind
                 continue
             try:
-                kinds[name], texts[name], spent = decide_text_column(
-                    name, *column_values(name), rho=DECIDE_SHARE * self.numeric_rho / len(auto),
-                    rng=rng, date_rng=date_rng)
+                kinds[name], texts[name], spent, counts = decide_text_column(
+                    name, *column_values(name), rho=rho_first, rng=rng, date_rng=date_rng)
                 spends.extend(spent)
+                if not counts.settled:
+                    unsettled[name] = counts
             except (ValueError, TypeError) as exc:
                 kinds[name] = None
                 errors.append((name, exc))
+        if unsettled:  # which columns are unsettled is a DP output
+            rho_second = min(SETTLE_GAIN * rho_first,
+                             SETTLE_SHARE * self.numeric_rho / len(unsettled))
+            settle_rng = child(SETTLE)
+            for name, counts in unsettled.items():
+                kinds[name], texts[name], spent, _ = decide_text_column(
+                    name, *column_values(name), rho=rho_second, rng=settle_rng,
+                    date_rng=settle_rng, prior=counts)
+                spends.extend(spent)
         numeric = [name for name, kind in kinds.items() if kind is not None]
         if not numeric:
             return kinds, texts, 0.0, 0.0

@@ -50,6 +50,7 @@ columns (a CSV file read as text), of whether a column holds numbers.
 import math
 from dataclasses import replace
 from numbers import Real
+from typing import NamedTuple
 import warnings
 from dataclasses import replace
 
@@ -68,8 +69,8 @@ from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, date_cells, format_date
                                numbers_of, parse_dates)
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
-           "decide_text_column", "is_auto_numeric", "MIN_POINT_SHARE",
-           "RANGE_FALSE_CELL"]
+           "decide_kind_counts", "KindCounts", "decide_text_column", "is_auto_numeric",
+           "MIN_POINT_SHARE", "RANGE_FALSE_CELL"]
 
 #: The most parts a crowded cell of the range is cut into (a year column's
 #: one octave 1024-2047 needs parts of a few years, not 64).
@@ -1099,7 +1100,7 @@ def binning_numbers(series, binning):
 
 
 def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SHARE,
-                   date_rng=None):
+                   date_rng=None, prior=None):
     """DP decision of whether a text column holds numbers or dates, and which kind.
 
     The present fields of the column fall in public cells: integers and
@@ -1134,6 +1135,14 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     ``series`` may be the column's distinct fields with ``weights`` their
     numbers of records.
 
+    ``prior``: the noisy counts of an earlier measurement of the same cells
+    (:class:`KindCounts`, from :func:`decide_kind_counts`); the two are
+    averaged by inverse variance and the rules above read the mean, at the
+    mean's noise.  This is the second round of a column whose first round
+    was not settled (:attr:`KindCounts.settled`: neither its numbers, its
+    texts nor its dates cleared their level, so that few present fields
+    decided nothing), with the budget that such sparse columns alone get.
+
     Returns
     -------
     kind : {"int", "float", "date", None}
@@ -1151,6 +1160,30 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     date_format : str or None
         The format of a date column.
     """
+    kind, spend, text_share, texts, date_format, _ = decide_kind_counts(
+        series, rho, rng, weights=weights, max_text_share=max_text_share,
+        date_rng=date_rng, prior=prior)
+    return kind, spend, text_share, texts, date_format
+
+
+class KindCounts(NamedTuple):
+    """The noisy counts of :func:`decide_numeric`'s cells, their noise and whether
+    they settled the decision (DP outputs and public scales only).
+
+    ``settled`` is False when the numbers did not clear their level and neither
+    the other texts nor any date cell cleared theirs: the column's present fields
+    are too few for the noise, whatever they are.
+    """
+
+    noisy: np.ndarray
+    noisy_dates: np.ndarray
+    sigma: float
+    settled: bool
+
+
+def _kind_cells(series, weights):
+    """Exact counts of :func:`decide_numeric`'s cells: the five number and text
+    cells, and the date cells (:data:`~dpsynth.utils._temporal.DATE_CELLS`)."""
     present = series.notna().to_numpy()
     numbers = parse_numbers(series)
     is_number = ~np.isnan(numbers)
@@ -1165,18 +1198,41 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
                        weights[is_number & ~is_integer & ~typed].sum(),
                        weights[present & ~is_number & ~is_date].sum()], dtype=np.float64)
     dates = np.bincount(cell[is_date], weights=weights[is_date], minlength=len(DATE_CELLS))
+    return counts, dates
+
+
+def decide_kind_counts(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SHARE,
+                       date_rng=None, prior=None):
+    """:func:`decide_numeric` and the :class:`KindCounts` it read, for a second round:
+    ``(kind, spend, text_share, texts, date_format, counts)``."""
+    counts, dates = _kind_cells(series, weights)
     sigma = _sigma(rho)
     noisy = _noisy(counts, sigma, rng)
     noisy_dates = _noisy(dates, sigma, rng if date_rng is None else date_rng)
-    spend = Spend("numeric or text", "discrete_gaussian", rho=rho,
+    spend = Spend("numeric or text" if prior is None else "numeric or text, second round",
+                  "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("max_text_share", max_text_share),
                           ("sensitivity", 1)))
+    if prior is not None:  # inverse-variance mean of both rounds (post-processing)
+        w_prior, w_now = prior.sigma ** -2, sigma ** -2
+        noisy = (prior.noisy * w_prior + noisy * w_now) / (w_prior + w_now)
+        noisy_dates = (prior.noisy_dates * w_prior + noisy_dates * w_now) / (w_prior + w_now)
+        sigma = (w_prior + w_now) ** -0.5
+    found = _decide_kind(noisy, noisy_dates, sigma, max_text_share,
+                         isinstance(series.dtype, pd.StringDtype))
+    return (*found[:1], spend, *found[1:4],
+            KindCounts(noisy, noisy_dates, float(sigma), bool(found[4])))
+
+
+def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype):
+    """The rules of :func:`decide_numeric` on noisy counts of noise ``sigma``:
+    ``(kind, text_share, texts, date_format, settled)``."""
     # sums of k noisy cells (not clipped: unbiased) carry noise sigma * sqrt(k);
     # the noise is integer, so a level is one count higher (discrete_gaussian_tail:
     # at a small sigma, 3 sigma alone is below the first nonzero draw)
-    level_2, level_4 = (1.0 + 3 * sigma * math.sqrt(k) for k in (2, 4))
+    level_1, level_2, level_4 = (1.0 + 3 * sigma * math.sqrt(k) for k in (1, 2, 4))
     n_typed, n_written = noisy[0] + noisy[2], noisy[1] + noisy[3]
-    if isinstance(series.dtype, pd.StringDtype) or not n_typed > level_2:
+    if string_dtype or not n_typed > level_2:
         text_share = 1.0
     elif not n_written > level_2:
         text_share = 0.0
@@ -1193,8 +1249,8 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     if n_numbers > level_4 and texts[0] <= max_text_share * total + 3 * sigma:
         n_decimals = noisy[2] + noisy[3]
         if n_decimals > level_2 and n_decimals > 0.001 * n_numbers:
-            return "float", spend, text_share, texts, None
-        return "int", spend, text_share, texts, None
+            return "float", text_share, texts, None, True
+        return "int", text_share, texts, None, True
     date_format, best = None, -np.inf
     n_cells = noisy.size + noisy_dates.size
     for fmt in DATE_FORMATS:  # in the public order: a tie keeps the first
@@ -1206,8 +1262,9 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
             date_format, best = fmt, found
             date_texts = (rest, sigma * math.sqrt(n_cells - own.sum()))
     if date_format is not None:
-        return "date", spend, 1.0, date_texts, date_format
-    return None, spend, text_share, texts, None
+        return "date", 1.0, date_texts, date_format, True
+    settled = bool(n_numbers > level_4 or noisy[4] > level_1 or dated.any())
+    return None, text_share, texts, None, settled
 
 
 def encode_text_binning(series, binning, name, missing_code):
@@ -1322,6 +1379,9 @@ NUMERIC = 2 ** 20 + 36
 #: ``spawn_key`` suffix, under ``NUMERIC``'s stream, of the noise of the date cells of
 #: the text candidates' decisions (:func:`decide_numeric`).
 DATES = 1
+#: ``spawn_key`` suffix, under ``NUMERIC``'s stream, of the noise of the second round of
+#: the text candidates' decisions (see ``SETTLE_GAIN``).
+SETTLE = 2
 
 
 def is_text_dtype(dtype):
@@ -1382,15 +1442,23 @@ def _named(spends, name):
 #: Share of a text candidate's budget (``numeric_rho`` over the candidates) that
 #: decides whether it holds numbers (:func:`decide_numeric`).
 DECIDE_SHARE = 0.1
+#: A text candidate whose first decision is not settled (:class:`KindCounts`: too
+#: few present fields for its noise) is measured again with this many times the
+#: first round's ``rho`` ...
+SETTLE_GAIN = 8.0
+#: ... and at most this share of ``numeric_rho`` over all such columns (a sparse
+#: column's second round takes little from the binning of the others).
+SETTLE_SHARE = 0.1
 
 
-def decide_text_column(name, series, weights, *, rho, rng, date_rng=None):
+def decide_text_column(name, series, weights, *, rho, rng, date_rng=None, prior=None):
     """The DP decision of :func:`decide_numeric` for a text candidate of
     ``numeric="auto"``: ``("int" | "float" | "date" | None, (text_share, texts,
-    date_format), spends)``."""
-    found, spend, *text = decide_numeric(series, rho, rng, weights=weights,
-                                         date_rng=date_rng)
-    return found, tuple(text), _named([spend], name)
+    date_format), spends, counts)``, ``counts`` the :class:`KindCounts` read
+    (``prior``: those of the first round, for the second)."""
+    found, spend, *text, counts = decide_kind_counts(series, rho, rng, weights=weights,
+                                                     date_rng=date_rng, prior=prior)
+    return found, tuple(text), _named([spend], name), counts
 
 
 def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, special=(),

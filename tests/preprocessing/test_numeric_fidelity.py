@@ -2,6 +2,7 @@
 DP within-bin refinement and declared precision."""
 
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 import warnings
@@ -829,6 +830,92 @@ def test_text_columns_leave_their_budget_to_the_numeric_ones():
                      "word2": False, "word3": False}
 
 
+def _sparse(n=4000, present=300, seed=0, words=False):
+    rng = np.random.default_rng(seed)
+    values = (rng.choice(["none", "other", "n/a"], present) if words
+              else rng.integers(0, 120, present).astype(str))
+    return pd.Series(list(values) + [None] * (n - present), dtype=object)
+
+
+def test_a_sparse_column_of_numbers_is_settled_by_a_second_round():
+    # 300 numbers in 4,000 records at the decision's noise of a 57-column CSV
+    # (sigma 72.5): the first round alone clears the numbers' level (1 + 6 sigma)
+    # in a fifth of the draws; it is not settled (no cell clears), and the mean of
+    # both rounds, at the budget a second round gets, decides numbers
+    from dpsynth.preprocessing._numeric import SETTLE_GAIN, decide_kind_counts
+
+    rho = 1 / (2 * 72.5 ** 2)
+    numbers, words, empty = _sparse(), _sparse(words=True), pd.Series([None] * 4000,
+                                                                        dtype=object)
+    kinds = {"numbers": [], "words": [], "empty": []}
+    for seed in range(200):
+        for name, column in (("numbers", numbers), ("words", words), ("empty", empty)):
+            rng = np.random.default_rng(seed)
+            kind, *_, counts = decide_kind_counts(column, rho, rng)
+            if not counts.settled:
+                assert kind is None
+                kind, *_, again = decide_kind_counts(column, SETTLE_GAIN * rho, rng,
+                                                     prior=counts)
+                assert again.sigma == pytest.approx(72.5 / math.sqrt(1 + SETTLE_GAIN),
+                                                    rel=0.01)
+            kinds[name].append(kind)
+    assert kinds["numbers"].count("int") >= 198
+    assert kinds["words"].count(None) == 200  # few words stay text
+    assert kinds["empty"].count(None) == 200  # and so does a column with no field
+
+
+def test_dense_columns_are_settled_in_the_first_round():
+    # the second round is for columns whose present fields are too few for the
+    # noise: dense numbers, words, dates and mixtures are decided as before
+    from dpsynth.preprocessing._numeric import decide_kind_counts, decide_numeric
+
+    rng = np.random.default_rng(0)
+    days = pd.Timestamp("2015-01-01") + pd.to_timedelta(rng.integers(0, 3000, 3000), unit="D")
+    columns = {
+        "int": pd.Series([str(v) for v in rng.integers(0, 9000, 3000)], dtype=object),
+        "float": pd.Series([f"{v:.2f}" for v in rng.gamma(3, 5, 3000)], dtype=object),
+        None: pd.Series(rng.choice(["a", "b", "1"], 3000), dtype=object),
+        "date": pd.Series(days.strftime("%Y-%m-%d"), dtype=object)}
+    rho = 1 / (2 * 72.5 ** 2)
+    for kind, column in columns.items():
+        for seed in range(20):
+            found, spend, share, texts, fmt, counts = decide_kind_counts(
+                column, rho, np.random.default_rng(seed))
+            assert counts.settled and found == kind, (kind, seed)
+            assert (found, spend, share, texts, fmt) == decide_numeric(
+                column, rho, np.random.default_rng(seed))
+
+
+def test_sparse_text_candidates_get_a_second_round_of_their_own_budget():
+    # the encoder measures the unsettled candidates again (a DP output), each with
+    # SETTLE_GAIN times the first round's rho, at most SETTLE_SHARE of numeric_rho
+    # in all; the binning of the numeric columns gets the rest
+    from dpsynth.preprocessing._numeric import DECIDE_SHARE, SETTLE_GAIN, SETTLE_SHARE
+
+    rng = np.random.default_rng(1)
+    n = 4000
+    X = pd.DataFrame({
+        "amount": rng.integers(500, 35_000, n).astype(str).astype(object),
+        "sparse": _sparse(n, 300, seed=1),
+        "empty": pd.Series([None] * n, dtype=object),
+        **{f"word{k}": rng.choice(["a", "b", "c"], n).astype(object) for k in range(5)}})
+    rho = 1 / (2 * 72.5 ** 2) * 8 / DECIDE_SHARE  # first-round sigma 72.5
+    encoder = TableEncoder(numeric_rho=rho, numeric_delta=1e-10, text_numbers="dp",
+                           random_state=0).fit(X)
+    second = {s.name.split("'")[1]: s.rho for s in encoder.spends_
+              if s.name.endswith("numeric or text, second round")}
+    first_rho = DECIDE_SHARE * rho / 8
+    assert set(second) == {"sparse", "empty"}
+    assert all(v == pytest.approx(min(SETTLE_GAIN * first_rho, SETTLE_SHARE * rho / 2))
+               for v in second.values())
+    assert encoder.rho_spent_ == pytest.approx(rho)
+    binned = {c.name for c in encoder.schema_.columns if c.binning is not None}
+    assert binned == {"amount", "sparse"}
+    back = encoder.inverse_transform(encoder.transform(X), random_state=0)
+    sparse = pd.to_numeric(back["sparse"], errors="coerce")
+    assert sparse.notna().sum() > 150 and back["sparse"].notna().sum() == sparse.notna().sum()
+
+
 def test_a_complete_numeric_column_has_no_missing_code():
     # the missing code of a float column exists only when step 1's noisy count of
     # records without a value clears 3.09 sigma: a complete column gets none, so
@@ -927,7 +1014,7 @@ def _fit_text_column(series, seed, rho=0.01):
     from dpsynth.preprocessing._numeric import decide_text_column, fit_auto_column
 
     rng = np.random.default_rng(seed)
-    kind, text, _ = decide_text_column("x", series, None, rho=0.1 * rho, rng=rng)
+    kind, text, _, _ = decide_text_column("x", series, None, rho=0.1 * rho, rng=rng)
     assert kind == "int"
     column, _ = fit_auto_column("x", series, None, kind=kind, rho=rho, delta=1e-10, n_bins=10,
                                 rng=rng, text=text)
