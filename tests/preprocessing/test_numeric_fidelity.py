@@ -1417,7 +1417,7 @@ def test_integer_codes_each_keep_their_share(seed):
     series = _code_column(6000, seed)
     rng = np.random.default_rng(seed)
     rho = 0.004  # a column's share of a wide table's budget
-    kind, text, _ = decide_text_column("x", series, None, rho=0.1 * rho, rng=rng)
+    kind, text, _, _ = decide_text_column("x", series, None, rho=0.1 * rho, rng=rng)
     assert kind == "int"
     column, spends = fit_auto_column("x", series, None, kind=kind, rho=rho, delta=1e-9,
                                      n_bins=10, rng=rng, text=text)
