@@ -41,7 +41,8 @@ from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._temporal import is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
 from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, SETTLE, SETTLE_GAIN, SETTLE_SHARE,
-                       auto_columns, check_numeric, decide_text_column, decode_text_binning,
+                       WHOLE, auto_columns, check_numeric, decide_text_column,
+                       decide_whole_numbers, decode_text_binning,
                        encode_text_binning, fit_auto_column, is_text_dtype, parse_numbers,
                        raise_all)
 
@@ -388,7 +389,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         """The numeric columns of ``numeric="auto"`` and each one's budget.
 
         A text candidate first spends ``DECIDE_SHARE`` of an even share of
-        ``numeric_rho`` on the DP decision of whether it holds numbers; the
+        ``numeric_rho`` on the DP decision of whether it holds numbers (a
+        column of a float dtype, on whether it holds whole numbers only:
+        :func:`~dpsynth.preprocessing._numeric.decide_whole_numbers`); the
         candidates whose decision is not settled (too few present fields for
         its noise, a DP output) are measured again, each with ``SETTLE_GAIN``
         times that ``rho`` and together at most ``SETTLE_SHARE`` of
@@ -399,7 +402,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         outputs), so that the words of a CSV file leave their budget to its
         numbers.
 
-        Returns ``({name: "number" | "int" | "float" | "date" | None}, {name:
+        Returns ``({name: "number" | "whole" | "int" | "float" | "date" | None}, {name:
         (text_share, texts, date_format)}, rho, delta)`` (the second for the text candidates);
         the decisions' spends and errors are appended to ``spends`` and ``errors``.
         """
@@ -416,11 +419,16 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 sequence.entropy, spawn_key=tuple(sequence.spawn_key) + (key,),
                 pool_size=sequence.pool_size))
 
-        date_rng = child(DATES)
+        date_rng, whole_rng = child(DATES), child(WHOLE)
         rho_first = DECIDE_SHARE * self.numeric_rho / len(auto)
         for name, kind in auto.items():
             if kind != "text":
+                series, weights = column_values(name)
                 kinds[name] = kind
+                if kind == "number" and pd.api.types.is_float_dtype(series.dtype):
+                    kinds[name], spent = decide_whole_numbers(
+                        name, series, weights, rho=rho_first, rng=whole_rng)
+                    spends.extend(spent)
                 continue
             try:
                 kinds[name], texts[name], spent, counts = decide_text_column(

@@ -1382,6 +1382,40 @@ DATES = 1
 #: ``spawn_key`` suffix, under ``NUMERIC``'s stream, of the noise of the second round of
 #: the text candidates' decisions (see ``SETTLE_GAIN``).
 SETTLE = 2
+#: ``spawn_key`` suffix, under ``NUMERIC``'s stream, of the noise of the float columns'
+#: decisions of whether they hold whole numbers only (:func:`decide_whole_numbers`).
+WHOLE = 3
+
+
+def decide_whole_numbers(name, series, weights, *, rho, rng):
+    """DP decision of whether a float column holds whole numbers only.
+
+    A column of a float dtype often holds counts or codes: pandas reads an
+    integer column with missing values as ``float64``.  Its present values fall
+    in two public cells, whole numbers (``inf`` included) and the others; each
+    record is in one cell at most, so the two counts with Gaussian noise are
+    ``rho``-zCDP.  The column holds decimals when their noisy count clears
+    ``1 + 3 sigma`` and 0.1% of the numbers (the rule of
+    :func:`decide_numeric` for text columns); otherwise it is binned as an
+    integer column (its dtype kept: the values decode to whole floats).
+
+    Returns
+    -------
+    kind : {"whole", "number"}
+    spends : list of dpsynth.accounting.Spend
+    """
+    values = numbers_of(series)
+    present = ~np.isnan(values)
+    with np.errstate(invalid="ignore"):
+        whole = present & ((values == np.round(values)) | np.isinf(values))
+    w = np.ones(values.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    counts = np.array([w[whole].sum(), w[present & ~whole].sum()], dtype=np.float64)
+    sigma = _sigma(rho)
+    noisy = _noisy(counts, sigma, rng)
+    spend = Spend("whole numbers or decimals", "discrete_gaussian", rho=rho,
+                  params=(("sigma", sigma), ("sensitivity", 1)))
+    decimals = noisy[1] > 1.0 + 3.0 * sigma and noisy[1] > 0.001 * float(noisy.sum())
+    return ("number" if decimals else "whole"), _named([spend], name)
 
 
 def is_text_dtype(dtype):
@@ -1471,8 +1505,10 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
     series : Series
         The column (or its distinct values, ``weights`` their numbers of records).
     weights : ndarray or None
-    kind : {"number", "int", "float", "date"}
-        A column of a numeric dtype, or a text column that
+    kind : {"number", "whole", "int", "float", "date"}
+        A column of a numeric dtype (``"whole"``: of a float dtype, found by
+        :func:`decide_whole_numbers` to hold whole numbers, binned as an
+        integer column), or a text column that
         :func:`decide_text_column` found to hold integers, other numbers or
         dates of one format.  Such a text column keeps its dtype: its numbers
         (its dates as whole numbers of their format's unit) are binned, its
@@ -1514,7 +1550,8 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
     else:  # instants and durations are whole numbers of their unit
         dtype = series.dtype
         values = numbers_of(series)
-        integer = is_temporal(dtype) or pd.api.types.is_integer_dtype(dtype)
+        integer = (kind == "whole" or is_temporal(dtype)
+                   or pd.api.types.is_integer_dtype(dtype))
         absent = np.isnan(values)
     present = ~np.isnan(values)
     weights = None if weights is None else np.asarray(weights, dtype=np.float64)
