@@ -371,7 +371,10 @@ def test_numeric_discovery_in_the_sds_release_keeps_the_total():
     assert spent["epsilon"] == pytest.approx(4.0)
     assert spent["delta"] <= 1e-5 + 1e-18
     numeric = [m for m in spent.mechanisms if m.name.startswith("numeric column")]
-    assert len(numeric) == 3 * 4 + 1  # and the text column's numeric-or-text count
+    # three steps per numeric column, the text column's numeric-or-text count and
+    # the float columns' whole-numbers decisions (income, score: found to hold decimals)
+    assert len(numeric) == 3 * 4 + 1 + 2
+    assert sum(m.name.endswith("whole numbers or decimals") for m in numeric) == 2
     assert sum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"])
     S = synth.sample(random_state=0)
     assert S["count"].dtype == np.int64
@@ -1463,3 +1466,37 @@ def test_a_wide_integer_range_keeps_quantile_intervals():
                                          code_levels=MAX_CODE_LEVELS)
     assert binning.n_intervals <= 10 and len(binning.frequent) <= 10
     assert spends[1].rho == pytest.approx(0.25 * 0.05)
+
+
+def test_a_float_column_of_whole_numbers_decodes_whole_numbers():
+    from dpsynth.preprocessing._numeric import decide_whole_numbers
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    X = pd.DataFrame({  # pandas reads integer columns with gaps as float64
+        "bankruptcies": np.where(rng.random(n) < 0.02, np.nan,
+                                 (rng.random(n) < 0.05).astype(float)),
+        "kids": np.where(rng.random(n) < 0.1, np.nan, rng.poisson(1.5, n).astype(float)),
+        "fee": np.where(rng.random(n) < 0.9, 0.0, np.round(rng.lognormal(2, 1, n), 2)),
+        "group": rng.choice(list("abc"), n)})
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    S = synth.sample(random_state=0)
+    for name in ("bankruptcies", "kids"):
+        assert S[name].dtype == np.float64
+        present = S[name].dropna()
+        assert (present == np.round(present)).all()  # whole numbers, as in the table
+        assert _tvd(X[name].fillna(-1), S[name].fillna(-1)) <= 0.03
+    # 5% of ones come back as ones, not drawn inside an interval [0, 2)
+    assert abs((S["bankruptcies"] == 1).mean() - (X["bankruptcies"] == 1).mean()) <= 0.02
+    # decimals stay decimals
+    assert (S["fee"].dropna() != np.round(S["fee"].dropna())).mean() > 0.05
+    spent = [m for m in synth.privacy_spent_.mechanisms
+             if m.name.endswith("whole numbers or decimals")]
+    assert [m.name for m in spent] == [f"numeric column {c!r}: whole numbers or decimals"
+                                       for c in ("bankruptcies", "kids", "fee")]
+    # the decision alone: decimals above 3 sigma (and 0.1% of the numbers) make a float
+    # column; noise alone does not
+    rng = np.random.default_rng(1)
+    whole = pd.Series(rng.integers(0, 9, 2000).astype(float))
+    assert decide_whole_numbers("x", whole, None, rho=0.01, rng=rng)[0] == "whole"
+    assert decide_whole_numbers("x", whole + 0.5, None, rho=0.01, rng=rng)[0] == "number"

@@ -775,6 +775,39 @@ def test_numeric_discovery_neighbours_differ_only_in_dp_outputs(name, values, tm
                               ("amount", "visits"))
 
 
+def _whole_base(n=800, seed=4):
+    """Float columns of whole numbers (a 0/1 flag and a count with missing values, as
+    pandas reads integer columns with gaps) beside a float column of decimals."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "flag": np.where(rng.random(n) < 0.05, np.nan, (rng.random(n) < 0.2).astype(float)),
+        "kids": np.where(rng.random(n) < 0.1, np.nan, rng.poisson(1.5, n).astype(float)),
+        "amount": np.round(rng.lognormal(3, 1, n), 2),
+        "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name,values", [
+    ("a decimal in a whole column", {"flag": 0.5}),
+    ("an infinite count", {"kids": np.inf}),
+    ("a huge count", {"kids": 1e15}),
+    ("a negative count", {"kids": -3.0}),
+    ("a whole amount", {"amount": 7.0}),
+    ("a missing flag", {"flag": np.nan}),
+])
+def test_whole_number_decision_neighbours_differ_only_in_dp_outputs(name, values, position,
+                                                                  tmp_path):
+    base = _whole_base()
+    releases = _default_releases([base, _with_record(base, position, **values)], tmp_path)
+    # whether a float column holds whole numbers is a DP decision (its binning's
+    # integer flag, a DP output); its dtype is the declared float64 in both
+    for *_, synth in releases:
+        kinds = {c.name: c.binning.integer for c in synth.aggregates_.schema
+                 if c.binning is not None}
+        assert kinds == {"flag": True, "kids": True, "amount": False}
+    _check_numeric_neighbours(releases, ("flag", "kids", "amount"))
+
+
 def _coded_base(n=800, seed=6):
     """Text columns holding numbers: numbers written as text with a code "N", and
     number objects with words (as spreadsheets export them)."""
