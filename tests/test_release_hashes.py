@@ -123,8 +123,8 @@ PINNED = {
     'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
     'workload_adult': ['21e72735972ca21d', '668c019cec46cb12'],
     'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['36e307e01ce44316', '5d2de6e49c219da5'],
-    'workload_messy_default': ['6c777f853fa368cd', '0b6fb3c63e9f51a4'],
+    'workload_messy_continuous': ['0e5e0b1bed077b68', '21a29ba3bf8805cf'],
+    'workload_messy_default': ['18f440fd711e8a7f', '93714ca9a49c6f93'],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
@@ -132,8 +132,8 @@ PINNED = {
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
     'workload_adult': ['b470529e6cc96365', '6d5b41cc5b95647d'],
-    'workload_messy_continuous': ['09d6b771214dea20', 'f1d8baea2b0faa9a'],
-    'workload_messy_default': ['d7768e949811b40e', 'e70c9ce66677ea96'],
+    'workload_messy_continuous': ['0c49066876ee0a99', '54a548883f0a3693'],
+    'workload_messy_default': ['af0762a9d950bd74', '33c4432633aa8a81'],
 }
 
 
