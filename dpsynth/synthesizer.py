@@ -32,8 +32,8 @@ from .metrics import marginal_tvd
 from .preprocessing import TableEncoder
 from .preprocessing._binning import make_binners
 from .preprocessing._categories import check_categories
-from .preprocessing._numeric import (DELTA_SHARE, auto_columns, is_auto_numeric, numeric_mode,
-                                    numeric_share)
+from .preprocessing._numeric import (DELTA_SHARE, MAX_CODE_LEVELS, auto_columns,
+                                    is_auto_numeric, numeric_mode, numeric_share)
 from .release import Release, get_release
 from .sampling import SAMPLERS, Sampler, get_sampler
 from .sampling.conditional import (draw_restricted, fill_known, parse_conditions,
@@ -118,7 +118,8 @@ _BYTES_PER_SAMPLED_CELL = 32
 
 def _public_domains(encoder, table, *, sources=None):
     """Number of codes of each column that the encoder's parameters make public
-    (declared categories, bins, booleans, at most ``2 n_bins`` for a
+    (declared categories, bins, booleans, at most ``2 n_bins`` or
+    :data:`~dpsynth.preprocessing._numeric.MAX_CODE_LEVELS` for a
     ``numeric="auto"`` column; plus the missing code), else None.
 
     Reads parameters and dtypes only, never values.  ``sources``, a list, gets
@@ -147,8 +148,10 @@ def _public_domains(encoder, table, *, sources=None):
             n, source = 2, "its bool dtype"
         elif (numeric_mode(encoder.numeric, name) == "auto"
               and is_auto_numeric(table[name].dtype)):
-            n = 2 * encoder.n_bins  # DP intervals and point masses, at most
-            source = "numeric='auto' (n_bins DP intervals and point masses)"
+            # DP intervals and point masses, at most; integer codes: one per integer
+            n = max(2 * encoder.n_bins, MAX_CODE_LEVELS)
+            source = ("numeric='auto' (n_bins DP intervals and point masses, or "
+                      f"{MAX_CODE_LEVELS} integer codes)")
         else:
             n, source = None, None
         sizes.append(None if n is None else int(n) + 1)
