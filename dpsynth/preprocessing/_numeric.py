@@ -460,11 +460,11 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
         # every integer of a small DP range is a public candidate: measured
         # whether or not a record holds it, kept above a plain noise level
         every = np.arange(low, high, dtype=np.float64)
-        missing_ = every[~np.isin(every, observed)]
-        observed = np.concatenate([observed, missing_])
-        counts = np.concatenate([counts, np.zeros(missing_.size)])
-        order_ = np.argsort(observed, kind="stable")
-        observed, counts = observed[order_], counts[order_]
+        unheld = every[~np.isin(every, observed)]
+        observed = np.concatenate([observed, unheld])
+        counts = np.concatenate([counts, np.zeros(unheld.size)])
+        ascending = np.argsort(observed, kind="stable")
+        observed, counts = observed[ascending], counts[ascending]
         public = np.ones(observed.size, dtype=bool)
         max_points = max(max_points, MAX_CODE_LEVELS)
     if low <= 0.0 and (0.0 < high if integer else 0.0 <= high):  # 0 in the range: public
