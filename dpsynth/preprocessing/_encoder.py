@@ -385,7 +385,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                             binning=self.binning, text_numbers=self.text_numbers,
                             numeric=self.numeric)
 
-    def _numeric_kinds(self, auto, column_values, rng, spends, errors):
+    def _numeric_kinds(self, auto, column_values, dtypes, rng, spends, errors):
         """The numeric columns of ``numeric="auto"`` and each one's budget.
 
         A text candidate first spends ``DECIDE_SHARE`` of an even share of
@@ -403,58 +403,64 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         numbers.
 
         Returns ``({name: "number" | "whole" | "int" | "float" | "date" | None}, {name:
-        (text_share, texts, date_format)}, rho, delta)`` (the second for the text candidates);
-        the decisions' spends and errors are appended to ``spends`` and ``errors``.
+        (text_share, texts, date_format)}, rho, delta, {name: column_values(name)})``
+        (the second for the text candidates, the last the values read for the
+        decisions of the columns found numeric, so that their binning does not
+        read them again); the decisions' spends and errors are appended to
+        ``spends`` and ``errors``.
         """
         if not auto:
-            return {}, {}, 0.0, 0.0
-        kinds, texts, unsettled = {}, {}, {}
+            return {}, {}, 0.0, 0.0, {}
+        kinds, texts, unsettled, values = {}, {}, {}, {}
+
+        def read(name):
+            if name not in values:
+                values[name] = column_values(name)
+            return values[name]
+
         # the date cells' noise, and the second round's, come from child streams of
         # ``rng``'s seed, so that the draws of the number cells and of the binning
         # are those of a decision without date cells and without a second round
         sequence = rng.bit_generator.seed_seq
-
-        def child(key):
-            return np.random.default_rng(np.random.SeedSequence(
-                sequence.entropy, spawn_key=tuple(sequence.spawn_key) + (key,),
-                pool_size=sequence.pool_size))
-
-        date_rng, whole_rng = child(DATES), child(WHOLE)
+        date_rng, whole_rng = (np.random.default_rng(stream(sequence, key))
+                               for key in (DATES, WHOLE))
         rho_first = DECIDE_SHARE * self.numeric_rho / len(auto)
         for name, kind in auto.items():
             if kind != "text":
-                series, weights = column_values(name)
                 kinds[name] = kind
-                if kind == "number" and pd.api.types.is_float_dtype(series.dtype):
+                if kind == "number" and pd.api.types.is_float_dtype(dtypes[name]):
                     kinds[name], spent = decide_whole_numbers(
-                        name, series, weights, rho=rho_first, rng=whole_rng)
+                        name, *read(name), rho=rho_first, rng=whole_rng)
                     spends.extend(spent)
                 continue
             try:
                 kinds[name], texts[name], spent, counts = decide_text_column(
-                    name, *column_values(name), rho=rho_first, rng=rng, date_rng=date_rng)
+                    name, *read(name), rho=rho_first, rng=rng, date_rng=date_rng)
                 spends.extend(spent)
                 if not counts.settled:
                     unsettled[name] = counts
+                elif kinds[name] is None:  # stays text: its values are not read again
+                    values.pop(name)
             except (ValueError, TypeError) as exc:
                 kinds[name] = None
                 errors.append((name, exc))
         if unsettled:  # which columns are unsettled is a DP output
             rho_second = min(SETTLE_GAIN * rho_first,
                              SETTLE_SHARE * self.numeric_rho / len(unsettled))
-            settle_rng = child(SETTLE)
+            settle_rng = np.random.default_rng(stream(sequence, SETTLE))
             for name, counts in unsettled.items():
                 kinds[name], texts[name], spent, _ = decide_text_column(
-                    name, *column_values(name), rho=rho_second, rng=settle_rng,
+                    name, *read(name), rho=rho_second, rng=settle_rng,
                     date_rng=settle_rng, prior=counts)
                 spends.extend(spent)
         numeric = [name for name, kind in kinds.items() if kind is not None]
+        values = {name: values[name] for name in numeric if name in values}
         if not numeric:
-            return kinds, texts, 0.0, 0.0
+            return kinds, texts, 0.0, 0.0, values
         rho = (self.numeric_rho - sum(s.rho for s in spends)) / len(numeric)
         delta = (DEFAULT_FREQUENT_DELTA if self.numeric_delta is None
                  else self.numeric_delta) / len(numeric)
-        return kinds, texts, rho, delta
+        return kinds, texts, rho, delta, values
 
     def _build_schema(self, frame, was_frame, *, discover, fit_binner, column_values=None):
         """Set ``schema_`` from the declaration (``frame``'s names and dtypes, parameters).
@@ -485,8 +491,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         dtype_public = dtype_declared(self.categories, frame)
         auto_rng = np.random.default_rng(stream(self.random_state, NUMERIC))
         columns, errors, spends = [], [], []
-        kinds, texts, rho_column, delta_column = self._numeric_kinds(auto, column_values, auto_rng,
-                                                              spends, errors)
+        kinds, texts, rho_column, delta_column, read_values = self._numeric_kinds(
+            auto, column_values, frame.dtypes, auto_rng, spends, errors)
         for name in names:
             dtype = frame[name].dtype
             try:
@@ -496,7 +502,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                     continue
                 if kinds.get(name) is not None:
                     column, spent = fit_auto_column(
-                        name, *column_values(name), kind=kinds[name], rho=rho_column,
+                        name, *(read_values.pop(name, None) or column_values(name)),
+                        kind=kinds[name], rho=rho_column,
                         delta=delta_column, n_bins=self.n_bins, rng=auto_rng,
                         other_label=labels.get(name), text=texts.get(name),
                         special=(self.special_values or {}).get(name, ()),
