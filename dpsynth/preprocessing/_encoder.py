@@ -830,15 +830,21 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
 
 def _distinct_values(series):
-    """What ``numeric="auto"`` reads of a column: for a numeric or temporal dtype its
-    :func:`values_and_weights` (the fit depends on the multiset of the values only, so
-    this is the fit on every row, at the cost of one hashing pass); otherwise the
-    column and None."""
+    """What ``numeric="auto"`` reads of a column: its :func:`values_and_weights` (the
+    fit depends on the multiset of the values only, so this is the fit on every row,
+    at the cost of one hashing pass, and what the Dask engine reads from its summed
+    value counts); a boolean column and None."""
     dtype = series.dtype
-    if _is_bool(dtype) or not (pd.api.types.is_numeric_dtype(dtype) or is_temporal(dtype)):
+    if _is_bool(dtype):
         return series, None
-    return values_and_weights(series.name, dtype, series.value_counts(dropna=True),
-                              int(series.isna().sum()))
+    if pd.api.types.is_numeric_dtype(dtype) or is_temporal(dtype):
+        counts = series.value_counts(dropna=True)
+        return values_and_weights(series.name, dtype, counts, int(series.isna().sum()))
+    codes, uniques = factorize(series)  # text: each distinct object hashed once
+    present = codes >= 0
+    counts = pd.Series(np.bincount(codes[present], minlength=len(uniques)),
+                       index=pd.Index(uniques, dtype=object))
+    return values_and_weights(series.name, dtype, counts, int((~present).sum()))
 
 
 def values_and_weights(name, dtype, counts, n_missing):

@@ -65,6 +65,7 @@ from ..schema import (DEFAULT_OTHER_LABEL, Binning, Column, default_missing_mark
                       integer_room, other_code_label, sub_bin_edges)
 from ._discretizer import _check_special, _snap_edges, decode_binning, encode_binning
 from ..utils._numbers import parse_numbers
+from ..utils._validation import factorize
 from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, date_cells, format_dates, is_temporal,
                                numbers_of, parse_dates)
 
@@ -1273,10 +1274,23 @@ def encode_text_binning(series, binning, name, missing_code):
     Numbers get their bin (:func:`encode_binning`); a text equal to one of
     ``binning.codes`` its code; any other present field the other code (or,
     without one, the code of ``binning.text_fill``, else the missing code);
-    a missing field the missing code.
+    a missing field the missing code.  A column of texts is encoded once per
+    distinct field.
     """
+    if pd.api.types.infer_dtype(series, skipna=True) not in ("string", "empty"):
+        return _encode_text_fields(series, binning, name, missing_code)  # 1 and True differ
+    found, distinct = factorize(series)
+    present = found >= 0
+    weights = np.bincount(found[present], minlength=len(distinct))
+    codes = _encode_text_fields(pd.Series(np.asarray(distinct, dtype=object), dtype=object),
+                                binning, name, missing_code, weights)
+    return np.append(codes, missing_code)[found]
+
+
+def _encode_text_fields(series, binning, name, missing_code, weights=None):
+    """:func:`encode_text_binning` field by field (``weights``: records per field)."""
     numbers = binning_numbers(series, binning)
-    codes = encode_binning(numbers, binning, name)
+    codes = encode_binning(numbers, binning, name, weights)
     present = series.notna().to_numpy()
     rest = present & np.isnan(numbers)
     if rest.any():

@@ -1037,6 +1037,31 @@ def test_text_other_counts_the_texts_not_released():
     assert not text_other(30.0, 10.0, [], 5.0)[1]
 
 
+@pytest.mark.parametrize("dtype", [object, "string"])
+def test_text_numbers_parsed_and_encoded_once_per_distinct_field(dtype):
+    # a long text column of few fields is parsed and encoded per distinct field; the
+    # result is the field-by-field one, also for mixed types (True and 1 hash alike)
+    from dpsynth.preprocessing._numeric import _encode_text_fields, encode_text_binning
+    from dpsynth.utils._numbers import _parse_fields, parse_numbers
+
+    rng = np.random.default_rng(0)
+    fields = rng.poisson(6, 4000).astype(str).astype(object)
+    odd = rng.random(4000) < 0.3
+    fields[odd] = rng.choice(["N", "N", "n/a", "x", " 2 ", "02134", "1e1", "inf"], odd.sum())
+    fields[rng.random(4000) < 0.05] = None
+    series = pd.Series(fields, dtype=dtype)
+    np.testing.assert_array_equal(parse_numbers(series), _parse_fields(series))
+    mixed = pd.Series([1, True, "1", "True", 2.5, False, 0, None, "N"] * 50, dtype=object)
+    np.testing.assert_array_equal(parse_numbers(mixed), _parse_fields(mixed))
+    assert np.isnan(parse_numbers(mixed)[1]) and parse_numbers(mixed)[0] == 1
+    binning = _fit_text_column(pd.Series(fields, dtype=object), 0)
+    for column in (series, mixed):
+        missing_code = len(binning.labels)
+        np.testing.assert_array_equal(
+            encode_text_binning(column, binning, "x", missing_code),
+            _encode_text_fields(column, binning, "x", missing_code))
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_texts_not_released_join_the_largest_code_unless_a_dp_count_finds_them(seed):
     from dpsynth.preprocessing._numeric import encode_text_binning
