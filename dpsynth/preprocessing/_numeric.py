@@ -115,6 +115,11 @@ MAX_TEXT_SHARE = 0.5
 #: many times its noise: noise alone does so for one of the formats with probability
 #: 0.135% at most (3 sigma of one test, over the twelve formats).
 DATE_SIGMAS = 3.71
+#: A text column holding numbers writes some as number objects and some as text only
+#: when both noisy counts clear this many times their noise: a false mix (one column
+#: in ~740 at 3 sigma) would put number objects in a column of texts, which
+#: columnar formats such as Parquet refuse.
+MIXED_SIGMAS = 5.0
 #: A date column written as text whose parts of step 3 that hold records cover at most
 #: this many units of its format (months, days, ...) has one interval per unit (ten
 #: years of a month format, four months of a day format) ...
@@ -1233,9 +1238,10 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype):
     # at a small sigma, 3 sigma alone is below the first nonzero draw)
     level_1, level_2, level_4 = (1.0 + 3 * sigma * math.sqrt(k) for k in (1, 2, 4))
     n_typed, n_written = noisy[0] + noisy[2], noisy[1] + noisy[3]
-    if string_dtype or not n_typed > level_2:
+    level_mixed = 1.0 + MIXED_SIGMAS * sigma * math.sqrt(2)
+    if string_dtype or not n_typed > level_mixed:
         text_share = 1.0
-    elif not n_written > level_2:
+    elif not n_written > level_mixed:
         text_share = 0.0
     else:
         text_share = round(float(n_written / (n_typed + n_written)), 6)
@@ -1341,11 +1347,11 @@ def decode_text_binning(codes, binning, rng):
                else np.zeros(where.size, dtype=bool) if share <= 0.0
                else rng.random(where.size) < share)
     if as_text.any():
-        out[where[as_text]] = number_text(numbers[as_text], binning.integer,
-                                          binning.date_format)
-    typed = numbers[~as_text]
-    out[where[~as_text]] = [int(v) for v in typed] if binning.integer \
-        else [float(v) for v in typed]
+        out[where[as_text]] = _per_distinct(
+            numbers[as_text], lambda v: number_text(v, binning.integer, binning.date_format))
+    out[where[~as_text]] = _per_distinct(
+        numbers[~as_text],
+        lambda v: [int(x) for x in v] if binning.integer else [float(x) for x in v])
     is_code = (codes >= n_numbers) & (codes < n_numbers + n_codes)
     if is_code.any():
         out[is_code] = np.asarray(binning.codes, dtype=object)[codes[is_code] - n_numbers]
@@ -1355,6 +1361,15 @@ def decode_text_binning(codes, binning, rng):
         out[is_other] = binning.other_label
         mask &= ~is_other
     return out, mask
+
+
+def _per_distinct(numbers, spell):
+    """``spell(numbers)`` as an object array, each distinct number spelled once (the
+    cells share its object: a large sample of few values holds few objects)."""
+    distinct, index = np.unique(numbers, return_inverse=True)
+    spelled = np.empty(distinct.size, dtype=object)
+    spelled[:] = spell(distinct)
+    return spelled[index.reshape(-1)]
 
 
 def with_numbers(series, numbers, where, binning):
