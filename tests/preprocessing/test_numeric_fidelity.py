@@ -1543,3 +1543,17 @@ def test_a_float_column_of_whole_numbers_decodes_whole_numbers():
     whole = pd.Series(rng.integers(0, 9, 2000).astype(float))
     assert decide_whole_numbers("x", whole, None, rho=0.01, rng=rng)[0] == "whole"
     assert decide_whole_numbers("x", whole + 0.5, None, rho=0.01, rng=rng)[0] == "number"
+
+
+@pytest.mark.parametrize("values", [
+    np.arange(-5, 40, dtype=float).repeat(3)[::-1], np.array([0.25, 3.0, 0.25, -1.5]),
+    np.array([]), np.array([1e300, -1e300, 0.0]), np.array([7.0, 7.0]),
+    np.array([0.0, 2.0 ** 21, 5.0])])
+def test_distinct_numbers_equal_numpy_unique(values):
+    # whole numbers of a small span take a linear path; the result is np.unique's
+    from dpsynth.preprocessing._numeric import _distinct_numbers
+
+    distinct, index = _distinct_numbers(values)
+    expected, expected_index = np.unique(values, return_inverse=True)
+    np.testing.assert_array_equal(distinct, expected)
+    np.testing.assert_array_equal(index, expected_index.reshape(-1))
