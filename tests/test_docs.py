@@ -126,6 +126,31 @@ def test_readme_raw_table_is_generated_from_the_benchmark_output():
     assert all(r["privacy"]["delta"] == raw["delta"] for r in raw["runs"] if "error" not in r)
 
 
+def test_readme_scale_table_shows_the_large_checks_with_their_commands():
+    from benchmarks import make_readme_table as make
+
+    readme = (ROOT / "README.md").read_text()
+    table = make.committed_scale_table()
+    assert make.replace_block(readme, table, make.SCALE_BEGIN, make.SCALE_END) == readme, \
+        "run python -m benchmarks.make_readme_table"
+    large = {"command": "python -m benchmarks.run_large --parquet --data-dir /tmp/x",
+             "check": {"rows": 10_000_000, "columns": 24, "fit_s": 43.8, "sample_s": 52.8,
+                       "sample_rows": 9_999_987, "csv_write_peak_mb": 4766}}
+    run = {"workers": 2, "fit_worker_peak_mb": [967, 1074], "sample_worker_peak_mb": [687, 779],
+           "client_peak_mb": 336, "sample_files": 10, "sample_rows_written": 9_999_987,
+           "fit_s": 77.8, "sample_s": 72.8,
+           "command": "python -m benchmarks.run_dask --rows 10000000 --sample-dir /tmp"}
+    lines = make.scale_table(large, {"runs": {"10000000": {**run, "rows": 10_000_000},
+                                              "2000000": {**run, "rows": 2_000_000}}})
+    lines = lines.splitlines()
+    assert len(lines) == 4  # header, rule, in memory, the Dask run of the most rows
+    assert lines[2] == ("| in memory | 10,000,000 x 24 | 44 | 53 (9,999,987) | 4.8 GB | "
+                        "`python -m benchmarks.run_large --parquet` |")
+    assert lines[3].startswith("| Dask, 2 workers x 1 thread, Parquet | 10,000,000 x 24 | 78 | "
+                               "73 (9,999,987, 10 files) | 1.1 GB per worker, 0.3 GB client |")
+    assert lines[3].endswith("`python -m benchmarks.run_dask --rows 10000000` |")
+
+
 def test_raw_table_figures_are_the_mean_of_each_routes_runs():
     from benchmarks import make_readme_table as make
 
