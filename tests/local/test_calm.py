@@ -379,3 +379,47 @@ def test_default_plan_puts_every_column_in_a_marginal_with_few_users():
     assert server.n_marginals_ >= math.ceil(21 / server.ell_)
     assert sorted({a for s in server.marginal_sets_ for a in s}) == list(range(21))
 
+
+
+def _latent_table(n, cards, seed):
+    # a latent class drives every column, with skewed (Zipf-like) values: the regime of
+    # benchmarks/run_priview.py's synth87 tables
+    rng = np.random.default_rng(seed)
+    z = rng.integers(0, 4, n)
+    cols = {}
+    for j, c in enumerate(cards):
+        popularity = 1.0 / np.arange(1, c + 1) ** 1.2
+        by_class = np.array([rng.dirichlet(0.3 * c * popularity / popularity.sum() + 0.02)
+                             for _ in range(4)])
+        u = rng.random(n)
+        cols[f"c{j}"] = (by_class[z].cumsum(axis=1) < u[:, None]).sum(axis=1).clip(0, c - 1)
+    return pd.DataFrame(cols)
+
+
+def test_defaults_do_not_collapse_on_a_many_valued_table():
+    # 20,000 users, a 60-value column among columns of 5-12 values: Algorithm 1 takes
+    # pairs whose tables would be mostly noise; the default reports the columns alone,
+    # which at epsilon 1 is far closer to the table than the pairs, gains with epsilon, and
+    # at epsilon 4 is about as close as shuffling each (exact) column independently
+    from dpsynth.metrics import marginal_tvd
+    cards = (60, 6, 8, 10, 12, 5)
+    X = _latent_table(20_000, cards, 1)
+    cats = {c: list(range(k)) for c, k in zip(X.columns, cards)}
+    rng = np.random.default_rng(1)
+    uniform = marginal_tvd(X, pd.DataFrame({c: rng.choice(cats[c], len(X)) for c in X}), k=3)
+    shuffled = marginal_tvd(X, pd.DataFrame({c: rng.permutation(X[c].to_numpy()) for c in X}),
+                            k=3)
+
+    def tvd(epsilon, **params):
+        synth = CALMSynthesizer(epsilon=epsilon, categories=cats, random_state=0,
+                                **params).fit(X)
+        return synth.ell_, marginal_tvd(X, synth.sample(random_state=1), k=3)
+
+    ell_1, default_1 = tvd(1.0)
+    ell_4, default_4 = tvd(4.0)
+    _, pairs_1 = tvd(1.0, ell=2)
+    assert calm_parameters(6, 3, 20_000, 1.0, cardinality=cards)[0] == 2
+    assert ell_1 == ell_4 == 1
+    assert default_1 < pairs_1 - 0.1
+    assert default_4 < default_1 - 0.1
+    assert default_4 < shuffled + 0.03 and default_4 < 0.5 * uniform
