@@ -129,21 +129,13 @@ LEVEL_SIGMAS = 3.0
 #: ones, so that the release measures each code as it would a category's where
 #: quantile intervals would merge codes that mean different things.
 MAX_CODE_LEVELS = 32
-#: A column binned as codes whose DP range of step 1 lies in ``[0, MAX_CODE_LEVELS)``
-#: has every integer of that window as a public candidate of step 2: a code held by
-#: fewer records than step 1's range threshold (whose octave cell of the range grid
-#: did not clear it) is then still measured on its own.  The candidates outside
-#: step 1's range are kept above this many sigma (noise alone passes one of ~30 with
-#: probability ~4%; step 1's range already shows where the records are).
-OUTSIDE_CODE_SIGMAS = 3.0
 #: A text column decided numeric weighs ``1 + TEXT_WEIGHT f`` in the split of
 #: ``numeric_rho`` over the numeric columns, ``f`` the noisy share of texts among its
 #: present fields (a DP output of its decision); the part above 1 goes to step 2,
 #: which releases its texts as codes by the set union's threshold.
 TEXT_WEIGHT = 4.0
-#: Keys of step 2's noisy counts of the values below and above the range (codes),
-#: and of every candidate's noisy count (codes).
-BELOW, ABOVE, CANDIDATES = ("below",), ("above",), ("candidates",)  # not text codes
+#: Keys of step 2's noisy counts of the values below and above the range (codes).
+BELOW, ABOVE = ("below",), ("above",)  # not a text code (codes are str)
 #: Shares of a column's zCDP budget: range, point masses, bins and shape.
 STEP_SHARES = (0.25, 0.25, 0.5)
 #: The same for an integer column of at most :data:`MAX_CODE_LEVELS` integers in
@@ -446,15 +438,11 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
     """:func:`_dp_points` of the numbers.
 
     With ``codes`` (an integer range of at most :data:`MAX_CODE_LEVELS` values),
-    every integer of :func:`code_window` is a public candidate, kept above
-    :data:`PUBLIC_POINT_SIGMAS` sigma inside the range and
-    :data:`OUTSIDE_CODE_SIGMAS` sigma outside it, and up to that many are
-    released; the values below and above the window are two more cells
-    (``noisy[BELOW]``, ``noisy[ABOVE]``), and so are, with ``missing``, the
-    records without a value (``noisy[None]``): each record is in one cell, so
-    the spend is the same.  ``noisy[CANDIDATES]`` maps every candidate to its
-    noisy count (the candidates not released beyond the final range are
-    clipped into its ends, see :func:`numeric_binning`).
+    every integer of the range is a public candidate, kept above
+    :data:`PUBLIC_POINT_SIGMAS` sigma, and up to that many are released; the
+    values below and above the range are two more cells (``noisy[BELOW]``,
+    ``noisy[ABOVE]``), and so are, with ``missing``, the records without a value
+    (``noisy[None]``): each record is in one cell, so the spend is the same.
     """
     sigma = _sigma(rho)
     # a unique value is released with probability at most delta: the discrete
@@ -469,9 +457,6 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
     # + 0.0: -0.0 and 0.0 are one value, spelled 0.0 whichever a record used
     # values in the range only: values clipped into it would pile up at its ends
     # as a point mass no record holds (step 3 may widen the range past them)
-    measured = (low, high)
-    if codes:  # the public window of the candidates
-        low, high = code_window(low, high)
     inside = (values >= low) & ((values < high) if integer else (values <= high))
     candidates = point_keys(values[inside], integer, decimals)
     observed, inverse = np.unique(candidates, return_inverse=True)
@@ -510,27 +495,10 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
     if not observed.size:
         return (), spend, extra
     level = np.where(public, PUBLIC_POINT_SIGMAS * sigma, threshold)
-    if codes:  # the window's integers outside step 1's range
-        beyond = (observed < measured[0]) | (observed >= measured[1])
-        level = np.where(beyond, OUTSIDE_CODE_SIGMAS * sigma, level)
-        extra[CANDIDATES] = dict(zip(observed.tolist(), noisy.tolist()))
     keep = (noisy > level) & (noisy >= MIN_POINT_SHARE * total)
     order = np.flatnonzero(keep)[np.argsort(-noisy[keep], kind="stable")][:max_points]
     return (tuple(float(v) for v in np.sort(observed[order])), spend,
             {**{float(observed[k]): float(noisy[k]) for k in order}, **extra})
-
-
-def code_window(low, high):
-    """The public candidates ``[low, high)`` of step 2 for a column binned as codes.
-
-    Step 1's DP range ``[low, high)``, widened to ``[0, MAX_CODE_LEVELS)`` when
-    it lies inside that window (a public function of step 1's output): codes
-    such as ``0``-``4`` whose rarer values fall in octave cells below the
-    range threshold are measured one by one like the others.
-    """
-    if 0 <= low and high <= MAX_CODE_LEVELS:
-        return 0.0, float(MAX_CODE_LEVELS)
-    return low, high
 
 
 def point_keys(values, integer, decimals):
@@ -1008,10 +976,6 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         integer, declared, rho_points, delta, total, max_points, rng, texts=texts,
         text_weights=text_weights, codes=as_codes, missing=missing if as_codes else None)
     frequent, codes, points_spend, noisy_points = found
-    candidates = noisy_points.pop(CANDIDATES, None)
-    if as_codes and frequent:  # the range holds the codes released outside it
-        low, high = min(low, min(frequent)), max(high, max(frequent) + 1.0)
-        first, last = _range_cells(low, high, integer)
     # the count of records without a value: step 1's, averaged with step 2's when
     # step 2 measured it (inverse variance), against MISSING_SIGMAS of its noise
     sigma_range = dict(range_spend.params)["sigma"]
@@ -1060,16 +1024,11 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     # step 2's count of the values beyond that end of its range (codes) joins its count
     ends = ((BELOW, low, float(binning.edges[0])),
             (ABOVE, high - 1.0, float(binning.edges[-1]) - (1.0 if integer else 0.0)))
-    # (and the window's candidates between the range and the window's end)
-    beyond = {BELOW: [], ABOVE: []}
-    for v, n in (candidates or {}).items():
-        if v < low or v >= high:
-            beyond[BELOW if v < low else ABOVE].append(n)
     for key, end, final_end in ends:
         if key in noisy_points and end == final_end and end in binning.frequent:
             k = len(binning.special) + binning.frequent.index(end)
-            after[k] += noisy_points[key] + float(np.sum(beyond[key]))
-            variances[k] += sigma_points ** 2 * (1 + len(beyond[key]))
+            after[k] += noisy_points[key]
+            variances[k] += sigma_points ** 2
     for code in binning.codes:
         joined = code == binning.text_fill
         after.append(noisy_points[code] + (remainder[0] if joined else 0.0))

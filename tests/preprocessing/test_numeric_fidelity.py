@@ -1502,42 +1502,6 @@ def test_a_float_column_of_whole_numbers_decodes_whole_numbers():
     assert decide_whole_numbers("x", whole + 0.5, None, rho=0.01, rng=rng)[0] == "number"
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_a_rare_code_outside_the_dp_range_is_measured_on_its_own(seed):
-    # 0 for 97.5% of the records, 4 for 2.5%: the octave cell [4, 8) is below step
-    # 1's range threshold (the range is the cell of 0), but every integer of
-    # [0, MAX_CODE_LEVELS) is a public candidate of step 2, and 4 clears it there
-    from dpsynth.preprocessing._numeric import (MAX_CODE_LEVELS, OUTSIDE_CODE_SIGMAS,
-                                                code_window, encode_text_binning,
-                                                numeric_binning)
-
-    assert code_window(0.0, 1.0) == code_window(1.0, 16.0) == (0.0, float(MAX_CODE_LEVELS))
-    assert code_window(0.0, 40.0) == (0.0, 40.0) and code_window(-2.0, 4.0) == (-2.0, 4.0)
-    n = 6000
-    values = np.zeros(n)
-    values[:150] = 4.0
-    rng = np.random.default_rng(seed)
-    rho = 0.001
-    binning, spends, _ = numeric_binning(values, integer=True, rho=rho, delta=1e-9,
-                                         n_bins=10, max_points=10, rng=rng,
-                                         code_levels=MAX_CODE_LEVELS)
-    sigma = dict(spends[1].params)["sigma"]
-    assert 150 > (OUTSIDE_CODE_SIGMAS + 1.5) * sigma  # found but for bad luck
-    assert dict(spends[0].params)["threshold"] > 150  # the range step misses it
-    assert binning.frequent[:2] == (0.0, 4.0)
-    # the range holds the code released outside it; nothing else is released
-    assert binning.edges[0] <= 0.0 and binning.edges[-1] >= 5.0
-    assert set(binning.frequent) <= {0.0, 4.0}
-    # each point's 1-way count (the end point's with the candidates beyond it)
-    # is unbiased up to its noise
-    series = pd.Series(values.astype(int).astype(str), dtype=object)
-    codes = encode_text_binning(series, binning, "x", len(binning.labels))
-    counts, variances = (np.asarray(v) for v in binning.counts)
-    true = np.bincount(codes, minlength=counts.size)[:counts.size]
-    errors = (counts - true) / np.sqrt(variances)
-    assert np.abs(errors[np.isfinite(errors)]).max() <= 4.5, errors
-
-
 def test_a_text_code_of_a_numeric_column_needs_no_minimum_share():
     # "N" holds 0.6% of the records, far above the set union's threshold: a code
     # is released like a text column's value, without the point masses' 1% floor
