@@ -20,6 +20,7 @@ output dtypes in :mod:`._dtypes`; this one maps values to codes and back.
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from numbers import Integral, Real
+import math
 
 import numpy as np
 import pandas as pd
@@ -402,8 +403,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         outputs), so that the words of a CSV file leave their budget to its
         numbers: evenly, but a text column decided numeric weighs ``1 +
         TEXT_WEIGHT f``, ``f`` the noisy share of texts among its present
-        fields in its decision (a DP output; 0 unless their noisy count
-        clears ``1 + 3 sigma``), and the part above 1 goes to
+        fields in its decision (a DP output, down to a multiple of 1/8; 0
+        unless their noisy count clears ``1 + 3 sigma``), and the part above 1 goes to
         the step that releases its texts (``text_rho``): its codes (``"0-49"``
         beside the number ``501``) then clear a threshold nearer the one a
         text column's values meet in the release.
@@ -466,9 +467,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if not numeric:
             return kinds, texts, {}, 0.0, values
         # the noisy share of texts among a text column's present fields, where
-        # their noisy count clears 3 sigma (DP outputs)
-        extra = {name: TEXT_WEIGHT * min(texts[name][1][0]
-                                         / max(float(shares[name].noisy.sum()), 1.0), 1.0)
+        # their noisy count clears 3 sigma (DP outputs), down to a multiple of 1/8:
+        # neighbours whose shares round alike get the same split, bit for bit
+        extra = {name: TEXT_WEIGHT * math.floor(8.0 * min(
+                     texts[name][1][0] / max(float(shares[name].noisy.sum()), 1.0), 1.0)) / 8.0
                  for name in numeric if name in texts
                  and texts[name][1][0] > 1.0 + 3.0 * texts[name][1][1]}
         unit = ((self.numeric_rho - sum(s.rho for s in spends))

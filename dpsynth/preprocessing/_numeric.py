@@ -131,7 +131,8 @@ LEVEL_SIGMAS = 3.0
 MAX_CODE_LEVELS = 32
 #: A text column decided numeric weighs ``1 + TEXT_WEIGHT f`` in the split of
 #: ``numeric_rho`` over the numeric columns, ``f`` the noisy share of texts among its
-#: present fields (a DP output of its decision); the part above 1 goes to step 2,
+#: present fields (a DP output of its decision, down to a multiple of 1/8); the
+#: part above 1 goes to step 2,
 #: which releases its texts as codes by the set union's threshold.
 TEXT_WEIGHT = 4.0
 #: Keys of step 2's noisy counts of the values below and above the range (codes).
