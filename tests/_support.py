@@ -26,6 +26,16 @@ _DP_DETAILS = {"contribution_bounds", "noise_scales", "thresholds", "n_candidate
                "n_measurements", "rho_discovery"}
 
 
+def _numeric_step(mechanism):
+    """A binning step of a numeric column of ``numeric="auto"``: how ``numeric_rho`` is
+    split over the columns derives from the DP decisions (which columns hold numbers,
+    each text column's noisy share of texts), so its ``rho`` and noise are DP-derived
+    (their sum over the columns is not)."""
+    name = mechanism["name"]
+    return name.startswith("numeric column ") and name.endswith(
+        ("': range", "': point masses", "': bins and shape"))
+
+
 def _adaptive(mechanism):
     """A mechanism of the workload release's adaptive rounds: which marginals were
     selected, and how the budget was annealed, are DP outputs; so is whether the
@@ -52,7 +62,7 @@ def public_part(document, dp_binned=()):
 
     def kept(m):
         m = {**m, "params": {p: v for p, v in m["params"].items() if p not in _DP_PARAMS}}
-        if m["name"].startswith(dp_shared):
+        if m["name"].startswith(dp_shared) or _numeric_step(m):
             m = {k: v for k, v in m.items() if k not in ("rho", "epsilon", "params")}
         return m
 

@@ -20,6 +20,7 @@ output dtypes in :mod:`._dtypes`; this one maps values to codes and back.
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from numbers import Integral, Real
+import math
 
 import numpy as np
 import pandas as pd
@@ -41,7 +42,7 @@ from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._temporal import is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
 from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, SETTLE, SETTLE_GAIN, SETTLE_SHARE,
-                       WHOLE, auto_columns, check_numeric, decide_text_column,
+                       TEXT_WEIGHT, WHOLE, auto_columns, check_numeric, decide_text_column,
                        decide_whole_numbers, decode_text_binning,
                        encode_text_binning, fit_auto_column, is_text_dtype, parse_numbers,
                        raise_all)
@@ -397,21 +398,28 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         times that ``rho`` and together at most ``SETTLE_SHARE`` of
         ``numeric_rho``, and decided on the mean of both rounds, so that a
         sparse column of numbers is found numeric.  The rest of ``numeric_rho``
-        (and ``numeric_delta``) is split evenly over the columns of a numeric
-        dtype and the text columns decided numeric (a public function of DP
+        (and ``numeric_delta``) is split over the columns of a numeric dtype
+        and the text columns decided numeric (a public function of DP
         outputs), so that the words of a CSV file leave their budget to its
-        numbers.
+        numbers: evenly, but a text column decided numeric weighs ``1 +
+        TEXT_WEIGHT f``, ``f`` the noisy share of texts among its present
+        fields in its decision (a DP output, down to a multiple of 1/8; 0
+        unless their noisy count clears ``1 + 3 sigma``), and the part above 1 goes to
+        the step that releases its texts (``text_rho``): its codes (``"0-49"``
+        beside the number ``501``) then clear a threshold nearer the one a
+        text column's values meet in the release.
 
         Returns ``({name: "number" | "whole" | "int" | "float" | "date" | None}, {name:
-        (text_share, texts, date_format)}, rho, delta, {name: column_values(name)})``
+        (text_share, texts, date_format)}, {name: (rho, text_rho)}, delta,
+        {name: column_values(name)})``
         (the second for the text candidates, the last the values read for the
         decisions of the columns found numeric, so that their binning does not
         read them again); the decisions' spends and errors are appended to
         ``spends`` and ``errors``.
         """
         if not auto:
-            return {}, {}, 0.0, 0.0, {}
-        kinds, texts, unsettled, values = {}, {}, {}, {}
+            return {}, {}, {}, 0.0, {}
+        kinds, texts, unsettled, values, shares = {}, {}, {}, {}, {}
 
         def read(name):
             if name not in values:
@@ -437,6 +445,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 kinds[name], texts[name], spent, counts = decide_text_column(
                     name, *read(name), rho=rho_first, rng=rng, date_rng=date_rng)
                 spends.extend(spent)
+                shares[name] = counts
                 if not counts.settled:
                     unsettled[name] = counts
                 elif kinds[name] is None:  # stays text: its values are not read again
@@ -449,15 +458,24 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                              SETTLE_SHARE * self.numeric_rho / len(unsettled))
             settle_rng = np.random.default_rng(stream(sequence, SETTLE))
             for name, counts in unsettled.items():
-                kinds[name], texts[name], spent, _ = decide_text_column(
+                kinds[name], texts[name], spent, shares[name] = decide_text_column(
                     name, *read(name), rho=rho_second, rng=settle_rng,
                     date_rng=settle_rng, prior=counts)
                 spends.extend(spent)
         numeric = [name for name, kind in kinds.items() if kind is not None]
         values = {name: values[name] for name in numeric if name in values}
         if not numeric:
-            return kinds, texts, 0.0, 0.0, values
-        rho = (self.numeric_rho - sum(s.rho for s in spends)) / len(numeric)
+            return kinds, texts, {}, 0.0, values
+        # the noisy share of texts among a text column's present fields, where
+        # their noisy count clears 3 sigma (DP outputs), down to a multiple of 1/8:
+        # neighbours whose shares round alike get the same split, bit for bit
+        extra = {name: TEXT_WEIGHT * math.floor(8.0 * min(
+                     texts[name][1][0] / max(float(shares[name].noisy.sum()), 1.0), 1.0)) / 8.0
+                 for name in numeric if name in texts
+                 and texts[name][1][0] > 1.0 + 3.0 * texts[name][1][1]}
+        unit = ((self.numeric_rho - sum(s.rho for s in spends))
+                / (len(numeric) + sum(extra.values())))
+        rho = {name: (unit, unit * extra.get(name, 0.0)) for name in numeric}
         delta = (DEFAULT_FREQUENT_DELTA if self.numeric_delta is None
                  else self.numeric_delta) / len(numeric)
         return kinds, texts, rho, delta, values
@@ -503,8 +521,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 if kinds.get(name) is not None:
                     column, spent = fit_auto_column(
                         name, *(read_values.pop(name, None) or column_values(name)),
-                        kind=kinds[name], rho=rho_column,
-                        delta=delta_column, n_bins=self.n_bins, rng=auto_rng,
+                        kind=kinds[name], rho=rho_column[name][0],
+                        text_rho=rho_column[name][1], delta=delta_column,
+                        n_bins=self.n_bins, rng=auto_rng,
                         other_label=labels.get(name), text=texts.get(name),
                         special=(self.special_values or {}).get(name, ()),
                         decimals=(self.decimals.get(name) if isinstance(self.decimals, dict)

@@ -135,6 +135,12 @@ LEVEL_SIGMAS = 3.0
 #: ones, so that the release measures each code as it would a category's where
 #: quantile intervals would merge codes that mean different things.
 MAX_CODE_LEVELS = 32
+#: A text column decided numeric weighs ``1 + TEXT_WEIGHT f`` in the split of
+#: ``numeric_rho`` over the numeric columns, ``f`` the noisy share of texts among its
+#: present fields (a DP output of its decision, down to a multiple of 1/8); the
+#: part above 1 goes to step 2,
+#: which releases its texts as codes by the set union's threshold.
+TEXT_WEIGHT = 4.0
 #: Keys of step 2's noisy counts of the values below and above the range (codes).
 BELOW, ABOVE = ("below",), ("above",)  # not a text code (codes are str)
 #: Shares of a column's zCDP budget: range, point masses, bins and shape.
@@ -410,7 +416,9 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
 
     ``texts`` (a text column holding numbers): its fields that are no number,
     candidates of the same set union (one record holds one field: a number
-    or a text), released by the same rule, at most :data:`MAX_CODES` of
+    or a text), released above its threshold (without :data:`MIN_POINT_SHARE`:
+    a code is a value of its own, as a text column's values are in the
+    release's discovery, not a point of the numbers' shape), at most :data:`MAX_CODES` of
     them, in sorted order.  Returns ``(points, codes, spend, noisy)``: ``noisy``
     maps each released point value and code to its noisy count.
     """
@@ -426,7 +434,7 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
     if not observed.size:
         return points, (), spend, noisy_points
     noisy = _noisy(counts, _sigma(rho), rng)
-    keep = (noisy > threshold) & (noisy >= MIN_POINT_SHARE * total)
+    keep = noisy > threshold
     order = np.flatnonzero(keep)[np.argsort(-noisy[keep], kind="stable")][:MAX_CODES]
     noisy_points.update((str(observed[k]), float(noisy[k])) for k in order)
     return points, tuple(sorted(str(v) for v in observed[order])), spend, noisy_points
@@ -875,7 +883,7 @@ def _interval_counts(edges, parts, estimate, variance, exact=False):
 def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
                     weights=None, special=(), decimals=None, clip=True, missing=0.0,
                     texts=None, text_weights=None, text_options=None, levels=None,
-                    code_levels=None):
+                    code_levels=None, text_rho=0.0):
     """The DP :class:`~dpsynth.schema.Binning` of one numeric column, its spends and
     whether it holds missing values.
 
@@ -931,6 +939,9 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         and step 3 gives the other integers one interval per run (a public
         function of step 1's output): the codes of a column such as ``1``-``24``
         each keep their share, where quantile intervals would merge them.
+    text_rho : float, default=0.0
+        ``rho`` spent on step 2 on top of its share of ``rho`` (a text
+        column whose texts step 2 releases).
 
     Returns
     -------
@@ -956,6 +967,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     as_codes = bool(integer and code_levels is not None and high - low <= code_levels)
     rho_points, rho_shape = (rho * share for share in
                              (CODE_STEP_SHARES if as_codes else STEP_SHARES)[1:])
+    rho_points += text_rho
     first, last = _range_cells(low, high, integer)
     declared = decimals
     smallest = None if integer or declared is not None else smallest_magnitude(
@@ -1541,7 +1553,7 @@ def decide_text_column(name, series, weights, *, rho, rng, date_rng=None, prior=
 
 
 def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, special=(),
-                    decimals=None, other_label=DEFAULT_OTHER_LABEL, text=None):
+                    decimals=None, other_label=DEFAULT_OTHER_LABEL, text=None, text_rho=0.0):
     """The binned :class:`~dpsynth.schema.Column` of one numeric column of ``numeric="auto"``.
 
     Parameters
@@ -1569,6 +1581,9 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         The column's budget.
     n_bins : int
         Intervals and point masses, at most.
+    text_rho : float, default=0.0
+        More ``rho`` for the step that releases a text column's point masses
+        and texts (:func:`numeric_binning`).
 
     Returns
     -------
@@ -1606,6 +1621,7 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         max_points=n_bins, rng=rng, weights=None if weights is None else weights[present],
         special=_special(special, name, integer), decimals=decimals, missing=missing,
         texts=texts, text_weights=text_weights, text_options=text_options,
+        text_rho=text_rho if texts is not None else 0.0,
         levels=MAX_LEVELS if kind == "date" else None,
         code_levels=(MAX_CODE_LEVELS if integer and kind != "date" and not is_temporal(dtype)
                      else None))

@@ -1557,3 +1557,47 @@ def test_distinct_numbers_equal_numpy_unique(values):
     expected, expected_index = np.unique(values, return_inverse=True)
     np.testing.assert_array_equal(distinct, expected)
     np.testing.assert_array_equal(index, expected_index.reshape(-1))
+
+def test_a_text_code_of_a_numeric_column_needs_no_minimum_share():
+    # "N" holds 0.6% of the records, far above the set union's threshold: a code
+    # is released like a text column's value, without the point masses' 1% floor
+    from dpsynth.preprocessing._numeric import MIN_POINT_SHARE
+
+    rng = np.random.default_rng(0)
+    n = 40_000
+    fields = rng.integers(0, 5000, n).astype(str).astype(object)
+    fields[:240] = "N"
+    binning = _fit_text_column(pd.Series(fields, dtype=object), 0, rho=0.05)
+    assert 240 < MIN_POINT_SHARE * n
+    assert binning.codes == ("N",)
+
+
+def test_a_column_of_many_texts_gets_more_budget_for_its_codes():
+    # POVPIP-like: the number 501 and text ranges; its texts' noisy share of the
+    # decision weighs its budget (1 + TEXT_WEIGHT f), the extra goes to step 2
+    from dpsynth.preprocessing._numeric import STEP_SHARES, TEXT_WEIGHT
+
+    rng = np.random.default_rng(1)
+    n = 6000
+    pov = np.where(rng.random(n) < 0.6, "501",
+                   rng.choice(["0-49", "50-99", "100-149", "150-199"], n)).astype(object)
+    X = pd.DataFrame({"amount": rng.integers(500, 35_000, n).astype(str).astype(object),
+                      "pov": pov})
+    rho = 0.01
+    encoder = TableEncoder(numeric_rho=rho, numeric_delta=1e-10, text_numbers="dp",
+                           random_state=0).fit(X)
+    spends = encoder.spends_
+    assert encoder.rho_spent_ == pytest.approx(rho)
+
+    def steps(name):
+        return {s.name.rsplit(": ", 1)[1]: s.rho for s in spends
+                if s.name.startswith(f"numeric column {name!r}: ")
+                and "numeric or text" not in s.name}
+
+    amount, pov = steps("amount"), steps("pov")
+    unit = sum(amount.values())
+    assert pov["range"] == pytest.approx(amount["range"])
+    extra = pov["point masses"] - STEP_SHARES[1] * unit
+    assert 0.3 * TEXT_WEIGHT * unit < extra < 0.5 * TEXT_WEIGHT * unit  # f ~ 0.4
+    binning = encoder.schema_[encoder.schema_.names.index("pov")].binning
+    assert binning.codes == ("0-49", "100-149", "150-199", "50-99")
