@@ -20,7 +20,6 @@ output dtypes in :mod:`._dtypes`; this one maps values to codes and back.
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from numbers import Integral, Real
-import math
 
 import numpy as np
 import pandas as pd
@@ -42,10 +41,10 @@ from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._temporal import is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
 from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, SETTLE, SETTLE_GAIN, SETTLE_SHARE,
-                       TEXT_WEIGHT, WHOLE, auto_columns, check_numeric, decide_text_column,
+                       WHOLE, auto_columns, check_numeric, decide_text_column,
                        decide_whole_numbers, decode_text_binning,
                        encode_text_binning, fit_auto_column, is_text_dtype, parse_numbers,
-                       raise_all)
+                       raise_all, text_weight)
 
 __all__ = ["TableEncoder"]
 
@@ -466,13 +465,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         values = {name: values[name] for name in numeric if name in values}
         if not numeric:
             return kinds, texts, {}, 0.0, values
-        # the noisy share of texts among a text column's present fields, where
-        # their noisy count clears 3 sigma (DP outputs), down to a multiple of 1/8:
-        # neighbours whose shares round alike get the same split, bit for bit
-        extra = {name: TEXT_WEIGHT * math.floor(8.0 * min(
-                     texts[name][1][0] / max(float(shares[name].noisy.sum()), 1.0), 1.0)) / 8.0
-                 for name in numeric if name in texts
-                 and texts[name][1][0] > 1.0 + 3.0 * texts[name][1][1]}
+        extra = {name: text_weight(texts[name][1], shares[name])
+                 for name in numeric if name in texts}
         unit = ((self.numeric_rho - sum(s.rho for s in spends))
                 / (len(numeric) + sum(extra.values())))
         rho = {name: (unit, unit * extra.get(name, 0.0)) for name in numeric}

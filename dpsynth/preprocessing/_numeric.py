@@ -65,12 +65,12 @@ from ..schema import (DEFAULT_OTHER_LABEL, Binning, Column, default_missing_mark
                       integer_room, other_code_label, sub_bin_edges)
 from ._discretizer import _check_special, _snap_edges, decode_binning, encode_binning
 from ..utils._numbers import parse_numbers
-from ..utils._validation import factorize
+from ..utils._validation import by_distinct_text
 from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, date_cells, format_dates, is_temporal,
                                numbers_of, parse_dates)
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
-           "decide_kind_counts", "KindCounts", "decide_text_column", "is_auto_numeric",
+           "decide_kind_counts", "KindCounts", "text_weight", "decide_text_column", "is_auto_numeric",
            "MIN_POINT_SHARE", "RANGE_FALSE_CELL"]
 
 #: The most parts a crowded cell of the range is cut into (a year column's
@@ -1295,14 +1295,8 @@ def encode_text_binning(series, binning, name, missing_code):
     a missing field the missing code.  A column of texts is encoded once per
     distinct field.
     """
-    if pd.api.types.infer_dtype(series, skipna=True) not in ("string", "empty"):
-        return _encode_text_fields(series, binning, name, missing_code)  # 1 and True differ
-    found, distinct = factorize(series)
-    present = found >= 0
-    weights = np.bincount(found[present], minlength=len(distinct))
-    codes = _encode_text_fields(pd.Series(np.asarray(distinct, dtype=object), dtype=object),
-                                binning, name, missing_code, weights)
-    return np.append(codes, missing_code)[found]
+    return by_distinct_text(series, lambda fields, weights: _encode_text_fields(
+        fields, binning, name, missing_code, weights), missing_code)
 
 
 def _encode_text_fields(series, binning, name, missing_code, weights=None):
@@ -1473,6 +1467,20 @@ def decide_whole_numbers(name, series, weights, *, rho, rng):
                   params=(("sigma", sigma), ("sensitivity", 1)))
     decimals = noisy[1] > 1.0 + 3.0 * sigma and noisy[1] > 0.001 * float(noisy.sum())
     return ("number" if decimals else "whole"), _named([spend], name)
+
+
+def text_weight(texts, counts):
+    """The extra weight, beyond 1, of a text column decided numeric in the split of
+    ``numeric_rho``: ``TEXT_WEIGHT f``, ``f`` the noisy share of texts among its
+    present fields (``texts``: the noisy count of texts and its noise, from the
+    column's decision; ``counts``: the decision's :class:`KindCounts`), down to a
+    multiple of 1/8 so that neighbours whose shares round alike get the same split
+    bit for bit; 0 unless the noisy count of texts clears ``1 + 3 sigma``."""
+    noisy_texts, sigma = texts
+    if not noisy_texts > 1.0 + 3.0 * sigma:
+        return 0.0
+    share = min(noisy_texts / max(float(counts.noisy.sum()), 1.0), 1.0)
+    return TEXT_WEIGHT * math.floor(8.0 * share) / 8.0
 
 
 def is_text_dtype(dtype):

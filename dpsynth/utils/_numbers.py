@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from ._validation import factorize
+from ._validation import by_distinct_text
 
 __all__ = ["parse_numbers"]
 
@@ -16,14 +16,7 @@ def parse_numbers(series):
     Each distinct field is parsed once, so that a long column of few values
     costs one hashing pass.
     """
-    if pd.api.types.infer_dtype(series, skipna=True) not in ("string", "empty"):
-        return _parse_fields(series)  # mixed types: True and 1 are one value to a hash table
-    codes, uniques = factorize(series)
-    distinct = pd.Series(np.asarray(uniques, dtype=object), dtype=object)
-    present = codes >= 0
-    out = np.full(len(series), np.nan)
-    out[present] = _parse_fields(distinct)[codes[present]]
-    return out
+    return by_distinct_text(series, lambda fields, _: _parse_fields(fields), np.nan)
 
 
 def _parse_fields(series):

@@ -83,6 +83,24 @@ def factorize(series):
     return inner.take(codes), uniques
 
 
+def by_distinct_text(series, apply, missing):
+    """``apply(fields, weights)`` computed once per distinct field of a text column.
+
+    When every present field is a ``str``, ``apply`` gets the distinct fields
+    (an object Series) and the records holding each, and its result is spread
+    back to the cells, ``missing`` where a cell is missing; otherwise (mixed
+    types: ``True`` and ``1`` are one value to a hash table) it gets the column
+    and ``weights=None``.  Long columns of few texts then cost one hashing pass.
+    """
+    if pd.api.types.infer_dtype(series, skipna=True) not in ("string", "empty"):
+        return apply(series, None)
+    codes, uniques = factorize(series)
+    present = codes >= 0
+    distinct = pd.Series(np.asarray(uniques, dtype=object), dtype=object)
+    out = apply(distinct, np.bincount(codes[present], minlength=len(distinct)))
+    return np.append(out, missing)[codes]
+
+
 def _check_object_column(name, series):
     """Reject unhashable cells in an object column.
 
