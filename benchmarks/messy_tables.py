@@ -32,6 +32,10 @@ class MessyTable:
     numeric: list = field(default_factory=list)
     """Columns scored as numeric (KS, missing share, point masses); the rest are
     scored by 1-way TVD."""
+    dates: dict = field(default_factory=dict)
+    """Columns of dates written as text, ``{column: strftime format}``: scored as
+    numbers (KS of the dates, missing share), as the release bins them; their
+    TVD over the spelled values is reported apart."""
 
 
 def _choice(rng, values, p, n):
@@ -175,8 +179,10 @@ def loan(n=5000, seed=1):
         "next_pymnt_d": np.full(n, None, dtype=object)})
     numeric = [c for c in frame.columns
                if pd.api.types.is_numeric_dtype(frame[c]) and frame[c].nunique() > 10]
+    dates = {c: "%b-%Y" for c in ("issue_d", "earliest_cr_line", "last_pymnt_d",
+                                  "last_credit_pull_d")}
     return MessyTable("loan", frame, target="loan_status", positive="Charged Off",
-                      numeric=numeric, notes=f"{n} rows x {frame.shape[1]} columns")
+                      numeric=numeric, dates=dates, notes=f"{n} rows x {frame.shape[1]} columns")
 
 
 def many_valued_integer(n=10_000, seed=2):
