@@ -3,7 +3,8 @@
 Refactors of the release, model and sampling layers must not change a single
 released count or sampled record: each case below hashes the saved release
 file (:meth:`DPAggregates.save`: schema, marginals, privacy accounting) and
-the synthetic table (values and dtypes) and compares with the recorded hash.  A change that is *meant* to alter results updates the pins with
+the synthetic table (values and dtypes) and compares with the recorded hashes (one pair per kind of machine, see
+:data:`PINNED`).  A change that is *meant* to alter results updates the pins with
 ``python -m tests.test_release_hashes`` (under pandas 3 and 2: a text column's
 dtype name differs between them) and says so in its commit message.
 """
@@ -116,24 +117,35 @@ def case_workload_adult():
 
 CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswith("case_")}
 
-#: The pins under pandas 3 (the stack CI installs).
+#: The pins under pandas 3 (the stack CI installs), one per kind of machine they were
+#: recorded on: NumPy's and OpenBLAS's floating-point kernels are chosen by the CPU
+#: (AVX2, AVX-512, ...), so a model fitted by least squares can differ in its last
+#: bits between machines, and a sample drawn from it, with the same code.  A change
+#: must leave the pins of the machine it runs on unchanged.
 PINNED = {
-    'calm_demo': [None, 'd95326082fed69a1'],
-    'priview_demo': [None, '23e65659ec716154'],
-    'sds_demo': ['228e66ddfa7d55b7', '38ec08b049ae32c1'],
-    'workload_adult': ['21e72735972ca21d', '668c019cec46cb12'],
-    'workload_demo': ['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
-    'workload_messy_continuous': ['0e5e0b1bed077b68', '21a29ba3bf8805cf'],
-    'workload_messy_default': ['18f440fd711e8a7f', '93714ca9a49c6f93'],
+    'calm_demo': [[None, 'd95326082fed69a1']],
+    'priview_demo': [[None, '23e65659ec716154']],
+    'sds_demo': [['228e66ddfa7d55b7', '38ec08b049ae32c1']],
+    'workload_adult': [['21e72735972ca21d', '668c019cec46cb12'],
+                       ['21e72735972ca21d', '4b93d89b63faebad']],
+    'workload_demo': [['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
+                      ['1bd9f15a36810b0b', 'cf988e08a86dbb28']],
+    'workload_messy_continuous': [['0e5e0b1bed077b68', '21a29ba3bf8805cf'],
+                                  ['8a69885f68b66a07', '9b643d75dc6b0160']],
+    'workload_messy_default': [['18f440fd711e8a7f', '93714ca9a49c6f93'],
+                               ['18f440fd711e8a7f', 'cce9b660b9c6a63b']],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': ['b470529e6cc96365', '6d5b41cc5b95647d'],
-    'workload_messy_continuous': ['0c49066876ee0a99', '54a548883f0a3693'],
-    'workload_messy_default': ['af0762a9d950bd74', '33c4432633aa8a81'],
+    'workload_adult': [['b470529e6cc96365', '6d5b41cc5b95647d'],
+                       ['b470529e6cc96365', '54fd74d898896881']],
+    'workload_messy_continuous': [['0c49066876ee0a99', '54a548883f0a3693'],
+                                  ['212115370d87a873', '023896b7fb2f3ad0']],
+    'workload_messy_default': [['af0762a9d950bd74', '33c4432633aa8a81'],
+                               ['af0762a9d950bd74', 'abe9b9922a9c54c6']],
 }
 
 
@@ -152,7 +164,7 @@ def test_release_and_sample_are_pinned(name):
     if name not in PINNED:
         pytest.fail(f"no pinned hash for {name!r}: run python -m tests.test_release_hashes")
     pinned = PINNED_PANDAS2 if int(pd.__version__.split(".")[0]) < 3 else {}
-    assert compute(name) == pinned.get(name, PINNED[name])
+    assert compute(name) in pinned.get(name, PINNED[name])
 
 
 if __name__ == "__main__":  # print the pins (of this pandas) for the cases given (default: all)
