@@ -266,6 +266,12 @@ class Binning:
         ``"%b-%Y"``, ...).  The edges and points are then whole numbers of
         the format's unit (days, seconds, minutes or months since
         1970-01-01), and dates decode as text in that format.
+    step : int or None, default=None
+        For an integer column: decoded values are whole multiples of this
+        many units (a ``datetime64`` / ``timedelta64`` column that a DP count
+        found to hold whole days, hours, minutes or seconds, counted in its
+        dtype's unit), so that a column of dates decodes to dates rather than
+        to instants of its finest unit.
     counts : tuple or None, default=None
         ``(counts, variances)``: noisy counts of the records of each interval,
         then of each point value and code (NaN: not measured), and their
@@ -289,6 +295,7 @@ class Binning:
     text_share: float = None
     text_fill: str = None
     date_format: str = None
+    step: int = None
     counts: tuple = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -320,6 +327,11 @@ class Binning:
         if self.decimals is not None and (isinstance(self.decimals, bool)
                                           or not isinstance(self.decimals, int)):
             raise ValueError("binning 'decimals' must be an integer or null")
+        if self.step is not None and (isinstance(self.step, bool)
+                                      or not isinstance(self.step, int) or self.step < 1
+                                      or not self.integer):
+            raise ValueError("binning 'step' must be a positive integer (an integer "
+                             "column's) or null")
         n_intervals = edges.size - 1
         if self.inverse == "dp_histogram":
             within = self.within
@@ -449,6 +461,8 @@ class Binning:
             out["within"] = [list(w) for w in self.within]
         if self.decimals is not None:
             out["decimals"] = self.decimals
+        if self.step is not None:
+            out["step"] = self.step
         if self.text_share is not None:
             out["text_share"] = self.text_share
             out["codes"] = list(self.codes)
@@ -464,7 +478,7 @@ class Binning:
             raise ValueError("binning must be an object")
         unknown = set(spec) - {"edges", "integer", "inverse", "clip", "special", "frequent",
                                "within", "decimals", "codes", "other", "other_label",
-                               "text_share", "text_fill", "date_format"}
+                               "text_share", "text_fill", "date_format", "step"}
         if unknown:
             raise ValueError(f"unknown binning field(s) {sorted(unknown)}")
         try:
@@ -479,7 +493,7 @@ class Binning:
                        decimals=spec.get("decimals"), codes=tuple(spec.get("codes", ())),
                        other=spec.get("other", False), other_label=spec.get("other_label"),
                        text_share=spec.get("text_share"), text_fill=spec.get("text_fill"),
-                       date_format=spec.get("date_format"))
+                       date_format=spec.get("date_format"), step=spec.get("step"))
         except KeyError as exc:
             raise ValueError(f"binning lacks {exc}") from None
         except TypeError as exc:

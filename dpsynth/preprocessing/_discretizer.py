@@ -334,7 +334,25 @@ def decode_binning(codes, binning, rng):
     if not integer and binning.decimals is not None and values.size:
         values = np.clip(np.round(values, binning.decimals), edges[interval],
                          edges[interval + 1])
+    if integer and binning.step is not None and values.size:
+        values = _on_steps(values, edges[interval], edges[interval + 1], binning.step,
+                           interval == n_int - 1, skip)
     out[where] = values
+    return out
+
+
+def _on_steps(values, lower, upper, step, closed, skip):
+    """``values`` (integers drawn in ``[lower, upper)``, ``upper`` included where
+    ``closed``) moved down to a whole multiple of ``step``, or up when that leaves
+    the interval; a value whose interval holds no multiple that is no point value
+    (``skip``) stays as drawn."""
+    values = np.asarray(values, dtype=np.int64)
+    top = np.where(closed, upper, upper - 1).astype(np.int64)
+    down = values - np.mod(values, step)
+    up = down + step
+    out = np.where(down >= lower, down, np.where(up <= top, up, values))
+    if skip.size:  # a multiple that is a point value has a bin of its own
+        out = np.where(np.isin(out, skip), values, out)
     return out
 
 

@@ -41,8 +41,8 @@ from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._temporal import is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
 from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, SETTLE, SETTLE_GAIN, SETTLE_SHARE,
-                       WHOLE, auto_columns, check_numeric, decide_text_column,
-                       decide_whole_numbers, decode_text_binning,
+                       STEP, WHOLE, auto_columns, check_numeric, decide_text_column,
+                       decide_temporal_step, decide_whole_numbers, decode_text_binning,
                        encode_text_binning, fit_auto_column, is_text_dtype, parse_numbers,
                        raise_all, text_weight)
 
@@ -410,15 +410,16 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
         Returns ``({name: "number" | "whole" | "int" | "float" | "date" | None}, {name:
         (text_share, texts, date_format)}, {name: (rho, text_rho)}, delta,
-        {name: column_values(name)})``
-        (the second for the text candidates, the last the values read for the
+        {name: column_values(name)}, {name: step})``
+        (the second for the text candidates, the fifth the values read for the
         decisions of the columns found numeric, so that their binning does not
-        read them again); the decisions' spends and errors are appended to
-        ``spends`` and ``errors``.
+        read them again, the last the temporal columns' steps,
+        :func:`~dpsynth.preprocessing._numeric.decide_temporal_step`); the
+        decisions' spends and errors are appended to ``spends`` and ``errors``.
         """
         if not auto:
-            return {}, {}, {}, 0.0, {}
-        kinds, texts, unsettled, values, shares = {}, {}, {}, {}, {}
+            return {}, {}, {}, 0.0, {}, {}
+        kinds, texts, unsettled, values, shares, steps = {}, {}, {}, {}, {}, {}
 
         def read(name):
             if name not in values:
@@ -429,8 +430,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         # ``rng``'s seed, so that the draws of the number cells and of the binning
         # are those of a decision without date cells and without a second round
         sequence = rng.bit_generator.seed_seq
-        date_rng, whole_rng = (np.random.default_rng(stream(sequence, key))
-                               for key in (DATES, WHOLE))
+        date_rng, whole_rng, step_rng = (np.random.default_rng(stream(sequence, key))
+                                         for key in (DATES, WHOLE, STEP))
         rho_first = DECIDE_SHARE * self.numeric_rho / len(auto)
         for name, kind in auto.items():
             if kind != "text":
@@ -438,6 +439,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 if kind == "number" and pd.api.types.is_float_dtype(dtypes[name]):
                     kinds[name], spent = decide_whole_numbers(
                         name, *read(name), rho=rho_first, rng=whole_rng)
+                    spends.extend(spent)
+                elif kind == "number" and is_temporal(dtypes[name]):
+                    steps[name], spent = decide_temporal_step(
+                        name, *read(name), rho=rho_first, rng=step_rng)
                     spends.extend(spent)
                 continue
             try:
@@ -464,7 +469,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         numeric = [name for name, kind in kinds.items() if kind is not None]
         values = {name: values[name] for name in numeric if name in values}
         if not numeric:
-            return kinds, texts, {}, 0.0, values
+            return kinds, texts, {}, 0.0, values, steps
         extra = {name: text_weight(texts[name][1], shares[name])
                  for name in numeric if name in texts}
         unit = ((self.numeric_rho - sum(s.rho for s in spends))
@@ -472,7 +477,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         rho = {name: (unit, unit * extra.get(name, 0.0)) for name in numeric}
         delta = (DEFAULT_FREQUENT_DELTA if self.numeric_delta is None
                  else self.numeric_delta) / len(numeric)
-        return kinds, texts, rho, delta, values
+        return kinds, texts, rho, delta, values, steps
 
     def _build_schema(self, frame, was_frame, *, discover, fit_binner, column_values=None):
         """Set ``schema_`` from the declaration (``frame``'s names and dtypes, parameters).
@@ -503,7 +508,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         dtype_public = dtype_declared(self.categories, frame)
         auto_rng = np.random.default_rng(stream(self.random_state, NUMERIC))
         columns, errors, spends = [], [], []
-        kinds, texts, rho_column, delta_column, read_values = self._numeric_kinds(
+        kinds, texts, rho_column, delta_column, read_values, steps = self._numeric_kinds(
             auto, column_values, frame.dtypes, auto_rng, spends, errors)
         for name in names:
             dtype = frame[name].dtype
@@ -519,6 +524,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                         text_rho=rho_column[name][1], delta=delta_column,
                         n_bins=self.n_bins, rng=auto_rng,
                         other_label=labels.get(name), text=texts.get(name),
+                        step=steps.get(name),
                         special=(self.special_values or {}).get(name, ()),
                         decimals=(self.decimals.get(name) if isinstance(self.decimals, dict)
                                   else self.decimals))

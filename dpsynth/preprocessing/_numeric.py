@@ -67,7 +67,7 @@ from ._discretizer import _check_special, _snap_edges, decode_binning, encode_bi
 from ..utils._numbers import parse_numbers
 from ..utils._validation import by_distinct_text
 from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, date_cells, format_dates, is_temporal,
-                               numbers_of, parse_dates)
+                               numbers_of, parse_dates, temporal_unit)
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
            "decide_kind_counts", "KindCounts", "text_weight", "decide_text_column", "is_auto_numeric",
@@ -1436,6 +1436,13 @@ SETTLE = 2
 #: ``spawn_key`` suffix, under ``NUMERIC``'s stream, of the noise of the float columns'
 #: decisions of whether they hold whole numbers only (:func:`decide_whole_numbers`).
 WHOLE = 3
+#: ``spawn_key`` suffix, under ``NUMERIC``'s stream, of the noise of the temporal
+#: columns' decisions of their step (:func:`decide_temporal_step`).
+STEP = 4
+#: The steps, in seconds, that a ``datetime64`` / ``timedelta64`` column may be found
+#: to hold whole multiples of (a fixed, public list, coarsest first): days, hours,
+#: minutes, seconds, milliseconds.
+TEMPORAL_STEPS = (86400, 3600, 60, 1, 1e-3)
 
 
 def decide_whole_numbers(name, series, weights, *, rho, rng):
@@ -1467,6 +1474,53 @@ def decide_whole_numbers(name, series, weights, *, rho, rng):
                   params=(("sigma", sigma), ("sensitivity", 1)))
     decimals = noisy[1] > 1.0 + 3.0 * sigma and noisy[1] > 0.001 * float(noisy.sum())
     return ("number" if decimals else "whole"), _named([spend], name)
+
+
+def temporal_steps(dtype):
+    """:data:`TEMPORAL_STEPS` in units of the temporal ``dtype`` (coarsest first), those
+    of at least two units."""
+    per_second = np.timedelta64(1, "s") / np.timedelta64(1, temporal_unit(dtype))
+    steps = [round(seconds * per_second) for seconds in TEMPORAL_STEPS]
+    return tuple(int(step) for step in steps if step >= 2)
+
+
+def decide_temporal_step(name, series, weights, *, rho, rng):
+    """DP decision of the coarsest public step whose whole multiples a temporal column
+    holds (``None``: none of :func:`temporal_steps`).
+
+    A column of dates read as ``datetime64[us]`` holds whole days; drawn inside
+    its bins, its synthetic instants would carry hours and microseconds.  Each
+    present value falls in one public cell, that of the coarsest step it is a
+    multiple of (or a last cell for none), so the noisy counts of the cells
+    are ``rho``-zCDP.  The step is the coarsest one whose finer cells' noisy
+    count does not clear both ``1 + 3 sigma sqrt(k)`` (``k`` such cells) and
+    0.1% of the noisy numbers (the rule of :func:`decide_whole_numbers`).
+
+    Returns
+    -------
+    step : int or None
+        In units of the column's dtype.
+    spends : list of dpsynth.accounting.Spend
+    """
+    steps = temporal_steps(series.dtype)
+    values = numbers_of(series)
+    present = ~np.isnan(values)
+    cell = np.full(values.size, len(steps), dtype=np.int64)
+    for k in reversed(range(len(steps))):  # the coarsest step that divides a value
+        cell[present & (np.mod(values, steps[k]) == 0)] = k
+    w = np.ones(values.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    counts = np.bincount(cell[present], weights=w[present], minlength=len(steps) + 1)
+    sigma = _sigma(rho)
+    noisy = _noisy(counts.astype(np.float64), sigma, rng)
+    spend = Spend("whole days, hours, minutes or seconds", "discrete_gaussian", rho=rho,
+                  params=(("sigma", sigma), ("sensitivity", 1)))
+    total = float(noisy.sum())
+    for k, step in enumerate(steps):
+        finer = float(noisy[k + 1:].sum())
+        if (finer <= 1.0 + 3.0 * sigma * math.sqrt(len(steps) - k)
+                or finer <= 0.001 * max(total, 0.0)):
+            return step, _named([spend], name)
+    return None, _named([spend], name)
 
 
 def text_weight(texts, counts):
@@ -1561,7 +1615,8 @@ def decide_text_column(name, series, weights, *, rho, rng, date_rng=None, prior=
 
 
 def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, special=(),
-                    decimals=None, other_label=DEFAULT_OTHER_LABEL, text=None, text_rho=0.0):
+                    decimals=None, other_label=DEFAULT_OTHER_LABEL, text=None, text_rho=0.0,
+                    step=None):
     """The binned :class:`~dpsynth.schema.Column` of one numeric column of ``numeric="auto"``.
 
     Parameters
@@ -1636,8 +1691,11 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
     if dict(spent[0].params).get("found", True) is False:
         warnings.warn(
             f"No DP range was found for the numeric column {name!r} (too few records for "
-            "its share of the budget): its synthetic values are drawn near 0. Declare its "
-            "bounds, raise epsilon or drop it.", NoisyReleaseWarning, stacklevel=3)
+            "its share of the budget): any synthetic values it holds are drawn near 0. "
+            "Declare its bounds, raise epsilon or drop it.", NoisyReleaseWarning,
+            stacklevel=3)
+    if step is not None:
+        binning = replace(binning, step=int(step))
     return Column(name, dtype, tuple(binning.labels), declared=True,
                   missing_marker=default_missing_marker(dtype), has_missing=has_missing,
                   binning=binning), \

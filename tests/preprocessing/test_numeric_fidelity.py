@@ -684,6 +684,75 @@ def test_dates_and_durations_are_binned_as_numbers_with_nothing_declared(unit):
                         pd.Timestamp("2055-01-01", tz="UTC")).mean() > 0.95
 
 
+@pytest.mark.parametrize("unit", ["ns", "us", "s"])
+def test_temporal_columns_of_whole_days_or_hours_decode_to_whole_days_or_hours(unit):
+    # a column of dates read as datetime64 holds whole days: a DP count finds the step,
+    # and the synthetic dates are dates, not instants with hours and microseconds
+    from dpsynth.preprocessing._numeric import decide_temporal_step, temporal_steps
+
+    rng = np.random.default_rng(11)
+    n = 4000
+    days = pd.to_timedelta(rng.integers(0, 1500, n), unit="D")
+    X = pd.DataFrame({
+        "signup": (pd.Timestamp("2019-01-01") + days).astype(f"datetime64[{unit}]"),
+        "seen": pd.Series(pd.Timestamp("2020-01-01", tz="UTC")
+                          + pd.to_timedelta(rng.integers(0, 10 ** 5, n) * 3600, unit="s"))
+        .astype(f"datetime64[{unit}, UTC]").where(rng.random(n) > 0.1),
+        "wait": pd.Series(pd.to_timedelta(rng.integers(0, 5000, n), unit="m"))
+        .astype(f"timedelta64[{unit}]"),
+        "kind": rng.choice(["a", "b"], n)})
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    out = synth.sample(random_state=0)
+    assert out.dtypes.to_dict() == X.dtypes.to_dict()
+    per_second = {"ns": 10 ** 9, "us": 10 ** 6, "s": 1}[unit]
+    steps = {c.name: c.binning.step for c in synth.aggregates_.schema if c.binning}
+    assert steps == {"signup": 86400 * per_second, "seen": 3600 * per_second,
+                     "wait": 60 * per_second}
+    assert (out["signup"] == out["signup"].dt.normalize()).all()
+    assert (out["seen"].dropna() == out["seen"].dropna().dt.floor("h")).all()
+    assert (out["wait"] == out["wait"].dt.floor("min")).all()
+    assert _ks(X["signup"].astype("int64"), out["signup"].astype("int64")) <= 0.06
+    assert out["signup"].between(pd.Timestamp("2018-12-01"), pd.Timestamp("2023-03-01")).all()
+    names = [m.name for m in synth.privacy_spent_.mechanisms]
+    for name in ("signup", "seen", "wait"):
+        assert f"numeric column {name!r}: whole days, hours, minutes or seconds" in names
+    # the decision alone: instants of microseconds have no step; a few records off
+    # the step are within the noise; the steps are public, in the dtype's unit
+    assert temporal_steps(np.dtype("datetime64[s]")) == (86400, 3600, 60)
+    assert temporal_steps(np.dtype("datetime64[ns]"))[-1] == 10 ** 6
+    fine = pd.Series(pd.Timestamp("2020-01-01")
+                     + pd.to_timedelta(rng.integers(0, 10 ** 12, n), unit="us"))
+    assert decide_temporal_step("x", fine, None, rho=0.01, rng=rng)[0] is None
+    almost = X["signup"].copy()
+    almost.iloc[:2] += pd.Timedelta(seconds=1)
+    assert decide_temporal_step("x", almost, None, rho=0.01, rng=rng)[0] == 86400 * per_second
+
+
+def test_steps_keep_decoded_values_in_their_interval_and_off_point_values():
+    from dpsynth.preprocessing._discretizer import _on_steps
+
+    values = np.array([5, 12, 19, 20, 31, 44])
+    lower = np.array([3, 10, 10, 20, 30, 41])
+    upper = np.array([9, 20, 20, 30, 40, 45])
+    out = _on_steps(values, lower, upper, 10, np.array([False] * 5 + [True]), np.array([30]))
+    # 5: no multiple of 10 in [3, 9) -> as drawn; 12, 19 -> 10; 20 -> 20; 31 -> 30 is
+    # a point value -> as drawn; 44 in [41, 45] -> no multiple -> as drawn
+    np.testing.assert_array_equal(out, [5, 10, 10, 20, 31, 44])
+
+
+def test_binning_step_round_trips_and_is_validated():
+    from dpsynth.schema import Binning
+
+    binning = Binning((0.0, 86400.0, 172800.0), True, step=86400)
+    assert Binning.from_json(binning.to_json()) == binning
+    assert "step" not in Binning((0.0, 5.0), True).to_json()  # earlier files read the same
+    for bad in (0, -1, 1.5, True, "day"):
+        with pytest.raises(ValueError, match="'step' must be a positive integer"):
+            Binning((0.0, 5.0), True, step=bad)
+    with pytest.raises(ValueError, match="'step'"):
+        Binning((0.0, 5.0), False, step=2)
+
+
 def test_integers_at_the_ends_of_int64_decode_without_overflow():
     # the range grid's last cell ends at 2**63, beyond int64: draws stay in the dtype
     rng = np.random.default_rng(2)

@@ -922,6 +922,8 @@ def _temporal_base(n=800, seed=5):
     ("a far future date", {"when": pd.Timestamp("2262-04-01")}),
     ("a date before 1970", {"when": pd.Timestamp("1901-05-05")}),
     ("a missing date", {"when": pd.NaT}),
+    ("an instant that is no whole day", {"when": pd.Timestamp("2021-05-05 13:45:12.5")}),
+    ("a duration of seconds", {"stay": pd.Timedelta(seconds=61)}),
     ("a negative duration", {"stay": pd.Timedelta(days=-400)}),
     ("a duplicate record", {}),
 ])
