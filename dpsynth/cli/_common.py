@@ -30,12 +30,12 @@ from ..utils._resources import format_bytes
 
 __all__ = ["CHUNK_SIZE", "CommandError", "aggregates_line", "as_table",
            "build_declaration", "check_inputs", "check_n_jobs", "check_n_samples",
-           "check_outputs", "check_privacy_options", "check_samplable", "check_undeclared",
+           "check_outputs", "check_privacy_options", "check_samplable",
            "encoder", "fit", "load_categories", "one_line", "parse_bounds", "privacy_terms",
            "read_table", "save_aggregates", "write_records"]
 
 CHUNK_SIZE = 100_000  # synthetic records sampled and written at a time
-_MAX_CATEGORIES = 32  # above this, an undeclared numeric-looking column gets a hint
+MAX_CATEGORIES = 32  # above this, an undeclared numeric-looking column is no category
 
 
 class CommandError(Exception):
@@ -513,38 +513,6 @@ def read_table(args, path, declaration, origins=None):
     if len(frame) == 0:
         raise CommandError(f"{path} has a header but no records")
     return frame
-
-
-def check_undeclared(frame, declaration, command):
-    """Refuse undeclared columns of decimal numbers with many values.
-
-    Every value would be its own category; the data owner gets an error
-    before anything is released (a data-dependent abort, documented in the
-    privacy page).  Nothing is printed otherwise: a note that depends on the
-    data would be part of the console output of a release.
-
-    Parameters
-    ----------
-    frame : DataFrame
-    declaration : dpsynth.io.Declaration
-    command : str
-        The command's name, for the note.
-    """
-    numeric = {}
-    for name in frame.columns:
-        if name in declaration:
-            continue
-        series = frame[name]
-        kind = io.looks_numeric(series)
-        if kind is not None and series.nunique() > _MAX_CATEGORIES:
-            numeric[name] = kind
-    for name, kind in numeric.items():
-        if kind == "decimal":
-            raise CommandError(
-                f"column {name!r} holds decimal numbers with many distinct values, so "
-                f"each would be a category of its own; give its public range with "
-                f"--bounds {name}=LO:HI (e.g. --bounds {name}=0.0:100) to bin it, declare "
-                f"it in --schema, or leave it out with --drop {name}")
 
 
 _MISSING = {"category": "category", "uncounted": "absent", "absent": "absent"}

@@ -237,7 +237,9 @@ def build_parser():
                     "marginals, SDS combination errors, NIST k-marginal score. Give the "
                     "release with --aggregates so both tables are read and binned with its "
                     "public schema (and the report shows its privacy), or the --bounds "
-                    "(or --schema) used for synthesis. The columns both tables hold are "
+                    "(or --schema) used for synthesis (other columns of many numbers or "
+                    "dates are compared through the real table's quantiles). The columns "
+                    "both tables hold are "
                     "compared (a column only one holds, such as an identifier dropped "
                     "when synthesizing, is left out with a note); --drop and --columns "
                     "take the same names as the command that made SYNTH.csv.")

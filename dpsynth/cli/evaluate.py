@@ -3,11 +3,13 @@
 import argparse
 import sys
 
+import numpy as np
 import pandas as pd
 
 from .. import io
 from ..preprocessing import TableEncoder
 from ..report import binned_view, fidelity_summary, write_report
+from ..utils._temporal import DATE_FORMATS, format_dates, parse_dates
 from . import _common
 from .sample import load_aggregates
 
@@ -172,7 +174,7 @@ def _tables_with_bounds(args):
         raise _common.CommandError(f"{origins[name]} {what}; {io.column_list(compared)}")
     real = _read(args, args.real, declaration, compared)
     synth = _read(args, args.synthetic, declaration, compared)
-    _common.check_undeclared(real, declaration, args.command)
+    real, synth = _quantile_binned(real, synth, declaration, args.n_bins)
     used = io.Declaration(tuple(c for c in declaration.columns
                                 if c.name in real.columns and c.kind == "numeric"))
     encoder = None
@@ -184,6 +186,81 @@ def _tables_with_bounds(args):
         except ValueError as exc:
             raise _common.CommandError(_common.one_line(exc)) from None
     return real, synth, encoder
+
+
+def _quantile_binned(real, synth, declaration, n_bins):
+    """``real`` and ``synth`` with each undeclared column of numbers with many values
+    (more than a categorical comparison can show, such as an amount or a
+    many-valued count, dates written as text) replaced by the interval of the real
+    table's ``n_bins`` quantiles that holds each value (open at both ends; a field
+    that is no number keeps its text), with a note naming them.
+
+    An evaluation is computed from the real table and is no release, so its
+    quantiles may bin it: each value as a category of its own would make every
+    marginal of such a column differ entirely.
+    """
+    binned = {}
+    for name in real.columns:
+        if name in declaration:
+            continue
+        read = _number_reader(real[name])
+        if read is None:
+            continue
+        numbers = pd.Series(read(real[name]))
+        if numbers.nunique() <= _common.MAX_CATEGORIES:
+            continue
+        edges = np.unique(np.quantile(numbers.dropna().to_numpy(dtype=np.float64),
+                                      np.linspace(0.0, 1.0, n_bins + 1)))
+        binned[name] = (read, edges)
+    if not binned:
+        return real, synth
+    out = []
+    for frame in (real, synth):
+        frame = frame.copy()
+        for name, (read, edges) in binned.items():
+            numbers = read(frame[name])
+            k = np.clip(np.searchsorted(edges, numbers, side="right") - 1, 0,
+                        max(edges.size - 2, 0))
+            labels = np.array(_interval_labels(edges, read.spell), dtype=object)
+            values = frame[name].astype(object).to_numpy()
+            values = np.where(np.isnan(numbers), values, labels[k])
+            frame[name] = pd.Series(values, index=frame.index, dtype=object)
+        out.append(frame)
+    print(f"dpsynth evaluate: note: compared by the real table's {n_bins} quantiles (not "
+          f"declared, many values): {', '.join(binned)}", file=sys.stderr)
+    return tuple(out)
+
+
+def _number_reader(series):
+    """How to read ``series`` as numbers for :func:`_quantile_binned`: a function of a
+    column giving float64 (NaN where a field is no number), with a ``spell``
+    attribute writing an edge; None when some present field is neither a number
+    nor a date of one format of the public list."""
+    if io.looks_numeric(series) is not None:
+        def read(column):
+            return pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+        read.spell = lambda value: f"{value:g}"
+        return read
+    present = series.dropna()
+    if present.empty or not all(isinstance(v, str) for v in present.head(1000)):
+        return None
+    for fmt in DATE_FORMATS:  # in the public order: the first that reads every field
+        if not np.isnan(parse_dates(present, fmt)).any():
+            def read(column, fmt=fmt):
+                return parse_dates(column, fmt)
+            read.spell = lambda value, fmt=fmt: format_dates([value], fmt)[0]
+            return read
+    return None
+
+
+def _interval_labels(edges, spell):
+    """Labels of the intervals between ``edges``, the first and last open."""
+    if edges.size < 2:
+        return ["(-inf, inf)"]
+    inner = [spell(v) for v in edges[1:-1]]
+    lows, highs = ["-inf"] + inner, inner + ["inf"]
+    return [f"{'(' if k == 0 else '['}{low}, {high})" for k, (low, high) in
+            enumerate(zip(lows, highs))]
 
 
 def run(args):
