@@ -39,9 +39,13 @@ Usage, from the repository root::
 
     python -m benchmarks.run_priview [--seeds 0 1 2] [--epsilons 1 4]
         [--datasets synth87 adult nist_ma binary] [--budgets 256 4096]
-        [--strengths 1] [--label default] [--table-only]
+        [--strengths 1] [--label default] [--mechanism laplace|gaussian]
+        [--no-save] [--table-only]
 
-``--label before`` runs the default under another label.  In
+``--label before`` runs the default under another label.  ``--mechanism
+gaussian`` fits every configuration with Gaussian noise (zCDP, ``delta`` the
+default 1e-9; label it, e.g. ``--label gaussian``); ``--no-save`` prints the
+records (one JSON line each) without touching ``results/``.  In
 ``results/priview.md``: ``DP-chosen pairs`` is the current default
 (strength-1 views joined by a tree of pairs chosen by the exponential
 mechanism, below a pairs' noise of 0.15); ``pairs' noise, descent
@@ -217,10 +221,16 @@ def main(argv=None):
                         help="label of the default configuration's rows (e.g. 'before')")
     parser.add_argument("--skip-default", action="store_true",
                         help="run only the --budgets and --strengths configurations")
+    parser.add_argument("--mechanism", choices=["laplace", "gaussian"], default="laplace",
+                        help="PriViewSynthesizer's mechanism (default: laplace)")
+    parser.add_argument("--no-save", action="store_true",
+                        help="print the records only; results/priview.* are left as they are")
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args(argv)
+    mechanism = {} if args.mechanism == "laplace" else {"mechanism": args.mechanism}
     path = RESULTS / f"{STEM}.json"
     results = json.loads(path.read_text()) if path.exists() else []
+    fresh = []
     if not args.table_only:
         for name in args.datasets:
             real = load(name)
@@ -230,13 +240,17 @@ def main(argv=None):
             for label, budget, extra in configs:
                 for eps in args.epsilons:
                     for seed in args.seeds:
-                        rec = run_one(real, eps, seed, budget, **extra)
+                        rec = run_one(real, eps, seed, budget, **extra, **mechanism)
                         rec.update(dataset=name, label=label)
                         print(json.dumps(rec), flush=True)
+                        fresh.append(rec)
                         results = [r for r in results if not (
                             r["dataset"] == name and r["label"] == label
                             and r["epsilon"] == eps and r["seed"] == seed)] + [rec]
-    save(STEM, results, table(results))
+    if args.no_save:
+        print(table(fresh), end="")
+    else:
+        save(STEM, results, table(results))
 
 
 if __name__ == "__main__":

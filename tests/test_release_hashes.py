@@ -100,6 +100,14 @@ def case_priview_demo():
     return None, synth.sample(random_state=1)
 
 
+def case_priview_gaussian_demo():
+    demo = _demo()
+    synth = PriViewSynthesizer(epsilon=1.0, bounds=demo.bounds, categories=demo.categories,
+                               n_bins=demo.n_bins, mechanism="gaussian", random_state=0)
+    synth.fit(demo.frame)
+    return None, synth.sample(random_state=1)
+
+
 def case_calm_demo():
     demo = _demo()
     synth = CALMSynthesizer(epsilon=4.0, bounds=demo.bounds, categories=demo.categories,
@@ -125,6 +133,7 @@ CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswit
 PINNED = {
     'calm_demo': [[None, 'd95326082fed69a1']],
     'priview_demo': [[None, '23e65659ec716154']],
+    'priview_gaussian_demo': [[None, '3271e82e337dc544']],
     'sds_demo': [['228e66ddfa7d55b7', '38ec08b049ae32c1']],
     'workload_adult': [['21e72735972ca21d', '668c019cec46cb12'],
                        ['21e72735972ca21d', '4b93d89b63faebad']],

@@ -14,15 +14,16 @@ maximum entropy.  The post-processing is shared with CALM
 import itertools
 import math
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..covering import bounded_cover, covering_design
-from ..mechanisms import (exponential_mechanism, laplace_count, laplace_measure,
-                          mechanism_name)
-from ..accounting import PrivacySpent, Spend
+from ..mechanisms import (exponential_mechanism, gaussian_measure, laplace_count,
+                          laplace_measure, mechanism_name)
+from ..accounting import MAX_DELTA, PrivacySpent, Spend, check_delta, zcdp_rho, zcdp_to_epsilon
 from ..utils._random import seed_sequence
 from ..views import MergedValues, ViewSet, _ViewEstimatorMixin, postprocess, project
 
@@ -103,11 +104,12 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     maximum-entropy table matching the views; synthetic records are drawn
     from the views and moved by coordinate descent until their counts match
     every view (:meth:`~dpsynth.views.ViewSet.sample`).  ``epsilon``-DP
-    (pure) with add/remove neighbours.
+    (pure) with add/remove neighbours; ``(epsilon, delta)``-DP with
+    ``mechanism="gaussian"`` (below).
 
     On a table too small for a pairs' cover (strength 1 chosen
     automatically: each column in one view, the views disjoint) the views
-    get half of their budget; a twentieth goes to choosing, by the
+    get a fifth of their budget; a fifth goes to choosing, by the
     exponential mechanism, one pair of columns per view but one that joins
     the views into a spanning tree (the most associated pairs, by the L1
     distance of their table from the product of the columns' released
@@ -132,11 +134,44 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     which values are merged on the noisy counts only.  Binary and other
     small columns are never measured nor merged.
 
+    With ``mechanism="gaussian"`` every measurement (value counts, record
+    count, views, chosen pairs' tables) adds Gaussian noise instead
+    (:func:`~dpsynth.mechanisms.gaussian_measure`, exact discrete Gaussian by
+    default) and the release is accounted in zCDP: the budget is ``rho =
+    (sqrt(epsilon + L) - sqrt(L))**2``, ``L = ln(1 / delta)``
+    (:func:`~dpsynth.accounting.zcdp_rho`; the domain is declared, so no
+    step spends ``delta`` directly and all of it is the conversion's),
+    split as ``epsilon`` is: ``merge_share`` of ``rho`` to the value counts,
+    ``count_epsilon**2 / 2`` to the record count (noise of scale ``1 /
+    count_epsilon``, as the Laplace count's), and the rest to the views, or
+    in ``SELECT_SHARES`` to the views, the choice of pairs and their
+    tables.  ``k`` tables measured together (one record moves one cell of
+    each: L2 sensitivity ``sqrt(k)``) with ``rho_k`` get ``sigma = sqrt(k /
+    (2 rho_k))`` per cell; the ``r`` rounds of the exponential mechanism
+    with ``rho_s`` run at ``epsilon_r = sqrt(8 rho_s / r)`` each (bounded
+    range: ``epsilon_r**2 / 8`` a round).  The plan (strength, cell budget,
+    merge threshold, the pairs' noise penalty) reads the Gaussian noise as
+    the Laplace noise of the same variance.  Why: Gaussian noise grows as the
+    square root of the number of tables measured together, Laplace noise
+    linearly, and a split of ``rho`` costs each part less noise than the
+    same split of ``epsilon``; so on a table measured by tens of tables or
+    more the views and pairs get less noise, for a ``delta`` above 0.  With
+    a few tables (few columns, or a binary table's few wide views) the
+    conversion costs more than it saves and Laplace noise is the smaller.
+
     Parameters
     ----------
     epsilon : float, default=1.0
         Total privacy budget (including ``count_epsilon`` and the share
         ``merge_share`` when spent).
+    delta : float or None, default=None
+        ``delta`` of the ``(epsilon, delta)`` guarantee with
+        ``mechanism="gaussian"``, in ``(0, 0.01]``; ``None`` uses the fixed
+        default ``1e-9`` (:data:`~dpsynth.accounting.DEFAULT_DELTA`, as
+        :class:`~dpsynth.DPMarginalSynthesizer`), chosen before seeing any
+        data and far below ``1 / n`` for any table in memory; ``fit`` warns
+        when ``delta >= 1 / n_records_``.  Checked but not used with
+        ``mechanism="laplace"``, whose release is ``(epsilon, 0)``-DP.
     view_size : int or "auto", default="auto"
         Attributes per view.  An int: the views are a covering design of the
         column indices with that many columns each, whatever their numbers
@@ -201,9 +236,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         strength is possible, three or more columns, or when ``strength=1``
         is given with the automatic budget).  Its noise has scale
         ``1 / count_epsilon`` (1000 records by default: a rough estimate, as
-        the book suggests).
+        the book suggests); with ``mechanism="gaussian"`` it is Gaussian
+        noise of that scale, ``rho = count_epsilon**2 / 2``.
     merge_share : float in [0, 1), default=0.1
-        Share of ``epsilon`` spent on the value counts of the columns with at
+        Share of ``epsilon`` (of ``rho`` with ``mechanism="gaussian"``)
+        spent on the value counts of the columns with at
         least ``merge_min_values`` values (only spent when there is one);
         ``0``: no column is measured nor merged.
     merge_min_values : int, default=9
@@ -232,10 +269,21 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         Tolerance and cap of the IPF reconstruction.
     random_state : int, Generator or None, default=None
         ``None``: OS entropy; child streams by ``SeedSequence.spawn``.
+    mechanism : {"laplace", "gaussian"}, default="laplace"
+        ``"laplace"``: the book's PriView, pure ``epsilon``-DP, Laplace noise
+        and sequential composition of ``epsilon``.  ``"gaussian"``: Gaussian
+        noise and the exponential mechanism accounted in zCDP, the release
+        ``(epsilon, delta)``-DP (see above and ``delta``).  Choose
+        ``"gaussian"`` when a ``delta`` is acceptable and the table needs
+        tens of tables or more (many columns); keep ``"laplace"`` for a
+        pure guarantee or a table of a few views.
     noise : {"discrete", "continuous"}, default="discrete"
-        Exact discrete Laplace noise of the same scale on the integer cell
-        counts (the geometric mechanism, also ``epsilon``-DP;
-        :func:`~dpsynth.mechanisms.laplace_measure`) or numpy's Laplace.
+        Exact integer noise of the same scale on the integer cell counts
+        (discrete Laplace, the geometric mechanism, also ``epsilon``-DP,
+        :func:`~dpsynth.mechanisms.laplace_measure`; or the discrete
+        Gaussian calibrated to the continuous one's guarantee,
+        :func:`~dpsynth.mechanisms.gaussian_measure`) or numpy's
+        floating-point noise.
     select_pairs : bool or "auto", default="auto"
         Whether strength-1 views are joined by pairs chosen under DP.
         ``"auto"``: when strength 1 is chosen automatically
@@ -284,7 +332,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         for a pair larger than it); with a given ``view_size``, the cells of
         the largest view.
     noisy_count_ : float or None
-        The Laplace count of the records (at least 1) that chose the
+        The noisy count of the records (at least 1) that chose the
         strength (and the budget at strength 1), ``None`` when it was not
         needed.
     marginal_sets_ : list of tuple of int
@@ -292,14 +340,16 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         views' domain), followed by ``selected_pairs_`` when pairs were
         chosen.
     noise_scale_ : float
-        Laplace scale per cell of the views of the design, ``w /
-        epsilon_views`` (``epsilon_views`` their share of the budget).
+        Noise scale per cell of the views of the design: Laplace ``w /
+        epsilon_views`` (``epsilon_views`` their share of the budget), or
+        the Gaussian scale drawn, at least ``sqrt(w / (2 rho_views))``.
     select_pairs_ : bool
         Whether pairs were chosen to join strength-1 views.
     selected_pairs_ : list of tuple of int
         The chosen pairs, in the order drawn (a DP output; empty when none).
     pair_noise_scale_ : float or None
-        Laplace scale per cell of the chosen pairs' tables.
+        Noise scale per cell of the chosen pairs' tables (as
+        ``noise_scale_``).
     noisy_views_ : list of (tuple, ndarray)
         Noisy counts as released (on the views' domain), the chosen pairs'
         tables last.
@@ -309,9 +359,16 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     view_set_ : ViewSet
     n_records_ : int
         The views' common (noisy) total.
-    privacy_spent_ : dict
-        ``epsilon`` (= ``epsilon``), ``delta`` 0, and the spend of each
-        mechanism.
+    rho_ : float or None
+        The zCDP budget of ``(epsilon, delta)`` with ``mechanism="gaussian"``
+        (``None`` with Laplace noise).
+    privacy_spent_ : PrivacySpent
+        Laplace: ``epsilon`` (= ``epsilon``), ``delta`` 0, and each
+        mechanism's ``epsilon``.  Gaussian: each mechanism's ``rho`` (with
+        its ``sigma``, L2 ``sensitivity`` and drawn ``noise_scale``, or the
+        exponential mechanism's ``epsilon`` a round and ``rounds``), their
+        sum ``rho``, ``delta`` and the ``epsilon = rho + 2 sqrt(rho
+        ln(1/delta))`` they prove (at most ``epsilon``).
 
     References
     ----------
@@ -334,6 +391,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
 
     _parameter_constraints = {
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "delta": [Interval(numbers.Real, 0, MAX_DELTA, closed="right"), None],
         "view_size": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "max_view_cells": [Interval(numbers.Integral, 2, None, closed="left"),
                            StrOptions({"auto"})],
@@ -343,18 +401,20 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         "merge_min_values": [Interval(numbers.Integral, 3, None, closed="left")],
         "merge_threshold": [Interval(numbers.Real, 0, None, closed="left")],
         "weights": [StrOptions({"cells", "equal"})],
+        "mechanism": [StrOptions({"laplace", "gaussian"})],
         "noise": [StrOptions({"discrete", "continuous"})],
         "select_pairs": ["boolean", StrOptions({"auto"})],
         **_ViewEstimatorMixin._view_constraints,
     }
 
-    def __init__(self, *, epsilon=1.0, view_size="auto", max_view_cells="auto", strength="auto",
-                 count_epsilon=0.001, merge_share=0.1, merge_min_values=9,
+    def __init__(self, *, epsilon=1.0, delta=None, view_size="auto", max_view_cells="auto",
+                 strength="auto", count_epsilon=0.001, merge_share=0.1, merge_min_values=9,
                  merge_threshold=20.0, categories="auto", bounds=None, n_bins=3,
                  binning="uniform", allow_missing=False, weights="cells", negativity_tol=1e-6,
                  n_rounds=1, maxent_tol=1e-8, maxent_max_iter=1000, random_state=None,
-                 noise="discrete", select_pairs="auto"):
+                 mechanism="laplace", noise="discrete", select_pairs="auto"):
         self.epsilon = epsilon
+        self.delta = delta
         self.view_size = view_size
         self.max_view_cells = max_view_cells
         self.strength = strength
@@ -373,15 +433,17 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self.maxent_tol = maxent_tol
         self.maxent_max_iter = maxent_max_iter
         self.random_state = random_state
+        self.mechanism = mechanism
         self.noise = noise
         self.select_pairs = select_pairs
 
-    def _measure_values(self, codes, rng):
+    def _measure_values(self, codes, rng, total):
         """Release the value counts of the many-valued columns.
 
         Sets ``merge_columns_`` (from the public domain sizes) and
         ``value_counts_``; returns the spend of the counts (``None`` when
-        nothing is measured).
+        nothing is measured), a share ``merge_share`` of the budget
+        ``total`` (``epsilon``, or ``rho`` with the Gaussian mechanism).
         """
         cards = [int(c) for c in self.cardinalities_]
         self.merge_columns_ = [j for j, c in enumerate(cards) if c >= self.merge_min_values] \
@@ -389,8 +451,20 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self.value_counts_ = {}
         if not self.merge_columns_:
             return None
-        epsilon = float(self.merge_share) * float(self.epsilon)
         m = len(self.merge_columns_)
+        if self.mechanism == "gaussian":
+            # one record adds 1 to one count of each measured column: L2 sensitivity sqrt(m)
+            rho = float(self.merge_share) * total
+            sigma = math.sqrt(m / (2.0 * rho))
+            scale = sigma
+            for j in self.merge_columns_:
+                counts = np.bincount(codes[:, j], minlength=cards[j])
+                self.value_counts_[j], scale = gaussian_measure(counts, sigma, rng, self.noise)
+            return {"name": f"value counts of {m} columns (to merge rare values)",
+                    "mechanism": mechanism_name("gaussian", self.noise), "rho": rho,
+                    "sigma": sigma, "sensitivity": math.sqrt(m),
+                    "noise_scale": float(scale)}
+        epsilon = float(self.merge_share) * total
         # one record adds 1 to one count of each measured column: L1 sensitivity m
         for j in self.merge_columns_:
             counts = np.bincount(codes[:, j], minlength=cards[j])
@@ -399,6 +473,29 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         return {"name": f"value counts of {m} columns (to merge rare values)",
                 "mechanism": mechanism_name("laplace", self.noise), "epsilon": epsilon,
                 "sensitivity": float(m), "scale": m / epsilon}
+
+    def _laplace_epsilon(self, n_tables, budget):
+        """The epsilon whose Laplace noise on ``n_tables`` tables has the variance of ours.
+
+        ``budget`` is the tables' share: an epsilon (Laplace: returned as
+        is) or a zCDP ``rho`` (Gaussian: noise ``sigma = sqrt(n / (2 rho))``
+        per cell, of the variance of the Laplace scale ``n / epsilon`` for
+        ``epsilon = 2 sqrt(n rho)``).  The plan (strength, cell budget,
+        merge threshold, the pairs' noise penalty) is written for Laplace
+        scales ``n / epsilon``; this makes it read the Gaussian noise by its
+        variance.  A function of public parameters only.
+        """
+        if self.mechanism == "gaussian":
+            return 2.0 * math.sqrt(n_tables * budget)
+        return budget
+
+    def _cost(self, spend):
+        """A spend's share of the budget: its epsilon (Laplace) or its rho (Gaussian)."""
+        return spend["rho"] if self.mechanism == "gaussian" else spend["epsilon"]
+
+    def _drawn_scale(self, spend):
+        """The noise scale per cell a measurement drew (Laplace ``b``, Gaussian ``sigma``)."""
+        return spend["noise_scale"] if self.mechanism == "gaussian" else spend["scale"]
 
     def _plan(self, candidates, epsilon_views, final=True):
         """The cell budget and the strength, on the views' domain ``view_cardinalities_``.
@@ -462,7 +559,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 views = self._design(2 ** k, 1)
                 cells = np.mean([math.prod(int(self.view_cardinalities_[a]) for a in v)
                                  for v in views])
-                if n * eps / (len(views) * cells) >= MIN_CELL_SNR:
+                if n * self._laplace_epsilon(len(views), eps) / (len(views) * cells) \
+                        >= MIN_CELL_SNR:
                     budget = 2 ** k
             return budget, 1
         quiet = [b for b in budgets if noise[b] <= PAIR_TVD_TARGET]
@@ -484,6 +582,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         A function of the public domain, the views and the noisy count.
         """
         cards = [int(c) for c in self.view_cardinalities_]
+        epsilon = self._laplace_epsilon(len(views), epsilon)
         scale = len(views) / (epsilon * max(float(n_records), 1.0) * math.sqrt(math.pi))
         smallest = {}
         for v in views:
@@ -497,11 +596,25 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                                       for (a, b), cells in smallest.items()]))
 
     def _measure_tables(self, codes, sets, epsilon, rng, what):
-        """Laplace counts of every cell of the tables over ``sets``, and their spend.
+        """Noisy counts of every cell of the tables over ``sets``, and their spend.
 
         One record adds one to one cell of each table: L1 sensitivity
-        ``len(sets)``, scale ``len(sets) / epsilon``.
+        ``len(sets)``, Laplace scale ``len(sets) / epsilon``; with the
+        Gaussian mechanism ``epsilon`` is a ``rho``, the L2 sensitivity
+        ``sqrt(len(sets))`` and ``sigma = sqrt(len(sets) / (2 rho))``.
         """
+        if self.mechanism == "gaussian":
+            # one record adds one to one cell of each table: L2 sensitivity sqrt(len(sets))
+            sigma = math.sqrt(len(sets) / (2.0 * epsilon))
+            noisy, scale = [], sigma
+            for attrs in sets:
+                table, scale = gaussian_measure(
+                    view_counts(codes, attrs, self.view_cardinalities_), sigma, rng, self.noise)
+                noisy.append((attrs, table))
+            return noisy, {"name": f"{len(sets)} {what}, every cell",
+                           "mechanism": mechanism_name("gaussian", self.noise), "rho": epsilon,
+                           "sigma": sigma, "sensitivity": math.sqrt(len(sets)),
+                           "noise_scale": float(scale)}
         scale = len(sets) / epsilon
         noisy = [(attrs, laplace_measure(view_counts(codes, attrs, self.view_cardinalities_),
                                          1.0, rng, self.noise, sensitivity=scale))
@@ -549,8 +662,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         the scale of the chosen tables).  The product is fixed by released
         outputs and the penalty by public facts, so one record more or less
         moves a utility by at most 1 (sensitivity 1); the rounds compose to
-        ``epsilon``.  Returns the pairs (sorted tuples, in the order drawn)
-        and the spend.
+        ``epsilon``.  With the Gaussian mechanism ``epsilon`` and
+        ``epsilon_pairs`` are ``rho``s: the rounds run at ``sqrt(8 rho / r)``
+        each (zCDP ``epsilon**2 / 8`` a round), the tables' scale is their
+        Laplace equivalent (:meth:`_laplace_epsilon`).  Returns the pairs
+        (sorted tuples, in the order drawn) and the spend.
         """
         d = self.n_features_in_
         cards = [int(c) for c in self.view_cardinalities_]
@@ -559,8 +675,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             group[list(attrs)] = i
         shares, total = self._column_shares(views)
         rounds = len(views) - 1
-        eps_round = epsilon / rounds
-        noise_scale = rounds / epsilon_pairs  # of each chosen table's cells: public
+        gaussian = self.mechanism == "gaussian"
+        # Gaussian: epsilon is a rho; a round at eps costs eps**2 / 8 (bounded range)
+        eps_round = math.sqrt(8.0 * epsilon / rounds) if gaussian else epsilon / rounds
+        # of each chosen table's cells (its Laplace-equivalent scale): public
+        noise_scale = rounds / self._laplace_epsilon(rounds, epsilon_pairs)
         utility = {}
         for a, b in itertools.combinations(range(d), 2):
             if group[a] != group[b]:
@@ -576,6 +695,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             a, b = candidates[i]
             chosen.append((a, b))
             group[group == group[b]] = group[a]
+        if gaussian:
+            return chosen, {"name": f"{rounds} pairs joining the views (exponential mechanism)",
+                            "mechanism": "exponential", "rho": rounds * eps_round ** 2 / 8.0,
+                            "epsilon": eps_round, "sensitivity": 1.0, "rounds": rounds,
+                            "accounting": "zCDP (bounded range): epsilon**2 / 8 a round"}
         return chosen, {"name": f"{rounds} pairs joining the views (exponential mechanism)",
                         "mechanism": "exponential", "epsilon": float(epsilon),
                         "sensitivity": 1.0, "rounds": rounds}
@@ -613,6 +737,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     def _noise_error(self, views, n_records, epsilon):
         """Eq. 6.7 for the design ``views``: ``sqrt(2 L / r) * w / (N eps)``."""
         d = self.n_features_in_
+        epsilon = self._laplace_epsilon(len(views), epsilon)
         cells = [math.prod(int(self.view_cardinalities_[a]) for a in v) for v in views]
         n_pairs = max(1, d * (d - 1) // 2)
         coverage = sum(len(v) * (len(v) - 1) // 2 for v in views) / n_pairs
@@ -666,6 +791,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self
         """
         codes = self._validated_codes(X)
+        delta = check_delta(self.delta)  # before any DP step (unused with Laplace noise)
         count_ss, noise_ss, _, merge_ss = seed_sequence(self.random_state).spawn(4)
         d = self.n_features_in_
         max_t = d if self.view_size == "auto" else min(int(self.view_size), d)
@@ -675,31 +801,58 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             candidates = [t for t in (2, 3, 4)
                           if t <= max_t and math.comb(d, t) <= _MAX_AUTO_SETS] or [min(2, d)]
         spends = []
-        epsilon_views = float(self.epsilon)
+        gaussian = self.mechanism == "gaussian"
+        # the budget in the mechanism's unit: epsilon (Laplace: pure DP, sequential
+        # composition) or rho (Gaussian: zCDP, the rho of (epsilon, delta) by Bun and
+        # Steinke, a relative 1e-12 less so that the float sum of its shares never proves
+        # more than epsilon); the names epsilon_* below hold a rho with Gaussian noise
+        self.rho_ = zcdp_rho(float(self.epsilon), delta) * (1.0 - 1e-12) if gaussian else None
+        total = self.rho_ if gaussian else float(self.epsilon)
+        epsilon_views = total
         self.view_cardinalities_ = np.asarray(self.cardinalities_, dtype=np.int64)
-        merge_spend = self._measure_values(codes, np.random.default_rng(merge_ss))
+        merge_spend = self._measure_values(codes, np.random.default_rng(merge_ss), total)
         if merge_spend is not None:
             spends.append(merge_spend)
-            epsilon_views -= merge_spend["epsilon"]
+            epsilon_views -= self._cost(merge_spend)
         self.noisy_count_ = None
         if self._needs_count(candidates):
-            if self.count_epsilon >= epsilon_views:
-                raise ValueError(f"count_epsilon ({self.count_epsilon}) must be below "
-                                 f"epsilon ({self.epsilon}) minus the share spent on "
-                                 f"merging rare values.")
-            epsilon_views -= float(self.count_epsilon)
             rng = np.random.default_rng(count_ss)
-            self.noisy_count_ = max(
-                1.0, float(laplace_count(codes.shape[0], self.count_epsilon, rng, self.noise)))
-            spends.append({"name": "record count (to choose the views)",
-                           "mechanism": mechanism_name("laplace", self.noise),
-                           "epsilon": float(self.count_epsilon), "sensitivity": 1.0})
+            if gaussian:
+                # noise of scale 1 / count_epsilon, as the Laplace count's: rho = c**2 / 2
+                sigma = 1.0 / float(self.count_epsilon)
+                rho_count = 1.0 / (2.0 * sigma * sigma)
+                if rho_count >= epsilon_views:
+                    raise ValueError(
+                        f"count_epsilon ({self.count_epsilon}) gives the record count "
+                        f"rho = count_epsilon**2 / 2 = {rho_count:.4g}, which must be below "
+                        f"the rho of (epsilon={self.epsilon}, delta={delta:g}), "
+                        f"{self.rho_:.4g}, minus the share spent on merging rare values.")
+                epsilon_views -= rho_count
+                noisy, scale = gaussian_measure(np.array([codes.shape[0]]), sigma, rng,
+                                                self.noise)
+                self.noisy_count_ = max(1.0, float(noisy[0]))
+                spends.append({"name": "record count (to choose the views)",
+                               "mechanism": mechanism_name("gaussian", self.noise),
+                               "rho": rho_count, "sigma": sigma, "sensitivity": 1.0,
+                               "noise_scale": float(scale)})
+            else:
+                if self.count_epsilon >= epsilon_views:
+                    raise ValueError(f"count_epsilon ({self.count_epsilon}) must be below "
+                                     f"epsilon ({self.epsilon}) minus the share spent on "
+                                     f"merging rare values.")
+                epsilon_views -= float(self.count_epsilon)
+                self.noisy_count_ = max(1.0, float(
+                    laplace_count(codes.shape[0], self.count_epsilon, rng, self.noise)))
+                spends.append({"name": "record count (to choose the views)",
+                               "mechanism": mechanism_name("laplace", self.noise),
+                               "epsilon": float(self.count_epsilon), "sensitivity": 1.0})
         budget, t = self._plan(candidates, epsilon_views, final=not self.value_counts_)
         self.merged_values_ = MergedValues([None] * d, [None] * d)
         self.merge_min_count_ = None
         if self.value_counts_:
             # the noise scale of a cell of the views planned on the full domain
-            planned = len(self._design(budget, t)) / epsilon_views
+            w_planned = len(self._design(budget, t))
+            planned = w_planned / self._laplace_epsilon(w_planned, epsilon_views)
             self.merge_min_count_ = float(self.merge_threshold) * planned
             self.merged_values_ = MergedValues.from_counts(
                 self.value_counts_, self.cardinalities_, self.merge_min_count_)
@@ -732,13 +885,13 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         rng = np.random.default_rng(noise_ss)
         noisy, spend = self._measure_tables(codes, self.marginal_sets_, epsilon_views, rng,
                                             "views")
-        self.noise_scale_ = spend["scale"]
+        self.noise_scale_ = self._drawn_scale(spend)
         spends.append(spend)
         # the measured value counts (summed over each merged code) join the consistency
         # as one-column tables, weighted by their own noise scale
         one_way = [((j,), self._merged_counts(j)) for j in self.merge_columns_]
-        variances = [1.0] * w + [(merge_spend["scale"] / self.noise_scale_) ** 2] * len(one_way) \
-            if one_way else [1.0] * w
+        variances = [1.0] * w + ([(self._drawn_scale(merge_spend) / self.noise_scale_) ** 2]
+                                 * len(one_way) if one_way else [])
         self.selected_pairs_, self.pair_noise_scale_ = [], None
         if self.select_pairs_:
             first, _ = postprocess(noisy + one_way, self.view_cardinalities_,
@@ -752,7 +905,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 self.selected_pairs_ = pairs
                 tables, spend = self._measure_tables(codes, pairs, epsilon_pairs, rng,
                                                      "chosen pairs' tables")
-                self.pair_noise_scale_ = spend["scale"]
+                self.pair_noise_scale_ = self._drawn_scale(spend)
                 noisy += tables
                 spends.append(spend)
                 self.marginal_sets_ += pairs
@@ -769,6 +922,22 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self.n_records_ = max(1, int(round(total)))
         self.view_set_ = ViewSet(self.views_, self.view_cardinalities_, tol=self.maxent_tol,
                                  max_iter=self.maxent_max_iter)
+        if gaussian:
+            rho = math.fsum(s["rho"] for s in spends)
+            self.privacy_spent_ = PrivacySpent(
+                zcdp_to_epsilon(rho, delta), delta, rho,
+                [Spend(s["name"], s["mechanism"], rho=s["rho"],
+                       params=tuple((k, v) for k, v in s.items()
+                                    if k not in ("name", "mechanism", "rho")))
+                 for s in spends],
+                details={"model": "central", "conversion": "Bun-Steinke",
+                         "conversion_delta": delta, "rho_budget": self.rho_})
+            if delta >= 1.0 / self.n_records_:
+                warnings.warn(
+                    f"delta={delta:g} is not below 1 / n_records_ (the DP record count): a "
+                    "guarantee with such a delta allows publishing a record outright; pass a "
+                    "smaller delta.", UserWarning, stacklevel=2)
+            return self
         self.privacy_spent_ = PrivacySpent(
             float(sum(s["epsilon"] for s in spends)), 0.0, 0.0,
             [Spend(s["name"], s["mechanism"], epsilon=s["epsilon"],

@@ -597,3 +597,156 @@ def test_pair_choice_utilities_move_by_at_most_one_on_neighbours(monkeypatch, po
                       - total * np.outer(shares[a], shares[b])).sum()
     assert u0[pairs.index((a, b))] == pytest.approx(
         distance - priview.SELECT_NOISE_PENALTY * 36 * r / eps_pairs)
+
+
+# ------------------------------------------------ mechanism="gaussian": zCDP accounting
+def _copies_table(n=3000, seed=3):
+    """16 columns of 6 values (column j + 8 copies column j) and an 18-value one: every
+    step runs (value counts, record count, strength-1 views, chosen pairs)."""
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 6, size=(n, 8))
+    X = pd.DataFrame(np.hstack([base, base]), columns=[f"c{j}" for j in range(16)])
+    X["big"] = X["c0"] * 3 + rng.integers(0, 3, n)
+    cats = {c: list(range(6)) for c in X}
+    cats["big"] = list(range(18))
+    return X, cats
+
+
+@pytest.mark.parametrize("delta", [None, 1e-6])
+def test_gaussian_accounting_against_independent_computation(delta):
+    from dpsynth.mechanisms import discrete_gaussian_mu
+
+    X, cats = _copies_table()
+    synth = PriViewSynthesizer(epsilon=1.0, delta=delta, categories=cats, random_state=0,
+                               mechanism="gaussian").fit(X)
+    spent = synth.privacy_spent_
+    names = [m.name.split(" ", 1)[1] for m in spent.mechanisms]
+    assert names == ["counts of 1 columns (to merge rare values)",
+                     "count (to choose the views)", "views, every cell",
+                     "pairs joining the views (exponential mechanism)",
+                     "chosen pairs' tables, every cell"]
+    counts, record, views, select, pairs = spent.mechanisms
+    assert synth.strength_ == 1 and synth.select_pairs_
+    # the budget, by hand: rho = (sqrt(eps + L) - sqrt(L))**2, L = ln(1/delta), delta
+    # defaulting to 1e-9 (no delta is spent directly: the domain is declared)
+    d = 1e-9 if delta is None else delta
+    L = math.log(1.0 / d)
+    rho = (math.sqrt(1.0 + L) - math.sqrt(L)) ** 2
+    # each Gaussian measurement: one record moves one cell of each of its k tables by
+    # one, L2 sensitivity sqrt(k), noise sigma per cell: rho = k / (2 sigma**2)
+    w, r = len(synth.marginal_sets_) - len(synth.selected_pairs_), len(synth.selected_pairs_)
+    for spend, k in ((counts, len(synth.merge_columns_)), (record, 1), (views, w),
+                     (pairs, r)):
+        p = spend.params
+        assert spend.mechanism == "discrete_gaussian" and spend.epsilon == 0.0
+        assert p["sensitivity"] == pytest.approx(math.sqrt(k))
+        assert spend.rho == pytest.approx(k / (2.0 * p["sigma"] ** 2), rel=1e-12)
+        # the discrete Gaussian drawn is at least as private as the continuous sigma
+        assert p["noise_scale"] >= p["sigma"]
+        assert discrete_gaussian_mu(p["noise_scale"]) <= 1.0 / p["sigma"] * (1 + 1e-12)
+    # the selection: r rounds of the exponential mechanism, eps_r**2 / 8 each
+    assert select.mechanism == "exponential" and select.params["rounds"] == r
+    assert select.rho == pytest.approx(r * select.params["epsilon"] ** 2 / 8.0, rel=1e-12)
+    # the split: merge_share, the count's rho c**2 / 2, then SELECT_SHARES of the rest
+    assert counts.rho == pytest.approx(0.1 * rho)
+    assert record.rho == pytest.approx(synth.count_epsilon ** 2 / 2.0)
+    rest = rho - counts.rho - record.rho
+    for spend, share in zip((views, select, pairs), SELECT_SHARES):
+        assert spend.rho == pytest.approx(share * rest)
+    total = math.fsum(m.rho for m in spent.mechanisms)
+    assert total == pytest.approx(rho, rel=1e-9) and total <= rho
+    # what the math proves: rho-zCDP is (rho + 2 sqrt(rho L), delta)-DP
+    assert spent.rho == pytest.approx(total, rel=1e-12)
+    assert spent.delta == d
+    assert spent.epsilon == pytest.approx(total + 2.0 * math.sqrt(total * L), rel=1e-12)
+    assert spent.epsilon <= 1.0 and spent.epsilon == pytest.approx(1.0, rel=1e-9)
+    assert spent.epsilon_at(d) == pytest.approx(spent.epsilon, rel=1e-9)
+    # the drawn noise has the scale reported: std sigma per cell of the views
+    codes = synth.merged_values_.merge(synth._encode(X)) if synth.merged_values_ \
+        else synth._encode(X)
+    noise = np.concatenate([(t - view_counts(codes, a, synth.view_cardinalities_)).ravel()
+                            for a, t in synth.noisy_views_[:w]])
+    assert synth.noise_scale_ == views.params["noise_scale"]
+    assert noise.std() == pytest.approx(synth.noise_scale_, rel=0.2)
+
+
+def test_gaussian_delta_and_noise_kinds():
+    X, cats = _copies_table()
+    given = dict(epsilon=1.0, categories=cats, random_state=0)
+    strict = PriViewSynthesizer(mechanism="gaussian", **given).fit(X)
+    loose = PriViewSynthesizer(mechanism="gaussian", delta=1e-5, **given).fit(X)
+    assert strict.privacy_spent_.delta == 1e-9 and loose.privacy_spent_.delta == 1e-5
+    # a larger delta buys a larger rho, hence less noise per cell
+    assert loose.privacy_spent_.rho > strict.privacy_spent_.rho
+    assert loose.noise_scale_ < strict.noise_scale_
+    # numpy's floating-point Gaussian: same accounting, other ledger name
+    continuous = PriViewSynthesizer(mechanism="gaussian", noise="continuous", **given).fit(X)
+    assert {m.mechanism for m in continuous.privacy_spent_.mechanisms} == {
+        "gaussian", "exponential"}
+    assert continuous.privacy_spent_.rho == pytest.approx(strict.privacy_spent_.rho)
+    # delta is not used by the Laplace release (pure epsilon-DP): the same release
+    laplace = PriViewSynthesizer(**given).fit(X)
+    with_delta = PriViewSynthesizer(delta=1e-6, **given).fit(X)
+    assert laplace.privacy_spent_ == with_delta.privacy_spent_
+    assert laplace.privacy_spent_.delta == 0.0 and laplace.privacy_spent_.rho == 0.0
+    for (a, t), (b, u) in zip(laplace.noisy_views_, with_delta.noisy_views_):
+        assert a == b
+        np.testing.assert_array_equal(t, u)
+
+
+def test_gaussian_warns_when_delta_is_not_below_one_over_n():
+    X, cats = _binary(300, 4)
+    with pytest.warns(UserWarning, match="1 / n_records_"):
+        PriViewSynthesizer(epsilon=1.0, delta=0.01, categories=cats, mechanism="gaussian",
+                           random_state=0).fit(X)
+
+
+def test_laplace_is_the_default_and_unchanged():
+    X, cats = _copies_table()
+    default = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0)
+    assert default.get_params()["mechanism"] == "laplace"
+    assert default.get_params()["delta"] is None
+    a = default.fit(X)
+    b = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+                           mechanism="laplace").fit(X)
+    assert a.privacy_spent_ == b.privacy_spent_
+    assert [m.mechanism for m in a.privacy_spent_.mechanisms] == [
+        "discrete_laplace", "discrete_laplace", "discrete_laplace", "exponential",
+        "discrete_laplace"]
+    pd.testing.assert_frame_equal(a.sample(200, random_state=1), b.sample(200, random_state=1))
+
+
+def test_gaussian_clone_get_params_and_reproducible():
+    X, cats = _copies_table(n=1500)
+    synth = PriViewSynthesizer(epsilon=2.0, delta=1e-7, categories=cats, random_state=5,
+                               mechanism="gaussian")
+    params = synth.get_params()
+    assert params["mechanism"] == "gaussian" and params["delta"] == 1e-7
+    twin = clone(synth)
+    assert twin.get_params() == params
+    a, b = synth.fit(X), twin.fit(X)
+    assert a.selected_pairs_ == b.selected_pairs_
+    for (s, t), (u, v) in zip(a.noisy_views_, b.noisy_views_):
+        assert s == u
+        np.testing.assert_array_equal(t, v)
+    assert a.privacy_spent_ == b.privacy_spent_
+    pd.testing.assert_frame_equal(a.sample(300, random_state=2), b.sample(300, random_state=2))
+    other = PriViewSynthesizer(**{**params, "random_state": 6}).fit(X)
+    assert not all(np.array_equal(t, v) for (_, t), (_, v)
+                   in zip(a.noisy_views_, other.noisy_views_))
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"mechanism": "normal"}, "mechanism"),
+    ({"mechanism": None}, "mechanism"),
+    ({"mechanism": "gaussian", "delta": 0}, "delta"),
+    ({"mechanism": "gaussian", "delta": 0.5}, "delta"),
+    ({"mechanism": "gaussian", "delta": "1e-9"}, "delta"),
+    ({"mechanism": "gaussian", "delta": float("nan")}, "delta"),
+    ({"delta": -1e-9}, "delta"),  # checked whatever the mechanism
+    ({"mechanism": "gaussian", "epsilon": 1.0, "count_epsilon": 0.5}, "count_epsilon"),
+])
+def test_gaussian_bad_parameters(params, match):
+    X, cats = _binary(200, 4)
+    with pytest.raises((ValueError, TypeError), match=match):
+        PriViewSynthesizer(categories=cats, random_state=0, **params).fit(X)
