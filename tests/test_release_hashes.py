@@ -135,8 +135,7 @@ PINNED = {
     'priview_demo': [[None, '23e65659ec716154']],
     'priview_gaussian_demo': [[None, '3271e82e337dc544']],
     'sds_demo': [['228e66ddfa7d55b7', '38ec08b049ae32c1']],
-    'workload_adult': [['21e72735972ca21d', '668c019cec46cb12'],
-                       ['21e72735972ca21d', '4b93d89b63faebad']],
+    'workload_adult': [['ff05e1d96c23e759', '8f9b2b3b347d5d5f']],
     'workload_demo': [['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
                       ['1bd9f15a36810b0b', 'cf988e08a86dbb28']],
     'workload_messy_continuous': [['0e5e0b1bed077b68', '21a29ba3bf8805cf'],
@@ -149,8 +148,7 @@ PINNED = {
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': [['b470529e6cc96365', '6d5b41cc5b95647d'],
-                       ['b470529e6cc96365', '54fd74d898896881']],
+    'workload_adult': [['e60a76a47c9636d7', 'a1a7198962e7fecd']],
     'workload_messy_continuous': [['0c49066876ee0a99', '54a548883f0a3693'],
                                   ['212115370d87a873', '023896b7fb2f3ad0']],
     'workload_messy_default': [['af0762a9d950bd74', '33c4432633aa8a81'],

@@ -78,6 +78,9 @@ __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numer
 MAX_SUB_CELLS = 256
 #: Sub-bins per interval in the released within-bin histogram.
 WITHIN_SUB_BINS = 16
+#: A run of empty parts of step 3's grid spanning more than this share of an interval
+#: becomes an interval of its own (:func:`_split_off_gaps`).
+GAP_SHARE = 0.5
 #: A released point mass holds at least this share of the column's noisy count.
 MIN_POINT_SHARE = 0.01
 #: Probability that noise alone makes an empty cell of the range grid clear
@@ -648,6 +651,33 @@ def _cut_at_gaps(edges, fine, mass, grid):
     return np.unique(edges)
 
 
+def _split_off_gaps(edges, fine, mass, share=GAP_SHARE):
+    """``edges`` with the widest run of empty parts of ``fine`` in each interval made an
+    interval of its own when it spans more than ``share`` of the interval (at most
+    two more edges per interval; post-processing).
+
+    Decoded values are drawn from an interval's :data:`WITHIN_SUB_BINS` equal
+    sub-bins: an interval whose records sit in a sliver of it (the end of one
+    cluster of values and the start of another far away, a range widened past
+    its values) would spread them over a sub-bin far wider than the sliver.
+    """
+    out = [edges[0]]
+    for low, high in zip(edges[:-1], edges[1:]):
+        inside = np.flatnonzero((fine[:-1] >= low) & (fine[1:] <= high))
+        held = inside[mass[inside] > 0]
+        cuts = []
+        if held.size:
+            gaps = np.flatnonzero(np.diff(held) > 1)
+            runs = ([(low, fine[held[0]])]
+                    + [(fine[held[g] + 1], fine[held[g + 1]]) for g in gaps]
+                    + [(fine[held[-1] + 1], high)])
+            start, end = max(runs, key=lambda run: run[1] - run[0])
+            if end - start > share * (high - low):
+                cuts = [x for x in (start, end) if low < x < high]
+        out.extend(cuts + [high])
+    return np.unique(np.asarray(out, dtype=np.float64))
+
+
 def _level_edges(fine, mass, low, high, points, runs=False):
     """Edges of one interval per integer of ``[low, high)`` that is no point value (a
     point value has a bin of its own) and holds records by ``mass`` on the grid
@@ -684,8 +714,8 @@ def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, dec
     elif cumulative[-1] > 0 and n_bins > 1:
         targets = cumulative[-1] * np.arange(1, n_bins) / n_bins
         cuts = fine[1:][np.searchsorted(cumulative, targets)]
-        edges = _cut_at_gaps(np.unique(np.concatenate([[low], cuts, [high]])), fine, mass,
-                             range_grid(integer))
+        edges = _split_off_gaps(_cut_at_gaps(np.unique(np.concatenate([[low], cuts, [high]])),
+                                             fine, mass, range_grid(integer)), fine, mass)
     else:  # no shape measured: the range grid's cells
         edges = np.unique(np.clip(cells, low, high))
         if edges.size - 1 > n_bins:

@@ -728,6 +728,44 @@ def test_temporal_columns_of_whole_days_or_hours_decode_to_whole_days_or_hours(u
     assert decide_temporal_step("x", almost, None, rho=0.01, rng=rng)[0] == 86400 * per_second
 
 
+def test_an_empty_stretch_of_an_interval_becomes_an_interval_of_its_own():
+    from dpsynth.preprocessing._numeric import _split_off_gaps
+
+    fine = np.arange(0.0, 110.0, 10.0)  # parts [0, 10) ... [90, 100)
+    mass = np.array([5, 0, 0, 0, 0, 0, 0, 0, 3, 4], dtype=float)
+    # one interval [0, 100): its empty run [10, 80) is 70% of it -> cut at 10 and 80
+    np.testing.assert_array_equal(_split_off_gaps(np.array([0.0, 100.0]), fine, mass),
+                                  [0.0, 10.0, 80.0, 100.0])
+    # an empty end: [50, 100) holds records in [80, 100) only -> cut at 80
+    np.testing.assert_array_equal(_split_off_gaps(np.array([0.0, 50.0, 100.0]), fine, mass),
+                                  [0.0, 10.0, 50.0, 80.0, 100.0])
+    # runs of at most half an interval stay; an interval holding nothing stays
+    mass = np.array([5, 0, 0, 6, 0, 0, 0, 0, 0, 0], dtype=float)
+    np.testing.assert_array_equal(_split_off_gaps(np.array([0.0, 50.0, 100.0]), fine, mass),
+                                  [0.0, 50.0, 100.0])
+
+
+@pytest.mark.parametrize("integer", [True, False])
+def test_two_clusters_of_values_decode_inside_the_clusters(integer):
+    # a quantile interval from the end of one cluster to the start of the other would
+    # draw its records across the gap from a sub-bin far wider than its records
+    from dpsynth.preprocessing._numeric import numeric_binning
+
+    rng = np.random.default_rng(1)
+    values = np.r_[rng.uniform(100, 200, 3000), rng.uniform(5000, 5200, 3000)]
+    values = np.floor(values) if integer else np.round(values, 2)
+    for seed in range(3):
+        binning, _, _ = numeric_binning(values, integer=integer, rho=0.005, delta=1e-9,
+                                        n_bins=10, max_points=10,
+                                        rng=np.random.default_rng(seed))
+        counts = np.clip(np.nan_to_num(np.asarray(binning.counts[0]), nan=0.0), 0, None)
+        draw = np.random.default_rng(100 + seed)
+        codes = draw.choice(counts.size, size=6000, p=counts / counts.sum())
+        decoded = decode_binning(codes, binning, draw)
+        assert _ks(values, decoded) <= 0.06
+        assert ((decoded > 250) & (decoded < 4950)).mean() <= 0.02  # 8-10% without the cut
+
+
 def test_steps_keep_decoded_values_in_their_interval_and_off_point_values():
     from dpsynth.preprocessing._discretizer import _on_steps
 
