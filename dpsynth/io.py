@@ -1073,7 +1073,8 @@ def _decimals(text):
 
 
 def _draft_column(name, series, max_categories, max_numeric_categories, point_mass_share):
-    """One column's draft declaration, or ``(declaration, note)``."""
+    """One column's draft ``(declaration, note)``; the declaration is None for a column
+    left undeclared."""
     present = series.dropna()
     no_missing = True if len(present) == len(series) and len(series) else None
     note = None
@@ -1103,9 +1104,12 @@ def _draft_column(name, series, max_categories, max_numeric_categories, point_ma
         observed = sorted(set(text.tolist()) if text is not None
                           else set(present.astype(str).tolist()))
         if len(observed) > max_categories:
-            note = (f"{name!r} has more than {max_categories} values: its categories are "
-                    "left to the DP release")
-            return ColumnDeclaration(name, "categorical", "str", no_missing=no_missing), note
+            # undeclared, not declared categorical: the release's DP decision may
+            # then find numbers or dates in it (a declared kind would forbid it)
+            note = (f"{name!r} has more than {max_categories} values: left out of the draft "
+                    "(undeclared, the DP release decides whether it holds numbers or dates "
+                    "and which of its values to publish; --drop it if it is an identifier)")
+            return None, note
         return ColumnDeclaration(name, "categorical", "str", categories=tuple(observed),
                                  no_missing=no_missing), note
     dtype = "int64" if integer else "float64"
@@ -1143,8 +1147,9 @@ def draft_declaration(data, *, sep=None, na_values=("",), columns=None, drop=Non
         How to read a CSV file (as in :func:`read_csv`).
     max_categories : int, default=100
         Text columns with at most this many values get them as
-        ``categories``; the others are declared without (values found by the
-        DP release).
+        ``categories``; the others are left out of the draft (undeclared: the
+        DP release decides whether they hold numbers or dates, and finds their
+        values).
     max_numeric_categories : int, default=32
         Numeric columns with at most this many values are declared
         categorical with those values (exact, no bins); the others numeric
@@ -1195,7 +1200,8 @@ def draft_declaration(data, *, sep=None, na_values=("",), columns=None, drop=Non
     for name in frame.columns:
         column, note = _draft_column(str(name), frame[name], max_categories,
                                      max_numeric_categories, point_mass_share)
-        drafted.append(column)
+        if column is not None:
+            drafted.append(column)
         if note is not None and notes is not None:
             notes.append(note)
     return Declaration(tuple(drafted), missing)

@@ -281,7 +281,8 @@ def build_parser():
     _add_reading(draft.add_argument_group("reading IN.csv"))
     draft.add_argument("--max-categories", type=int, default=100, metavar="N",
                        help="list the values of text columns with at most N of them "
-                            "(default: 100); the others are left to the DP release")
+                            "(default: 100); the others are left out of the draft (undeclared: "
+                            "found by the DP release)")
     draft.add_argument("--max-numeric-categories", type=int, default=32, metavar="N",
                        help="declare numeric columns with at most N values categorical, "
                             "others numeric with bounds (default: 32)")

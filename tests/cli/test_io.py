@@ -505,7 +505,7 @@ def test_draft_declaration_of_a_csv_file(tmp_path):
     _draft_table().to_csv(path, index=False)
     notes = []
     draft = draft_declaration(path, notes=notes)
-    assert draft.names == ["zip", "age", "income", "rooms", "id", "note"]
+    assert draft.names == ["zip", "age", "income", "rooms", "note"]  # "id": see below
     assert draft["zip"] == ColumnDeclaration("zip", "categorical", "str",
                                              categories=("00501", "02139", "10001"),
                                              no_missing=True)
@@ -515,9 +515,12 @@ def test_draft_declaration_of_a_csv_file(tmp_path):
     income = draft["income"]
     assert (income.dtype, income.special_values, income.decimals) == ("float64", (0.0,), 2)
     assert draft["rooms"].categories == (1, 2, 3) and draft["rooms"].dtype == "int64"
-    assert draft["id"].categories is None  # too many values: left to the DP release
-    assert notes == ["'id' has more than 100 values: its categories are left to the DP "
-                     "release"]
+    # too many values: undeclared, so that the DP release may still find numbers or
+    # dates in it (a declared categorical kind would rule them out)
+    assert "id" not in draft
+    assert notes == ["'id' has more than 100 values: left out of the draft (undeclared, "
+                     "the DP release decides whether it holds numbers or dates and which of "
+                     "its values to publish; --drop it if it is an identifier)"]
     assert draft["note"].categories == ("NA", "ok")
     assert draft.missing_values == ("",)
     # the file format load_declaration reads, with the warning as a comment
@@ -534,7 +537,7 @@ def test_draft_declaration_of_a_frame_and_its_options():
     draft = draft_declaration(frame, drop=["id"], max_categories=2,
                               max_numeric_categories=2)
     assert "id" not in draft.names and draft.missing_values is None
-    assert draft["zip"].categories is None  # 3 values > 2
+    assert "zip" not in draft.names  # 3 values > 2: left undeclared
     assert draft["rooms"].kind == "numeric" and draft["rooms"].bounds == (1, 3)
     assert draft["age"].dtype == "float64"  # the frame's dtype
     assert draft_declaration(frame, columns=["note"]).names == ["note"]
