@@ -295,7 +295,6 @@ def _bounded_greedy(cards, max_cells, t, max_size):
             for x in range(d):
                 if x in block or logc[x] > room:
                     continue
-                grown = sorted(block + [x])
                 gain = sum(1 for size in range(2, t + 1)
                            for sub in itertools.combinations(block, size - 1)
                            if tuple(sorted(sub + (x,))) in uncovered)

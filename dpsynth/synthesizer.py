@@ -585,11 +585,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self.encoder_ = encoder
         self._set_release(aggregates, output_frame=was_frame)
         _noisy_release_warnings(aggregates, epsilon, delta)
-        if delta >= 1.0 / self.n_records_:
-            warnings.warn(
-                f"delta={delta:g} is not below 1 / n_records_ (the DP record count): a "
-                "guarantee with such a delta allows publishing a record outright; pass a "
-                "smaller delta.", UserWarning, stacklevel=2)
+        accounting.warn_large_delta(delta, self.n_records_)
         return self
 
     def _share_numeric_budget(self, encoder, table, epsilon, delta, strategy):

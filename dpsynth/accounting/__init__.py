@@ -13,13 +13,15 @@ How a release strategy splits its budget belongs to the strategy (e.g.
 :mod:`dpsynth.release.sds_budget` for the SDS release).
 """
 
-from ._budget import DEFAULT_DELTA, MAX_DELTA, MAX_EPSILON, check_delta, first_level_threshold
+from ._budget import (DEFAULT_DELTA, MAX_DELTA, MAX_EPSILON, check_delta, first_level_threshold,
+                      warn_large_delta)
 from ._conversion import (bounded_range_epsilon, bounded_range_mu, gdp_delta, gdp_epsilon,
                           gdp_mu, zcdp_delta, zcdp_epsilon, zcdp_rho, zcdp_rho_tight,
                           zcdp_to_epsilon)
 from ._report import PrivacySpent, Spend
 
 __all__ = ["DEFAULT_DELTA", "MAX_DELTA", "MAX_EPSILON", "check_delta", "first_level_threshold",
+           "warn_large_delta",
            "bounded_range_epsilon", "bounded_range_mu", "gdp_delta", "gdp_epsilon", "gdp_mu",
            "zcdp_delta", "zcdp_epsilon", "zcdp_rho", "zcdp_rho_tight", "zcdp_to_epsilon",
            "PrivacySpent", "Spend"]

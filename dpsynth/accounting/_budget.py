@@ -8,10 +8,12 @@ makes publishing the values found in the data cost ``delta / 2``.
 
 import math
 import numbers
+import warnings
 
 from scipy.special import ndtri
 
-__all__ = ["DEFAULT_DELTA", "MAX_DELTA", "MAX_EPSILON", "check_delta", "first_level_threshold"]
+__all__ = ["DEFAULT_DELTA", "MAX_DELTA", "MAX_EPSILON", "check_delta", "warn_large_delta",
+           "first_level_threshold"]
 
 
 #: Default ``delta``: a constant fixed before seeing any data.  A delta
@@ -41,6 +43,16 @@ def check_delta(delta):
             f"meaningful guarantee), or None for the fixed default {DEFAULT_DELTA:g}; got "
             f"{delta!r}.")
     return float(delta)
+
+
+def warn_large_delta(delta, n_records, stacklevel=3):
+    """Warn the data owner when ``delta`` is not below ``1 / n_records`` (a DP count):
+    a guarantee with such a delta allows publishing a record outright."""
+    if delta >= 1.0 / n_records:
+        warnings.warn(
+            f"delta={delta:g} is not below 1 / n_records_ (the DP record count): a "
+            "guarantee with such a delta allows publishing a record outright; pass a "
+            "smaller delta.", UserWarning, stacklevel=stacklevel)
 
 
 def first_level_threshold(sigma, contribution_bound, delta):

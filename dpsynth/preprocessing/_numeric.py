@@ -52,7 +52,6 @@ from dataclasses import replace
 from numbers import Real
 from typing import NamedTuple
 import warnings
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd

@@ -14,7 +14,6 @@ maximum entropy.  The post-processing is shared with CALM
 import itertools
 import math
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -23,7 +22,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..covering import bounded_cover, covering_design
 from ..mechanisms import (exponential_mechanism, gaussian_measure, laplace_count,
                           laplace_measure, mechanism_name)
-from ..accounting import MAX_DELTA, PrivacySpent, Spend, check_delta, zcdp_rho, zcdp_to_epsilon
+from ..accounting import (MAX_DELTA, PrivacySpent, Spend, check_delta, warn_large_delta,
+                          zcdp_rho, zcdp_to_epsilon)
 from ..utils._random import seed_sequence
 from ..views import MergedValues, ViewSet, _ViewEstimatorMixin, postprocess, project
 
@@ -932,11 +932,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                  for s in spends],
                 details={"model": "central", "conversion": "Bun-Steinke",
                          "conversion_delta": delta, "rho_budget": self.rho_})
-            if delta >= 1.0 / self.n_records_:
-                warnings.warn(
-                    f"delta={delta:g} is not below 1 / n_records_ (the DP record count): a "
-                    "guarantee with such a delta allows publishing a record outright; pass a "
-                    "smaller delta.", UserWarning, stacklevel=2)
+            warn_large_delta(delta, self.n_records_)
             return self
         self.privacy_spent_ = PrivacySpent(
             float(sum(s["epsilon"] for s in spends)), 0.0, 0.0,

@@ -20,7 +20,7 @@ rejection loop, and an event the model gives (near-)zero mass is an error.
 
 from dataclasses import dataclass
 import math
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import pandas as pd
