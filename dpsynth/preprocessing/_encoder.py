@@ -38,13 +38,13 @@ from ._categories import check_categories, discover_values, dtype_declared
 from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binning,
                            encode_binning)
 from ._discretizer import DEFAULT_FREQUENT_DELTA
-from ..utils._temporal import is_temporal, numbers_of
+from ..utils._temporal import DATE_FORMATS, is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
 from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, SETTLE, SETTLE_GAIN, SETTLE_SHARE,
                        STEP, WHOLE, auto_columns, check_numeric, decide_text_column,
                        decide_temporal_step, decide_whole_numbers, decode_text_binning,
                        encode_text_binning, fit_auto_column, is_text_dtype, parse_numbers,
-                       raise_all, text_weight)
+                       raise_all, temporal_steps, text_weight)
 
 __all__ = ["TableEncoder"]
 
@@ -465,6 +465,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 kinds[name], texts[name], spent, shares[name] = decide_text_column(
                     name, *read(name), rho=rho_second, rng=settle_rng,
                     date_rng=settle_rng, prior=counts)
+                spends.extend(spent)
+        for name, kind in kinds.items():  # dates written with a time: their step
+            if kind == "date" and temporal_steps(DATE_FORMATS[texts[name][2]]):
+                steps[name], spent = decide_temporal_step(
+                    name, *read(name), rho=rho_first, rng=step_rng,
+                    date_format=texts[name][2])
                 spends.extend(spent)
         numeric = [name for name, kind in kinds.items() if kind is not None]
         values = {name: values[name] for name in numeric if name in values}

@@ -1505,20 +1505,27 @@ def decide_whole_numbers(name, series, weights, *, rho, rng):
     return ("number" if decimals else "whole"), _named([spend], name)
 
 
-def temporal_steps(dtype):
-    """:data:`TEMPORAL_STEPS` in units of the temporal ``dtype`` (coarsest first), those
-    of at least two units."""
-    per_second = np.timedelta64(1, "s") / np.timedelta64(1, temporal_unit(dtype))
+def temporal_steps(unit):
+    """:data:`TEMPORAL_STEPS` in ``unit`` (a temporal dtype, or a unit such as ``"s"``,
+    ``"m"``), coarsest first, those of at least two units (none for days and
+    months)."""
+    if not isinstance(unit, str):
+        unit = temporal_unit(unit)
+    if unit in ("D", "W", "M", "Y"):
+        return ()
+    per_second = np.timedelta64(1, "s") / np.timedelta64(1, unit)
     steps = [round(seconds * per_second) for seconds in TEMPORAL_STEPS]
     return tuple(int(step) for step in steps if step >= 2)
 
 
-def decide_temporal_step(name, series, weights, *, rho, rng):
+def decide_temporal_step(name, series, weights, *, rho, rng, date_format=None):
     """DP decision of the coarsest public step whose whole multiples a temporal column
-    holds (``None``: none of :func:`temporal_steps`).
+    holds (``None``: none of :func:`temporal_steps`); ``date_format``: a text column
+    of dates of that format with a time (its unit's steps).
 
     A column of dates read as ``datetime64[us]`` holds whole days; drawn inside
-    its bins, its synthetic instants would carry hours and microseconds.  Each
+    its bins, its synthetic instants would carry hours and microseconds (a
+    text column of times to the second, minutes with random seconds).  Each
     present value falls in one public cell, that of the coarsest step it is a
     multiple of (or a last cell for none), so the noisy counts of the cells
     are ``rho``-zCDP.  The step is the coarsest one whose finer cells' noisy
@@ -1528,11 +1535,14 @@ def decide_temporal_step(name, series, weights, *, rho, rng):
     Returns
     -------
     step : int or None
-        In units of the column's dtype.
+        In units of the column's dtype (of its format's unit).
     spends : list of dpsynth.accounting.Spend
     """
-    steps = temporal_steps(series.dtype)
-    values = numbers_of(series)
+    if date_format is not None:
+        steps, values = temporal_steps(DATE_FORMATS[date_format]), parse_dates(series,
+                                                                               date_format)
+    else:
+        steps, values = temporal_steps(series.dtype), numbers_of(series)
     present = ~np.isnan(values)
     cell = np.full(values.size, len(steps), dtype=np.int64)
     for k in reversed(range(len(steps))):  # the coarsest step that divides a value

@@ -728,6 +728,26 @@ def test_temporal_columns_of_whole_days_or_hours_decode_to_whole_days_or_hours(u
     assert decide_temporal_step("x", almost, None, rho=0.01, rng=rng)[0] == 86400 * per_second
 
 
+def test_dates_written_with_a_time_to_the_minute_decode_to_the_minute():
+    from dpsynth.preprocessing._numeric import temporal_steps
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    times = pd.Timestamp("2021-01-01") + pd.to_timedelta(rng.integers(0, 10 ** 6, n), unit="m")
+    X = pd.DataFrame({"when": pd.Series(times.strftime("%Y-%m-%d %H:%M:%S"), dtype=object),
+                      "day": pd.Series(times.strftime("%Y-%m-%d"), dtype=object),
+                      "kind": rng.choice(["a", "b"], n)})
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    steps = {c.name: c.binning.step for c in synth.aggregates_.schema if c.binning}
+    assert steps == {"when": 60, "day": None}  # seconds of the format's unit; no step for days
+    out = synth.sample(random_state=0)
+    assert out["when"].str.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:00").all()
+    names = [m.name for m in synth.privacy_spent_.mechanisms]
+    assert "numeric column 'when': whole days, hours, minutes or seconds" in names
+    assert not any(n.startswith("numeric column 'day': whole") for n in names)
+    assert temporal_steps("m") == (1440, 60) and temporal_steps("D") == ()
+
+
 def test_an_empty_stretch_of_an_interval_becomes_an_interval_of_its_own():
     from dpsynth.preprocessing._numeric import _split_off_gaps
 

@@ -944,9 +944,11 @@ def _text_dates_base(n=800, seed=7):
     opened = pd.Series(days.strftime("%Y-%m-%d"), dtype=object)
     opened[rng.random(n) < 0.1] = "unknown"
     opened[rng.random(n) < 0.05] = None
+    stamps = days + pd.to_timedelta(rng.integers(0, 1440, n), unit="m")
     return pd.DataFrame({
         "opened": opened,
         "issue_d": pd.Series([f"{d:%b}-{d.year}" for d in days], dtype="string"),
+        "stamp": pd.Series(stamps.strftime("%Y-%m-%d %H:%M:%S"), dtype=object),
         "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
 
 
@@ -958,6 +960,7 @@ _TEXT_DATE_CHANGES = [
     ("an impossible date", {"opened": "2021-02-30"}),
     ("an unparseable text", {"opened": "canary-1234", "issue_d": "n/a"}),
     ("a number", {"opened": "20210304", "issue_d": "7"}),
+    ("a time with seconds", {"stamp": "2021-03-04 10:11:12"}),
     ("a number object", {"opened": 20210304}),
     ("missing", {"opened": None, "issue_d": None}),
     ("a duplicate record", {}),
@@ -976,9 +979,10 @@ def test_text_date_columns_neighbours_differ_only_in_dp_outputs(name, values, po
     # releases; their bins, codes and other code are DP outputs
     for *_, synth in releases:
         schema = synth.aggregates_.schema
-        assert [schema[k].binning.date_format for k in (0, 1)] == ["%Y-%m-%d", "%b-%Y"]
+        assert [schema[k].binning.date_format for k in (0, 1, 2)] == [
+            "%Y-%m-%d", "%b-%Y", "%Y-%m-%d %H:%M:%S"]
         assert "canary-1234" not in schema[0].binning.codes
-    _check_numeric_neighbours(releases, ("opened", "issue_d"))
+    _check_numeric_neighbours(releases, ("opened", "issue_d", "stamp"))
 
 
 def _months_base(n=2400, seed=9):
