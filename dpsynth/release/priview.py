@@ -27,7 +27,7 @@ from ..accounting import MAX_DELTA, PrivacySpent, Spend, check_delta, zcdp_rho, 
 from ..utils._random import seed_sequence
 from ..views import MergedValues, ViewSet, _ViewEstimatorMixin, postprocess, project
 
-__all__ = ["PriViewSynthesizer", "priview_noise_error", "view_counts"]
+__all__ = ["PriViewSynthesizer", "gaussian_crossover", "priview_noise_error", "view_counts"]
 
 #: Attributes per view the book recommends (Li et al., Section 6.3: ``ell = 8``
 #: minimises the noise of pairs and triples at equal coverage for binary attributes).
@@ -86,6 +86,20 @@ def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_
     return base * math.sqrt(n_views * d * (d - 1) / (ell * (ell - 1)))
 
 
+def gaussian_crossover(epsilon, delta):
+    """Tables measured together from which Gaussian noise is the smaller.
+
+    ``k`` tables (one record moves one cell of each) measured with the whole
+    budget get ``Laplace(k / epsilon)`` noise per cell, of variance ``2 k**2 /
+    epsilon**2``, or Gaussian noise of variance ``k / (2 rho)`` with ``rho =
+    zcdp_rho(epsilon, delta)``, the zCDP budget of ``(epsilon, delta)``
+    (:func:`~dpsynth.accounting.zcdp_rho`); the two are equal at ``k =
+    epsilon**2 / (4 rho)``, which is returned: the Laplace variance grows as
+    ``k**2``, the Gaussian one as ``k``.
+    """
+    return float(epsilon) ** 2 / (4.0 * zcdp_rho(float(epsilon), float(delta)))
+
+
 def view_counts(codes, attrs, cardinalities):
     """Exact counts of a coded table over the attributes ``attrs``."""
     shape = tuple(int(cardinalities[a]) for a in attrs)
@@ -103,9 +117,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     consistent again; any marginal is a sum of a view's cells or the
     maximum-entropy table matching the views; synthetic records are drawn
     from the views and moved by coordinate descent until their counts match
-    every view (:meth:`~dpsynth.views.ViewSet.sample`).  ``epsilon``-DP
-    (pure) with add/remove neighbours; ``(epsilon, delta)``-DP with
-    ``mechanism="gaussian"`` (below).
+    every view (:meth:`~dpsynth.views.ViewSet.sample`).  Add/remove
+    neighbours; ``mechanism="laplace"`` is the book's, pure ``epsilon``-DP,
+    ``mechanism="gaussian"`` ``(epsilon, delta)``-DP, and the default
+    ``mechanism="auto"``, ``(epsilon, delta)``-DP, takes the noise of the
+    two that the plan favours (below).
 
     On a table too small for a pairs' cover (strength 1 chosen
     automatically: each column in one view, the views disjoint) the views
@@ -159,6 +175,34 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     a few tables (few columns, or a binary table's few wide views) the
     conversion costs more than it saves and Laplace noise is the smaller.
 
+    With ``mechanism="auto"`` (the default) the value counts and the record
+    count are drawn with Laplace noise and the views planned as for
+    ``mechanism="laplace"``; the number ``k`` of tables that plan measures
+    (its views, and the chosen pairs joining them: ``planned_tables_``)
+    picks the noise of the rest (``mechanism_``): Gaussian when ``k >=``
+    :func:`gaussian_crossover` ``(epsilon, delta) = epsilon**2 / (4 rho)``,
+    the number of tables measured together from which the Gaussian variance
+    ``k / (2 rho)`` is below the Laplace variance ``2 k**2 / epsilon**2``
+    (about 21 at ``epsilon = 1`` and 23 at ``epsilon = 4`` for ``delta =
+    1e-9``), else Laplace.  Laplace: the release is ``mechanism="laplace"``'s,
+    draw for draw, and ``privacy_spent_`` reports pure ``epsilon``, ``delta``
+    0.  Gaussian: the value counts keep their pure ``epsilon_m =
+    merge_share * epsilon``, composed on top of the rest, accounted in zCDP
+    with ``rho = zcdp_rho(epsilon - epsilon_m, delta)`` (the Laplace record
+    count, ``count_epsilon``-DP, costs ``count_epsilon**2 / 2`` of it) and
+    planned again for Gaussian noise (the merge threshold too);
+    ``privacy_spent_`` reports ``epsilon_m + rho + 2 sqrt(rho ln(1 /
+    delta))`` (at most ``epsilon``) and ``delta``.  The choice reads public
+    facts (the declared domain, ``epsilon``, ``delta``, the parameters) and
+    DP outputs (the noisy counts) only, so the whole is ``(epsilon,
+    delta)``-DP: every output of the Laplace branch has a privacy loss of at
+    most ``epsilon`` (hence the ``delta`` 0 it reports), but whether that
+    branch is taken may depend on the noisy counts; pass
+    ``mechanism="laplace"`` for a pure ``epsilon``-DP guarantee.  Why: the
+    plan says how many tables share the budget, and for that many the noise
+    of the smaller variance is the better; a binary table's few wide views
+    keep the book's Laplace noise.
+
     Parameters
     ----------
     epsilon : float, default=1.0
@@ -166,12 +210,13 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         ``merge_share`` when spent).
     delta : float or None, default=None
         ``delta`` of the ``(epsilon, delta)`` guarantee with
-        ``mechanism="gaussian"``, in ``(0, 0.01]``; ``None`` uses the fixed
+        ``mechanism="gaussian"`` or ``"auto"``, in ``(0, 0.01]``; ``None`` uses the fixed
         default ``1e-9`` (:data:`~dpsynth.accounting.DEFAULT_DELTA`, as
         :class:`~dpsynth.DPMarginalSynthesizer`), chosen before seeing any
         data and far below ``1 / n`` for any table in memory; ``fit`` warns
-        when ``delta >= 1 / n_records_``.  Checked but not used with
-        ``mechanism="laplace"``, whose release is ``(epsilon, 0)``-DP.
+        when ``delta >= 1 / n_records_`` (with Gaussian noise).  Checked but
+        not used with ``mechanism="laplace"``, whose release is ``(epsilon,
+        0)``-DP.
     view_size : int or "auto", default="auto"
         Attributes per view.  An int: the views are a covering design of the
         column indices with that many columns each, whatever their numbers
@@ -269,14 +314,15 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         Tolerance and cap of the IPF reconstruction.
     random_state : int, Generator or None, default=None
         ``None``: OS entropy; child streams by ``SeedSequence.spawn``.
-    mechanism : {"laplace", "gaussian"}, default="laplace"
+    mechanism : {"auto", "laplace", "gaussian"}, default="auto"
         ``"laplace"``: the book's PriView, pure ``epsilon``-DP, Laplace noise
         and sequential composition of ``epsilon``.  ``"gaussian"``: Gaussian
         noise and the exponential mechanism accounted in zCDP, the release
-        ``(epsilon, delta)``-DP (see above and ``delta``).  Choose
-        ``"gaussian"`` when a ``delta`` is acceptable and the table needs
-        tens of tables or more (many columns); keep ``"laplace"`` for a
-        pure guarantee or a table of a few views.
+        ``(epsilon, delta)``-DP (see above and ``delta``).  ``"auto"``:
+        Laplace noise when the Laplace plan measures fewer than
+        :func:`gaussian_crossover` tables, else Gaussian noise; ``(epsilon,
+        delta)``-DP (see above).  Pass ``"laplace"`` when the guarantee must
+        be pure, ``"gaussian"`` to have Gaussian noise whatever the plan.
     noise : {"discrete", "continuous"}, default="discrete"
         Exact integer noise of the same scale on the integer cell counts
         (discrete Laplace, the geometric mechanism, also ``epsilon``-DP,
@@ -359,16 +405,25 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     view_set_ : ViewSet
     n_records_ : int
         The views' common (noisy) total.
+    mechanism_ : {"laplace", "gaussian"}
+        The noise used: ``mechanism``, or the choice of ``mechanism="auto"``.
+    planned_tables_ : int or None
+        With ``mechanism="auto"``: the tables (views and chosen pairs) of the
+        Laplace plan, which chose ``mechanism_``; ``None`` otherwise.
     rho_ : float or None
-        The zCDP budget of ``(epsilon, delta)`` with ``mechanism="gaussian"``
-        (``None`` with Laplace noise).
+        The zCDP budget with Gaussian noise: that of ``(epsilon, delta)``, or
+        with ``mechanism="auto"`` that of ``(epsilon - epsilon_m, delta)``
+        (``epsilon_m`` the pure value counts'); ``None`` with Laplace noise.
     privacy_spent_ : PrivacySpent
         Laplace: ``epsilon`` (= ``epsilon``), ``delta`` 0, and each
         mechanism's ``epsilon``.  Gaussian: each mechanism's ``rho`` (with
         its ``sigma``, L2 ``sensitivity`` and drawn ``noise_scale``, or the
         exponential mechanism's ``epsilon`` a round and ``rounds``), their
         sum ``rho``, ``delta`` and the ``epsilon = rho + 2 sqrt(rho
-        ln(1/delta))`` they prove (at most ``epsilon``).
+        ln(1/delta))`` they prove (at most ``epsilon``); with
+        ``mechanism="auto"`` the Laplace value counts' pure ``epsilon`` is
+        added to it, and the Laplace record count has ``rho =
+        count_epsilon**2 / 2`` (its ``pure_epsilon`` a parameter).
 
     References
     ----------
@@ -401,7 +456,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         "merge_min_values": [Interval(numbers.Integral, 3, None, closed="left")],
         "merge_threshold": [Interval(numbers.Real, 0, None, closed="left")],
         "weights": [StrOptions({"cells", "equal"})],
-        "mechanism": [StrOptions({"laplace", "gaussian"})],
+        "mechanism": [StrOptions({"auto", "laplace", "gaussian"})],
         "noise": [StrOptions({"discrete", "continuous"})],
         "select_pairs": ["boolean", StrOptions({"auto"})],
         **_ViewEstimatorMixin._view_constraints,
@@ -412,7 +467,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                  merge_threshold=20.0, categories="auto", bounds=None, n_bins=3,
                  binning="uniform", allow_missing=False, weights="cells", negativity_tol=1e-6,
                  n_rounds=1, maxent_tol=1e-8, maxent_max_iter=1000, random_state=None,
-                 mechanism="laplace", noise="discrete", select_pairs="auto"):
+                 mechanism="auto", noise="discrete", select_pairs="auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.view_size = view_size
@@ -452,7 +507,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         if not self.merge_columns_:
             return None
         m = len(self.merge_columns_)
-        if self.mechanism == "gaussian":
+        if self.mechanism_ == "gaussian":
             # one record adds 1 to one count of each measured column: L2 sensitivity sqrt(m)
             rho = float(self.merge_share) * total
             sigma = math.sqrt(m / (2.0 * rho))
@@ -485,17 +540,27 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         scales ``n / epsilon``; this makes it read the Gaussian noise by its
         variance.  A function of public parameters only.
         """
-        if self.mechanism == "gaussian":
+        if self.mechanism_ == "gaussian":
             return 2.0 * math.sqrt(n_tables * budget)
         return budget
 
     def _cost(self, spend):
         """A spend's share of the budget: its epsilon (Laplace) or its rho (Gaussian)."""
-        return spend["rho"] if self.mechanism == "gaussian" else spend["epsilon"]
+        return spend["rho"] if self.mechanism_ == "gaussian" else spend["epsilon"]
 
     def _drawn_scale(self, spend):
-        """The noise scale per cell a measurement drew (Laplace ``b``, Gaussian ``sigma``)."""
-        return spend["noise_scale"] if self.mechanism == "gaussian" else spend["scale"]
+        """The noise scale per cell a measurement drew, in the unit of the views' noise.
+
+        Laplace ``b`` when the views are Laplace's, Gaussian ``sigma`` when they
+        are Gaussian's; a Laplace measurement among Gaussian ones
+        (``mechanism="auto"``'s value counts) by its standard deviation
+        ``sqrt(2) b``, so that the ratios of scales are ratios of deviations.
+        """
+        if "noise_scale" in spend:
+            return spend["noise_scale"]
+        if self.mechanism_ == "gaussian":
+            return math.sqrt(2.0) * spend["scale"]
+        return spend["scale"]
 
     def _plan(self, candidates, epsilon_views, final=True):
         """The cell budget and the strength, on the views' domain ``view_cardinalities_``.
@@ -603,7 +668,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         Gaussian mechanism ``epsilon`` is a ``rho``, the L2 sensitivity
         ``sqrt(len(sets))`` and ``sigma = sqrt(len(sets) / (2 rho))``.
         """
-        if self.mechanism == "gaussian":
+        if self.mechanism_ == "gaussian":
             # one record adds one to one cell of each table: L2 sensitivity sqrt(len(sets))
             sigma = math.sqrt(len(sets) / (2.0 * epsilon))
             noisy, scale = [], sigma
@@ -675,7 +740,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             group[list(attrs)] = i
         shares, total = self._column_shares(views)
         rounds = len(views) - 1
-        gaussian = self.mechanism == "gaussian"
+        gaussian = self.mechanism_ == "gaussian"
         # Gaussian: epsilon is a rho; a round at eps costs eps**2 / 8 (bounded range)
         eps_round = math.sqrt(8.0 * epsilon / rounds) if gaussian else epsilon / rounds
         # of each chosen table's cells (its Laplace-equivalent scale): public
@@ -777,6 +842,45 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             budget *= 2
         return best[1]
 
+    def _merge_and_plan(self, candidates, epsilon_views, codes):
+        """The merge of rare values (from the noisy value counts) and the views' plan.
+
+        Sets ``merged_values_``, ``merge_min_count_`` and
+        ``view_cardinalities_``; returns the cell budget, the strength and
+        ``codes`` on the views' domain.
+        """
+        d = self.n_features_in_
+        budget, t = self._plan(candidates, epsilon_views, final=not self.value_counts_)
+        self.merged_values_ = MergedValues([None] * d, [None] * d)
+        self.merge_min_count_ = None
+        if self.value_counts_:
+            # the noise scale of a cell of the views planned on the full domain
+            w_planned = len(self._design(budget, t))
+            planned = w_planned / self._laplace_epsilon(w_planned, epsilon_views)
+            self.merge_min_count_ = float(self.merge_threshold) * planned
+            self.merged_values_ = MergedValues.from_counts(
+                self.value_counts_, self.cardinalities_, self.merge_min_count_)
+            if self.merged_values_:
+                self.view_cardinalities_ = self.merged_values_.cardinalities(self.cardinalities_)
+                codes = self.merged_values_.merge(codes)
+            budget, t = self._plan(candidates, epsilon_views)
+        return budget, t, codes
+
+    def _planned_tables(self, budget, t):
+        """How many tables the plan ``(budget, t)`` measures: its views and chosen pairs.
+
+        Strength-1 views joined by chosen pairs (``select_pairs``) are split
+        as :meth:`fit` splits them, ``w`` views and ``w - 1`` pairs.  A
+        function of the plan, hence of public facts and DP outputs only.
+        """
+        tables = len(self._design(budget, t))
+        if self._selects_pairs(t):
+            split = self._design(SELECT_VIEW_CELLS if self.max_view_cells == "auto"
+                                 else budget, t)
+            if len(split) >= 2:
+                tables = 2 * len(split) - 1
+        return int(tables)
+
     def fit(self, X, y=None):
         """Release the noisy views of X and post-process them.
 
@@ -801,7 +905,12 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             candidates = [t for t in (2, 3, 4)
                           if t <= max_t and math.comb(d, t) <= _MAX_AUTO_SETS] or [min(2, d)]
         spends = []
-        gaussian = self.mechanism == "gaussian"
+        # mechanism="auto" starts as Laplace: the value counts and the record count are
+        # drawn by Laplace noise, the views planned for it; it switches to Gaussian noise
+        # below (before any view is measured) when that plan measures enough tables
+        self.mechanism_ = "laplace" if self.mechanism == "auto" else self.mechanism
+        self.planned_tables_ = None
+        gaussian = self.mechanism_ == "gaussian"
         # the budget in the mechanism's unit: epsilon (Laplace: pure DP, sequential
         # composition) or rho (Gaussian: zCDP, the rho of (epsilon, delta) by Bun and
         # Steinke, a relative 1e-12 less so that the float sum of its shares never proves
@@ -846,20 +955,30 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 spends.append({"name": "record count (to choose the views)",
                                "mechanism": mechanism_name("laplace", self.noise),
                                "epsilon": float(self.count_epsilon), "sensitivity": 1.0})
-        budget, t = self._plan(candidates, epsilon_views, final=not self.value_counts_)
-        self.merged_values_ = MergedValues([None] * d, [None] * d)
-        self.merge_min_count_ = None
-        if self.value_counts_:
-            # the noise scale of a cell of the views planned on the full domain
-            w_planned = len(self._design(budget, t))
-            planned = w_planned / self._laplace_epsilon(w_planned, epsilon_views)
-            self.merge_min_count_ = float(self.merge_threshold) * planned
-            self.merged_values_ = MergedValues.from_counts(
-                self.value_counts_, self.cardinalities_, self.merge_min_count_)
-            if self.merged_values_:
-                self.view_cardinalities_ = self.merged_values_.cardinalities(self.cardinalities_)
-                codes = self.merged_values_.merge(codes)
-            budget, t = self._plan(candidates, epsilon_views)
+        full_codes = codes
+        budget, t, codes = self._merge_and_plan(candidates, epsilon_views, full_codes)
+        if self.mechanism == "auto":
+            self.planned_tables_ = self._planned_tables(budget, t)
+            # the Gaussian branch: the value counts stay pure epsilon_m-DP (composed on
+            # top: the rest gets the rho of (epsilon - epsilon_m, delta)), the Laplace
+            # count of scale 1 / c is c-DP, hence c**2 / 2-zCDP (Bun and Steinke 2016)
+            epsilon_m = merge_spend["epsilon"] if merge_spend is not None else 0.0
+            rho = zcdp_rho(float(self.epsilon) - epsilon_m, delta) * (1.0 - 1e-12)
+            rho_count = float(self.count_epsilon) ** 2 / 2.0 \
+                if self.noisy_count_ is not None else 0.0
+            if (self.planned_tables_ >= gaussian_crossover(float(self.epsilon), delta)
+                    and rho_count < rho):
+                self.mechanism_, gaussian, self.rho_ = "gaussian", True, rho
+                epsilon_views = rho - rho_count
+                if self.noisy_count_ is not None:
+                    spends[-1] = {"name": "record count (to choose the views)",
+                                  "mechanism": mechanism_name("laplace", self.noise),
+                                  "rho": rho_count, "pure_epsilon": float(self.count_epsilon),
+                                  "sensitivity": 1.0,
+                                  "accounting": "pure epsilon-DP as zCDP: epsilon**2 / 2"}
+                self.view_cardinalities_ = np.asarray(self.cardinalities_, dtype=np.int64)
+                budget, t, codes = self._merge_and_plan(candidates, epsilon_views,
+                                                        full_codes)
         views = self._design(budget, t)
         self.select_pairs_ = self._selects_pairs(t)
         epsilon_select = epsilon_pairs = 0.0
@@ -923,12 +1042,18 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self.view_set_ = ViewSet(self.views_, self.view_cardinalities_, tol=self.maxent_tol,
                                  max_iter=self.maxent_max_iter)
         if gaussian:
-            rho = math.fsum(s["rho"] for s in spends)
+            # zCDP, with mechanism="auto"'s pure value counts composed on top
+            rho = math.fsum(s["rho"] for s in spends if "rho" in s)
+            pure = math.fsum(s["epsilon"] for s in spends if "rho" not in s)
             self.privacy_spent_ = PrivacySpent(
-                zcdp_to_epsilon(rho, delta), delta, rho,
+                pure + zcdp_to_epsilon(rho, delta), delta, rho,
                 [Spend(s["name"], s["mechanism"], rho=s["rho"],
                        params=tuple((k, v) for k, v in s.items()
                                     if k not in ("name", "mechanism", "rho")))
+                 if "rho" in s else
+                 Spend(s["name"], s["mechanism"], epsilon=s["epsilon"],
+                       params=tuple((k, v) for k, v in s.items()
+                                    if k not in ("name", "mechanism", "epsilon")))
                  for s in spends],
                 details={"model": "central", "conversion": "Bun-Steinke",
                          "conversion_delta": delta, "rho_budget": self.rho_})
