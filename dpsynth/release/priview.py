@@ -175,29 +175,28 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     a few tables (few columns, or a binary table's few wide views) the
     conversion costs more than it saves and Laplace noise is the smaller.
 
-    With ``mechanism="auto"`` (the default) the value counts and the record
-    count are drawn with Laplace noise and the views planned as for
-    ``mechanism="laplace"``; the number ``k`` of tables that plan measures
-    (its views, and the chosen pairs joining them: ``planned_tables_``)
-    picks the noise of the rest (``mechanism_``): Gaussian when ``k >=``
-    :func:`gaussian_crossover` ``(epsilon, delta) = epsilon**2 / (4 rho)``,
-    the number of tables measured together from which the Gaussian variance
-    ``k / (2 rho)`` is below the Laplace variance ``2 k**2 / epsilon**2``
-    (about 21 at ``epsilon = 1`` and 23 at ``epsilon = 4`` for ``delta =
-    1e-9``), else Laplace.  Laplace: the release is ``mechanism="laplace"``'s,
-    draw for draw, and ``privacy_spent_`` reports pure ``epsilon``, ``delta``
-    0.  Gaussian: the value counts keep their pure ``epsilon_m =
-    merge_share * epsilon``, composed on top of the rest, accounted in zCDP
-    with ``rho = zcdp_rho(epsilon - epsilon_m, delta)`` (the Laplace record
-    count, ``count_epsilon``-DP, costs ``count_epsilon**2 / 2`` of it) and
-    planned again for Gaussian noise (the merge threshold too);
-    ``privacy_spent_`` reports ``epsilon_m + rho + 2 sqrt(rho ln(1 /
-    delta))`` (at most ``epsilon``) and ``delta``.  The choice reads public
-    facts (the declared domain, ``epsilon``, ``delta``, the parameters) and
-    DP outputs (the noisy counts) only, so the whole is ``(epsilon,
-    delta)``-DP: every output of the Laplace branch has a privacy loss of at
-    most ``epsilon`` (hence the ``delta`` 0 it reports), but whether that
-    branch is taken may depend on the noisy counts; pass
+    With ``mechanism="auto"`` (the default) the record count (when the plan
+    needs it) is drawn with Laplace noise whichever the choice, and the views
+    are planned as for ``mechanism="laplace"`` on the declared domain (before
+    any value is merged: the value counts are measured with the chosen
+    noise); the number ``k`` of tables that plan measures (its views, and the
+    chosen pairs joining them: ``planned_tables_``) picks the noise
+    (``mechanism_``): Gaussian when ``k >=`` :func:`gaussian_crossover`
+    ``(epsilon, delta) = epsilon**2 / (4 rho)``, the number of tables
+    measured together from which the Gaussian variance ``k / (2 rho)`` is
+    below the Laplace variance ``2 k**2 / epsilon**2`` (about 21 at
+    ``epsilon = 1`` and 23 at ``epsilon = 4`` for ``delta = 1e-9``), else
+    Laplace.  Laplace: the release is ``mechanism="laplace"``'s, draw for
+    draw, and ``privacy_spent_`` reports pure ``epsilon``, ``delta`` 0.
+    Gaussian: the release is ``mechanism="gaussian"``'s but for the record
+    count, whose Laplace noise of scale ``1 / count_epsilon`` is pure
+    ``count_epsilon``-DP, hence ``count_epsilon**2 / 2``-zCDP (Bun and
+    Steinke 2016, Prop. 1.4), the ``rho`` of the Gaussian count.  The choice
+    reads public facts (the declared domain, ``epsilon``, ``delta``, the
+    parameters) and a DP output (the noisy record count) only, so the whole
+    is ``(epsilon, delta)``-DP: every output of the Laplace branch has a
+    privacy loss of at most ``epsilon`` (hence the ``delta`` 0 it reports),
+    but whether that branch is taken may depend on the noisy count; pass
     ``mechanism="laplace"`` for a pure ``epsilon``-DP guarantee.  Why: the
     plan says how many tables share the budget, and for that many the noise
     of the smaller variance is the better; a binary table's few wide views
@@ -210,8 +209,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         ``merge_share`` when spent).
     delta : float or None, default=None
         ``delta`` of the ``(epsilon, delta)`` guarantee with
-        ``mechanism="gaussian"`` or ``"auto"``, in ``(0, 0.01]``; ``None`` uses the fixed
-        default ``1e-9`` (:data:`~dpsynth.accounting.DEFAULT_DELTA`, as
+        ``mechanism="gaussian"`` or ``"auto"``, in ``(0, 0.01]``; ``None``
+        uses the fixed default ``1e-9`` (:data:`~dpsynth.accounting.DEFAULT_DELTA`, as
         :class:`~dpsynth.DPMarginalSynthesizer`), chosen before seeing any
         data and far below ``1 / n`` for any table in memory; ``fit`` warns
         when ``delta >= 1 / n_records_`` (with Gaussian noise).  Checked but
@@ -379,8 +378,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         the largest view.
     noisy_count_ : float or None
         The noisy count of the records (at least 1) that chose the
-        strength (and the budget at strength 1), ``None`` when it was not
-        needed.
+        strength (and the budget at strength 1) and, with
+        ``mechanism="auto"``, the noise; ``None`` when it was not needed.
     marginal_sets_ : list of tuple of int
         The views' column sets (the covering design; a function of the
         views' domain), followed by ``selected_pairs_`` when pairs were
@@ -409,11 +408,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         The noise used: ``mechanism``, or the choice of ``mechanism="auto"``.
     planned_tables_ : int or None
         With ``mechanism="auto"``: the tables (views and chosen pairs) of the
-        Laplace plan, which chose ``mechanism_``; ``None`` otherwise.
+        Laplace plan on the declared domain, which chose ``mechanism_``;
+        ``None`` otherwise.
     rho_ : float or None
-        The zCDP budget with Gaussian noise: that of ``(epsilon, delta)``, or
-        with ``mechanism="auto"`` that of ``(epsilon - epsilon_m, delta)``
-        (``epsilon_m`` the pure value counts'); ``None`` with Laplace noise.
+        The zCDP budget of ``(epsilon, delta)`` with Gaussian noise
+        (``None`` with Laplace noise).
     privacy_spent_ : PrivacySpent
         Laplace: ``epsilon`` (= ``epsilon``), ``delta`` 0, and each
         mechanism's ``epsilon``.  Gaussian: each mechanism's ``rho`` (with
@@ -421,8 +420,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         exponential mechanism's ``epsilon`` a round and ``rounds``), their
         sum ``rho``, ``delta`` and the ``epsilon = rho + 2 sqrt(rho
         ln(1/delta))`` they prove (at most ``epsilon``); with
-        ``mechanism="auto"`` the Laplace value counts' pure ``epsilon`` is
-        added to it, and the Laplace record count has ``rho =
+        ``mechanism="auto"`` the Laplace record count has ``rho =
         count_epsilon**2 / 2`` (its ``pure_epsilon`` a parameter).
 
     References
@@ -501,8 +499,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         ``total`` (``epsilon``, or ``rho`` with the Gaussian mechanism).
         """
         cards = [int(c) for c in self.cardinalities_]
-        self.merge_columns_ = [j for j, c in enumerate(cards) if c >= self.merge_min_values] \
-            if self.merge_share > 0 else []
+        self.merge_columns_ = self._merge_columns()
         self.value_counts_ = {}
         if not self.merge_columns_:
             return None
@@ -529,6 +526,43 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 "mechanism": mechanism_name("laplace", self.noise), "epsilon": epsilon,
                 "sensitivity": float(m), "scale": m / epsilon}
 
+    def _merge_columns(self):
+        """The columns whose value counts are measured: from the public domain sizes."""
+        if not self.merge_share > 0:
+            return []
+        return [j for j, c in enumerate(self.cardinalities_) if int(c) >= self.merge_min_values]
+
+    def _choose_mechanism(self, candidates, delta):
+        """``mechanism="auto"``: the noise of the smaller variance for the Laplace plan.
+
+        The Laplace plan of the views on the declared domain (before any
+        value is merged: the value counts are measured with the noise chosen
+        here) with the noisy record count ``noisy_count_`` (drawn by Laplace
+        noise whatever the choice) measures ``planned_tables_`` tables, its
+        views and the chosen pairs joining them; Gaussian noise when that is
+        at least :func:`gaussian_crossover` of ``(epsilon, delta)``, else
+        Laplace noise, and Laplace noise too when the Gaussian budget cannot
+        pay the record count.  A function of the declared domain, the
+        parameters and the noisy record count only.
+        """
+        self.mechanism_ = "laplace"  # the plan below is the Laplace plan
+        self.view_cardinalities_ = np.asarray(self.cardinalities_, dtype=np.int64)
+        merge_share = float(self.merge_share) if self._merge_columns() else 0.0
+        eps_views = float(self.epsilon) * (1.0 - merge_share)
+        # as fit's Gaussian budget (a relative 1e-12 less), so fit never refuses the choice
+        rho_views = zcdp_rho(float(self.epsilon), delta) * (1.0 - 1e-12) * (1.0 - merge_share)
+        if self.noisy_count_ is not None:
+            eps_views -= float(self.count_epsilon)
+            rho_views -= float(self.count_epsilon) ** 2 / 2.0
+            if eps_views <= 0.0:
+                return "laplace"  # fit says why (count_epsilon too large)
+        budget, t = self._plan(candidates, eps_views)
+        self.planned_tables_ = self._planned_tables(budget, t)
+        if rho_views > 0.0 and self.planned_tables_ >= gaussian_crossover(
+                float(self.epsilon), delta):
+            return "gaussian"
+        return "laplace"
+
     def _laplace_epsilon(self, n_tables, budget):
         """The epsilon whose Laplace noise on ``n_tables`` tables has the variance of ours.
 
@@ -549,18 +583,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         return spend["rho"] if self.mechanism_ == "gaussian" else spend["epsilon"]
 
     def _drawn_scale(self, spend):
-        """The noise scale per cell a measurement drew, in the unit of the views' noise.
-
-        Laplace ``b`` when the views are Laplace's, Gaussian ``sigma`` when they
-        are Gaussian's; a Laplace measurement among Gaussian ones
-        (``mechanism="auto"``'s value counts) by its standard deviation
-        ``sqrt(2) b``, so that the ratios of scales are ratios of deviations.
-        """
-        if "noise_scale" in spend:
-            return spend["noise_scale"]
-        if self.mechanism_ == "gaussian":
-            return math.sqrt(2.0) * spend["scale"]
-        return spend["scale"]
+        """The noise scale per cell a measurement drew (Laplace ``b``, Gaussian ``sigma``)."""
+        return spend["noise_scale"] if self.mechanism_ == "gaussian" else spend["scale"]
 
     def _plan(self, candidates, epsilon_views, final=True):
         """The cell budget and the strength, on the views' domain ``view_cardinalities_``.
@@ -905,11 +929,17 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             candidates = [t for t in (2, 3, 4)
                           if t <= max_t and math.comb(d, t) <= _MAX_AUTO_SETS] or [min(2, d)]
         spends = []
-        # mechanism="auto" starts as Laplace: the value counts and the record count are
-        # drawn by Laplace noise, the views planned for it; it switches to Gaussian noise
-        # below (before any view is measured) when that plan measures enough tables
-        self.mechanism_ = "laplace" if self.mechanism == "auto" else self.mechanism
-        self.planned_tables_ = None
+        self.noisy_count_ = None
+        needs_count = self._needs_count(candidates)
+        self.mechanism_, self.planned_tables_ = self.mechanism, None
+        if self.mechanism == "auto":
+            # the record count first, by Laplace noise whichever the choice (pure
+            # count_epsilon-DP, hence count_epsilon**2 / 2-zCDP): the choice reads it
+            if needs_count:
+                self.noisy_count_ = max(1.0, float(laplace_count(
+                    codes.shape[0], self.count_epsilon, np.random.default_rng(count_ss),
+                    self.noise)))
+            self.mechanism_ = self._choose_mechanism(candidates, delta)
         gaussian = self.mechanism_ == "gaussian"
         # the budget in the mechanism's unit: epsilon (Laplace: pure DP, sequential
         # composition) or rho (Gaussian: zCDP, the rho of (epsilon, delta) by Bun and
@@ -923,9 +953,9 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         if merge_spend is not None:
             spends.append(merge_spend)
             epsilon_views -= self._cost(merge_spend)
-        self.noisy_count_ = None
-        if self._needs_count(candidates):
+        if needs_count:
             rng = np.random.default_rng(count_ss)
+            drawn = self.noisy_count_ is not None  # mechanism="auto": by Laplace noise
             if gaussian:
                 # noise of scale 1 / count_epsilon, as the Laplace count's: rho = c**2 / 2
                 sigma = 1.0 / float(self.count_epsilon)
@@ -937,48 +967,35 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                         f"the rho of (epsilon={self.epsilon}, delta={delta:g}), "
                         f"{self.rho_:.4g}, minus the share spent on merging rare values.")
                 epsilon_views -= rho_count
-                noisy, scale = gaussian_measure(np.array([codes.shape[0]]), sigma, rng,
-                                                self.noise)
-                self.noisy_count_ = max(1.0, float(noisy[0]))
-                spends.append({"name": "record count (to choose the views)",
-                               "mechanism": mechanism_name("gaussian", self.noise),
-                               "rho": rho_count, "sigma": sigma, "sensitivity": 1.0,
-                               "noise_scale": float(scale)})
+                if drawn:
+                    # Laplace noise of scale 1 / c: pure c-DP, hence c**2 / 2-zCDP (Bun and
+                    # Steinke 2016, Prop. 1.4), the rho of the Gaussian count
+                    spends.append({"name": "record count (to choose the views)",
+                                   "mechanism": mechanism_name("laplace", self.noise),
+                                   "rho": rho_count, "pure_epsilon": float(self.count_epsilon),
+                                   "sensitivity": 1.0,
+                                   "accounting": "pure epsilon-DP as zCDP: epsilon**2 / 2"})
+                else:
+                    noisy, scale = gaussian_measure(np.array([codes.shape[0]]), sigma, rng,
+                                                    self.noise)
+                    self.noisy_count_ = max(1.0, float(noisy[0]))
+                    spends.append({"name": "record count (to choose the views)",
+                                   "mechanism": mechanism_name("gaussian", self.noise),
+                                   "rho": rho_count, "sigma": sigma, "sensitivity": 1.0,
+                                   "noise_scale": float(scale)})
             else:
                 if self.count_epsilon >= epsilon_views:
                     raise ValueError(f"count_epsilon ({self.count_epsilon}) must be below "
                                      f"epsilon ({self.epsilon}) minus the share spent on "
                                      f"merging rare values.")
                 epsilon_views -= float(self.count_epsilon)
-                self.noisy_count_ = max(1.0, float(
-                    laplace_count(codes.shape[0], self.count_epsilon, rng, self.noise)))
+                if not drawn:
+                    self.noisy_count_ = max(1.0, float(
+                        laplace_count(codes.shape[0], self.count_epsilon, rng, self.noise)))
                 spends.append({"name": "record count (to choose the views)",
                                "mechanism": mechanism_name("laplace", self.noise),
                                "epsilon": float(self.count_epsilon), "sensitivity": 1.0})
-        full_codes = codes
-        budget, t, codes = self._merge_and_plan(candidates, epsilon_views, full_codes)
-        if self.mechanism == "auto":
-            self.planned_tables_ = self._planned_tables(budget, t)
-            # the Gaussian branch: the value counts stay pure epsilon_m-DP (composed on
-            # top: the rest gets the rho of (epsilon - epsilon_m, delta)), the Laplace
-            # count of scale 1 / c is c-DP, hence c**2 / 2-zCDP (Bun and Steinke 2016)
-            epsilon_m = merge_spend["epsilon"] if merge_spend is not None else 0.0
-            rho = zcdp_rho(float(self.epsilon) - epsilon_m, delta) * (1.0 - 1e-12)
-            rho_count = float(self.count_epsilon) ** 2 / 2.0 \
-                if self.noisy_count_ is not None else 0.0
-            if (self.planned_tables_ >= gaussian_crossover(float(self.epsilon), delta)
-                    and rho_count < rho):
-                self.mechanism_, gaussian, self.rho_ = "gaussian", True, rho
-                epsilon_views = rho - rho_count
-                if self.noisy_count_ is not None:
-                    spends[-1] = {"name": "record count (to choose the views)",
-                                  "mechanism": mechanism_name("laplace", self.noise),
-                                  "rho": rho_count, "pure_epsilon": float(self.count_epsilon),
-                                  "sensitivity": 1.0,
-                                  "accounting": "pure epsilon-DP as zCDP: epsilon**2 / 2"}
-                self.view_cardinalities_ = np.asarray(self.cardinalities_, dtype=np.int64)
-                budget, t, codes = self._merge_and_plan(candidates, epsilon_views,
-                                                        full_codes)
+        budget, t, codes = self._merge_and_plan(candidates, epsilon_views, codes)
         views = self._design(budget, t)
         self.select_pairs_ = self._selects_pairs(t)
         epsilon_select = epsilon_pairs = 0.0
@@ -1042,18 +1059,12 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         self.view_set_ = ViewSet(self.views_, self.view_cardinalities_, tol=self.maxent_tol,
                                  max_iter=self.maxent_max_iter)
         if gaussian:
-            # zCDP, with mechanism="auto"'s pure value counts composed on top
-            rho = math.fsum(s["rho"] for s in spends if "rho" in s)
-            pure = math.fsum(s["epsilon"] for s in spends if "rho" not in s)
+            rho = math.fsum(s["rho"] for s in spends)
             self.privacy_spent_ = PrivacySpent(
-                pure + zcdp_to_epsilon(rho, delta), delta, rho,
+                zcdp_to_epsilon(rho, delta), delta, rho,
                 [Spend(s["name"], s["mechanism"], rho=s["rho"],
                        params=tuple((k, v) for k, v in s.items()
                                     if k not in ("name", "mechanism", "rho")))
-                 if "rho" in s else
-                 Spend(s["name"], s["mechanism"], epsilon=s["epsilon"],
-                       params=tuple((k, v) for k, v in s.items()
-                                    if k not in ("name", "mechanism", "epsilon")))
                  for s in spends],
                 details={"model": "central", "conversion": "Bun-Steinke",
                          "conversion_delta": delta, "rho_budget": self.rho_})

@@ -750,59 +750,54 @@ def test_auto_is_the_default_and_the_books_laplace_on_a_binary_table(epsilon):
 
 @pytest.mark.parametrize("delta", [None, 1e-6])
 def test_auto_picks_gaussian_on_a_wide_table_with_its_accounting(delta):
-    from dpsynth.accounting import zcdp_rho
-
     X, cats = _copies_table()
     given = dict(epsilon=1.0, delta=delta, categories=cats, random_state=0)
     auto = PriViewSynthesizer(**given).fit(X)
-    laplace = PriViewSynthesizer(mechanism="laplace", **given).fit(X)
     d = 1e-9 if delta is None else delta
-    # the Laplace plan measures its views and the pairs joining them: past the crossover
+    # the Laplace plan on the declared domain (nothing merged: merge_threshold=0 merges
+    # nothing here, with the same budget left to the views) measures its views and the
+    # pairs joining them, past the crossover
+    laplace = PriViewSynthesizer(mechanism="laplace", merge_threshold=0, **given).fit(X)
+    assert not laplace.merged_values_
     assert auto.planned_tables_ == len(laplace.marginal_sets_)
     assert auto.planned_tables_ >= gaussian_crossover(1.0, d) and auto.mechanism_ == "gaussian"
-    # the value counts and the record count are the Laplace release's draws
+    # the record count is the Laplace release's draw; the rest is mechanism="gaussian"'s
     assert auto.noisy_count_ == laplace.noisy_count_
-    for j in laplace.value_counts_:
-        np.testing.assert_array_equal(auto.value_counts_[j], laplace.value_counts_[j])
-    spent = auto.privacy_spent_
-    names = [m.name.split(" ", 1)[1] for m in spent.mechanisms]
-    assert names == ["counts of 1 columns (to merge rare values)",
-                     "count (to choose the views)", "views, every cell",
-                     "pairs joining the views (exponential mechanism)",
-                     "chosen pairs' tables, every cell"]
+    gaussian = PriViewSynthesizer(mechanism="gaussian", **given).fit(X)
+    for j in gaussian.value_counts_:
+        np.testing.assert_array_equal(auto.value_counts_[j], gaussian.value_counts_[j])
+    assert auto.rho_ == gaussian.rho_
+    spent, other = auto.privacy_spent_, gaussian.privacy_spent_
+    assert [m.name for m in spent.mechanisms] == [m.name for m in other.mechanisms]
     counts, record, views, select, pairs = spent.mechanisms
-    # the value counts: pure epsilon_m = merge_share * epsilon, Laplace (L1 sensitivity 1)
-    assert counts.mechanism == "discrete_laplace" and counts.rho == 0.0
-    assert counts.epsilon == pytest.approx(0.1)
-    # the rest in zCDP: rho of (epsilon - epsilon_m, delta); the Laplace count of scale
-    # 1 / c is c-DP, hence c**2 / 2-zCDP
-    L = math.log(1.0 / d)
-    rho = (math.sqrt(0.9 + L) - math.sqrt(L)) ** 2
-    assert auto.rho_ == pytest.approx(rho, rel=1e-9) and auto.rho_ == pytest.approx(
-        zcdp_rho(0.9, d), rel=1e-9)
+    # the Laplace count of scale 1 / c is pure c-DP, hence c**2 / 2-zCDP: the rho of the
+    # Gaussian count of sigma 1 / c
     assert record.mechanism == "discrete_laplace" and record.epsilon == 0.0
-    assert record.rho == pytest.approx(auto.count_epsilon ** 2 / 2.0)
+    assert record.rho == other.mechanisms[1].rho == pytest.approx(auto.count_epsilon ** 2 / 2)
     assert record.params["pure_epsilon"] == auto.count_epsilon
+    for mine, theirs in zip((counts, views, select, pairs), (other.mechanisms[0],
+                                                            *other.mechanisms[2:])):
+        assert mine.mechanism == theirs.mechanism and mine.rho == pytest.approx(theirs.rho)
+        assert mine.epsilon == 0.0
+    # the budget, by hand: rho = (sqrt(eps + L) - sqrt(L))**2, split as mechanism="gaussian"
+    L = math.log(1.0 / d)
+    rho = (math.sqrt(1.0 + L) - math.sqrt(L)) ** 2
+    assert counts.rho == pytest.approx(0.1 * rho)
     for spend, share in zip((views, select, pairs), SELECT_SHARES):
-        assert spend.rho == pytest.approx(share * (rho - record.rho))
-        assert spend.epsilon == 0.0
-    assert views.mechanism == pairs.mechanism == "discrete_gaussian"
+        assert spend.rho == pytest.approx(share * (rho - counts.rho - record.rho))
     total = math.fsum(m.rho for m in spent.mechanisms)
     assert spent.rho == pytest.approx(total, rel=1e-12) and total <= rho
-    # (epsilon_m + rho + 2 sqrt(rho L), delta): the whole epsilon, not more
     assert spent.delta == d
-    assert spent.epsilon == pytest.approx(0.1 + total + 2.0 * math.sqrt(total * L), rel=1e-12)
+    assert spent.epsilon == pytest.approx(total + 2.0 * math.sqrt(total * L), rel=1e-12)
     assert spent.epsilon <= 1.0 and spent.epsilon == pytest.approx(1.0, rel=1e-9)
     assert spent.epsilon_at(d) == pytest.approx(spent.epsilon, rel=1e-9)
-    # the views' noise is Gaussian of the scale reported
+    # the views' noise is Gaussian, of the scale reported
     codes = auto.merged_values_.merge(auto._encode(X)) if auto.merged_values_ \
         else auto._encode(X)
     w = len(auto.marginal_sets_) - len(auto.selected_pairs_)
     noise = np.concatenate([(t - view_counts(codes, a, auto.view_cardinalities_)).ravel()
                             for a, t in auto.noisy_views_[:w]])
     assert noise.std() == pytest.approx(auto.noise_scale_, rel=0.2)
-    assert views.params["sigma"] == pytest.approx(
-        math.sqrt(w / (2.0 * SELECT_SHARES[0] * (rho - record.rho))), rel=1e-9)
     assert auto.noise_scale_ == views.params["noise_scale"] >= views.params["sigma"]
 
 
@@ -818,10 +813,10 @@ def test_auto_without_the_count_for_the_gaussian_budget_stays_laplace():
 
 @pytest.mark.parametrize("position", ["first", "middle", "last"])
 def test_auto_choice_on_neighbouring_tables(position):
-    # the choice reads the declared domain, epsilon, delta and DP outputs (the noisy record
-    # count and value counts): on a neighbour (one record more) with the same seed the
-    # discrete noise is the same, the counts move by at most one and, far from the
-    # crossover, the choice is the same; and it is the rule applied to the DP outputs
+    # the choice reads the declared domain, epsilon, delta and a DP output, the noisy record
+    # count: on a neighbour (one record more) with the same seed the discrete noise is the
+    # same, the count moves by one and, far from the crossover, the choice is the same; and
+    # it is the rule applied to the Laplace plan on the declared domain
     for X, cats, expected in (_binary(20000, 10) + ("laplace",),
                               _copies_table() + ("gaussian",)):
         codes = X.to_numpy()
@@ -836,8 +831,9 @@ def test_auto_choice_on_neighbouring_tables(position):
             assert f.mechanism_ == ("gaussian" if gaussian else "laplace")
             # the plan that chose it is the Laplace release's (public facts and DP outputs)
             plain = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
-                                       mechanism="laplace").fit(
+                                       mechanism="laplace", merge_threshold=0).fit(
                 X if f is fits[0] else neighbour)
+            assert not plain.merged_values_
             assert f.planned_tables_ == len(plain.marginal_sets_)
             assert (f.privacy_spent_.delta == 0.0) == (expected == "laplace")
 
