@@ -27,7 +27,8 @@ columns of up to 96 values), ``pums`` (1,000 x 6) and ``held1``, ``held2``
 (:data:`HELD_OUT`); ``held3``, ``held4`` and the row subsets ``adult@3000``,
 ``adult_pgm@5000``, ``nist_ma2018@3000`` (:func:`benchmarks.datasets.load`)
 were added with the DP-chosen pairs, fixed before any run; ``held5`` ...
-``held8`` with ``mechanism="auto"``, fixed before any run.
+``held8`` with ``mechanism="auto"``, ``held9`` ... ``held12`` with its second
+form, each set fixed before any run.
 
 ``--datasets tune1`` ... ``tune8`` run the tuning tables (:data:`TUNING`) instead.
 
@@ -155,6 +156,13 @@ HELD_OUT = {
     "held7": dict(seed=43, n=6_000, cards=(16, 3, 2, 4, 5, 2, 3, 6, 2, 4, 3, 7, 2, 5, 3, 2,
                                            4, 3, 2, 6)),
     "held8": dict(seed=44, n=50_000, cards=(120, 2, 3, 4, 6, 8, 2, 5, 11, 3, 14, 2, 4)),
+    # added with mechanism="auto"'s second form (the choice before the value counts), to
+    # check it on tables neither form was chosen on: fixed before any run
+    "held9": dict(seed=51, n=18_000, cards=(55, 4, 2, 7, 3, 12, 5, 2, 6)),
+    "held10": dict(seed=52, n=10_000, cards=(24, 3, 2, 6, 4, 2, 8, 3, 5, 2, 10, 4, 3, 7, 2,
+                                             5, 3)),
+    "held11": dict(seed=53, n=30_000, cards=(80, 30, 2, 3, 5, 4, 9, 2, 6, 3, 11, 4)),
+    "held12": dict(seed=54, n=4_000, cards=(10, 2, 3, 4, 2, 5, 3, 2, 6, 4, 2, 3)),
 }
 
 
