@@ -50,7 +50,12 @@ default ``auto`` is the package's; label it, e.g. ``--label gaussian``;
 ``delta`` the default 1e-9); each record has the ``mechanism`` used and,
 with ``auto``, the ``planned_tables`` that chose it; ``--no-save`` prints the
 records (one JSON line each) without touching ``results/``.  In
-``results/priview.md``: ``DP-chosen pairs`` is the current default
+``results/priview.md``: ``mechanism='auto'`` is the current default (Laplace
+or Gaussian noise, whichever the Laplace plan's number of tables favours;
+its Laplace rows are the Laplace default's, draw for draw);
+``MST-style pairs, noise-penalised choice`` the Laplace default before it
+(``single-column views, MST-style pairs`` a step towards it, see
+``benchmarks/LOG.md``); ``DP-chosen pairs`` the default before them
 (strength-1 views joined by a tree of pairs chosen by the exponential
 mechanism, below a pairs' noise of 0.15); ``pairs' noise, descent
 sampling`` the default before it (the strength and budget from the pairs'
