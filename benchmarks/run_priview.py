@@ -26,7 +26,9 @@ other records), ``adult_pgm`` (Adult as Private-PGM encodes it, 48,842 x 14,
 columns of up to 96 values), ``pums`` (1,000 x 6) and ``held1``, ``held2``
 (:data:`HELD_OUT`); ``held3``, ``held4`` and the row subsets ``adult@3000``,
 ``adult_pgm@5000``, ``nist_ma2018@3000`` (:func:`benchmarks.datasets.load`)
-were added with the DP-chosen pairs, fixed before any run.
+were added with the DP-chosen pairs, fixed before any run; ``held5`` ...
+``held8`` with ``mechanism="auto"``, ``held9`` ... ``held12`` with its second
+form, each set fixed before any run.
 
 ``--datasets tune1`` ... ``tune8`` run the tuning tables (:data:`TUNING`) instead.
 
@@ -39,14 +41,21 @@ Usage, from the repository root::
 
     python -m benchmarks.run_priview [--seeds 0 1 2] [--epsilons 1 4]
         [--datasets synth87 adult nist_ma binary] [--budgets 256 4096]
-        [--strengths 1] [--label default] [--mechanism laplace|gaussian]
+        [--strengths 1] [--label default] [--mechanism auto|laplace|gaussian]
         [--no-save] [--table-only]
 
 ``--label before`` runs the default under another label.  ``--mechanism
-gaussian`` fits every configuration with Gaussian noise (zCDP, ``delta`` the
-default 1e-9; label it, e.g. ``--label gaussian``); ``--no-save`` prints the
+laplace`` or ``gaussian`` fits every configuration with that noise (the
+default ``auto`` is the package's; label it, e.g. ``--label gaussian``;
+``delta`` the default 1e-9); each record has the ``mechanism`` used and,
+with ``auto``, the ``planned_tables`` that chose it; ``--no-save`` prints the
 records (one JSON line each) without touching ``results/``.  In
-``results/priview.md``: ``DP-chosen pairs`` is the current default
+``results/priview.md``: ``mechanism='auto'`` is the current default (Laplace
+or Gaussian noise, whichever the Laplace plan's number of tables favours;
+its Laplace rows are the Laplace default's, draw for draw);
+``MST-style pairs, noise-penalised choice`` the Laplace default before it
+(``single-column views, MST-style pairs`` a step towards it, see
+``benchmarks/LOG.md``); ``DP-chosen pairs`` the default before them
 (strength-1 views joined by a tree of pairs chosen by the exponential
 mechanism, below a pairs' noise of 0.15); ``pairs' noise, descent
 sampling`` the default before it (the strength and budget from the pairs'
@@ -145,6 +154,20 @@ HELD_OUT = {
     "held3": dict(seed=31, n=4_000, cards=(9, 2, 4, 3, 7, 2, 5, 3, 6, 2, 4, 8, 3, 2)),
     "held4": dict(seed=32, n=15_000, cards=(33, 3, 2, 5, 4, 10, 2, 6, 3, 2, 7, 4, 5, 2, 3,
                                             8, 2, 4, 3, 6, 2, 5, 3, 4, 2, 9)),
+    # added with mechanism="auto" (2026-11-26, wt-pva): fixed before any run, a few columns
+    # with many-valued ones (where the choice between the two noises is close) and wide
+    "held5": dict(seed=41, n=12_000, cards=(70, 3, 2, 5, 8, 4, 6, 2, 10, 3)),
+    "held6": dict(seed=42, n=25_000, cards=(45, 25, 2, 4, 3, 7, 5, 2, 9, 3, 6)),
+    "held7": dict(seed=43, n=6_000, cards=(16, 3, 2, 4, 5, 2, 3, 6, 2, 4, 3, 7, 2, 5, 3, 2,
+                                           4, 3, 2, 6)),
+    "held8": dict(seed=44, n=50_000, cards=(120, 2, 3, 4, 6, 8, 2, 5, 11, 3, 14, 2, 4)),
+    # added with mechanism="auto"'s second form (the choice before the value counts), to
+    # check it on tables neither form was chosen on: fixed before any run
+    "held9": dict(seed=51, n=18_000, cards=(55, 4, 2, 7, 3, 12, 5, 2, 6)),
+    "held10": dict(seed=52, n=10_000, cards=(24, 3, 2, 6, 4, 2, 8, 3, 5, 2, 10, 4, 3, 7, 2,
+                                             5, 3)),
+    "held11": dict(seed=53, n=30_000, cards=(80, 30, 2, 3, 5, 4, 9, 2, 6, 3, 11, 4)),
+    "held12": dict(seed=54, n=4_000, cards=(10, 2, 3, 4, 2, 5, 3, 2, 6, 4, 2, 3)),
 }
 
 
@@ -184,6 +207,7 @@ def run_one(real, epsilon, seed, budget=None, **extra):
     r = real.astype(object).where(real.notna(), None)
     s = synthetic.astype(object).where(synthetic.notna(), None)
     return {"epsilon": epsilon, "seed": seed, "budget": budget if budget else "auto",
+            "mechanism": synth.mechanism_, "planned_tables": synth.planned_tables_,
             "tvd_3": marginal_tvd(r, s, k=3), "tvd_2": marginal_tvd(r, s, k=2),
             "fit_seconds": fit_seconds, "n_views": len(cells), "max_view_cells": max(cells),
             "mean_view_cells": float(np.mean(cells)), "strength": int(synth.strength_),
@@ -221,13 +245,13 @@ def main(argv=None):
                         help="label of the default configuration's rows (e.g. 'before')")
     parser.add_argument("--skip-default", action="store_true",
                         help="run only the --budgets and --strengths configurations")
-    parser.add_argument("--mechanism", choices=["laplace", "gaussian"], default="laplace",
-                        help="PriViewSynthesizer's mechanism (default: laplace)")
+    parser.add_argument("--mechanism", choices=["auto", "laplace", "gaussian"], default="auto",
+                        help="PriViewSynthesizer's mechanism (default: auto, the package's)")
     parser.add_argument("--no-save", action="store_true",
                         help="print the records only; results/priview.* are left as they are")
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args(argv)
-    mechanism = {} if args.mechanism == "laplace" else {"mechanism": args.mechanism}
+    mechanism = {"mechanism": args.mechanism}
     path = RESULTS / f"{STEM}.json"
     results = json.loads(path.read_text()) if path.exists() else []
     fresh = []

@@ -35,7 +35,7 @@ fitting) is the model layer, :mod:`dpsynth.model`.
 
 from .adaptive_selection import release_workload
 from .base import RELEASES, Release, get_release, register_release
-from .priview import PriViewSynthesizer, priview_noise_error, view_counts
+from .priview import PriViewSynthesizer, gaussian_crossover, priview_noise_error, view_counts
 from .strategies import SDSRelease, WorkloadRelease
 from .workload_release import release_adaptive
 
@@ -43,5 +43,6 @@ register_release("workload", WorkloadRelease)
 register_release("sds", SDSRelease)
 
 __all__ = ["PriViewSynthesizer", "Release", "RELEASES", "SDSRelease", "WorkloadRelease",
-           "get_release", "priview_noise_error", "register_release", "release_adaptive",
+           "gaussian_crossover", "get_release", "priview_noise_error", "register_release",
+           "release_adaptive",
            "release_workload", "view_counts"]

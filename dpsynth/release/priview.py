@@ -27,7 +27,7 @@ from ..accounting import (MAX_DELTA, PrivacySpent, Spend, check_delta, warn_larg
 from ..utils._random import seed_sequence
 from ..views import MergedValues, ViewSet, _ViewEstimatorMixin, postprocess, project
 
-__all__ = ["PriViewSynthesizer", "priview_noise_error", "view_counts"]
+__all__ = ["PriViewSynthesizer", "gaussian_crossover", "priview_noise_error", "view_counts"]
 
 #: Attributes per view the book recommends (Li et al., Section 6.3: ``ell = 8``
 #: minimises the noise of pairs and triples at equal coverage for binary attributes).
@@ -86,6 +86,20 @@ def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_
     return base * math.sqrt(n_views * d * (d - 1) / (ell * (ell - 1)))
 
 
+def gaussian_crossover(epsilon, delta):
+    """Tables measured together from which Gaussian noise is the smaller.
+
+    ``k`` tables (one record moves one cell of each) measured with the whole
+    budget get ``Laplace(k / epsilon)`` noise per cell, of variance ``2 k**2 /
+    epsilon**2``, or Gaussian noise of variance ``k / (2 rho)`` with ``rho =
+    zcdp_rho(epsilon, delta)``, the zCDP budget of ``(epsilon, delta)``
+    (:func:`~dpsynth.accounting.zcdp_rho`); the two are equal at ``k =
+    epsilon**2 / (4 rho)``, which is returned: the Laplace variance grows as
+    ``k**2``, the Gaussian one as ``k``.
+    """
+    return float(epsilon) ** 2 / (4.0 * zcdp_rho(float(epsilon), float(delta)))
+
+
 def view_counts(codes, attrs, cardinalities):
     """Exact counts of a coded table over the attributes ``attrs``."""
     shape = tuple(int(cardinalities[a]) for a in attrs)
@@ -103,9 +117,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     consistent again; any marginal is a sum of a view's cells or the
     maximum-entropy table matching the views; synthetic records are drawn
     from the views and moved by coordinate descent until their counts match
-    every view (:meth:`~dpsynth.views.ViewSet.sample`).  ``epsilon``-DP
-    (pure) with add/remove neighbours; ``(epsilon, delta)``-DP with
-    ``mechanism="gaussian"`` (below).
+    every view (:meth:`~dpsynth.views.ViewSet.sample`).  Add/remove
+    neighbours; ``mechanism="laplace"`` is the book's, pure ``epsilon``-DP,
+    ``mechanism="gaussian"`` ``(epsilon, delta)``-DP, and the default
+    ``mechanism="auto"``, ``(epsilon, delta)``-DP, takes the noise of the
+    two that the plan favours (below).
 
     On a table too small for a pairs' cover (strength 1 chosen
     automatically: each column in one view, the views disjoint) the views
@@ -159,6 +175,33 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     a few tables (few columns, or a binary table's few wide views) the
     conversion costs more than it saves and Laplace noise is the smaller.
 
+    With ``mechanism="auto"`` (the default) the record count (when the plan
+    needs it) is drawn with Laplace noise whichever the choice, and the views
+    are planned as for ``mechanism="laplace"`` on the declared domain (before
+    any value is merged: the value counts are measured with the chosen
+    noise); the number ``k`` of tables that plan measures (its views, and the
+    chosen pairs joining them: ``planned_tables_``) picks the noise
+    (``mechanism_``): Gaussian when ``k >=`` :func:`gaussian_crossover`
+    ``(epsilon, delta) = epsilon**2 / (4 rho)``, the number of tables
+    measured together from which the Gaussian variance ``k / (2 rho)`` is
+    below the Laplace variance ``2 k**2 / epsilon**2`` (about 21 at
+    ``epsilon = 1`` and 23 at ``epsilon = 4`` for ``delta = 1e-9``), else
+    Laplace.  Laplace: the release is ``mechanism="laplace"``'s, draw for
+    draw, and ``privacy_spent_`` reports pure ``epsilon``, ``delta`` 0.
+    Gaussian: the release is ``mechanism="gaussian"``'s but for the record
+    count, whose Laplace noise of scale ``1 / count_epsilon`` is pure
+    ``count_epsilon``-DP, hence ``count_epsilon**2 / 2``-zCDP (Bun and
+    Steinke 2016, Prop. 1.4), the ``rho`` of the Gaussian count.  The choice
+    reads public facts (the declared domain, ``epsilon``, ``delta``, the
+    parameters) and a DP output (the noisy record count) only, so the whole
+    is ``(epsilon, delta)``-DP: every output of the Laplace branch has a
+    privacy loss of at most ``epsilon`` (hence the ``delta`` 0 it reports),
+    but whether that branch is taken may depend on the noisy count; pass
+    ``mechanism="laplace"`` for a pure ``epsilon``-DP guarantee.  Why: the
+    plan says how many tables share the budget, and for that many the noise
+    of the smaller variance is the better; a binary table's few wide views
+    keep the book's Laplace noise.
+
     Parameters
     ----------
     epsilon : float, default=1.0
@@ -166,12 +209,13 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         ``merge_share`` when spent).
     delta : float or None, default=None
         ``delta`` of the ``(epsilon, delta)`` guarantee with
-        ``mechanism="gaussian"``, in ``(0, 0.01]``; ``None`` uses the fixed
-        default ``1e-9`` (:data:`~dpsynth.accounting.DEFAULT_DELTA`, as
+        ``mechanism="gaussian"`` or ``"auto"``, in ``(0, 0.01]``; ``None``
+        uses the fixed default ``1e-9`` (:data:`~dpsynth.accounting.DEFAULT_DELTA`, as
         :class:`~dpsynth.DPMarginalSynthesizer`), chosen before seeing any
         data and far below ``1 / n`` for any table in memory; ``fit`` warns
-        when ``delta >= 1 / n_records_``.  Checked but not used with
-        ``mechanism="laplace"``, whose release is ``(epsilon, 0)``-DP.
+        when ``delta >= 1 / n_records_`` (with Gaussian noise).  Checked but
+        not used with ``mechanism="laplace"``, whose release is ``(epsilon,
+        0)``-DP.
     view_size : int or "auto", default="auto"
         Attributes per view.  An int: the views are a covering design of the
         column indices with that many columns each, whatever their numbers
@@ -269,14 +313,15 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         Tolerance and cap of the IPF reconstruction.
     random_state : int, Generator or None, default=None
         ``None``: OS entropy; child streams by ``SeedSequence.spawn``.
-    mechanism : {"laplace", "gaussian"}, default="laplace"
+    mechanism : {"auto", "laplace", "gaussian"}, default="auto"
         ``"laplace"``: the book's PriView, pure ``epsilon``-DP, Laplace noise
         and sequential composition of ``epsilon``.  ``"gaussian"``: Gaussian
         noise and the exponential mechanism accounted in zCDP, the release
-        ``(epsilon, delta)``-DP (see above and ``delta``).  Choose
-        ``"gaussian"`` when a ``delta`` is acceptable and the table needs
-        tens of tables or more (many columns); keep ``"laplace"`` for a
-        pure guarantee or a table of a few views.
+        ``(epsilon, delta)``-DP (see above and ``delta``).  ``"auto"``:
+        Laplace noise when the Laplace plan measures fewer than
+        :func:`gaussian_crossover` tables, else Gaussian noise; ``(epsilon,
+        delta)``-DP (see above).  Pass ``"laplace"`` when the guarantee must
+        be pure, ``"gaussian"`` to have Gaussian noise whatever the plan.
     noise : {"discrete", "continuous"}, default="discrete"
         Exact integer noise of the same scale on the integer cell counts
         (discrete Laplace, the geometric mechanism, also ``epsilon``-DP,
@@ -333,8 +378,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         the largest view.
     noisy_count_ : float or None
         The noisy count of the records (at least 1) that chose the
-        strength (and the budget at strength 1), ``None`` when it was not
-        needed.
+        strength (and the budget at strength 1) and, with
+        ``mechanism="auto"``, the noise; ``None`` when it was not needed.
     marginal_sets_ : list of tuple of int
         The views' column sets (the covering design; a function of the
         views' domain), followed by ``selected_pairs_`` when pairs were
@@ -359,8 +404,14 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     view_set_ : ViewSet
     n_records_ : int
         The views' common (noisy) total.
+    mechanism_ : {"laplace", "gaussian"}
+        The noise used: ``mechanism``, or the choice of ``mechanism="auto"``.
+    planned_tables_ : int or None
+        With ``mechanism="auto"``: the tables (views and chosen pairs) of the
+        Laplace plan on the declared domain, which chose ``mechanism_``;
+        ``None`` otherwise.
     rho_ : float or None
-        The zCDP budget of ``(epsilon, delta)`` with ``mechanism="gaussian"``
+        The zCDP budget of ``(epsilon, delta)`` with Gaussian noise
         (``None`` with Laplace noise).
     privacy_spent_ : PrivacySpent
         Laplace: ``epsilon`` (= ``epsilon``), ``delta`` 0, and each
@@ -368,7 +419,9 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         its ``sigma``, L2 ``sensitivity`` and drawn ``noise_scale``, or the
         exponential mechanism's ``epsilon`` a round and ``rounds``), their
         sum ``rho``, ``delta`` and the ``epsilon = rho + 2 sqrt(rho
-        ln(1/delta))`` they prove (at most ``epsilon``).
+        ln(1/delta))`` they prove (at most ``epsilon``); with
+        ``mechanism="auto"`` the Laplace record count has ``rho =
+        count_epsilon**2 / 2`` (its ``pure_epsilon`` a parameter).
 
     References
     ----------
@@ -401,7 +454,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         "merge_min_values": [Interval(numbers.Integral, 3, None, closed="left")],
         "merge_threshold": [Interval(numbers.Real, 0, None, closed="left")],
         "weights": [StrOptions({"cells", "equal"})],
-        "mechanism": [StrOptions({"laplace", "gaussian"})],
+        "mechanism": [StrOptions({"auto", "laplace", "gaussian"})],
         "noise": [StrOptions({"discrete", "continuous"})],
         "select_pairs": ["boolean", StrOptions({"auto"})],
         **_ViewEstimatorMixin._view_constraints,
@@ -412,7 +465,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                  merge_threshold=20.0, categories="auto", bounds=None, n_bins=3,
                  binning="uniform", allow_missing=False, weights="cells", negativity_tol=1e-6,
                  n_rounds=1, maxent_tol=1e-8, maxent_max_iter=1000, random_state=None,
-                 mechanism="laplace", noise="discrete", select_pairs="auto"):
+                 mechanism="auto", noise="discrete", select_pairs="auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.view_size = view_size
@@ -446,13 +499,12 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         ``total`` (``epsilon``, or ``rho`` with the Gaussian mechanism).
         """
         cards = [int(c) for c in self.cardinalities_]
-        self.merge_columns_ = [j for j, c in enumerate(cards) if c >= self.merge_min_values] \
-            if self.merge_share > 0 else []
+        self.merge_columns_ = self._merge_columns()
         self.value_counts_ = {}
         if not self.merge_columns_:
             return None
         m = len(self.merge_columns_)
-        if self.mechanism == "gaussian":
+        if self.mechanism_ == "gaussian":
             # one record adds 1 to one count of each measured column: L2 sensitivity sqrt(m)
             rho = float(self.merge_share) * total
             sigma = math.sqrt(m / (2.0 * rho))
@@ -474,6 +526,43 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 "mechanism": mechanism_name("laplace", self.noise), "epsilon": epsilon,
                 "sensitivity": float(m), "scale": m / epsilon}
 
+    def _merge_columns(self):
+        """The columns whose value counts are measured: from the public domain sizes."""
+        if not self.merge_share > 0:
+            return []
+        return [j for j, c in enumerate(self.cardinalities_) if int(c) >= self.merge_min_values]
+
+    def _choose_mechanism(self, candidates, delta):
+        """``mechanism="auto"``: the noise of the smaller variance for the Laplace plan.
+
+        The Laplace plan of the views on the declared domain (before any
+        value is merged: the value counts are measured with the noise chosen
+        here) with the noisy record count ``noisy_count_`` (drawn by Laplace
+        noise whatever the choice) measures ``planned_tables_`` tables, its
+        views and the chosen pairs joining them; Gaussian noise when that is
+        at least :func:`gaussian_crossover` of ``(epsilon, delta)``, else
+        Laplace noise, and Laplace noise too when the Gaussian budget cannot
+        pay the record count.  A function of the declared domain, the
+        parameters and the noisy record count only.
+        """
+        self.mechanism_ = "laplace"  # the plan below is the Laplace plan
+        self.view_cardinalities_ = np.asarray(self.cardinalities_, dtype=np.int64)
+        merge_share = float(self.merge_share) if self._merge_columns() else 0.0
+        eps_views = float(self.epsilon) * (1.0 - merge_share)
+        # as fit's Gaussian budget (a relative 1e-12 less), so fit never refuses the choice
+        rho_views = zcdp_rho(float(self.epsilon), delta) * (1.0 - 1e-12) * (1.0 - merge_share)
+        if self.noisy_count_ is not None:
+            eps_views -= float(self.count_epsilon)
+            rho_views -= float(self.count_epsilon) ** 2 / 2.0
+            if eps_views <= 0.0:
+                return "laplace"  # fit says why (count_epsilon too large)
+        budget, t = self._plan(candidates, eps_views)
+        self.planned_tables_ = self._planned_tables(budget, t)
+        if rho_views > 0.0 and self.planned_tables_ >= gaussian_crossover(
+                float(self.epsilon), delta):
+            return "gaussian"
+        return "laplace"
+
     def _laplace_epsilon(self, n_tables, budget):
         """The epsilon whose Laplace noise on ``n_tables`` tables has the variance of ours.
 
@@ -485,17 +574,17 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         scales ``n / epsilon``; this makes it read the Gaussian noise by its
         variance.  A function of public parameters only.
         """
-        if self.mechanism == "gaussian":
+        if self.mechanism_ == "gaussian":
             return 2.0 * math.sqrt(n_tables * budget)
         return budget
 
     def _cost(self, spend):
         """A spend's share of the budget: its epsilon (Laplace) or its rho (Gaussian)."""
-        return spend["rho"] if self.mechanism == "gaussian" else spend["epsilon"]
+        return spend["rho"] if self.mechanism_ == "gaussian" else spend["epsilon"]
 
     def _drawn_scale(self, spend):
         """The noise scale per cell a measurement drew (Laplace ``b``, Gaussian ``sigma``)."""
-        return spend["noise_scale"] if self.mechanism == "gaussian" else spend["scale"]
+        return spend["noise_scale"] if self.mechanism_ == "gaussian" else spend["scale"]
 
     def _plan(self, candidates, epsilon_views, final=True):
         """The cell budget and the strength, on the views' domain ``view_cardinalities_``.
@@ -603,7 +692,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         Gaussian mechanism ``epsilon`` is a ``rho``, the L2 sensitivity
         ``sqrt(len(sets))`` and ``sigma = sqrt(len(sets) / (2 rho))``.
         """
-        if self.mechanism == "gaussian":
+        if self.mechanism_ == "gaussian":
             # one record adds one to one cell of each table: L2 sensitivity sqrt(len(sets))
             sigma = math.sqrt(len(sets) / (2.0 * epsilon))
             noisy, scale = [], sigma
@@ -675,7 +764,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             group[list(attrs)] = i
         shares, total = self._column_shares(views)
         rounds = len(views) - 1
-        gaussian = self.mechanism == "gaussian"
+        gaussian = self.mechanism_ == "gaussian"
         # Gaussian: epsilon is a rho; a round at eps costs eps**2 / 8 (bounded range)
         eps_round = math.sqrt(8.0 * epsilon / rounds) if gaussian else epsilon / rounds
         # of each chosen table's cells (its Laplace-equivalent scale): public
@@ -777,6 +866,45 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             budget *= 2
         return best[1]
 
+    def _merge_and_plan(self, candidates, epsilon_views, codes):
+        """The merge of rare values (from the noisy value counts) and the views' plan.
+
+        Sets ``merged_values_``, ``merge_min_count_`` and
+        ``view_cardinalities_``; returns the cell budget, the strength and
+        ``codes`` on the views' domain.
+        """
+        d = self.n_features_in_
+        budget, t = self._plan(candidates, epsilon_views, final=not self.value_counts_)
+        self.merged_values_ = MergedValues([None] * d, [None] * d)
+        self.merge_min_count_ = None
+        if self.value_counts_:
+            # the noise scale of a cell of the views planned on the full domain
+            w_planned = len(self._design(budget, t))
+            planned = w_planned / self._laplace_epsilon(w_planned, epsilon_views)
+            self.merge_min_count_ = float(self.merge_threshold) * planned
+            self.merged_values_ = MergedValues.from_counts(
+                self.value_counts_, self.cardinalities_, self.merge_min_count_)
+            if self.merged_values_:
+                self.view_cardinalities_ = self.merged_values_.cardinalities(self.cardinalities_)
+                codes = self.merged_values_.merge(codes)
+            budget, t = self._plan(candidates, epsilon_views)
+        return budget, t, codes
+
+    def _planned_tables(self, budget, t):
+        """How many tables the plan ``(budget, t)`` measures: its views and chosen pairs.
+
+        Strength-1 views joined by chosen pairs (``select_pairs``) are split
+        as :meth:`fit` splits them, ``w`` views and ``w - 1`` pairs.  A
+        function of the plan, hence of public facts and DP outputs only.
+        """
+        tables = len(self._design(budget, t))
+        if self._selects_pairs(t):
+            split = self._design(SELECT_VIEW_CELLS if self.max_view_cells == "auto"
+                                 else budget, t)
+            if len(split) >= 2:
+                tables = 2 * len(split) - 1
+        return int(tables)
+
     def fit(self, X, y=None):
         """Release the noisy views of X and post-process them.
 
@@ -801,7 +929,18 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             candidates = [t for t in (2, 3, 4)
                           if t <= max_t and math.comb(d, t) <= _MAX_AUTO_SETS] or [min(2, d)]
         spends = []
-        gaussian = self.mechanism == "gaussian"
+        self.noisy_count_ = None
+        needs_count = self._needs_count(candidates)
+        self.mechanism_, self.planned_tables_ = self.mechanism, None
+        if self.mechanism == "auto":
+            # the record count first, by Laplace noise whichever the choice (pure
+            # count_epsilon-DP, hence count_epsilon**2 / 2-zCDP): the choice reads it
+            if needs_count:
+                self.noisy_count_ = max(1.0, float(laplace_count(
+                    codes.shape[0], self.count_epsilon, np.random.default_rng(count_ss),
+                    self.noise)))
+            self.mechanism_ = self._choose_mechanism(candidates, delta)
+        gaussian = self.mechanism_ == "gaussian"
         # the budget in the mechanism's unit: epsilon (Laplace: pure DP, sequential
         # composition) or rho (Gaussian: zCDP, the rho of (epsilon, delta) by Bun and
         # Steinke, a relative 1e-12 less so that the float sum of its shares never proves
@@ -814,9 +953,9 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         if merge_spend is not None:
             spends.append(merge_spend)
             epsilon_views -= self._cost(merge_spend)
-        self.noisy_count_ = None
-        if self._needs_count(candidates):
+        if needs_count:
             rng = np.random.default_rng(count_ss)
+            drawn = self.noisy_count_ is not None  # mechanism="auto": by Laplace noise
             if gaussian:
                 # noise of scale 1 / count_epsilon, as the Laplace count's: rho = c**2 / 2
                 sigma = 1.0 / float(self.count_epsilon)
@@ -828,38 +967,35 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                         f"the rho of (epsilon={self.epsilon}, delta={delta:g}), "
                         f"{self.rho_:.4g}, minus the share spent on merging rare values.")
                 epsilon_views -= rho_count
-                noisy, scale = gaussian_measure(np.array([codes.shape[0]]), sigma, rng,
-                                                self.noise)
-                self.noisy_count_ = max(1.0, float(noisy[0]))
-                spends.append({"name": "record count (to choose the views)",
-                               "mechanism": mechanism_name("gaussian", self.noise),
-                               "rho": rho_count, "sigma": sigma, "sensitivity": 1.0,
-                               "noise_scale": float(scale)})
+                if drawn:
+                    # Laplace noise of scale 1 / c: pure c-DP, hence c**2 / 2-zCDP (Bun and
+                    # Steinke 2016, Prop. 1.4), the rho of the Gaussian count
+                    spends.append({"name": "record count (to choose the views)",
+                                   "mechanism": mechanism_name("laplace", self.noise),
+                                   "rho": rho_count, "pure_epsilon": float(self.count_epsilon),
+                                   "sensitivity": 1.0,
+                                   "accounting": "pure epsilon-DP as zCDP: epsilon**2 / 2"})
+                else:
+                    noisy, scale = gaussian_measure(np.array([codes.shape[0]]), sigma, rng,
+                                                    self.noise)
+                    self.noisy_count_ = max(1.0, float(noisy[0]))
+                    spends.append({"name": "record count (to choose the views)",
+                                   "mechanism": mechanism_name("gaussian", self.noise),
+                                   "rho": rho_count, "sigma": sigma, "sensitivity": 1.0,
+                                   "noise_scale": float(scale)})
             else:
                 if self.count_epsilon >= epsilon_views:
                     raise ValueError(f"count_epsilon ({self.count_epsilon}) must be below "
                                      f"epsilon ({self.epsilon}) minus the share spent on "
                                      f"merging rare values.")
                 epsilon_views -= float(self.count_epsilon)
-                self.noisy_count_ = max(1.0, float(
-                    laplace_count(codes.shape[0], self.count_epsilon, rng, self.noise)))
+                if not drawn:
+                    self.noisy_count_ = max(1.0, float(
+                        laplace_count(codes.shape[0], self.count_epsilon, rng, self.noise)))
                 spends.append({"name": "record count (to choose the views)",
                                "mechanism": mechanism_name("laplace", self.noise),
                                "epsilon": float(self.count_epsilon), "sensitivity": 1.0})
-        budget, t = self._plan(candidates, epsilon_views, final=not self.value_counts_)
-        self.merged_values_ = MergedValues([None] * d, [None] * d)
-        self.merge_min_count_ = None
-        if self.value_counts_:
-            # the noise scale of a cell of the views planned on the full domain
-            w_planned = len(self._design(budget, t))
-            planned = w_planned / self._laplace_epsilon(w_planned, epsilon_views)
-            self.merge_min_count_ = float(self.merge_threshold) * planned
-            self.merged_values_ = MergedValues.from_counts(
-                self.value_counts_, self.cardinalities_, self.merge_min_count_)
-            if self.merged_values_:
-                self.view_cardinalities_ = self.merged_values_.cardinalities(self.cardinalities_)
-                codes = self.merged_values_.merge(codes)
-            budget, t = self._plan(candidates, epsilon_views)
+        budget, t, codes = self._merge_and_plan(candidates, epsilon_views, codes)
         views = self._design(budget, t)
         self.select_pairs_ = self._selects_pairs(t)
         epsilon_select = epsilon_pairs = 0.0

@@ -1104,7 +1104,9 @@ _VIEW_BOUNDS = {"age": (0, 90)}
 _PRIVIEW_DP = {"value_counts_", "merged_values_", "merge_min_count_", "noisy_count_",
                "view_cardinalities_", "max_view_cells_", "view_size_", "strength_",
                "marginal_sets_", "noise_scale_", "noisy_views_", "views_", "view_set_",
-               "n_records_", "n_postprocess_rounds_", "privacy_spent_"}
+               "n_records_", "n_postprocess_rounds_", "privacy_spent_",
+               # mechanism="auto": the choice and its plan read the noisy record count
+               "mechanism_", "planned_tables_", "rho_"}
 _CALM_REPORTS = {"noisy_views_", "views_", "view_set_", "n_postprocess_rounds_"}
 
 
@@ -1194,7 +1196,7 @@ def _check_view_samples(first, second):
     assert [m for m in _spelling_mismatches(*distinct) if m[0] != "order"] == []
 
 
-@pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
+@pytest.mark.parametrize("mechanism", ["laplace", "gaussian", "auto"])
 @pytest.mark.parametrize("position", POSITIONS)
 @pytest.mark.parametrize("name", [name for name, _, _ in _view_neighbours("last")])
 def test_priview_neighbours_differ_only_in_dp_outputs(name, position, mechanism,
@@ -1226,11 +1228,13 @@ def test_priview_neighbours_differ_only_in_dp_outputs(name, position, mechanism,
              for s, f in ((a, table), (b, other))]
     np.testing.assert_array_equal(b.value_counts_[0] - a.value_counts_[0],
                                   exact[1] - exact[0])
-    # the accounting is public: the same epsilon, delta and mechanisms
-    expected = {"epsilon": 1.0, "delta": 0.0} if mechanism == "laplace" else {
-        "epsilon": pytest.approx(1.0, rel=1e-9), "delta": 1e-9}
-    for key in ("epsilon", "delta"):
-        assert a.privacy_spent_[key] == b.privacy_spent_[key] == expected[key]
+    # the accounting is public given the noise used (with "auto", chosen from the noisy
+    # count: a DP output): the same epsilon, delta and mechanisms
+    for synth in (a, b):
+        expected = {"epsilon": 1.0, "delta": 0.0} if synth.mechanism_ == "laplace" else {
+            "epsilon": pytest.approx(1.0, rel=1e-9), "delta": 1e-9}
+        for key in ("epsilon", "delta"):
+            assert synth.privacy_spent_[key] == expected[key]
     assert [m.name for m in a.privacy_spent_.mechanisms][:2] == [
         m.name for m in b.privacy_spent_.mechanisms][:2]
 
@@ -1256,7 +1260,7 @@ def _data_free_mechanisms(monkeypatch):
     monkeypatch.setattr(priview, "gaussian_measure", gaussian)
 
 
-@pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
+@pytest.mark.parametrize("mechanism", ["laplace", "gaussian", "auto"])
 @pytest.mark.parametrize("position", POSITIONS)
 @pytest.mark.parametrize("name", [name for name, _, _ in _view_neighbours("last")])
 def test_priview_release_is_a_function_of_its_dp_outputs(name, position, mechanism,

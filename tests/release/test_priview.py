@@ -9,7 +9,8 @@ import pytest
 from sklearn.base import clone
 
 from dpsynth.local import bounded_cover, covering_design
-from dpsynth.release import PriViewSynthesizer, priview_noise_error, view_counts
+from dpsynth.release import (PriViewSynthesizer, gaussian_crossover, priview_noise_error,
+                              view_counts)
 from dpsynth.release.priview import PAIR_TVD_LIMIT, SELECT_SHARES, SELECT_VIEW_CELLS
 from dpsynth.views import MergedValues, make_consistent, project
 
@@ -195,7 +196,8 @@ def test_automatic_views_follow_the_public_inputs(n, epsilon, strength):
     # that a pair's table is not noise-dominated (3,000 records at epsilon 4: views of
     # at most 128 cells, below the optimum of the noise-versus-coverage factor)
     X, cats = _wide(n)
-    synth = PriViewSynthesizer(epsilon=epsilon, categories=cats, random_state=0).fit(X)
+    synth = PriViewSynthesizer(epsilon=epsilon, categories=cats, random_state=0,
+                               mechanism="laplace").fit(X)
     cards = [int(c) for c in synth.view_cardinalities_]
     eps_views = epsilon - synth.count_epsilon
     budget, t = _expected_plan(cards, synth.noisy_count_, eps_views)
@@ -224,7 +226,8 @@ def test_automatic_views_follow_the_public_inputs(n, epsilon, strength):
         assert all(any(set(p) <= set(v) for v in synth.marginal_sets_) for p in pairs)
     # a function of the public inputs: the same plan from them alone, whatever the records
     # (the chosen pairs are DP outputs: they may differ)
-    other = PriViewSynthesizer(epsilon=epsilon, categories=cats, random_state=0)
+    other = PriViewSynthesizer(epsilon=epsilon, categories=cats, random_state=0,
+                               mechanism="laplace")
     other.fit(_wide(n, seed=1)[0])
     if other.noisy_count_ == synth.noisy_count_:  # the count is seeded: same noise
         assert other.marginal_sets_[:len(own)] == own
@@ -238,7 +241,8 @@ def test_wide_table_strength_one_uses_small_views():
     z = rng.integers(0, 6, 3000)
     X = pd.DataFrame({f"c{j}": (z + rng.integers(0, 2, 3000) * j) % 6 for j in range(16)})
     cats = {c: list(range(6)) for c in X}
-    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+                               mechanism="laplace").fit(X)
     assert synth.strength_ == 1 and synth.select_pairs_
     own = synth.marginal_sets_[:len(synth.marginal_sets_) - len(synth.selected_pairs_)]
     assert own == [(j,) for j in range(16)] and len(synth.selected_pairs_) == 15
@@ -247,15 +251,15 @@ def test_wide_table_strength_one_uses_small_views():
     # without chosen pairs: views small enough that each cell holds ten noise scales of
     # records on average, with the whole budget
     alone = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
-                               select_pairs=False).fit(X)
+                               select_pairs=False, mechanism="laplace").fit(X)
     assert alone.strength_ == 1 and alone.selected_pairs_ == []
     sets = alone.marginal_sets_
     w, cells = len(sets), 6.0 ** np.array([len(v) for v in sets])
     assert alone.noisy_count_ * (1.0 - alone.count_epsilon) / (w * cells.mean()) >= 10
     assert sorted(a for v in alone.marginal_sets_ for a in v) == list(range(16))
     # with more records the same columns get the pairs' views
-    many = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(
-        pd.concat([X] * 20, ignore_index=True))
+    many = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+                              mechanism="laplace").fit(pd.concat([X] * 20, ignore_index=True))
     assert many.strength_ >= 2
 
 
@@ -487,7 +491,8 @@ def test_strength_one_views_are_joined_by_the_most_associated_pairs():
     base = rng.integers(0, 6, size=(3000, 8))
     X = pd.DataFrame(np.hstack([base, base]), columns=[f"c{j}" for j in range(16)])
     cats = {c: list(range(6)) for c in X}
-    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+                               mechanism="laplace").fit(X)
     assert synth.strength_ == 1 and synth.select_pairs_
     own = synth.marginal_sets_[:len(synth.marginal_sets_) - len(synth.selected_pairs_)]
     group = {a: i for i, v in enumerate(own) for a in v}
@@ -530,7 +535,7 @@ def test_strength_one_views_are_joined_by_the_most_associated_pairs():
         assert (sample[:, a] == sample[:, b]).mean() > 0.6
     # off: the strength-1 views alone, with the whole budget
     alone = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
-                               select_pairs=False).fit(X)
+                               select_pairs=False, mechanism="laplace").fit(X)
     assert alone.selected_pairs_ == [] and alone.strength_ == 1
     assert sum(s.epsilon for s in alone.privacy_spent_.mechanisms) == pytest.approx(1.0)
 
@@ -563,7 +568,8 @@ def test_pair_choice_utilities_move_by_at_most_one_on_neighbours(monkeypatch, po
     X = pd.DataFrame(np.hstack([base, (base + rng.integers(0, 2, base.shape)) % 6]),
                      columns=[f"c{j}" for j in range(12)])
     cats = {c: list(range(6)) for c in X}
-    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+                               mechanism="laplace").fit(X)
     assert synth.select_pairs_
     w = len(synth.marginal_sets_) - len(synth.selected_pairs_)
     views = synth.views_[:w]
@@ -685,8 +691,8 @@ def test_gaussian_delta_and_noise_kinds():
         "gaussian", "exponential"}
     assert continuous.privacy_spent_.rho == pytest.approx(strict.privacy_spent_.rho)
     # delta is not used by the Laplace release (pure epsilon-DP): the same release
-    laplace = PriViewSynthesizer(**given).fit(X)
-    with_delta = PriViewSynthesizer(delta=1e-6, **given).fit(X)
+    laplace = PriViewSynthesizer(mechanism="laplace", **given).fit(X)
+    with_delta = PriViewSynthesizer(mechanism="laplace", delta=1e-6, **given).fit(X)
     assert laplace.privacy_spent_ == with_delta.privacy_spent_
     assert laplace.privacy_spent_.delta == 0.0 and laplace.privacy_spent_.rho == 0.0
     for (a, t), (b, u) in zip(laplace.noisy_views_, with_delta.noisy_views_):
@@ -701,19 +707,152 @@ def test_gaussian_warns_when_delta_is_not_below_one_over_n():
                            random_state=0).fit(X)
 
 
-def test_laplace_is_the_default_and_unchanged():
-    X, cats = _copies_table()
-    default = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0)
-    assert default.get_params()["mechanism"] == "laplace"
+def test_gaussian_crossover_from_the_accounting():
+    from dpsynth.accounting import zcdp_rho
+
+    for epsilon in (0.5, 1.0, 4.0):
+        for delta in (1e-9, 1e-6):
+            k = gaussian_crossover(epsilon, delta)
+            rho = zcdp_rho(epsilon, delta)
+            assert k == pytest.approx(epsilon ** 2 / (4.0 * rho), rel=1e-12)
+            # k tables with the whole budget: Laplace(k / eps) has variance 2 k**2 / eps**2,
+            # the Gaussian of rho k / (2 rho); equal at the crossover, Gaussian's smaller above
+            for tables, smaller in ((k * 0.9, "laplace"), (k * 1.1, "gaussian")):
+                laplace, gaussian = 2 * tables ** 2 / epsilon ** 2, tables / (2 * rho)
+                assert (gaussian < laplace) == (smaller == "gaussian")
+    assert 21 < gaussian_crossover(1.0, 1e-9) < 22 and 22 < gaussian_crossover(4.0, 1e-9) < 23
+    assert gaussian_crossover(1.0, 1e-6) < gaussian_crossover(1.0, 1e-9)  # a larger delta
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 4.0])
+def test_auto_is_the_default_and_the_books_laplace_on_a_binary_table(epsilon):
+    X, cats = _binary(20000, 10)
+    default = PriViewSynthesizer(epsilon=epsilon, categories=cats, random_state=0)
+    assert default.get_params()["mechanism"] == "auto"
     assert default.get_params()["delta"] is None
     a = default.fit(X)
-    b = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+    b = PriViewSynthesizer(epsilon=epsilon, categories=cats, random_state=0,
                            mechanism="laplace").fit(X)
+    # a few wide views (the book's plan): far fewer tables than the crossover
+    assert a.mechanism_ == "laplace" and a.rho_ is None
+    assert a.planned_tables_ == len(b.marginal_sets_) < gaussian_crossover(epsilon, 1e-9)
+    # draw for draw the Laplace release, pure epsilon-DP
     assert a.privacy_spent_ == b.privacy_spent_
-    assert [m.mechanism for m in a.privacy_spent_.mechanisms] == [
-        "discrete_laplace", "discrete_laplace", "discrete_laplace", "exponential",
-        "discrete_laplace"]
+    assert a.privacy_spent_.epsilon == pytest.approx(epsilon) and a.privacy_spent_.delta == 0.0
+    assert a.privacy_spent_.rho == 0.0
+    assert a.noisy_count_ == b.noisy_count_ and a.marginal_sets_ == b.marginal_sets_
+    for (s, t), (u, v) in zip(a.noisy_views_, b.noisy_views_):
+        assert s == u
+        np.testing.assert_array_equal(t, v)
     pd.testing.assert_frame_equal(a.sample(200, random_state=1), b.sample(200, random_state=1))
+    assert b.mechanism_ == "laplace" and b.planned_tables_ is None
+
+
+@pytest.mark.parametrize("delta", [None, 1e-6])
+def test_auto_picks_gaussian_on_a_wide_table_with_its_accounting(delta):
+    X, cats = _copies_table()
+    given = dict(epsilon=1.0, delta=delta, categories=cats, random_state=0)
+    auto = PriViewSynthesizer(**given).fit(X)
+    d = 1e-9 if delta is None else delta
+    # the Laplace plan on the declared domain (nothing merged: merge_threshold=0 merges
+    # nothing here, with the same budget left to the views) measures its views and the
+    # pairs joining them, past the crossover
+    laplace = PriViewSynthesizer(mechanism="laplace", merge_threshold=0, **given).fit(X)
+    assert not laplace.merged_values_
+    assert auto.planned_tables_ == len(laplace.marginal_sets_)
+    assert auto.planned_tables_ >= gaussian_crossover(1.0, d) and auto.mechanism_ == "gaussian"
+    # the record count is the Laplace release's draw; the rest is mechanism="gaussian"'s
+    assert auto.noisy_count_ == laplace.noisy_count_
+    gaussian = PriViewSynthesizer(mechanism="gaussian", **given).fit(X)
+    for j in gaussian.value_counts_:
+        np.testing.assert_array_equal(auto.value_counts_[j], gaussian.value_counts_[j])
+    assert auto.rho_ == gaussian.rho_
+    spent, other = auto.privacy_spent_, gaussian.privacy_spent_
+    assert [m.name for m in spent.mechanisms] == [m.name for m in other.mechanisms]
+    counts, record, views, select, pairs = spent.mechanisms
+    # the Laplace count of scale 1 / c is pure c-DP, hence c**2 / 2-zCDP: the rho of the
+    # Gaussian count of sigma 1 / c
+    assert record.mechanism == "discrete_laplace" and record.epsilon == 0.0
+    assert record.rho == other.mechanisms[1].rho == pytest.approx(auto.count_epsilon ** 2 / 2)
+    assert record.params["pure_epsilon"] == auto.count_epsilon
+    for mine, theirs in zip((counts, views, select, pairs), (other.mechanisms[0],
+                                                            *other.mechanisms[2:])):
+        assert mine.mechanism == theirs.mechanism and mine.rho == pytest.approx(theirs.rho)
+        assert mine.epsilon == 0.0
+    # the budget, by hand: rho = (sqrt(eps + L) - sqrt(L))**2, split as mechanism="gaussian"
+    L = math.log(1.0 / d)
+    rho = (math.sqrt(1.0 + L) - math.sqrt(L)) ** 2
+    assert counts.rho == pytest.approx(0.1 * rho)
+    for spend, share in zip((views, select, pairs), SELECT_SHARES):
+        assert spend.rho == pytest.approx(share * (rho - counts.rho - record.rho))
+    total = math.fsum(m.rho for m in spent.mechanisms)
+    assert spent.rho == pytest.approx(total, rel=1e-12) and total <= rho
+    assert spent.delta == d
+    assert spent.epsilon == pytest.approx(total + 2.0 * math.sqrt(total * L), rel=1e-12)
+    assert spent.epsilon <= 1.0 and spent.epsilon == pytest.approx(1.0, rel=1e-9)
+    assert spent.epsilon_at(d) == pytest.approx(spent.epsilon, rel=1e-9)
+    # the views' noise is Gaussian, of the scale reported
+    codes = auto.merged_values_.merge(auto._encode(X)) if auto.merged_values_ \
+        else auto._encode(X)
+    w = len(auto.marginal_sets_) - len(auto.selected_pairs_)
+    noise = np.concatenate([(t - view_counts(codes, a, auto.view_cardinalities_)).ravel()
+                            for a, t in auto.noisy_views_[:w]])
+    assert noise.std() == pytest.approx(auto.noise_scale_, rel=0.2)
+    assert auto.noise_scale_ == views.params["noise_scale"] >= views.params["sigma"]
+
+
+def test_auto_without_the_count_for_the_gaussian_budget_stays_laplace():
+    # a record count costing more than the Gaussian budget (c**2 / 2 > rho): a public fact
+    X, cats = _copies_table()
+    synth = PriViewSynthesizer(epsilon=1.0, count_epsilon=0.5, categories=cats,
+                               random_state=0).fit(X)
+    assert synth.planned_tables_ >= gaussian_crossover(1.0, 1e-9)
+    assert synth.mechanism_ == "laplace" and synth.privacy_spent_.delta == 0.0
+    assert synth.privacy_spent_.epsilon == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("position", ["first", "middle", "last"])
+def test_auto_choice_on_neighbouring_tables(position):
+    # the choice reads the declared domain, epsilon, delta and a DP output, the noisy record
+    # count: on a neighbour (one record more) with the same seed the discrete noise is the
+    # same, the count moves by one and, far from the crossover, the choice is the same; and
+    # it is the rule applied to the Laplace plan on the declared domain
+    for X, cats, expected in (_binary(20000, 10) + ("laplace",),
+                              _copies_table() + ("gaussian",)):
+        codes = X.to_numpy()
+        at = {"first": 0, "middle": len(codes) // 2, "last": len(codes)}[position]
+        neighbour = pd.DataFrame(np.insert(codes, at, codes[7], axis=0), columns=X.columns)
+        fits = [PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(T)
+                for T in (X, neighbour)]
+        assert [f.mechanism_ for f in fits] == [expected, expected]
+        assert fits[1].noisy_count_ - fits[0].noisy_count_ == 1.0
+        for f in fits:
+            gaussian = f.planned_tables_ >= gaussian_crossover(1.0, 1e-9)
+            assert f.mechanism_ == ("gaussian" if gaussian else "laplace")
+            # the plan that chose it is the Laplace release's (public facts and DP outputs)
+            plain = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+                                       mechanism="laplace", merge_threshold=0).fit(
+                X if f is fits[0] else neighbour)
+            assert not plain.merged_values_
+            assert f.planned_tables_ == len(plain.marginal_sets_)
+            assert (f.privacy_spent_.delta == 0.0) == (expected == "laplace")
+
+
+def test_auto_clone_get_params_and_reproducible():
+    X, cats = _copies_table(n=1500)
+    synth = PriViewSynthesizer(epsilon=2.0, delta=1e-7, categories=cats, random_state=5)
+    params = synth.get_params()
+    assert params["mechanism"] == "auto"
+    twin = clone(synth)
+    assert twin.get_params() == params
+    a, b = synth.fit(X), twin.fit(X)
+    assert a.mechanism_ == b.mechanism_ and a.planned_tables_ == b.planned_tables_
+    for (s, t), (u, v) in zip(a.noisy_views_, b.noisy_views_):
+        assert s == u
+        np.testing.assert_array_equal(t, v)
+    assert a.privacy_spent_ == b.privacy_spent_
+    pd.testing.assert_frame_equal(a.sample(300, random_state=2), b.sample(300, random_state=2))
+    assert clone(synth).set_params(mechanism="laplace").fit(X).mechanism_ == "laplace"
 
 
 def test_gaussian_clone_get_params_and_reproducible():
@@ -739,6 +878,9 @@ def test_gaussian_clone_get_params_and_reproducible():
 @pytest.mark.parametrize("params, match", [
     ({"mechanism": "normal"}, "mechanism"),
     ({"mechanism": None}, "mechanism"),
+    ({"mechanism": "Auto"}, "mechanism"),
+    ({"mechanism": "auto", "delta": 0}, "delta"),
+    ({"mechanism": "auto", "delta": 0.02}, "delta"),
     ({"mechanism": "gaussian", "delta": 0}, "delta"),
     ({"mechanism": "gaussian", "delta": 0.5}, "delta"),
     ({"mechanism": "gaussian", "delta": "1e-9"}, "delta"),
