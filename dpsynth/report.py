@@ -28,6 +28,7 @@ from .metrics import (aggregate_error_report, combination_counts, k_marginal_sco
                       wasserstein_numeric)
 from .utils._files import atomic_write
 from .utils._progress import log_progress
+from .utils._numbers import parse_formatted
 from .utils._temporal import parse_dates
 
 __all__ = ["FidelitySummary", "binned_view", "fidelity_summary", "privacy_curve", "write_report"]
@@ -148,6 +149,9 @@ def _numeric_facts(real, synth, encoder):
             if binning.date_format is not None:  # dates written as text: their numbers
                 real, synth = (frame.assign(**{column.name: parse_dates(
                     frame[column.name], binning.date_format)}) for frame in (real, synth))
+            elif binning.number_format is not None:  # "12.5%", "$1,234.56": the numbers
+                real, synth = (frame.assign(**{column.name: parse_formatted(
+                    frame[column.name], binning.number_format)}) for frame in (real, synth))
             edges = binning.edge_array
             ranges[column.name] = (edges[0], edges[-1] - 1 if binning.integer else edges[-1])
             if binning.points:

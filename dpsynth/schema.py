@@ -31,6 +31,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .utils._numbers import NUMBER_FORMATS
 from .utils._temporal import DATE_FORMATS
 
 __all__ = ["Binning", "Column", "Schema", "MISSING_MARKERS"]
@@ -272,6 +273,11 @@ class Binning:
         found to hold whole days, hours, minutes or seconds, counted in its
         dtype's unit), so that a column of dates decodes to dates rather than
         to instants of its finest unit.
+    number_format : str or None, default=None
+        For a text column of numbers written in a format: the format, one of
+        the public list :data:`~dpsynth.utils._numbers.NUMBER_FORMATS`
+        (``"#%"``: ``"12.5%"``; ``"$#"``, ``"€#"``, ``"£#"``: ``"$1,234.56"``),
+        in which its numbers are read and decode as text.
     counts : tuple or None, default=None
         ``(counts, variances)``: noisy counts of the records of each interval,
         then of each point value and code (NaN: not measured), and their
@@ -296,6 +302,7 @@ class Binning:
     text_fill: str = None
     date_format: str = None
     step: int = None
+    number_format: str = None
     counts: tuple = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -385,6 +392,15 @@ class Binning:
             if share is None or not self.integer:
                 raise ValueError("binning 'date_format' needs 'integer' true and a "
                                  "'text_share' (a text column of dates)")
+        if self.number_format is not None:
+            if not isinstance(self.number_format, str) \
+                    or self.number_format not in NUMBER_FORMATS:
+                raise ValueError(f"binning 'number_format' must be one of "
+                                 f"{list(NUMBER_FORMATS)} ('#' stands for the number); got "
+                                 f"{self.number_format!r}")
+            if share is None or self.date_format is not None:
+                raise ValueError("binning 'number_format' needs a 'text_share' and no "
+                                 "'date_format' (a text column of numbers in a format)")
         labels = self.labels
         if len(set(labels)) != len(labels):
             raise ValueError("binning codes must differ from each other and from the bin "
@@ -467,7 +483,7 @@ class Binning:
             out["text_share"] = self.text_share
             out["codes"] = list(self.codes)
             out["other"] = self.other
-            for key in ("other_label", "text_fill", "date_format"):  # optional fields
+            for key in ("other_label", "text_fill", "date_format", "number_format"):
                 if getattr(self, key) is not None:
                     out[key] = getattr(self, key)
         return out
@@ -478,7 +494,8 @@ class Binning:
             raise ValueError("binning must be an object")
         unknown = set(spec) - {"edges", "integer", "inverse", "clip", "special", "frequent",
                                "within", "decimals", "codes", "other", "other_label",
-                               "text_share", "text_fill", "date_format", "step"}
+                               "text_share", "text_fill", "date_format", "step",
+                               "number_format"}
         if unknown:
             raise ValueError(f"unknown binning field(s) {sorted(unknown)}")
         try:
@@ -493,7 +510,8 @@ class Binning:
                        decimals=spec.get("decimals"), codes=tuple(spec.get("codes", ())),
                        other=spec.get("other", False), other_label=spec.get("other_label"),
                        text_share=spec.get("text_share"), text_fill=spec.get("text_fill"),
-                       date_format=spec.get("date_format"), step=spec.get("step"))
+                       date_format=spec.get("date_format"), step=spec.get("step"),
+                       number_format=spec.get("number_format"))
         except KeyError as exc:
             raise ValueError(f"binning lacks {exc}") from None
         except TypeError as exc:

@@ -6,6 +6,7 @@ import pandas as pd
 from .. import io
 from ..aggregates import DPAggregates
 from ..synthesizer import DPMarginalSynthesizer
+from ..utils._numbers import parse_formatted
 from ..utils._temporal import parse_dates
 from . import _common, _distributed
 
@@ -21,11 +22,18 @@ def load_aggregates(path):
         raise _common.CommandError(_common.one_line(exc)) from None
 
 
-def _number(text, option):
+def _number(text, option, number_format=None):
+    """A number of ``--where``: plain, or written in the column's ``number_format``."""
+    if number_format is not None:
+        number = parse_formatted(pd.Series([text], dtype=object), number_format)[0]
+        if not np.isnan(number):
+            return float(number)
     try:
         return float(text)
     except ValueError:
-        raise _common.CommandError(f"--where {option}: {text!r} is not a number") from None
+        written = "" if number_format is None else f" (plain or written as {number_format!r})"
+        raise _common.CommandError(f"--where {option}: {text!r} is not a number"
+                                   f"{written}") from None
 
 
 def _dates(text, binning, option):
@@ -53,7 +61,8 @@ def parse_where(specs, schema):
 
     ``COL=LO:HI`` on a numeric (binned) column is a range (an empty end is
     open); ``COL=VALUE`` a value, matched to the released values by their
-    text (a number on a numeric column); several ``--where`` on one column
+    text (a number on a numeric column, plain or written in its number format,
+    ``"$1,200"``); several ``--where`` on one column
     allow any of their values.
     """
     if not specs:
@@ -70,14 +79,15 @@ def parse_where(specs, schema):
         if column.binning is not None and column.binning.date_format is not None:
             value = _dates(text, column.binning, spec)
         elif column.binning is not None:
+            fmt = column.binning.number_format
             if ":" in text:
                 low, _, high = text.partition(":")
-                value = (_number(low, spec) if low.strip() else None,
-                         _number(high, spec) if high.strip() else None)
+                value = (_number(low, spec, fmt) if low.strip() else None,
+                         _number(high, spec, fmt) if high.strip() else None)
             elif column.binning.is_text and text in column.binning.codes:
                 value = text  # a released text code of a column holding numbers
             else:
-                value = _number(text, spec)
+                value = _number(text, spec, fmt)
         else:
             by_text = {str(v): v for v in column.values}
             value = by_text.get(text, text)

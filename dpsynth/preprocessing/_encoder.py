@@ -40,9 +40,10 @@ from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binn
 from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._temporal import DATE_FORMATS, is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
-from ._numeric import (DATES, DECIDE_SHARE, NUMERIC, SETTLE, SETTLE_GAIN, SETTLE_SHARE,
-                       STEP, WHOLE, auto_columns, check_numeric, decide_text_column,
-                       decide_temporal_step, decide_whole_numbers, decode_text_binning,
+from ._numeric import (DATES, DECIDE_SHARE, FORMATS, NUMERIC, SETTLE, SETTLE_FORMATS,
+                       SETTLE_GAIN, SETTLE_SHARE, STEP, WHOLE, auto_columns, check_numeric,
+                       decide_text_column, decide_temporal_step, decide_whole_numbers,
+                       decode_text_binning,
                        encode_text_binning, fit_auto_column, is_text_dtype, parse_numbers,
                        raise_all, temporal_steps, text_weight)
 
@@ -181,8 +182,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         ``"Dec-2011"``, ...): a column not found to hold numbers whose fields
         are mostly dates of one format is binned as whole days, seconds,
         minutes or months, with its other texts as codes, and decodes to
-        dates written in that format.  ``None``: text columns are
-        categorical.
+        dates written in that format; likewise a cell per number format of
+        the public list :data:`~dpsynth.utils._numbers.NUMBER_FORMATS`
+        (percentages ``"12.5%"``, amounts ``"$1,234.56"``, ``"-€5"``), whose
+        numbers are binned as above and decode written in that format.
+        ``None``: text columns are categorical.
     bounds : dict, default=None
         ``{column: (low, high)}``: public ranges of numeric columns, e.g. from
         a data dictionary.  These columns are binned (their codes are bin
@@ -409,7 +413,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         text column's values meet in the release.
 
         Returns ``({name: "number" | "whole" | "int" | "float" | "date" | None}, {name:
-        (text_share, texts, date_format)}, {name: (rho, text_rho)}, delta,
+        (text_share, texts, fmt)}, {name: (rho, text_rho)}, delta,
         {name: column_values(name)}, {name: step})``
         (the second for the text candidates, the fifth the values read for the
         decisions of the columns found numeric, so that their binning does not
@@ -426,12 +430,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 values[name] = column_values(name)
             return values[name]
 
-        # the date cells' noise, and the second round's, come from child streams of
-        # ``rng``'s seed, so that the draws of the number cells and of the binning
-        # are those of a decision without date cells and without a second round
+        # the noise of the date cells and of the number-format cells, and the second
+        # round's, come from child streams of ``rng``'s seed, so that the draws of
+        # the number cells and of the binning are those of a decision without date
+        # or number-format cells and without a second round
         sequence = rng.bit_generator.seed_seq
-        date_rng, whole_rng, step_rng = (np.random.default_rng(stream(sequence, key))
-                                         for key in (DATES, WHOLE, STEP))
+        date_rng, whole_rng, step_rng, format_rng = (
+            np.random.default_rng(stream(sequence, key))
+            for key in (DATES, WHOLE, STEP, FORMATS))
         rho_first = DECIDE_SHARE * self.numeric_rho / len(auto)
         for name, kind in auto.items():
             if kind != "text":
@@ -447,7 +453,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 continue
             try:
                 kinds[name], texts[name], spent, counts = decide_text_column(
-                    name, *read(name), rho=rho_first, rng=rng, date_rng=date_rng)
+                    name, *read(name), rho=rho_first, rng=rng, date_rng=date_rng,
+                    format_rng=format_rng)
                 spends.extend(spent)
                 shares[name] = counts
                 if not counts.settled:
@@ -460,11 +467,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if unsettled:  # which columns are unsettled is a DP output
             rho_second = min(SETTLE_GAIN * rho_first,
                              SETTLE_SHARE * self.numeric_rho / len(unsettled))
-            settle_rng = np.random.default_rng(stream(sequence, SETTLE))
+            settle_rng, settle_format_rng = (np.random.default_rng(stream(sequence, key))
+                                             for key in (SETTLE, SETTLE_FORMATS))
             for name, counts in unsettled.items():
                 kinds[name], texts[name], spent, shares[name] = decide_text_column(
                     name, *read(name), rho=rho_second, rng=settle_rng,
-                    date_rng=settle_rng, prior=counts)
+                    date_rng=settle_rng, format_rng=settle_format_rng, prior=counts)
                 spends.extend(spent)
         for name, kind in kinds.items():  # dates written with a time: their step
             if kind == "date" and temporal_steps(DATE_FORMATS[texts[name][2]]):

@@ -43,8 +43,10 @@ each read every record once (sensitivity 1, so each is exactly
 Float columns decode rounded to :func:`default_decimals` of the DP range (a
 public rule: four significant digits of the largest magnitude), or to more
 decimals when a released point value has more (post-processing), unless
-``decimals`` is given.  :func:`parse_numbers` is the DP decision, for text
-columns (a CSV file read as text), of whether a column holds numbers.
+``decimals`` is given.  :func:`decide_numeric` is the DP decision, for text
+columns (a CSV file read as text), of whether a column holds numbers (plain,
+or written in a format of a public list such as ``"12.5%"`` or ``"$1,234.56"``)
+or dates written in a format of a public list.
 """
 
 import math
@@ -63,7 +65,8 @@ from ..mechanisms import discrete_gaussian_scale, gaussian_measure
 from ..schema import (DEFAULT_OTHER_LABEL, Binning, Column, default_missing_marker,
                       integer_room, other_code_label, sub_bin_edges)
 from ._discretizer import _check_special, _snap_edges, decode_binning, encode_binning
-from ..utils._numbers import parse_numbers
+from ..utils._numbers import (NUMBER_CELLS, NUMBER_FORMATS, format_numbers, number_cells,
+                              parse_formatted, parse_numbers)
 from ..utils._validation import by_distinct_text
 from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, date_cells, format_dates, is_temporal,
                                numbers_of, parse_dates, temporal_unit)
@@ -117,6 +120,14 @@ MAX_TEXT_SHARE = 0.5
 #: many times its noise: noise alone does so for one of the formats with probability
 #: 0.135% at most (3 sigma of one test, over the twelve formats).
 DATE_SIGMAS = 3.71
+#: A text column holds numbers in a format of the public list
+#: :data:`~dpsynth.utils._numbers.NUMBER_FORMATS` (``"12.5%"``, ``"$1,234.56"``) when the
+#: noisy count of its numbers in that format clears this many times its noise, the
+#: level of :data:`DATE_SIGMAS`: one test clears it by noise alone with probability
+#: 1.04e-4, so that over the sixteen formats of both lists (twelve of dates, four of
+#: numbers) noise alone makes a column of words one of them with probability 0.17%
+#: at most (a union bound), and with 0.04% at most for the four number formats.
+FORMAT_SIGMAS = DATE_SIGMAS
 #: A text column holding numbers writes some as number objects and some as text only
 #: when both noisy counts clear this many times their noise: a false mix (one column
 #: in ~740 at 3 sigma) would put number objects in a column of texts, which
@@ -1140,14 +1151,18 @@ def text_fields(series, numbers=None):
 def binning_numbers(series, binning):
     """The numbers of a text column of ``binning`` (``binning.is_text``): its dates as
     counts of their format's unit (:func:`~dpsynth.utils._temporal.parse_dates`)
-    when it is a date column, else :func:`parse_numbers`."""
+    when it is a date column, its numbers in its number format
+    (:func:`~dpsynth.utils._numbers.parse_formatted`) when it has one, else
+    :func:`parse_numbers`."""
     if binning.date_format is not None:
         return parse_dates(series, binning.date_format)
+    if binning.number_format is not None:
+        return parse_formatted(series, binning.number_format)
     return parse_numbers(series)
 
 
 def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SHARE,
-                   date_rng=None, prior=None):
+                   date_rng=None, format_rng=None, prior=None):
     """DP decision of whether a text column holds numbers or dates, and which kind.
 
     The present fields of the column fall in public cells: integers and
@@ -1155,29 +1170,40 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     dates written in each format of the public list
     :data:`~dpsynth.utils._temporal.DATE_FORMATS` (one cell per format, and
     one for the fields that two formats both read, such as ``03/04/2021``:
-    :data:`~dpsynth.utils._temporal.DATE_CELLS`), then the other texts.  Each
-    field is in one cell at most, so one record changes one count by one:
-    the counts with Gaussian noise are ``rho``-zCDP (the date cells' noise is
-    drawn from ``date_rng``, default ``rng``).  From the noisy counts alone:
+    :data:`~dpsynth.utils._temporal.DATE_CELLS`), then integers and other
+    numbers written in each format of the public list
+    :data:`~dpsynth.utils._numbers.NUMBER_FORMATS` (``"12.5%"``,
+    ``"$1,234.56"``: :data:`~dpsynth.utils._numbers.NUMBER_CELLS`), then the
+    other texts.  Each field is in one cell at most, so one record changes
+    one count by one: the counts with Gaussian noise of one scale are one
+    histogram of sensitivity 1, ``rho``-zCDP however many cells it has (the
+    date cells and the number-format cells cost nothing beyond the number
+    cells; their noise is drawn from ``date_rng`` and ``format_rng``, default
+    ``rng``).  From the noisy counts alone:
 
     - the column holds numbers when their four cells' sum clears ``3 sigma``
       of its noise (``6 sigma``) and the texts (with the dates of the date
-      cells that clear :data:`DATE_SIGMAS` times their noise) do not exceed
-      ``max_text_share`` of the fields by more than ``3 sigma`` (its texts,
-      such as a code ``"N"``, then become codes of their own); integers when
-      the two decimal cells do not clear ``3 sigma`` of their sum's noise and
-      make at most 0.1% of the numbers (each level one count higher: the noise
-      is integer);
-    - otherwise it holds dates of the format ``F`` whose cells' sum is the
-      largest of those that clear :data:`DATE_SIGMAS` times their noise
-      (``3 sigma`` of one test over the list's formats) while the other
+      cells that clear :data:`DATE_SIGMAS` times their noise, and the
+      numbers of the number-format cells that clear :data:`FORMAT_SIGMAS`
+      times theirs) do not exceed ``max_text_share`` of the fields by more
+      than ``3 sigma`` (its texts, such as a code ``"N"``, then become codes
+      of their own); integers when the two decimal cells do not clear
+      ``3 sigma`` of their sum's noise and make at most 0.1% of the numbers
+      (each level one count higher: the noise is integer);
+    - otherwise it holds dates of the format ``F``, or numbers in the number
+      format ``F``, whose cells' sum is the largest of those that clear
+      :data:`DATE_SIGMAS` (:data:`FORMAT_SIGMAS`) times their noise (``3
+      sigma`` of one test over both lists' sixteen formats) while the other
       cells (numbers and other texts included) do not exceed
       ``max_text_share`` of the fields by more than ``3 sigma``: the other
       fields are then texts, codes of their own (an other code when their
-      noisy count clears ``3 sigma`` of its noise).
+      noisy count clears ``3 sigma`` of its noise).  Numbers in a format are
+      integers unless the format's decimal cell clears ``3 sigma`` and 0.1%
+      of the format's numbers (the rule of the plain numbers).
 
     The share of numbers written as text decides how they decode in an
-    ``object`` column (a string dtype holds texts only); dates decode as text.
+    ``object`` column (a string dtype holds texts only); dates and numbers
+    in a format decode as text.
 
     ``series`` may be the column's distinct fields with ``weights`` their
     numbers of records.
@@ -1187,8 +1213,9 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     averaged by inverse variance and the rules above read the mean, at the
     mean's noise.  This is the second round of a column whose first round
     was not settled (:attr:`KindCounts.settled`: neither its numbers, its
-    texts nor its dates cleared their level, so that few present fields
-    decided nothing), with the budget that such sparse columns alone get.
+    texts, its dates nor its numbers in a format cleared their level, so
+    that few present fields decided nothing), with the budget that such
+    sparse columns alone get.
 
     Returns
     -------
@@ -1198,19 +1225,24 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     text_share : float
         The DP share of numbers written as text (1.0 when number objects do
         not clear ``3 sigma``, 0.0 when numbers written as text do not; 1.0
-        for dates).
+        for dates and numbers in a format).
     texts : tuple
-        ``(noisy count, noise scale)`` of the texts (of a date column: of the
-        fields that are not its dates): with the noisy counts of the codes
+        ``(noisy count, noise scale)`` of the texts (of a date column or a
+        column of numbers in a format: of the fields that are not its dates
+        or numbers in its format): with the noisy counts of the codes
         released later, it decides whether the column gets an other code for
         its texts that are not released (:func:`text_other`).
-    date_format : str or None
-        The format of a date column.
+    fmt : str or None
+        The format of a date column (a key of
+        :data:`~dpsynth.utils._temporal.DATE_FORMATS`), or of an ``"int"`` or
+        ``"float"`` column of numbers in a format (one of
+        :data:`~dpsynth.utils._numbers.NUMBER_FORMATS`); None for plain
+        numbers.
     """
-    kind, spend, text_share, texts, date_format, _ = decide_kind_counts(
+    kind, spend, text_share, texts, fmt, _ = decide_kind_counts(
         series, rho, rng, weights=weights, max_text_share=max_text_share,
-        date_rng=date_rng, prior=prior)
-    return kind, spend, text_share, texts, date_format
+        date_rng=date_rng, format_rng=format_rng, prior=prior)
+    return kind, spend, text_share, texts, fmt
 
 
 class KindCounts(NamedTuple):
@@ -1218,19 +1250,21 @@ class KindCounts(NamedTuple):
     they settled the decision (DP outputs and public scales only).
 
     ``settled`` is False when the numbers did not clear their level and neither
-    the other texts nor any date cell cleared theirs: the column's present fields
-    are too few for the noise, whatever they are.
+    the other texts, any date cell nor any number-format cell cleared theirs:
+    the column's present fields are too few for the noise, whatever they are.
     """
 
     noisy: np.ndarray
     noisy_dates: np.ndarray
     sigma: float
     settled: bool
+    noisy_formats: np.ndarray = None
 
 
 def _kind_cells(series, weights):
     """Exact counts of :func:`decide_numeric`'s cells: the five number and text
-    cells, and the date cells (:data:`~dpsynth.utils._temporal.DATE_CELLS`)."""
+    cells, the date cells (:data:`~dpsynth.utils._temporal.DATE_CELLS`) and the
+    number-format cells (:data:`~dpsynth.utils._numbers.NUMBER_CELLS`)."""
     present = series.notna().to_numpy()
     numbers = parse_numbers(series)
     is_number = ~np.isnan(numbers)
@@ -1239,23 +1273,29 @@ def _kind_cells(series, weights):
     typed = _typed(series)
     cell = np.where(is_number, -1, date_cells(series))
     is_date = cell >= 0
+    format_cell = np.where(is_number | is_date, -1, number_cells(series))
+    is_formatted = format_cell >= 0
     weights = np.ones(present.size) if weights is None else np.asarray(weights, np.float64)
     counts = np.array([weights[is_integer & typed].sum(), weights[is_integer & ~typed].sum(),
                        weights[is_number & ~is_integer & typed].sum(),
                        weights[is_number & ~is_integer & ~typed].sum(),
-                       weights[present & ~is_number & ~is_date].sum()], dtype=np.float64)
+                       weights[present & ~is_number & ~is_date & ~is_formatted].sum()],
+                      dtype=np.float64)
     dates = np.bincount(cell[is_date], weights=weights[is_date], minlength=len(DATE_CELLS))
-    return counts, dates
+    formats = np.bincount(format_cell[is_formatted], weights=weights[is_formatted],
+                          minlength=len(NUMBER_CELLS))
+    return counts, dates, formats
 
 
 def decide_kind_counts(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SHARE,
-                       date_rng=None, prior=None):
+                       date_rng=None, format_rng=None, prior=None):
     """:func:`decide_numeric` and the :class:`KindCounts` it read, for a second round:
-    ``(kind, spend, text_share, texts, date_format, counts)``."""
-    counts, dates = _kind_cells(series, weights)
+    ``(kind, spend, text_share, texts, fmt, counts)``."""
+    counts, dates, formats = _kind_cells(series, weights)
     sigma = _sigma(rho)
     noisy = _noisy(counts, sigma, rng)
     noisy_dates = _noisy(dates, sigma, rng if date_rng is None else date_rng)
+    noisy_formats = _noisy(formats, sigma, rng if format_rng is None else format_rng)
     spend = Spend("numeric or text" if prior is None else "numeric or text, second round",
                   "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("max_text_share", max_text_share),
@@ -1264,16 +1304,20 @@ def decide_kind_counts(series, rho, rng, *, weights=None, max_text_share=MAX_TEX
         w_prior, w_now = prior.sigma ** -2, sigma ** -2
         noisy = (prior.noisy * w_prior + noisy * w_now) / (w_prior + w_now)
         noisy_dates = (prior.noisy_dates * w_prior + noisy_dates * w_now) / (w_prior + w_now)
+        noisy_formats = (prior.noisy_formats * w_prior + noisy_formats * w_now) \
+            / (w_prior + w_now)
         sigma = (w_prior + w_now) ** -0.5
     found = _decide_kind(noisy, noisy_dates, sigma, max_text_share,
-                         isinstance(series.dtype, pd.StringDtype))
+                         isinstance(series.dtype, pd.StringDtype), noisy_formats)
     return (*found[:1], spend, *found[1:4],
-            KindCounts(noisy, noisy_dates, float(sigma), bool(found[4])))
+            KindCounts(noisy, noisy_dates, float(sigma), bool(found[4]), noisy_formats))
 
 
-def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype):
+def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_formats=None):
     """The rules of :func:`decide_numeric` on noisy counts of noise ``sigma``:
-    ``(kind, text_share, texts, date_format, settled)``."""
+    ``(kind, text_share, texts, fmt, settled)``."""
+    if noisy_formats is None:
+        noisy_formats = np.zeros(len(NUMBER_CELLS))
     # sums of k noisy cells (not clipped: unbiased) carry noise sigma * sqrt(k);
     # the noise is integer, so a level is one count higher (discrete_gaussian_tail:
     # at a small sigma, 3 sigma alone is below the first nonzero draw)
@@ -1287,31 +1331,49 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype):
     else:
         text_share = round(float(n_written / (n_typed + n_written)), 6)
     n_numbers = n_typed + n_written
-    # dates count as texts in the numbers' decision where their cell clears
-    # DATE_SIGMAS: without dates, the decision is that of the five cells alone
-    # (the noise of thirteen empty cells would blur its text count)
+    # dates and numbers in a format count as texts in the numbers' decision where
+    # their cell clears DATE_SIGMAS (FORMAT_SIGMAS): without them, the decision is
+    # that of the five cells alone (the noise of 21 empty cells would blur its
+    # text count)
     dated = noisy_dates > 1.0 + DATE_SIGMAS * sigma
     n_dates = float(noisy_dates[dated].sum())
-    texts = (float(noisy[4]) + n_dates, sigma * math.sqrt(1 + int(dated.sum())))
-    total = max(float(noisy.sum()) + n_dates, 0.0)
+    formatted = noisy_formats > 1.0 + FORMAT_SIGMAS * sigma
+    n_formatted = float(noisy_formats[formatted].sum())
+    n_cleared = int(dated.sum()) + int(formatted.sum())
+    texts = (float(noisy[4]) + n_dates + n_formatted, sigma * math.sqrt(1 + n_cleared))
+    total = max(float(noisy.sum()) + n_dates + n_formatted, 0.0)
     if n_numbers > level_4 and texts[0] <= max_text_share * total + 3 * sigma:
         n_decimals = noisy[2] + noisy[3]
         if n_decimals > level_2 and n_decimals > 0.001 * n_numbers:
             return "float", text_share, texts, None, True
         return "int", text_share, texts, None, True
-    date_format, best = None, -np.inf
+    fmt, best, kind = None, -np.inf, None
     n_cells = noisy.size + noisy_dates.size
-    for fmt in DATE_FORMATS:  # in the public order: a tie keeps the first
-        own = np.array([fmt in formats for formats in DATE_CELLS])
+    for date_format in DATE_FORMATS:  # in the public order: a tie keeps the first
+        own = np.array([date_format in formats for formats in DATE_CELLS])
         found = float(noisy_dates[own].sum())
-        rest = float(noisy.sum() + noisy_dates[~own].sum())
+        rest = float(noisy.sum() + noisy_dates[~own].sum()) + n_formatted
         if (found > 1.0 + DATE_SIGMAS * sigma * math.sqrt(own.sum()) and found > best
-                and rest <= max_text_share * total + 3 * sigma):
-            date_format, best = fmt, found
-            date_texts = (rest, sigma * math.sqrt(n_cells - own.sum()))
-    if date_format is not None:
-        return "date", 1.0, date_texts, date_format, True
-    settled = bool(n_numbers > level_4 or noisy[4] > level_1 or dated.any())
+                and rest <= max_text_share * (total + n_formatted) + 3 * sigma):
+            fmt, best, kind = date_format, found, "date"
+            fmt_texts = (rest, sigma * math.sqrt(n_cells - own.sum() + int(formatted.sum())))
+    for k, number_format in enumerate(NUMBER_FORMATS):  # then the number formats
+        own = np.zeros(len(NUMBER_CELLS), dtype=bool)
+        own[2 * k:2 * k + 2] = True
+        found = float(noisy_formats[own].sum())
+        others = formatted & ~own
+        rest = float(noisy.sum()) + n_dates + float(noisy_formats[others].sum())
+        if (found > 1.0 + FORMAT_SIGMAS * sigma * math.sqrt(2) and found > best
+                and rest <= max_text_share * (rest + found) + 3 * sigma):
+            decimals = noisy_formats[2 * k + 1]
+            fmt, best = number_format, found
+            kind = "float" if decimals > level_1 and decimals > 0.001 * found else "int"
+            fmt_texts = (rest, sigma * math.sqrt(noisy.size + int(dated.sum())
+                                                 + int(others.sum())))
+    if fmt is not None:
+        return kind, 1.0, fmt_texts, fmt, True
+    settled = bool(n_numbers > level_4 or noisy[4] > level_1 or dated.any()
+                   or formatted.any())
     return None, text_share, texts, None, settled
 
 
@@ -1345,21 +1407,32 @@ def _encode_text_fields(series, binning, name, missing_code, weights=None):
     return codes
 
 
-def number_text(values, integer, date_format=None):
+def number_text(values, integer, date_format=None, number_format=None, decimals=None):
     """Numbers spelled as text: integers in digits, floats in their shortest spelling,
-    dates (counts of their format's unit) in ``date_format``."""
+    dates (counts of their format's unit) in ``date_format``, numbers in
+    ``number_format`` (:func:`~dpsynth.utils._numbers.format_numbers`, a currency
+    amount with ``decimals`` decimals)."""
     if date_format is not None:
         return format_dates(values, date_format)
+    if number_format is not None:
+        return format_numbers(values, number_format, integer, decimals)
     if integer:
         return [str(int(v)) for v in values]
     return [np.format_float_positional(float(v), unique=True, trim="0") for v in values]
+
+
+def binning_text(values, binning):
+    """:func:`number_text` of numbers of a text column of ``binning``, in its format."""
+    return number_text(values, binning.integer, binning.date_format, binning.number_format,
+                       binning.decimals)
 
 
 def decode_text_binning(codes, binning, rng):
     """Decoded fields of a text column holding numbers, and their missing mask.
 
     Number codes decode as :func:`decode_binning` does (a date column's to
-    dates written in its format), then a ``binning.text_share`` of them
+    dates written in its format, a column of numbers in a format to numbers
+    written in it), then a ``binning.text_share`` of them
     (drawn independently) as text, the rest as Python numbers; a text code
     to its text; the other code to ``binning.other_label`` (missing when it
     is None); missing codes to missing.
@@ -1383,7 +1456,7 @@ def decode_text_binning(codes, binning, rng):
                else rng.random(where.size) < share)
     if as_text.any():
         out[where[as_text]] = _per_distinct(
-            numbers[as_text], lambda v: number_text(v, binning.integer, binning.date_format))
+            numbers[as_text], lambda v: binning_text(v, binning))
     out[where[~as_text]] = _per_distinct(
         numbers[~as_text],
         lambda v: [int(x) for x in v] if binning.integer else [float(x) for x in v])
@@ -1431,7 +1504,7 @@ def with_numbers(series, numbers, where, binning):
     rows = np.flatnonzero(where)
     for row, value in zip(rows, np.asarray(numbers)[rows]):
         if isinstance(fields[row], str):
-            fields[row] = number_text([value], binning.integer, binning.date_format)[0]
+            fields[row] = binning_text([value], binning)[0]
         else:
             fields[row] = int(value) if binning.integer else float(value)
     return pd.Series(fields, index=series.index, dtype=series.dtype)
@@ -1472,6 +1545,11 @@ STEP = 4
 #: to hold whole multiples of (a fixed, public list, coarsest first): days, hours,
 #: minutes, seconds, milliseconds.
 TEMPORAL_STEPS = (86400, 3600, 60, 1, 1e-3)
+#: ``spawn_key`` suffixes, under ``NUMERIC``'s stream, of the noise of the number-format
+#: cells of the text candidates' decisions (:func:`decide_numeric`), in the first and
+#: in the second round: the draws of every other cell are those of a decision
+#: without them.
+FORMATS, SETTLE_FORMATS = 5, 6
 
 
 def decide_whole_numbers(name, series, weights, *, rho, rng):
@@ -1643,13 +1721,15 @@ SETTLE_GAIN = 8.0
 SETTLE_SHARE = 0.1
 
 
-def decide_text_column(name, series, weights, *, rho, rng, date_rng=None, prior=None):
+def decide_text_column(name, series, weights, *, rho, rng, date_rng=None, format_rng=None,
+                       prior=None):
     """The DP decision of :func:`decide_numeric` for a text candidate of
     ``numeric="auto"``: ``("int" | "float" | "date" | None, (text_share, texts,
-    date_format), spends, counts)``, ``counts`` the :class:`KindCounts` read
-    (``prior``: those of the first round, for the second)."""
+    fmt), spends, counts)``, ``fmt`` its date or number format, ``counts`` the
+    :class:`KindCounts` read (``prior``: those of the first round, for the second)."""
     found, spend, *text, counts = decide_kind_counts(series, rho, rng, weights=weights,
-                                                     date_rng=date_rng, prior=prior)
+                                                     date_rng=date_rng,
+                                                     format_rng=format_rng, prior=prior)
     return found, tuple(text), _named([spend], name), counts
 
 
@@ -1668,17 +1748,19 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         A column of a numeric dtype (``"whole"``: of a float dtype, found by
         :func:`decide_whole_numbers` to hold whole numbers, binned as an
         integer column), or a text column that
-        :func:`decide_text_column` found to hold integers, other numbers or
-        dates of one format.  Such a text column keeps its dtype: its numbers
-        (its dates as whole numbers of their format's unit) are binned, its
+        :func:`decide_text_column` found to hold integers, other numbers
+        (plain, or written in a number format such as ``"12.5%"``) or dates of
+        one format.  Such a text column keeps its dtype: its numbers (its
+        dates as whole numbers of their format's unit) are binned, its
         frequent texts (codes such as ``"N"``) released with the point
         masses, each a code of its own, and its other texts share an other
         code that decodes to ``other_label`` when their DP count clears its
         threshold (:func:`text_other`), else join the released code with the
         largest noisy count.
     text : tuple or None
-        For a text column: ``(text_share, texts, date_format)`` of its DP
-        decision (:func:`decide_numeric`).
+        For a text column: ``(text_share, texts, fmt)`` of its DP decision
+        (:func:`decide_numeric`), ``fmt`` its date format (``kind="date"``),
+        number format or None.
     rho, delta : float
         The column's budget.
     n_bins : int
@@ -1697,8 +1779,11 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
     """
     texts = text_weights = text_options = None
     if kind in ("int", "float", "date"):
-        text_share, noisy_texts, date_format = text
-        values = (parse_dates(series, date_format) if kind == "date"
+        text_share, noisy_texts, fmt = text
+        date_format = fmt if kind == "date" else None
+        number_format = fmt if kind != "date" else None
+        values = (parse_dates(series, date_format) if date_format is not None
+                  else parse_formatted(series, number_format) if number_format is not None
                   else parse_numbers(series))
         integer = kind != "float"
         dtype = series.dtype  # the column keeps its dtype: numbers and codes decode into it
@@ -1708,6 +1793,8 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
                         else np.asarray(weights, dtype=np.float64)[is_text])
         text_options = {"texts": noisy_texts, "other_label": other_label,
                         "text_share": text_share, "date_format": date_format}
+        if number_format is not None:
+            text_options["number_format"] = number_format
         absent = series.isna().to_numpy()  # texts and other fields have codes of their own
     else:  # instants and durations are whole numbers of their unit
         dtype = series.dtype

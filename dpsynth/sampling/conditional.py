@@ -28,6 +28,7 @@ import pandas as pd
 from ..preprocessing._discretizer import _restore_numeric, decode_binning, encode_binning
 from ..preprocessing._numeric import (binning_numbers, encode_text_binning, is_text_dtype,
                                       parse_numbers)
+from ..utils._numbers import parse_formatted
 from ..utils._temporal import parse_dates
 from ..preprocessing._dtypes import nullable_dtype
 
@@ -187,7 +188,17 @@ class RangeCondition:
 
 def date_number(binning, value, name):
     """``value`` as the number a date column bins (a text in the column's date format,
-    see :func:`~dpsynth.utils._temporal.parse_dates`); any other value as it is."""
+    see :func:`~dpsynth.utils._temporal.parse_dates`) or a column of numbers in a
+    format (a text in that format, see :func:`~dpsynth.utils._numbers.parse_formatted`);
+    any other value as it is."""
+    if binning.number_format is not None and isinstance(value, str):
+        number = parse_formatted(pd.Series([value], dtype=object), binning.number_format)[0]
+        if np.isnan(number):
+            raise ValueError(f"Column {name!r} holds numbers written as "
+                             f"{binning.number_format!r}; a condition on it takes numbers, "
+                             f"numbers in that format, a range of them or one of its codes "
+                             f"{list(binning.codes)}; got {value!r}.")
+        return float(number)
     if binning.date_format is None or not isinstance(value, str):
         return value
     number = parse_dates(pd.Series([value], dtype=object), binning.date_format)[0]
@@ -275,11 +286,13 @@ def parse_conditions(conditions, schema):
         binned = schema[j].binning is not None
         if isinstance(spec, tuple) and binned:
             dates = schema[j].binning.date_format is not None
+            written = dates or schema[j].binning.number_format is not None
             if len(spec) != 2 or not all(v is None or _is_number(v)
-                                         or (dates and isinstance(v, str)) for v in spec):
+                                         or (written and isinstance(v, str)) for v in spec):
                 raise ValueError(f"The range of column {name!r} must be (low, high) with "
-                                 f"{'dates, ' if dates else ''}numbers or None; got "
-                                 f"{spec!r}.")
+                                 f"{'dates, ' if dates else ''}"
+                                 f"{'texts in its format, ' if written and not dates else ''}"
+                                 f"numbers or None; got {spec!r}.")
             out.append(RangeCondition(name, *spec))
             continue
         if isinstance(spec, (list, set, frozenset, np.ndarray, pd.Index, pd.Series, tuple)):

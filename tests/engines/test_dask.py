@@ -195,6 +195,11 @@ def test_numeric_auto_on_partitions_equals_the_fit_in_memory():
         frame["ints"].fillna(0).astype("int64"), unit="D")).dt.strftime("%Y-%m-%d")
     frame.loc[frame.index[::20], "day"] = "unknown"
     frame["day"] = frame["day"].astype(object)
+    # numbers written in a format (percentages, amounts) are binned as numbers
+    frame["rate"] = pd.Series([None if pd.isna(v) else f"{v / 4}%" for v in frame["ints"]],
+                              dtype=object)
+    frame["fee"] = pd.Series([None if pd.isna(v) else f"${int(v) * 100:,}"
+                              for v in frame["ints"]], dtype="string")
     encoder = TableEncoder(numeric_rho=2.0, text_numbers="dp", random_state=4)
     X = dd.from_pandas(frame, npartitions=4)
     expected = TableEncoder(**encoder.get_params()).fit(X.compute())
@@ -205,6 +210,8 @@ def test_numeric_auto_on_partitions_equals_the_fit_in_memory():
     binned = {c.name for c in got.schema_ if c.binning is not None}
     assert {"when", "wait", "day"} <= binned
     assert got.schema_[list(frame.columns).index("day")].binning.date_format == "%Y-%m-%d"
+    assert [got.schema_[list(frame.columns).index(c)].binning.number_format
+            for c in ("rate", "fee")] == ["#%", "$#"]
 
 
 def test_binners_are_fitted_without_a_row_per_record(monkeypatch):

@@ -985,6 +985,50 @@ def test_text_date_columns_neighbours_differ_only_in_dp_outputs(name, values, po
     _check_numeric_neighbours(releases, ("opened", "issue_d", "stamp"))
 
 
+def _number_formats_base(n=800, seed=7):
+    """Numbers written in a format (as a CSV file holds them): percentages with a code
+    "n/a" and missing fields in an object column, amounts in a string column."""
+    rng = np.random.default_rng(seed)
+    rate = pd.Series([f"{v}%" for v in np.round(rng.gamma(6.0, 2.0, n), 2)], dtype=object)
+    rate[rng.random(n) < 0.1] = "n/a"
+    rate[rng.random(n) < 0.05] = None
+    amount = [f"${v:,.2f}" for v in np.round(rng.lognormal(7.0, 1.0, n), 2)]
+    return pd.DataFrame({"rate": rate, "amount": pd.Series(amount, dtype="string"),
+                         "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+
+
+_NUMBER_FORMAT_CHANGES = [
+    ("a number in another format", {"rate": "$5", "amount": "12.5%"}),
+    ("an odd spelling", {"rate": "12.5 %", "amount": "$1,2345"}),
+    ("another odd spelling", {"rate": "05%", "amount": "5$"}),
+    ("a huge number", {"rate": "99999999999999%", "amount": "$999,999,999,999,999"}),
+    ("a negative number", {"rate": "-99.99%", "amount": "-$1,000,000.01"}),
+    ("a plain number", {"rate": "12.5", "amount": "1234.56"}),
+    ("an unparseable text", {"rate": "canary-1234", "amount": "n/a"}),
+    ("a date", {"rate": "2021-03-04", "amount": "Mar-2021"}),
+    ("a number object", {"rate": 12.5}),
+    ("missing", {"rate": None, "amount": None}),
+    ("a duplicate record", {}),
+    ("remove a record", None),
+]
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name,values", _NUMBER_FORMAT_CHANGES)
+def test_number_format_columns_neighbours_differ_only_in_dp_outputs(name, values, position,
+                                                                    tmp_path):
+    base = _number_formats_base()
+    other = _neighbour(base, position, values)
+    releases = _default_releases([base, other], tmp_path)
+    # both columns are found to hold numbers (a DP decision) in the same format in both
+    # releases; their bins, decimals, codes and other code are DP outputs
+    for *_, synth in releases:
+        schema = synth.aggregates_.schema
+        assert [schema[k].binning.number_format for k in (0, 1)] == ["#%", "$#"]
+        assert "canary-1234" not in schema[0].binning.codes
+    _check_numeric_neighbours(releases, ("rate", "amount"))
+
+
 def _months_base(n=2400, seed=9):
     """A month-year column of 36 months with ~65 records each: at epsilon 4, one
     interval per month (a DP post-processing of the binning's counts)."""

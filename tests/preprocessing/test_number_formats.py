@@ -1,0 +1,317 @@
+"""Numbers written in a format (``"12.5%"``, ``"$1,234.56"``) in text columns: the public
+list of formats, the DP decision that finds one, binning, decoding in the format, the
+release file and the CLI."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import ks_2samp
+
+from dpsynth import DPAggregates, DPMarginalSynthesizer
+from dpsynth.cli import main
+from dpsynth.preprocessing import TableEncoder
+from dpsynth.schema import Binning
+from dpsynth.utils._numbers import (NUMBER_CELLS, NUMBER_FORMATS, format_numbers,
+                                    number_cells, parse_formatted)
+
+_STR = isinstance(pd.Series(["a"], dtype="str").dtype, pd.StringDtype)  # pandas 3
+
+_EXAMPLES = {  # spellings that parse and write back as they are
+    "#%": (("12.5%", "-3.25%", "0.5%"), False, None),
+    "$#": (("$1,234.56", "-$5.00", "$0.99", "$1,000,000.10"), False, 2),
+    "€#": (("€12", "-€1,234", "€0"), True, None),
+    "£#": (("£7.5", "£1,020.25"), False, None),
+}
+
+
+def test_formats_parse_and_write_back_in_their_format():
+    assert set(_EXAMPLES) == set(NUMBER_FORMATS)
+    for fmt, (examples, integer, decimals) in _EXAMPLES.items():
+        numbers = parse_formatted(pd.Series(examples, dtype=object), fmt)
+        assert not np.isnan(numbers).any(), fmt
+        assert format_numbers(numbers, fmt, integer, decimals) == list(examples), fmt
+    # the number as written: a percentage is not divided by 100
+    assert parse_formatted(pd.Series(["12.5%", "+4%", " 100% "]), "#%").tolist() == \
+        [12.5, 4.0, 100.0]
+    assert parse_formatted(pd.Series(["$1,234.56", "-$5", "$1234"]), "$#").tolist() == \
+        [1234.56, -5.0, 1234.0]
+    # exactly the format: other spellings, leading zeros, other symbols and non-texts
+    bad = pd.Series(["12.5 %", "%12", "$ 5", "5$", "$-5", "$1,23", "$1,2345", "$05", "05%",
+                     "12.5", "USD 5", "$", "%", "", "1e3%", "$inf", None, 12.5, True],
+                    dtype=object)
+    for fmt in NUMBER_FORMATS:
+        assert np.isnan(parse_formatted(bad, fmt)).all(), fmt
+    # currency amounts: thousands separators and the column's decimals; no "-$0.00"
+    assert format_numbers([1020.5, -0.001], "$#", False, 2) == ["$1,020.50", "$0.00"]
+    assert format_numbers([7.3, 12345.0], "#%", False, 1) == ["7.3%", "12345.0%"]
+    assert format_numbers([-3, 1500], "#%", True) == ["-3%", "1500%"]
+
+
+def test_each_field_falls_in_one_number_format_cell():
+    fields = pd.Series(["12%", "12.5%", "$5", "-$5.5", "€1,000", "£0.25", "12", "x", None,
+                        "2021-03-04"], dtype=object)
+    cells = [NUMBER_CELLS[k] if k >= 0 else None for k in number_cells(fields)]
+    assert cells == [("#%", "int"), ("#%", "float"), ("$#", "int"), ("$#", "float"),
+                     ("€#", "int"), ("£#", "float"), None, None, None, None]
+    assert (number_cells(fields.astype("string")) == number_cells(fields)).all()
+
+
+@pytest.mark.parametrize("bad", ["%", "#", "USD#", "%#", "#%%", ["#%"], 5])
+def test_a_malformed_number_format_is_refused_clearly(bad):
+    with pytest.raises(ValueError, match="number_format"):
+        Binning((0.0, 10.0), False, text_share=1.0, number_format=bad)
+    spec = Binning((0.0, 10.0), False, text_share=1.0, number_format="#%").to_json()
+    spec["number_format"] = bad
+    with pytest.raises(ValueError, match="number_format"):
+        Binning.from_json(spec)
+
+
+def test_a_number_format_needs_a_text_column_and_no_date_format():
+    with pytest.raises(ValueError, match="number_format"):
+        Binning((0.0, 10.0), False, number_format="$#")
+    with pytest.raises(ValueError, match="number_format"):
+        Binning((0.0, 10.0), True, text_share=1.0, date_format="%Y-%m-%d",
+                number_format="$#")
+    with pytest.raises(ValueError, match=r"must be one of \['#%', '\$#', '€#', '£#'\]"):
+        parse_formatted(pd.Series(["5%"]), "percent")
+
+
+def _decision_counts(monkeypatch, series):
+    """The exact counts of every cell of :func:`decide_numeric` (numbers, texts, dates,
+    numbers in a format)."""
+    from dpsynth.preprocessing import _numeric
+
+    seen = []
+    monkeypatch.setattr(_numeric, "_noisy", lambda counts, sigma, rng: (
+        seen.append(np.asarray(counts, dtype=np.float64)), np.asarray(counts, float))[1])
+    _numeric.decide_numeric(series, 1.0, np.random.default_rng(0))
+    return np.concatenate(seen)
+
+
+@pytest.mark.parametrize("dtype", [object, "string"])
+def test_one_record_changes_one_cell_of_the_decision_by_one(monkeypatch, dtype):
+    # sensitivity 1: the number, date and number-format cells are one partition, so
+    # that the cells of the formats cost nothing beyond the decision's histogram
+    base = pd.Series(["12.5%"] * 20 + ["$5"] * 4 + ["12"] * 5 + ["n/a"] * 3, dtype=dtype)
+    before = _decision_counts(monkeypatch, base)
+    assert before.size == 5 + 13 + len(NUMBER_CELLS)
+    extras = ["12%", "12.5%", "$5", "-$5.25", "€1,000", "£3", "12.5 %", "$1,2345", "05%",
+              "12", "2021-03-04", "x", "1e3%"]
+    if dtype is object:
+        extras += [7, 2.5, True]
+    for extra in extras:
+        after = _decision_counts(monkeypatch, pd.concat(
+            [base, pd.Series([extra], dtype=dtype)], ignore_index=True))
+        assert np.abs(after - before).sum() == 1, extra
+    after = _decision_counts(monkeypatch, pd.concat([base, pd.Series([None], dtype=dtype)],
+                                                    ignore_index=True))
+    assert np.abs(after - before).sum() == 0
+
+
+def test_number_format_columns_are_decided_by_dp():
+    from dpsynth.preprocessing._numeric import decide_numeric
+
+    rng = np.random.default_rng(0)
+    rates = np.round(rng.gamma(6.0, 2.0, 3000), 2)
+    cases = {"#%": ([f"{v}%" for v in rates], "float"),
+             "$#": ([f"-${-v:,}" if v < 0 else f"${v:,}"
+                     for v in rng.integers(-500, 40000, 3000)], "int"),
+             "€#": ([f"€{v:,.2f}" for v in rng.lognormal(6, 1, 3000)], "float"),
+             "£#": ([f"£{v}" for v in rng.integers(0, 90, 3000)], "int")}
+    for fmt, (fields, kind) in cases.items():
+        for dtype in (object, "string"):
+            found, spend, share, (texts, scale), got = decide_numeric(
+                pd.Series(fields, dtype=dtype), 1.0, rng)
+            assert (found, got, share) == (kind, fmt, 1.0), (fmt, dtype)
+            assert texts <= 3.09 * scale + 1.0
+            assert spend.rho == 1.0  # the one histogram's budget
+    # codes beside the numbers: texts of their own, up to half the fields
+    coded = pd.Series([f"{v}%" for v in rates[:2000]] + ["n/a"] * 1000, dtype=object)
+    found, _, _, (texts, scale), fmt = decide_numeric(coded, 1.0, rng)
+    assert (found, fmt) == ("float", "#%") and abs(texts - 1000) < 10 * scale
+    # plain numbers stay plain numbers (no format)
+    plain = pd.Series([str(v) for v in rates], dtype=object)
+    assert decide_numeric(plain, 1.0, rng)[0::4] == ("float", None)
+
+
+def test_a_column_mixing_formats_below_the_threshold_stays_text():
+    from dpsynth.preprocessing._numeric import decide_numeric
+
+    rng = np.random.default_rng(1)
+    # three formats of a third each: none holds half the fields
+    mixed = pd.Series(["12%", "$5", "€3.5"] * 1000, dtype=object)
+    assert decide_numeric(mixed, 1.0, rng)[0::4] == (None, None)
+    # words with a few percentages: texts
+    words = pd.Series(["red", "green", "blue"] * 900 + ["5%"] * 300, dtype=object)
+    assert decide_numeric(words, 1.0, rng)[0] is None
+    # a handful of amounts is below the noise at a small budget
+    assert decide_numeric(pd.Series(["$5"] * 5, dtype=object), 0.01, rng)[0] is None
+
+
+def test_a_small_text_column_is_not_given_a_number_format_by_noise():
+    from dpsynth.preprocessing._numeric import decide_numeric
+
+    words = pd.Series(np.random.default_rng(0).choice(["red", "green", "blue"], 300),
+                      dtype=object)
+    rho = 1 / (2 * 13.6 ** 2)
+    found = [decide_numeric(words, rho, np.random.default_rng(seed))
+             for seed in range(300)]
+    assert all(f[0] is None and f[4] is None for f in found)
+
+
+def _money(n=4000, seed=3):
+    rng = np.random.default_rng(seed)
+    rate = np.round(rng.gamma(6.0, 2.2, n), 2)
+    util = np.round(np.clip(rng.normal(55, 25, n), 0, 120), 1)
+    util_text = pd.Series([f"{v}%" for v in util], dtype=object)
+    util_text[rng.random(n) < 0.05] = None
+    amount = np.round(rng.lognormal(7.0, 1.0, n), 2)
+    fee = rng.choice([0, 0, 0, 5, 10, 25], n) * rng.integers(1, 40, n)
+    return pd.DataFrame({
+        "int_rate": [f"{v}%" for v in rate],
+        "revol_util": util_text,
+        "amount": [f"-${-v:,.2f}" if v < 0 else f"${v:,.2f}"
+                   for v in amount * np.where(rng.random(n) < 0.1, -1, 1)],
+        "fee": [f"€{v:,}" if v else "none" for v in fee],
+        "grade": rng.choice(list("ABCDE"), n)}).astype(object)
+
+
+_FORMATS = {"int_rate": "#%", "revol_util": "#%", "amount": "$#", "fee": "€#"}
+
+
+def _ks(a, b):
+    return ks_2samp(a[~np.isnan(a)], b[~np.isnan(b)]).statistic
+
+
+@pytest.mark.parametrize("dtype", [object, "str", "string"])
+def test_number_format_columns_come_back_in_their_format_with_their_distribution(dtype):
+    if dtype == "str" and not _STR:
+        pytest.skip("pandas < 3: 'str' is object")
+    X = _money()
+    if dtype != object:
+        X = X.astype(dtype)
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    out = synth.sample(random_state=1)
+    assert len(out) == pytest.approx(len(X), rel=0.03)
+    assert out.dtypes.to_dict() == X.dtypes.to_dict()  # text columns stay text
+    spent = [m.name for m in synth.privacy_spent_.mechanisms]
+    schema = synth.aggregates_.schema
+    for name, fmt in _FORMATS.items():
+        binning = schema[list(X.columns).index(name)].binning
+        assert binning.number_format == fmt and binning.is_text and binning.date_format is None
+        assert binning.integer == (name == "fee")
+        assert f"numeric column {name!r}: numeric or text" in spent
+        assert f"numeric column {name!r}: bins and shape" in spent
+        real, fake = parse_formatted(X[name], fmt), parse_formatted(out[name], fmt)
+        assert _ks(real, fake) <= 0.05, name
+        # every field is a number in the format, a released code or missing
+        present = out[name].notna().to_numpy()
+        assert (~np.isnan(fake) | ~present | out[name].isin(binning.codes).to_numpy()).all()
+    assert schema[list(X.columns).index("fee")].binning.codes == ("none",)
+    assert (out["fee"] == "none").mean() == pytest.approx((X["fee"] == "none").mean(),
+                                                          abs=0.03)
+    assert out["revol_util"].isna().mean() == pytest.approx(0.05, abs=0.02)
+    assert out["int_rate"].notna().all() and out["amount"].notna().all()
+    # written as the format writes them: decimals of the binning, separators for amounts
+    decimals = schema[list(X.columns).index("amount")].binning.decimals
+    amounts = out["amount"].astype(object)
+    assert amounts.str.fullmatch(r"-?\$\d{1,3}(,\d{3})*" + (rf"\.\d{{{decimals}}}"
+                                                             if decimals else "")).all()
+    assert out["int_rate"].astype(object).str.fullmatch(r"\d+(\.\d+)?%").all()
+    assert (parse_formatted(out["amount"], "$#") < 0).mean() == pytest.approx(0.1, abs=0.03)
+
+
+def test_the_format_cells_add_no_spend():
+    # the same table with plain numbers: the same mechanisms and the same rho
+    X = _money(n=1500)
+    plain = X.assign(int_rate=X["int_rate"].str.rstrip("%"))
+    spends = []
+    for frame in (X, plain):
+        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(frame)
+        spends.append([(m.name, m.rho) for m in synth.privacy_spent_.mechanisms
+                       if m.name.startswith("numeric column 'int_rate': numeric or text")])
+    assert spends[0] == spends[1] and len(spends[0]) == 1
+
+
+def test_a_number_format_column_round_trips_through_a_release_file(tmp_path):
+    X = _money(n=2000)
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    synth.aggregates_.save(tmp_path / "r.json")
+    document = json.loads((tmp_path / "r.json").read_text())
+    columns = {c["name"]: c.get("binning", {}) for c in document["schema"]["columns"]}
+    assert {name: columns[name].get("number_format") for name in columns} == {
+        **_FORMATS, "grade": None}
+    loaded = DPAggregates.load(tmp_path / "r.json")
+    assert loaded.schema == synth.aggregates_.schema
+    codes = TableEncoder.from_schema(loaded.schema).transform(X)
+    binning = loaded.schema[0].binning
+    assert (codes[:, 0] < binning.n_numbers).all()  # every rate is a number code
+    again = DPMarginalSynthesizer.from_aggregates(loaded).sample(50, random_state=0)
+    assert not np.isnan(parse_formatted(again["int_rate"], "#%")).any()
+
+
+def test_a_release_file_without_the_field_still_loads(tmp_path):
+    # a file written before number formats: a text column of plain numbers, and a
+    # binning object without "number_format"
+    X = pd.DataFrame({"n": [str(v) for v in np.random.default_rng(0).integers(0, 99, 800)],
+                      "g": ["a", "b"] * 400}).astype(object)
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    synth.aggregates_.save(tmp_path / "old.json")
+    text = (tmp_path / "old.json").read_text()
+    assert "number_format" not in text
+    loaded = DPAggregates.load(tmp_path / "old.json")
+    assert loaded.schema[0].binning.number_format is None
+    assert loaded.schema == synth.aggregates_.schema
+    spec = {"edges": [0, 10], "integer": True, "inverse": "uniform", "clip": False,
+            "text_share": 1.0, "codes": [], "other": False}
+    assert Binning.from_json(spec).number_format is None
+
+
+def test_conditions_on_a_number_format_column_take_numbers_or_its_spelling():
+    X = _money(n=3000)
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    out = synth.sample(200, conditions={"amount": ("$100", "$1,000.00")}, random_state=0)
+    amounts = parse_formatted(out["amount"], "$#")
+    assert ((amounts >= 100) & (amounts <= 1000)).all()
+    out = synth.sample(50, conditions={"int_rate": (10, 12.5), "fee": "none"},
+                       random_state=0)
+    rates = parse_formatted(out["int_rate"], "#%")
+    assert ((rates >= 10) & (rates <= 12.5)).all() and (out["fee"] == "none").all()
+    with pytest.raises(ValueError, match="numbers written as '\\$#'"):
+        synth.sample(5, conditions={"amount": "100 USD"})
+
+
+def test_cli_keeps_percentages_and_amounts(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    X = _money(n=4000, seed=5)
+    X.to_csv("data.csv", index=False)
+    code = main(["synthesize", "data.csv", "-o", "out.csv", "--seed", "1",
+                 "--aggregates", "release.json"])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    formats = {c["name"]: c.get("binning", {}).get("number_format") for c in
+               json.loads((tmp_path / "release.json").read_text())["schema"]["columns"]}
+    assert formats == {**_FORMATS, "grade": None}
+    real = pd.read_csv("data.csv", dtype=str, keep_default_na=False)
+    fake = pd.read_csv("out.csv", dtype=str, keep_default_na=False)
+    assert len(fake) == pytest.approx(len(real), rel=0.03)
+    for name, fmt in _FORMATS.items():
+        a, b = parse_formatted(real[name], fmt), parse_formatted(fake[name], fmt)
+        assert _ks(a, b) <= 0.05, name
+        assert set(fake[name][np.isnan(b)]) <= {"", "none"}, name
+    # --where takes a number or the column's spelling, and ranges of either
+    code = main(["sample", "release.json", "-n", "100", "-o", "where.csv", "--seed", "2",
+                 "--where", "amount=$100:$1,000", "--where", "int_rate=10:15%"])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    where = pd.read_csv("where.csv", dtype=str, keep_default_na=False)
+    amounts = parse_formatted(where["amount"], "$#")
+    rates = parse_formatted(where["int_rate"], "#%")
+    assert ((amounts >= 100) & (amounts <= 1000)).all()
+    assert ((rates >= 10) & (rates <= 15)).all()
+    code = main(["sample", "release.json", "-n", "10", "-o", "bad.csv",
+                 "--where", "amount=100 USD"])
+    _, err = capsys.readouterr()
+    assert code == 1 and "written as '$#'" in err
