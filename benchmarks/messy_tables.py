@@ -36,6 +36,11 @@ class MessyTable:
     """Columns of dates written as text, ``{column: strftime format}``: scored as
     numbers (KS of the dates, missing share), as the release bins them; their
     TVD over the spelled values is reported apart."""
+    formats: dict = field(default_factory=dict)
+    """Columns of numbers written in a format, ``{column: number format}`` (``"#%"``:
+    ``"12.5%"``, see ``dpsynth.utils._numbers.NUMBER_FORMATS``): scored as numbers
+    (KS of the numbers read in the format, missing share), as the release bins
+    them; their TVD over the spelled values is reported apart."""
 
 
 def _choice(rng, values, p, n):
@@ -182,7 +187,9 @@ def loan(n=5000, seed=1):
     dates = {c: "%b-%Y" for c in ("issue_d", "earliest_cr_line", "last_pymnt_d",
                                   "last_credit_pull_d")}
     return MessyTable("loan", frame, target="loan_status", positive="Charged Off",
-                      numeric=numeric, dates=dates, notes=f"{n} rows x {frame.shape[1]} columns")
+                      numeric=numeric, dates=dates,
+                      formats={"int_rate": "#%", "revol_util": "#%"},
+                      notes=f"{n} rows x {frame.shape[1]} columns")
 
 
 def many_valued_integer(n=10_000, seed=2):

@@ -37,7 +37,8 @@ classifier's AUC on the other 20%):
   60 or more months of a few thousand records is mostly the noise of any
   sample (a bootstrap sample of the real months themselves is 0.05 away on
   the loan table's 60 months, 0.15 on its 587); that TVD is reported apart
-  (``categorical_dates``);
+  (``categorical_dates``).  So is a column of numbers written in a format (the
+  table's ``formats``, such as ``"12.5%"``), its numbers read in that format;
 - no missing value in a column that has none (the share of the other label,
   ``"<other>"``, in such a column is reported as ``other_in_complete``: values
   that DP discovery did not release, not a failure);
@@ -70,6 +71,7 @@ import numpy as np
 import pandas as pd
 
 from dpsynth.schema import DEFAULT_OTHER_LABEL
+from dpsynth.utils._numbers import parse_formatted
 from dpsynth.utils._temporal import parse_dates
 
 from ._results import save
@@ -196,12 +198,15 @@ def _point_masses(real, fake):
 
 
 def measure(real, fake, numeric, test=None, target=None, positive=None, released=None,
-            dates=None):
+            dates=None, formats=None):
     """Score ``fake`` against ``real`` by the criteria of the module docstring;
     ``released``: :func:`_released_values` of the release; ``dates``: columns of
-    dates written as text and their formats."""
+    dates written as text and their formats; ``formats``: columns of numbers
+    written in a format and their formats."""
     released = released or {}
-    dates = dates or {}
+    dates = dict(dates or {})
+    formats = formats or {}
+    dates.update(formats)  # scored alike: their numbers, read in their format
     out = {"rows": len(fake), "rows_real": len(real),
            "row_error": abs(len(fake) - len(real)) / max(len(real), 1),
            "numeric": {}, "categorical": {}, "categorical_many": {}, "new_missing": {},
@@ -219,10 +224,12 @@ def measure(real, fake, numeric, test=None, target=None, positive=None, released
                 out["other_in_complete"][c] = share
         if c in dates:
             out["categorical_dates"][c] = _tvd(real[c], fake[c])
-            parsed = [pd.Series(parse_dates(frame[c], dates[c]), index=frame.index)
+            parse = parse_formatted if c in formats else parse_dates
+            parsed = [pd.Series(parse(frame[c], dates[c]), index=frame.index)
                       for frame in (real, fake)]
             out["numeric"][c] = {
-                "ks": _ks(*parsed), "date_format": dates[c],
+                "ks": _ks(*parsed),
+                ("number_format" if c in formats else "date_format"): dates[c],
                 "missing_real": float(real[c].isna().mean()),
                 "missing_synthetic": float(fake[c].isna().mean()) if len(fake) else 1.0,
                 "not_numeric": float((parsed[1].isna() & fake[c].notna()).mean())
@@ -337,7 +344,7 @@ def run_table(table, seeds, routes):
             entry["seconds"] = time.perf_counter() - start
             test_view = test if route == "python" else _reread(test)
             m = measure(real, fake, table.numeric, test_view, table.target, table.positive,
-                        released, table.dates)
+                        released, table.dates, table.formats)
             if auc_real and m.get("auc_synthetic") is not None:
                 m["auc_ratio"] = m["auc_synthetic"] / auc_real
                 m["failures"] = failures(m)
