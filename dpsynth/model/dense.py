@@ -25,7 +25,12 @@ from .descent import fit_population
 from .mixing import mix_within_neighbourhoods
 from .rounding import round_to_reference
 
-__all__ = ["dense_targets", "fit_dense_populations"]
+__all__ = ["dense_targets", "fit_dense_populations", "MISSING_SIGMAS"]
+
+#: A column's missing code is synthesized when its consistent 1-way estimate
+#: clears this many noise standard deviations (noise alone: 0.1%), the rule by
+#: which a numeric column with nothing declared gets a missing code.
+MISSING_SIGMAS = 3.09
 
 _REFERENCE_FACTOR = 10
 """A sample of ``n`` records is rounded to a reference of at most this many
@@ -57,8 +62,9 @@ def dense_targets(marginals, sizes, schema, *, absent, min_count):
     min_count : float or "auto"
         A value whose consistent 1-way estimate is within ``min_count`` noise
         standard deviations of zero is taken as absent (no fabricated
-        values); ``"auto"``: declared values 1, the others (missing too) 2,
-        other 3.
+        values); ``"auto"``: declared values 1, the others 2, other 3, the
+        missing code :data:`MISSING_SIGMAS` (a complete column gets no
+        missing value from noise but once in a thousand columns).
 
     Returns
     -------
@@ -84,6 +90,8 @@ def dense_targets(marginals, sizes, schema, *, absent, min_count):
                     threshold[:len(schema[j].values)] = 1.0
                 if schema[j].other:
                     threshold[len(schema[j].values)] = 3.0
+                if not absent:  # the missing code: the rule of numeric columns'
+                    threshold[-1] = MISSING_SIGMAS
             masks[j] = masks[j] & (m.table > threshold * math.sqrt(m.variance))
     targets = []
     for m in consistent:

@@ -228,11 +228,12 @@ class MarginalMatchingSampler(Sampler):
         (a value absent from the data would otherwise appear through noise
         alone).  ``0`` keeps every value with a positive estimate.
         ``"auto"``: 1 for declared values, 2 for values a DP release
-        discovered and for missing values (chosen on the benchmarks, see
-        ``benchmarks/LOG.md``), 3 for a column's other value
-        (:attr:`~dpsynth.schema.Column.other`): the discovery does not
-        measure it, so its noise is larger than the 1-way marginal's mean
-        variance says.
+        discovered (chosen on the benchmarks, see ``benchmarks/LOG.md``), 3
+        for a column's other value (:attr:`~dpsynth.schema.Column.other`):
+        the discovery does not measure it, so its noise is larger than the
+        1-way marginal's mean variance says; 3.09 for the missing code
+        (:data:`~dpsynth.model.dense.MISSING_SIGMAS`, the rule of numeric
+        columns: a complete column gets no missing values from noise).
     reference_size : int, default=300_000
         With dense marginals, a sample of ``n <= max_population`` records
         (one population) is rounded to a reference population of

@@ -602,3 +602,23 @@ def test_sds_model_is_the_sample_of_model_size_records():
         sampler.fit_model(np.random.default_rng(0)),
         MarginalMatchingSampler(model_size=0, max_population=100).fit(aggregates).sample(
             400, np.random.default_rng(0)))
+
+
+def test_the_missing_code_needs_the_missing_sigmas_of_numeric_columns():
+    # a complete column's missing code is measured with noise: synthesized only when its
+    # consistent estimate clears MISSING_SIGMAS standard deviations (noise alone: 0.1%)
+    from dpsynth.model.dense import MISSING_SIGMAS, dense_targets
+    from dpsynth.model.marginal import NoisyMarginal
+    from dpsynth.schema import Column, Schema
+
+    schema = Schema((Column("a", np.dtype(object), ("x", "y")),
+                     Column("b", np.dtype(object), ("u", "v"))), "category")
+    sizes = schema.n_values
+    assert MISSING_SIGMAS == pytest.approx(3.09)
+    for missing, kept in ((25.0, False), (35.0, True)):  # 2.5 and 3.5 noise sd (10)
+        marginals = [NoisyMarginal((0,), np.array([500.0, 480.0, missing]), 100.0),
+                     NoisyMarginal((1,), np.array([600.0, 400.0, 0.0]), 100.0)]
+        targets = dense_targets(marginals, sizes, schema, absent=False, min_count="auto")
+        table = {cols: t for cols, t, _ in targets}[(0,)]
+        assert (table[-1] > 0) == kept
+        assert table[0] > 0 and table[1] > 0  # the values: 2 sd as before
