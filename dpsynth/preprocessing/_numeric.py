@@ -33,7 +33,8 @@ each read every record once (sensitivity 1, so each is exactly
    counts of step 1 and round 1 together show records (a sparse column
    whose octaves are each below the noise), and a positive integer range
    down to 0 when those counts fit its lowest cell's density going on below
-   it better than empty cells.  Round 2 counts the final
+   it better than empty cells (the same test keeps the parts below the first
+   part that holds records after round 2).  Round 2 counts the final
    range's parts again, a part holding more records than its width was
    sized for cut further (values crowded into a sliver of their octave, an
    identifier); the rounds are averaged by inverse variance.
@@ -639,12 +640,13 @@ def _kept_mass(estimate, variance, capacity, fine, measured, fallback):
 
 
 def _reaches_zero(estimate, variance, width, edge, edge_variance, edge_width):
-    """Whether the values of a positive range's lowest cell of the range grid go on
-    down to 0 (post-processing of noisy counts and their variances).
+    """Whether the values of a positive range's lowest cell of the range grid (or
+    lowest part of step 3 that holds records) go on below it (post-processing of
+    noisy counts and their variances).
 
-    ``estimate`` are the noisy counts of the cells between 0 and the range (of
-    ``width`` values each, ``variance`` their variances), ``edge`` the noisy
-    count of the range's lowest cell.  Two models of the cells below are
+    ``estimate`` are the noisy counts of the cells (or parts) below it, down to
+    0 (of ``width`` values each, ``variance`` their variances), ``edge`` its own
+    noisy count.  Two models of the cells below are
     weighed with equal prior odds: empty, or holding the lowest cell's density
     (values per unit).  The data is the density of the cells below estimated by
     least squares (each cell weighed by its width over its variance, so that
@@ -865,9 +867,12 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     hold beyond their kept parts is spread evenly over their other parts; the
     range ends at the outermost kept parts, but at 0 when it was widened from
     step 1's fallback cell of 0 (a sparse column's values near 0 are drawn
-    there, not clipped up to its first kept part); a shape whose parts differ
-    from even shares by noise alone, over the whole range and then in each
-    interval, is shrunk toward them (:func:`_even_shrunk`); float edges are
+    there, not clipped up to its first kept part), and a nonnegative integer
+    range keeps the parts below its first kept one when their estimates fit
+    that part's density going on better than empty parts
+    (:func:`_reaches_zero`); a shape whose parts differ from even shares by
+    noise alone, over the whole range and then in each interval, is shrunk
+    toward them (:func:`_even_shrunk`); float edges are
     rounded to the column's decimals; an integer range of at most ``levels`` values has one
     interval per value (a date column of few months or days: each is then
     measured by the release, as a category would be).  With ``codes`` (see
@@ -971,6 +976,11 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         kept = np.union1d(kept, inside[[0, -1]]) if inside.size else kept
     if kept.size and fallback and not codes and fine[0] == 0:
         kept = np.union1d(kept, [0])  # widened from the cell of 0: the range starts there
+    elif kept.size and integer and not codes and kept[0] > 0 and fine[0] >= 0:
+        j = int(kept[0])  # the parts below the first kept one: its density going on?
+        if _reaches_zero(estimate[:j], variance[:j], capacity[:j].astype(np.float64),
+                         estimate[j], variance[j], float(capacity[j])):
+            kept = np.union1d(kept, [0])
     noisy = (estimate, variance)
     if kept.size:  # the range ends at the outermost kept parts
         fine = fine[kept[0]:kept[-1] + 2]
