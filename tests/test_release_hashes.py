@@ -135,24 +135,20 @@ PINNED = {
     'priview_demo': [[None, '23e65659ec716154']],
     'priview_gaussian_demo': [[None, '3271e82e337dc544']],
     'sds_demo': [['228e66ddfa7d55b7', '38ec08b049ae32c1']],
-    'workload_adult': [['ff05e1d96c23e759', '8f9b2b3b347d5d5f']],
+    'workload_adult': [['a4be95f707d26f78', '696c16ba79196c38']],
     'workload_demo': [['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
                       ['1bd9f15a36810b0b', 'cf988e08a86dbb28']],
-    'workload_messy_continuous': [['0e5e0b1bed077b68', '21a29ba3bf8805cf'],
-                                  ['8a69885f68b66a07', '9b643d75dc6b0160']],
-    'workload_messy_default': [['18f440fd711e8a7f', '93714ca9a49c6f93'],
-                               ['18f440fd711e8a7f', 'cce9b660b9c6a63b']],
+    'workload_messy_continuous': [['3f9e9873b5946d75', 'ea6c882ddb8a62b7']],
+    'workload_messy_default': [['f75ed91cd5e80307', 'c49283768b394da5']],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': [['e60a76a47c9636d7', 'a1a7198962e7fecd']],
-    'workload_messy_continuous': [['0c49066876ee0a99', '54a548883f0a3693'],
-                                  ['212115370d87a873', '023896b7fb2f3ad0']],
-    'workload_messy_default': [['af0762a9d950bd74', '33c4432633aa8a81'],
-                               ['af0762a9d950bd74', 'abe9b9922a9c54c6']],
+    'workload_adult': [['6774788e927cc8cc', '7fcdb1a534c86352']],
+    'workload_messy_continuous': [['eb776aba514653e2', 'dd1bbc4981a2ff0b']],
+    'workload_messy_default': [['47b199fc9117d52a', '25472ca34a1d3f44']],
 }
 
 

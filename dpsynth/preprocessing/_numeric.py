@@ -23,14 +23,18 @@ each read every record once (sensitivity 1, so each is exactly
    above a plain noise level, without the set union's ``delta`` threshold.
    An integer column whose range holds at most :data:`MAX_CODE_LEVELS`
    integers (codes such as ``1``-``24``, a small count) has every integer of
-   the range as a public candidate, and a larger share of the budget here.
+   the range as a public candidate, and a larger share of the budget here
+   (not the fallback cell of 0 of a range that step 1 did not find).
 3. **Bins and shape.**  The other values on a finer public grid, in two
    rounds of half the step's budget each.  Round 1 covers the range, the
    cells between it and 0 and a few cells beyond it (each power-of-two cell
    cut into as many equal parts as its noisy count of step 1 fills; whole
    integers for integer columns); the range widens over the cells whose
    counts of step 1 and round 1 together show records (a sparse column
-   whose octaves are each below the noise).  Round 2 counts the final
+   whose octaves are each below the noise), and a positive integer range
+   down to 0 when those counts fit its lowest cell's density going on below
+   it better than empty cells (the same test keeps the parts below the first
+   part that holds records after round 2).  Round 2 counts the final
    range's parts again, a part holding more records than its width was
    sized for cut further (values crowded into a sliver of their octave, an
    identifier); the rounds are averaged by inverse variance.
@@ -38,7 +42,9 @@ each read every record once (sensitivity 1, so each is exactly
    edges (their noisy quantiles) and, for every interval, the DP
    probabilities of its sub-bins from which decoded values are drawn
    (``inverse="dp_histogram"``), so that skewed and small-count columns
-   keep their shape inside each bin.
+   keep their shape inside each bin; a shape that the noisy counts do not
+   tell apart from an even one (a sparse column's) is shrunk toward it by
+   its signal-to-noise.
 
 Float columns decode rounded to :func:`default_decimals` of the DP range (a
 public rule: four significant digits of the largest magnitude), or to more
@@ -58,6 +64,7 @@ import warnings
 import numpy as np
 import pandas as pd
 from scipy.special import ndtri
+from scipy.stats import chi2
 
 from ..accounting import Spend, first_level_threshold
 from ..exceptions import NoisyReleaseWarning
@@ -92,6 +99,9 @@ RANGE_FALSE_CELL = 1e-3
 #: noise alone exceeds its count in one of the grid's cells with this probability at
 #: most; otherwise the cell of 0 is.
 RANGE_FALLBACK = 0.01
+#: A shape of step 3 whose parts' noisy counts deviate from an even density less than
+#: noise alone does with this probability is shrunk toward it (:func:`_even_shrunk`).
+EVEN_SHAPE_LEVEL = 1e-3
 #: Cells next to the DP range whose noisy count exceeds this many sigma widen it.
 RANGE_NEIGHBOUR = 2.5
 #: Widths (in cells) of the windows of the range grid tested against the threshold.
@@ -629,6 +639,39 @@ def _kept_mass(estimate, variance, capacity, fine, measured, fallback):
     return mass
 
 
+def _reaches_zero(estimate, variance, width, edge, edge_variance, edge_width):
+    """Whether the values of a positive range's lowest cell of the range grid (or
+    lowest part of step 3 that holds records) go on below it (post-processing of
+    noisy counts and their variances).
+
+    ``estimate`` are the noisy counts of the cells (or parts) below it, down to
+    0 (of ``width`` values each, ``variance`` their variances), ``edge`` its own
+    noisy count.  Two models of the cells below are
+    weighed with equal prior odds: empty, or holding the lowest cell's density
+    (values per unit).  The data is the density of the cells below estimated by
+    least squares (each cell weighed by its width over its variance, so that
+    the narrow cells near 0 count for little); the model under which it is the
+    more likely wins.  A sparse integer column (months 0-119 in a few hundred
+    records, every octave near its noise) whose step 1 found only its upper
+    octaves then reaches 0 rather than piling its low values onto the range's
+    lower edge, while a lowest cell that holds many records (years, ages from
+    17) is told apart from the empty cells below it.
+    """
+    usable = (width > 0) & np.isfinite(variance) & (variance > 0)
+    info = float(np.sum(width[usable] ** 2 / variance[usable]))
+    if not (info > 0 and edge_width > 0 and np.isfinite(edge_variance)):
+        return False
+    below = float(np.sum(width[usable] * estimate[usable] / variance[usable])) / info
+    below_var = 1.0 / info
+    density, density_var = float(edge) / edge_width, float(edge_variance) / edge_width ** 2
+    if not density > 0:
+        return False
+    empty = -0.5 * below ** 2 / below_var - 0.5 * math.log(below_var)
+    spread = below_var + density_var
+    continued = -0.5 * (below - density) ** 2 / spread - 0.5 * math.log(spread)
+    return continued > empty
+
+
 def _cut_at_gaps(edges, fine, mass, grid):
     """``edges`` with an interval that holds records on both sides of a run of
     empty parts of ``fine`` spanning a whole cell of the range ``grid`` (an
@@ -711,8 +754,49 @@ def _level_edges(fine, mass, low, high, points, runs=False):
     return np.concatenate([[low], values[1:], [high]])
 
 
+def _even_shrunk(shape, estimate, variance, room, fine, edges):
+    """``shape`` on the parts of ``fine``, in each interval of ``edges`` whose parts'
+    noisy counts ``estimate`` (of ``variance``) differ from even shares by noise
+    alone shrunk toward them by their signal-to-noise (post-processing).
+
+    The even shares of an interval's parts (each in the interval holding its
+    midpoint) are proportional to their ``room`` (:func:`_capacity`: the
+    integers they hold, an even density; one per part of a float column,
+    whose parts step 3 cuts to hold comparable counts on a scale of powers of
+    two).  They are fitted to the parts' estimates by
+    least squares; ``Q``, the sum of the squared standardized deviations from
+    the fit, has about ``p`` degrees of freedom (the parts less one) when the
+    parts differ by noise alone.  When ``Q`` is below the level that noise
+    alone exceeds with probability :data:`EVEN_SHAPE_LEVEL`, each part keeps
+    ``max(0, 1 - p / Q)`` of its deviation from its even share (the
+    empirical-Bayes factor of a normal prior); above it the shape is left as
+    it is.  A sparse column whose parts' counts are below their noise then
+    gets a nearly even shape rather than the spikes of the few parts that
+    noise left above their level, while a shape that the counts show (a skewed
+    amount, a narrow cluster) is kept.
+    """
+    shape = np.array(shape, dtype=np.float64)
+    middle = (fine[:-1] + fine[1:]) / 2.0
+    which = np.searchsorted(edges, middle, side="right") - 1
+    for k in range(edges.size - 1):
+        inside = np.flatnonzero((which == k) & (room > 0) & np.isfinite(variance)
+                                & (variance > 0))
+        if inside.size < 2 or not shape[inside].sum() > 0:
+            continue
+        c, e, v = room[inside], estimate[inside], variance[inside]
+        fit = float(np.sum(c * e / v) / np.sum(c ** 2 / v))
+        q = float(np.sum((e - c * fit) ** 2 / v))
+        p = inside.size - 1
+        if q > chi2.isf(EVEN_SHAPE_LEVEL, p):
+            continue
+        keep = max(0.0, 1.0 - p / q) if q > 0 else 0.0
+        even = c * shape[inside].sum() / c.sum()
+        shape[inside] = even + keep * (shape[inside] - even)
+    return shape
+
+
 def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, decimals,
-                      by_value=False, runs=False, shape=None):
+                      by_value=False, runs=False, shape=None, noisy=None):
     """Interval edges (the noisy quantiles of ``mass`` on the grid ``fine``, or the
     range grid's ``cells`` when no part holds records; with ``by_value``, one per
     integer that holds records, or with ``runs`` per run of integers:
@@ -739,10 +823,14 @@ def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, dec
                                               [high]]))
             edges = edges[(edges >= low) & (edges <= high)]
         edges = _snap_edges(edges, np.dtype(np.float64))
+    shape = mass if shape is None else shape
+    if noisy is not None:
+        shape = _even_shrunk(shape, *noisy, _capacity(fine[:-1], fine[1:], integer, points),
+                             fine, edges)
     within = []
     for k in range(edges.size - 1):
         sub = sub_bin_edges(edges[k], edges[k + 1], integer, WITHIN_SUB_BINS)
-        weights_k = _overlap(sub[:-1], sub[1:], fine) @ (mass if shape is None else shape)
+        weights_k = _overlap(sub[:-1], sub[1:], fine) @ shape
         room = _capacity(sub[:-1], sub[1:], integer, points)
         weights_k = np.where(room > 0, weights_k, 0.0)
         if not weights_k.sum() > 0:
@@ -764,7 +852,9 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     octaves stay whole).  The range widens (:func:`_grouped_cells`, then
     :func:`_widen` at :data:`RANGE_NEIGHBOUR` sigma) over the cells whose
     counts of step 1 and round 1 together show records: a sparse column whose
-    octaves are each below the noise still finds its range.  Round 2 counts
+    octaves are each below the noise still finds its range; a positive range
+    of an integer column reaches 0 when those counts say that its lowest
+    cell's density goes on below it (:func:`_reaches_zero`).  Round 2 counts
     the final range's parts again, a part whose round-1 count holds more than
     ``4 sigma`` records per part cut further in the same way (values crowded
     into a sliver of their octave, such as an identifier column); the two
@@ -775,8 +865,15 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     grid on average (at least one standard deviation; outside step 1's range
     away from 0, the range threshold); what the cells widened over toward 0
     hold beyond their kept parts is spread evenly over their other parts; the
-    range ends at the outermost kept parts; float edges are rounded to the
-    column's decimals; an integer range of at most ``levels`` values has one
+    range ends at the outermost kept parts, but at 0 when it was widened from
+    step 1's fallback cell of 0 (a sparse column's values near 0 are drawn
+    there, not clipped up to its first kept part), and a nonnegative integer
+    range keeps the parts below its first kept one when their estimates fit
+    that part's density going on better than empty parts
+    (:func:`_reaches_zero`); a shape whose parts differ from even shares by
+    noise alone, over the whole range and then in each interval, is shrunk
+    toward them (:func:`_even_shrunk`); float edges are
+    rounded to the column's decimals; an integer range of at most ``levels`` values has one
     interval per value (a date column of few months or days: each is then
     measured by the release, as a category would be).  With ``codes`` (see
     :data:`MAX_CODE_LEVELS`) the range keeps step 1's, whose integers were all
@@ -822,6 +919,12 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         estimate, np.sqrt(variance), first - w_first, last - w_first,
         float(-ndtri(RANGE_FALSE_CELL / (n_window * len(RANGE_WINDOWS)))), RANGE_NEIGHBOUR)
     first, last = _widen(estimate, variance, first, last, RANGE_NEIGHBOUR)
+    zero = _zero_cell(integer) - w_first
+    if integer and not codes and first > zero >= 0:  # a positive range: do its values reach 0?
+        width = np.diff(grid)[w_first:w_last + 1]
+        if _reaches_zero(estimate[zero:first], variance[zero:first], width[zero:first],
+                         estimate[first], variance[first], width[first]):
+            first = zero
     first, last = first + w_first, last + w_first
     low, high = _bounds(first, last, integer)
     decimals = decimals_of(low, high)
@@ -860,7 +963,10 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     cell, whole = _whole_cells(fine[:-1], fine[1:], grid, point_cells)
     estimate[whole], variance[whole] = _inverse_variance(
         estimate[whole], variance[whole], range_counts[cell[whole]], range_sigma ** 2)
-    capacity = _capacity(fine[:-1], fine[1:], integer, points)
+    def capacity_of(fine):
+        return _capacity(fine[:-1], fine[1:], integer, points)
+
+    capacity = capacity_of(fine)
     mass = _kept_mass(estimate, variance, capacity, fine, measured, fallback)
     shape = np.where(capacity > 0, np.clip(estimate, 0.0, None), 0.0) if codes else mass
     parts = fine.copy()  # every part measured, before the range ends at the kept ones
@@ -868,10 +974,19 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     if kept.size and codes:  # step 1's range holds the candidates of step 2
         inside = np.flatnonzero((fine[:-1] >= measured[0]) & (fine[1:] <= measured[1]))
         kept = np.union1d(kept, inside[[0, -1]]) if inside.size else kept
+    if kept.size and fallback and not codes and fine[0] == 0:
+        kept = np.union1d(kept, [0])  # widened from the cell of 0: the range starts there
+    elif kept.size and integer and not codes and kept[0] > 0 and fine[0] >= 0:
+        j = int(kept[0])  # the parts below the first kept one: its density going on?
+        if _reaches_zero(estimate[:j], variance[:j], capacity[:j].astype(np.float64),
+                         estimate[j], variance[j], float(capacity[j])):
+            kept = np.union1d(kept, [0])
+    noisy = (estimate, variance)
     if kept.size:  # the range ends at the outermost kept parts
         fine = fine[kept[0]:kept[-1] + 2]
         mass = mass[kept[0]:kept[-1] + 1]
         shape = shape[kept[0]:kept[-1] + 1]
+        noisy = (estimate[kept[0]:kept[-1] + 1], variance[kept[0]:kept[-1] + 1])
         low, high = float(fine[0]), float(fine[-1])
         if not integer:
             low = math.floor(low * 10 ** decimals) / 10 ** decimals
@@ -883,9 +998,12 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     held = float(np.diff(fine)[mass > 0].sum())
     by_value = codes or (integer and levels is not None and 0 < held <= levels
                          and float(mass.sum()) >= LEVEL_SIGMAS * sigma * held)
+    if not by_value:  # a range whose parts differ by noise alone: toward an even density
+        mass = shape = _even_shrunk(mass, *noisy, capacity_of(fine), fine,
+                                    np.array([fine[0], fine[-1]]))
     edges, within = _edges_and_within(fine, mass, low, high, grid[first:last + 2],
                                       integer, points, n_bins, decimals, by_value,
-                                      runs=codes, shape=shape)
+                                      runs=codes, shape=shape, noisy=None if by_value else noisy)
     return (edges, within, spend, decimals, (first, last),
             _interval_counts(edges, parts, estimate, variance, exact=by_value))
 
@@ -971,7 +1089,8 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         category's, rather than drawn inside wide intervals from step 3's
         noisier histogram.
     code_levels : int, default=None
-        An integer column whose DP range of step 1 holds at most this many
+        An integer column whose DP range of step 1 (one it found, not its
+        fallback cell of 0) holds at most this many
         integers is binned as codes (:data:`MAX_CODE_LEVELS`): step 2 measures
         every integer of the range and the count of records without a value
         with :data:`CODE_STEP_SHARES` of ``rho``, releases up to
@@ -1003,8 +1122,10 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     rho_range = rho * STEP_SHARES[0]
     (low, high), total, range_spend, cells, noisy_missing = _dp_range(
         values, weights, integer, rho_range, rng, missing)
-    # codes: a public function of step 1's DP range
-    as_codes = bool(integer and code_levels is not None and high - low <= code_levels)
+    # codes: a public function of step 1's DP range, when step 1 found one (its
+    # fallback cell of 0 is no evidence of a few codes)
+    as_codes = bool(integer and code_levels is not None and high - low <= code_levels
+                    and dict(range_spend.params).get("found", True))
     rho_points, rho_shape = (rho * share for share in
                              (CODE_STEP_SHARES if as_codes else STEP_SHARES)[1:])
     rho_points += text_rho
