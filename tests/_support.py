@@ -82,3 +82,16 @@ def public_part(document, dp_binned=()):
             "reporting_length": document["reporting_length"], "target": document["target"],
             "schema": {**document["schema"], "columns": columns}, "privacy": kept_privacy,
             "keys": sorted(document)}
+
+
+def decision_counts(monkeypatch, series):
+    """The exact counts of every cell of the numbers-or-text decision
+    (:func:`dpsynth.preprocessing._numeric.decide_numeric`: numbers, texts, dates,
+    numbers in a format), its noise patched out."""
+    from dpsynth.preprocessing import _numeric
+
+    seen = []
+    monkeypatch.setattr(_numeric, "_noisy", lambda counts, sigma, rng: (
+        seen.append(np.asarray(counts, dtype=np.float64)), np.asarray(counts, float))[1])
+    _numeric.decide_numeric(series, 1.0, np.random.default_rng(0))
+    return np.concatenate(seen)

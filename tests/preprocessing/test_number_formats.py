@@ -13,6 +13,7 @@ from dpsynth import DPAggregates, DPMarginalSynthesizer
 from dpsynth.cli import main
 from dpsynth.preprocessing import TableEncoder
 from dpsynth.schema import Binning
+from tests._support import decision_counts as _decision_counts
 from dpsynth.utils._numbers import (NUMBER_CELLS, NUMBER_FORMATS, format_numbers,
                                     number_cells, parse_formatted)
 
@@ -76,18 +77,6 @@ def test_a_number_format_needs_a_text_column_and_no_date_format():
                 number_format="$#")
     with pytest.raises(ValueError, match=r"must be one of \['#%', '\$#', '€#', '£#'\]"):
         parse_formatted(pd.Series(["5%"]), "percent")
-
-
-def _decision_counts(monkeypatch, series):
-    """The exact counts of every cell of :func:`decide_numeric` (numbers, texts, dates,
-    numbers in a format)."""
-    from dpsynth.preprocessing import _numeric
-
-    seen = []
-    monkeypatch.setattr(_numeric, "_noisy", lambda counts, sigma, rng: (
-        seen.append(np.asarray(counts, dtype=np.float64)), np.asarray(counts, float))[1])
-    _numeric.decide_numeric(series, 1.0, np.random.default_rng(0))
-    return np.concatenate(seen)
 
 
 @pytest.mark.parametrize("dtype", [object, "string"])

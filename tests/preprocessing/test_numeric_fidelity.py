@@ -16,6 +16,7 @@ from dpsynth.mechanisms import stability_threshold, stable_histogram
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
 from dpsynth.preprocessing._discretizer import DEFAULT_FREQUENT_DELTA, decode_binning
 from dpsynth.schema import Binning, Schema, other_code_label
+from tests._support import decision_counts as _decision_counts
 
 
 def _spiky(n=4000, seed=0):
@@ -1338,17 +1339,6 @@ def test_each_field_falls_in_one_date_cell():
     cells = [DATE_CELLS[k] if k >= 0 else None for k in date_cells(fields)]
     assert cells == [("%Y-%m-%d",), ("%m/%d/%Y", "%d/%m/%Y"), ("%d/%m/%Y",), ("%m/%d/%Y",),
                      None, None, ("%b-%Y",), ("%Y-%m-%dT%H:%M:%SZ",)]
-
-
-def _decision_counts(monkeypatch, series):
-    """The exact counts of every cell of :func:`decide_numeric` (numbers, texts, dates)."""
-    from dpsynth.preprocessing import _numeric
-
-    seen = []
-    monkeypatch.setattr(_numeric, "_noisy", lambda counts, sigma, rng: (
-        seen.append(np.asarray(counts, dtype=np.float64)), np.asarray(counts, float))[1])
-    _numeric.decide_numeric(series, 1.0, np.random.default_rng(0))
-    return np.concatenate(seen)
 
 
 @pytest.mark.parametrize("dtype", [object, "str"])
