@@ -884,7 +884,9 @@ def values_and_weights(name, dtype, counts, n_missing):
     """A column's distinct values (a Series of ``dtype``, one entry more for the
     ``n_missing`` records without a value) and the records holding each, from its
     value counts (``counts``: a Series indexed by value)."""
-    values = pd.Series(counts.index, name=name).astype(dtype)
+    index = counts.index  # object values kept as objects: no dtype inferred from them
+    values = (pd.Series(np.asarray(index, dtype=object), name=name, dtype=object)
+              if index.dtype == object else pd.Series(index.array, name=name)).astype(dtype)
     weights = counts.to_numpy(dtype=np.float64)
     if n_missing:  # the records without a value, one entry (counted by numeric="auto")
         values = pd.concat([values, pd.Series([None], name=name).astype(dtype)],
