@@ -1,6 +1,7 @@
 """Non-private reference computations shared by the tests (not part of the package)."""
 
 import numpy as np
+import pandas as pd
 
 from dpsynth.release.sds import _run_levels
 
@@ -95,3 +96,16 @@ def decision_counts(monkeypatch, series):
         seen.append(np.asarray(counts, dtype=np.float64)), np.asarray(counts, float))[1])
     _numeric.decide_numeric(series, 1.0, np.random.default_rng(0))
     return np.concatenate(seen)
+
+
+def assert_one_cell_per_record(monkeypatch, base, extras, dtype):
+    """One more record (each of ``extras``) changes :func:`decision_counts` of ``base``
+    by one in one cell; a missing field changes none (it is counted elsewhere)."""
+    before = decision_counts(monkeypatch, base)
+    for extra in extras:
+        after = decision_counts(monkeypatch, pd.concat(
+            [base, pd.Series([extra], dtype=dtype)], ignore_index=True))
+        assert np.abs(after - before).sum() == 1, extra
+    after = decision_counts(monkeypatch, pd.concat([base, pd.Series([None], dtype=dtype)],
+                                                   ignore_index=True))
+    assert np.abs(after - before).sum() == 0

@@ -1442,7 +1442,7 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
     # sums of k noisy cells (not clipped: unbiased) carry noise sigma * sqrt(k);
     # the noise is integer, so a level is one count higher (discrete_gaussian_tail:
     # at a small sigma, 3 sigma alone is below the first nonzero draw)
-    level_1, level_2, level_4 = (1.0 + 3 * sigma * math.sqrt(k) for k in (1, 2, 4))
+    level_1, level_4 = (1.0 + 3 * sigma * math.sqrt(k) for k in (1, 4))
     n_typed, n_written = noisy[0] + noisy[2], noisy[1] + noisy[3]
     level_mixed = 1.0 + MIXED_SIGMAS * sigma * math.sqrt(2)
     if string_dtype or not n_typed > level_mixed:
@@ -1465,7 +1465,7 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
     total = max(float(noisy.sum()) + n_dates + n_formatted, 0.0)
     if n_numbers > level_4 and texts[0] <= max_text_share * total + 3 * sigma:
         n_decimals = noisy[2] + noisy[3]
-        if n_decimals > level_2 and n_decimals > 0.001 * n_numbers:
+        if _found(n_decimals, sigma, 2, n_numbers):
             return "float", text_share, texts, None, True
         return "int", text_share, texts, None, True
     fmt, best, kind = None, -np.inf, None
@@ -1488,7 +1488,7 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
                 and rest <= max_text_share * (rest + found) + 3 * sigma):
             decimals = noisy_formats[2 * k + 1]
             fmt, best = number_format, found
-            kind = "float" if decimals > level_1 and decimals > 0.001 * found else "int"
+            kind = "float" if _found(decimals, sigma, 1, found) else "int"
             fmt_texts = (rest, sigma * math.sqrt(noisy.size + int(dated.sum())
                                                  + int(others.sum())))
     if fmt is not None:
@@ -1700,8 +1700,16 @@ def decide_whole_numbers(name, series, weights, *, rho, rng):
     noisy = _noisy(counts, sigma, rng)
     spend = Spend("whole numbers or decimals", "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("sensitivity", 1)))
-    decimals = noisy[1] > 1.0 + 3.0 * sigma and noisy[1] > 0.001 * float(noisy.sum())
+    decimals = _found(noisy[1], sigma, 1, float(noisy.sum()))
     return ("number" if decimals else "whole"), _named([spend], name)
+
+
+def _found(count, sigma, k, total):
+    """Whether a noisy ``count`` (a sum of ``k`` cells of noise ``sigma``) shows values of
+    a kind (decimals, values off a step): above ``1 + 3 sigma sqrt(k)`` (the noise is
+    integer: one count higher) and above 0.1% of the noisy ``total``, so that a handful of
+    odd records in a large column do not change its kind."""
+    return bool(count > 1.0 + 3.0 * sigma * math.sqrt(k) and count > 0.001 * total)
 
 
 def temporal_steps(unit):
@@ -1755,8 +1763,7 @@ def decide_temporal_step(name, series, weights, *, rho, rng, date_format=None):
     total = float(noisy.sum())
     for k, step in enumerate(steps):
         finer = float(noisy[k + 1:].sum())
-        if (finer <= 1.0 + 3.0 * sigma * math.sqrt(len(steps) - k)
-                or finer <= 0.001 * max(total, 0.0)):
+        if not _found(finer, sigma, len(steps) - k, max(total, 0.0)):
             return step, _named([spend], name)
     return None, _named([spend], name)
 

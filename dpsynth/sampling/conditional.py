@@ -28,8 +28,6 @@ import pandas as pd
 from ..preprocessing._discretizer import _restore_numeric, decode_binning, encode_binning
 from ..preprocessing._numeric import (binning_numbers, encode_text_binning, is_text_dtype,
                                       parse_numbers)
-from ..utils._numbers import parse_formatted
-from ..utils._temporal import parse_dates
 from ..preprocessing._dtypes import nullable_dtype
 
 __all__ = ["ValueCondition", "RangeCondition", "parse_conditions", "draw_restricted",
@@ -191,22 +189,20 @@ def date_number(binning, value, name):
     see :func:`~dpsynth.utils._temporal.parse_dates`) or a column of numbers in a
     format (a text in that format, see :func:`~dpsynth.utils._numbers.parse_formatted`);
     any other value as it is."""
-    if binning.number_format is not None and isinstance(value, str):
-        number = parse_formatted(pd.Series([value], dtype=object), binning.number_format)[0]
-        if np.isnan(number):
-            raise ValueError(f"Column {name!r} holds numbers written as "
-                             f"{binning.number_format!r}; a condition on it takes numbers, "
-                             f"numbers in that format, a range of them or one of its codes "
-                             f"{list(binning.codes)}; got {value!r}.")
-        return float(number)
-    if binning.date_format is None or not isinstance(value, str):
+    if not isinstance(value, str) or (binning.number_format is None
+                                      and binning.date_format is None):
         return value
-    number = parse_dates(pd.Series([value], dtype=object), binning.date_format)[0]
-    if np.isnan(number):
-        raise ValueError(f"Column {name!r} holds dates written as {binning.date_format!r}; "
-                         f"a condition on it takes dates in that format, a range of them "
-                         f"or one of its codes {list(binning.codes)}; got {value!r}.")
-    return float(number)
+    number = binning_numbers(pd.Series([value], dtype=object), binning)[0]
+    if not np.isnan(number):
+        return float(number)
+    if binning.number_format is not None:
+        raise ValueError(f"Column {name!r} holds numbers written as "
+                         f"{binning.number_format!r}; a condition on it takes numbers, "
+                         f"numbers in that format, a range of them or one of its codes "
+                         f"{list(binning.codes)}; got {value!r}.")
+    raise ValueError(f"Column {name!r} holds dates written as {binning.date_format!r}; "
+                     f"a condition on it takes dates in that format, a range of them "
+                     f"or one of its codes {list(binning.codes)}; got {value!r}.")
 
 
 def _exact_code(binning, value):
