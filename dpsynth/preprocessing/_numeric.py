@@ -1119,6 +1119,9 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     finite = np.isfinite(values)  # +-inf: clipped into the end cells like any outlier
     values = np.where(finite | np.isnan(values), values,
                       np.sign(values) * np.finfo(np.float64).max)
+    if integer:  # a DP whole-numbers decision can miss a few decimals: each is
+        # measured as the integer its interval holds it as (encode_binning's floor)
+        values = np.floor(values)
     rho_range = rho * STEP_SHARES[0]
     (low, high), total, range_spend, cells, noisy_missing = _dp_range(
         values, weights, integer, rho_range, rng, missing)
