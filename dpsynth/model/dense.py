@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import math
 
 import numpy as np
+from scipy.special import ndtri
 
 from ..utils._threads import n_threads
 from .consistency import consistent_marginals
@@ -25,12 +26,29 @@ from .descent import fit_population
 from .mixing import mix_within_neighbourhoods
 from .rounding import round_to_reference
 
-__all__ = ["dense_targets", "fit_dense_populations", "MISSING_SIGMAS"]
+__all__ = ["dense_targets", "fit_dense_populations", "missing_sigmas", "MISSING_LEVEL",
+           "MISSING_SIGMAS"]
 
-#: A column's missing code is synthesized when its consistent 1-way estimate
-#: clears this many noise standard deviations (noise alone: 0.1%), the rule by
-#: which a numeric column with nothing declared gets a missing code.
-MISSING_SIGMAS = 3.09
+#: Chance that noise alone gives any complete column of a table a missing code
+#: in the sample (:func:`missing_sigmas`): a table without a missing value
+#: comes back without NaN but once in a thousand fits, however wide it is.
+MISSING_LEVEL = 0.001
+
+
+def missing_sigmas(n_columns):
+    """Noise standard deviations a missing code's consistent 1-way estimate
+    must clear when ``n_columns`` columns can hold one (a public count).
+
+    The one-sided Gaussian level :data:`MISSING_LEVEL` shared by the columns
+    (Bonferroni), so that the chance of a NaN in some complete column does not
+    grow with the table's width; 3.09 for one column.
+    """
+    return float(ndtri(1.0 - MISSING_LEVEL / max(int(n_columns), 1)))
+
+
+#: :func:`missing_sigmas` of one column (3.09): the rule by which a numeric
+#: column with nothing declared gets a missing code.
+MISSING_SIGMAS = missing_sigmas(1)
 
 _REFERENCE_FACTOR = 10
 """A sample of ``n`` records is rounded to a reference of at most this many
@@ -63,8 +81,9 @@ def dense_targets(marginals, sizes, schema, *, absent, min_count):
         A value whose consistent 1-way estimate is within ``min_count`` noise
         standard deviations of zero is taken as absent (no fabricated
         values); ``"auto"``: declared values 1, the others 2, other 3, the
-        missing code :data:`MISSING_SIGMAS` (a complete column gets no
-        missing value from noise but once in a thousand columns).
+        missing code :func:`missing_sigmas` of the columns that can hold one
+        (a table of complete columns gets no missing value from noise but
+        once in a thousand fits).
 
     Returns
     -------
@@ -80,6 +99,8 @@ def dense_targets(marginals, sizes, schema, *, absent, min_count):
     # column or one declared no_missing) get no mass, whatever the noise gave them
     masks = ([np.ones(size, dtype=bool) for size in sizes] if absent
              else schema.possible_codes())
+    if not absent:
+        missing_threshold = missing_sigmas(sum(bool(mask[-1]) for mask in masks))
     for m in consistent:
         if len(m.columns) == 1:
             j = m.columns[0]
@@ -90,8 +111,8 @@ def dense_targets(marginals, sizes, schema, *, absent, min_count):
                     threshold[:len(schema[j].values)] = 1.0
                 if schema[j].other:
                     threshold[len(schema[j].values)] = 3.0
-                if not absent:  # the missing code: the rule of numeric columns'
-                    threshold[-1] = MISSING_SIGMAS
+                if not absent:
+                    threshold[-1] = missing_threshold
             masks[j] = masks[j] & (m.table > threshold * math.sqrt(m.variance))
     targets = []
     for m in consistent:

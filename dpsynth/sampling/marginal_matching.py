@@ -231,9 +231,11 @@ class MarginalMatchingSampler(Sampler):
         discovered (chosen on the benchmarks, see ``benchmarks/LOG.md``), 3
         for a column's other value (:attr:`~dpsynth.schema.Column.other`):
         the discovery does not measure it, so its noise is larger than the
-        1-way marginal's mean variance says; 3.09 for the missing code
-        (:data:`~dpsynth.model.dense.MISSING_SIGMAS`, the rule of numeric
-        columns: a complete column gets no missing values from noise).
+        1-way marginal's mean variance says; for the missing code, the level
+        that noise alone gives some complete column of the table a missing
+        value once in a thousand fits
+        (:func:`~dpsynth.model.dense.missing_sigmas`: 3.09 for one column,
+        4.14 for 57).
     reference_size : int, default=300_000
         With dense marginals, a sample of ``n <= max_population`` records
         (one population) is rounded to a reference population of

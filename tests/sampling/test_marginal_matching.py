@@ -2,6 +2,8 @@
 
 from itertools import combinations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -606,19 +608,33 @@ def test_sds_model_is_the_sample_of_model_size_records():
 
 def test_the_missing_code_needs_the_missing_sigmas_of_numeric_columns():
     # a complete column's missing code is measured with noise: synthesized only when its
-    # consistent estimate clears MISSING_SIGMAS standard deviations (noise alone: 0.1%)
-    from dpsynth.model.dense import MISSING_SIGMAS, dense_targets
+    # consistent estimate clears missing_sigmas(columns that can hold one) standard
+    # deviations, the 0.1% level shared by the table's columns
+    from dpsynth.model.dense import MISSING_SIGMAS, dense_targets, missing_sigmas
     from dpsynth.model.marginal import NoisyMarginal
     from dpsynth.schema import Column, Schema
 
-    schema = Schema((Column("a", np.dtype(object), ("x", "y")),
-                     Column("b", np.dtype(object), ("u", "v"))), "category")
-    sizes = schema.n_values
-    assert MISSING_SIGMAS == pytest.approx(3.09)
-    for missing, kept in ((25.0, False), (35.0, True)):  # 2.5 and 3.5 noise sd (10)
-        marginals = [NoisyMarginal((0,), np.array([500.0, 480.0, missing]), 100.0),
-                     NoisyMarginal((1,), np.array([600.0, 400.0, 0.0]), 100.0)]
-        targets = dense_targets(marginals, sizes, schema, absent=False, min_count="auto")
+    assert MISSING_SIGMAS == pytest.approx(3.09, abs=0.001)
+    assert missing_sigmas(2) == pytest.approx(3.29, abs=0.001)
+    assert missing_sigmas(57) == pytest.approx(4.14, abs=0.005)
+    # an independent check: the Gaussian tail of the level, shared by the columns
+    for d in (1, 3, 20):
+        tail = 0.5 * math.erfc(missing_sigmas(d) / math.sqrt(2))
+        assert tail * d == pytest.approx(0.001, rel=1e-6)
+
+    def kept_missing(n_columns, missing):  # 10 = the noise sd
+        schema = Schema(tuple(Column(f"c{j}", np.dtype(object), ("x", "y"))
+                              for j in range(n_columns)), "category")
+        marginals = [NoisyMarginal((0,), np.array([500.0, 480.0, missing]), 100.0)]
+        marginals += [NoisyMarginal((j,), np.array([600.0, 400.0, 0.0]), 100.0)
+                      for j in range(1, n_columns)]
+        targets = dense_targets(marginals, schema.n_values, schema, absent=False,
+                                min_count="auto")
         table = {cols: t for cols, t, _ in targets}[(0,)]
-        assert (table[-1] > 0) == kept
         assert table[0] > 0 and table[1] > 0  # the values: 2 sd as before
+        return table[-1] > 0
+
+    assert not kept_missing(2, 25.0) and kept_missing(2, 35.0)  # 3.29 sd for two
+    assert kept_missing(1, 32.0)  # 3.09 for one column
+    # twenty columns that can hold a missing value share the level: 3.89 sd
+    assert not kept_missing(20, 35.0) and kept_missing(20, 40.0)
