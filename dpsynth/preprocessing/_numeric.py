@@ -34,7 +34,9 @@ each read every record once (sensitivity 1, so each is exactly
    whose octaves are each below the noise), and a positive integer range
    down to 0 when those counts fit its lowest cell's density going on below
    it better than empty cells (the same test keeps the parts below the first
-   part that holds records after round 2).  Round 2 counts the final
+   part that holds records after round 2); a column whose range neither step
+   found takes the likeliest run of cells next to 0 when its sum clears a
+   weak test (its values drawn there, not all decoded as 0).  Round 2 counts the final
    range's parts again, a part holding more records than its width was
    sized for cut further (values crowded into a sliver of their octave, an
    identifier); the rounds are averaged by inverse variance.
@@ -104,6 +106,11 @@ RANGE_FALLBACK = 0.01
 EVEN_SHAPE_LEVEL = 1e-3
 #: Cells next to the DP range whose noisy count exceeds this many sigma widen it.
 RANGE_NEIGHBOUR = 2.5
+#: A column whose range neither step 1 nor step 3 found, and whose cell of 0 holds
+#: no point mass, takes the run of cells next to 0 whose summed estimate is
+#: likeliest when it clears this many sigma (:func:`_likeliest_run`; a weak test:
+#: the alternative decodes every value as 0, a value the column may not hold).
+FALLBACK_RUN_SIGMAS = 2.0
 #: Widths (in cells) of the windows of the range grid tested against the threshold.
 RANGE_WINDOWS = (1, 2, 4, 8)
 #: How many cells past the DP range are tested at that level.
@@ -354,6 +361,28 @@ def _widen(estimate, variance, first, last, level):
     first -= farthest(np.arange(first - 1, -1, -1))
     last += farthest(np.arange(last + 1, estimate.size))
     return first, last
+
+
+def _likeliest_run(estimate, variance, zero, level):
+    """The cell ``zero`` alone, or widened to the run of cells next to it (widths
+    1, 2, 4, ... on either side) whose summed ``estimate`` has the largest ratio
+    to its standard deviation, when that ratio exceeds ``level`` (post-processing).
+
+    The last resort of a column whose range neither step found: its present
+    values are drawn over the run that most likely holds them rather than all
+    decoded as 0, a value they may not hold.
+    """
+    best, run = level, (zero, zero)
+    for side in (-1, 1):
+        order = (np.arange(zero - 1, -1, -1) if side < 0
+                 else np.arange(zero + 1, estimate.size))
+        sums, variances = np.cumsum(estimate[order]), np.cumsum(variance[order])
+        for w in _doubling(order.size):
+            z = sums[w - 1] / math.sqrt(variances[w - 1])
+            if z > best:
+                best = z
+                run = (zero - w, zero) if side < 0 else (zero, zero + w)
+    return run
 
 
 def _doubling(n):
@@ -920,6 +949,10 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         float(-ndtri(RANGE_FALSE_CELL / (n_window * len(RANGE_WINDOWS)))), RANGE_NEIGHBOUR)
     first, last = _widen(estimate, variance, first, last, RANGE_NEIGHBOUR)
     zero = _zero_cell(integer) - w_first
+    if fallback and first == last == zero and zero + w_first not in point_cells:
+        # still nothing, and no point mass in the cell of 0 that would hold the
+        # values (a column of zeros): the likeliest run, if any
+        first, last = _likeliest_run(estimate, variance, zero, FALLBACK_RUN_SIGMAS)
     if integer and not codes and first > zero >= 0:  # a positive range: do its values reach 0?
         width = np.diff(grid)[w_first:w_last + 1]
         if _reaches_zero(estimate[zero:first], variance[zero:first], width[zero:first],

@@ -1825,3 +1825,36 @@ def test_an_integer_binning_of_values_with_a_few_decimals():
                             max_points=10, rng=np.random.default_rng(seed), code_levels=24)[0]
         assert a == b
 
+
+def test_a_range_neither_step_found_is_the_likeliest_run_next_to_zero():
+    # months 0-119 in 310 of ~4,000 records at a wide table's budget: when neither
+    # step 1 nor step 3 finds the range, the values are drawn over the run of cells
+    # that most likely holds them, not all decoded as 0; a column of zeros (its
+    # point mass 0 holds the values) keeps the cell of 0
+    from dpsynth.preprocessing._numeric import (FALLBACK_RUN_SIGMAS, _likeliest_run,
+                                                numeric_binning)
+
+    estimate = np.array([-20.0, 5.0, 3.0, 1.0, 39.0, -20.0, -1.0, 70.0, 18.0, 108.0, -38.0])
+    variance = np.full(estimate.size, 29.0 ** 2)
+    # from the cell of 0 (index 3) outward: widths 1, 2, 4 and 7 on the right
+    sums = {w: estimate[4:4 + w].sum() / (29.0 * math.sqrt(w)) for w in (1, 2, 4, 7)}
+    best = max(sums, key=sums.get)
+    assert sums[best] > FALLBACK_RUN_SIGMAS
+    assert _likeliest_run(estimate, variance, 3, FALLBACK_RUN_SIGMAS) == (3, 3 + best)
+    assert _likeliest_run(np.zeros(11), variance, 3, FALLBACK_RUN_SIGMAS) == (3, 3)
+    assert _likeliest_run(-estimate, variance, 3, FALLBACK_RUN_SIGMAS)[1] == 3
+
+    values = np.random.default_rng(11).integers(0, 120, 310).astype(float)
+    degenerate = 0
+    for seed in range(100):
+        b, _, _ = numeric_binning(values, integer=True, rho=0.0012, delta=1e-9, n_bins=10,
+                                  max_points=10, rng=np.random.default_rng(seed),
+                                  missing=3643.0, code_levels=24)
+        degenerate += b.edges[-1] <= 1 and not b.frequent
+    assert degenerate <= 3
+    for integer in (True, False):
+        for seed in range(40):
+            b, _, _ = numeric_binning(np.zeros(3953), integer=integer, rho=0.0012, delta=1e-9,
+                                      n_bins=10, max_points=10, rng=np.random.default_rng(seed),
+                                      code_levels=24 if integer else None)
+            assert 0.0 in b.frequent
