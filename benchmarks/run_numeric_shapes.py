@@ -8,7 +8,8 @@ alone, without the rest of the table), and compared with the column
 (Kolmogorov-Smirnov), over ``--seeds`` seeds.  The shapes: uniform integers
 in a band far from 0 (ages 18-89, scores 600-699, days 17,897-19,399 since
 1970: dates of 2019-2023), two clusters far apart (integers and floats), a
-skewed amount (integers and floats) and a band of floats.
+skewed amount (integers and floats), a band of floats and identifiers (every
+third integer from 1,077,501: a narrow band high in its octave).
 
 Usage, from the repository root::
 
@@ -47,6 +48,8 @@ def shapes():
         "two clusters (float)": (np.round(np.r_[rng.uniform(1, 2, N // 2),
                                                rng.uniform(50, 52, N // 2)], 3), False),
         "band 600-700 (float)": (np.round(rng.uniform(600, 700, N), 2), False),
+        "identifiers (int)": (rng.permutation(np.arange(1_077_501, 1_077_501 + 3 * N, 3))
+                              .astype(float), True),
     }
 
 
