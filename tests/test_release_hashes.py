@@ -135,10 +135,10 @@ PINNED = {
     'priview_demo': [[None, '23e65659ec716154']],
     'priview_gaussian_demo': [[None, '3271e82e337dc544']],
     'sds_demo': [['228e66ddfa7d55b7', '38ec08b049ae32c1']],
-    'workload_adult': [['329324ea53c85ae1', '42b3d135c82c4d96']],
+    'workload_adult': [['a4be95f707d26f78', '696c16ba79196c38']],
     'workload_demo': [['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
                       ['1bd9f15a36810b0b', 'cf988e08a86dbb28']],
-    'workload_messy_continuous': [['8b20dd1c7fc3ba42', 'eec46972b9f8d431']],
+    'workload_messy_continuous': [['3f9e9873b5946d75', 'ea6c882ddb8a62b7']],
     'workload_messy_default': [['f75ed91cd5e80307', 'c49283768b394da5']],
 }
 
@@ -146,8 +146,8 @@ PINNED = {
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': [['27a7bad2a38aed5c', 'a44ab01be944a1fd']],
-    'workload_messy_continuous': [['6a6c2bf8c40f585b', '7227c5c70c48486c']],
+    'workload_adult': [['6774788e927cc8cc', '7fcdb1a534c86352']],
+    'workload_messy_continuous': [['eb776aba514653e2', 'dd1bbc4981a2ff0b']],
     'workload_messy_default': [['47b199fc9117d52a', '25472ca34a1d3f44']],
 }
 

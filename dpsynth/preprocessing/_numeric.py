@@ -39,8 +39,7 @@ each read every record once (sensitivity 1, so each is exactly
    weak test (its values drawn there, not all decoded as 0).  Round 2 counts the final
    range's parts again, a part holding more records than its width was
    sized for cut further (values crowded into a sliver of their octave, an
-   identifier), an end part much wider than its neighbour cut to its width
-   (the range ends near the values); the rounds are averaged by inverse variance.
+   identifier); the rounds are averaged by inverse variance.
    Post-processing of these histograms gives both the ``n_bins`` interval
    edges (their noisy quantiles) and, for every interval, the DP
    probabilities of its sub-bins from which decoded values are drawn
@@ -88,10 +87,6 @@ __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numer
 #: The most parts a crowded cell of the range is cut into (a year column's
 #: one octave 1024-2047 needs parts of a few years, not 64).
 MAX_SUB_CELLS = 256
-#: Round 2 of step 3 cuts an end part of the final range this many times wider than
-#: its neighbour or more into parts of its neighbour's width: the range then ends
-#: near the first or last values, not at a wide part's edge.
-EDGE_RATIO = 4.0
 #: Sub-bins per interval in the released within-bin histogram.
 WITHIN_SUB_BINS = 16
 #: A run of empty parts of step 3's grid spanning more than this share of an interval
@@ -891,10 +886,7 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     cell's density goes on below it (:func:`_reaches_zero`).  Round 2 counts
     the final range's parts again, a part whose round-1 count holds more than
     ``4 sigma`` records per part cut further in the same way (values crowded
-    into a sliver of their octave, such as an identifier column) and an end
-    part :data:`EDGE_RATIO` times wider than its neighbour or more cut to the
-    neighbour's width (so that the trim below finds where the values start
-    or stop inside it); the two
+    into a sliver of their octave, such as an identifier column); the two
     rounds, and step 1 where a part is a whole cell, are averaged by inverse
     variance, so that a part measured twice is as precise as one measured
     once with ``rho``.  All else is post-processing: a part's estimate is kept
@@ -982,15 +974,6 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     first_round = np.full(base.size - 1, np.nan)
     first_round[at[same]] = noisy[same]
     children = np.clip(np.floor(np.nan_to_num(first_round) / (4.0 * sigma)), 1, MAX_SUB_CELLS)
-    # an end part many times wider than its neighbour (a range's end at a wide
-    # part of round 1) is cut to its neighbour's width: the trim to the kept
-    # parts then finds where the values start or stop inside it
-    widths = np.diff(base) / children  # of the parts round 2 measures
-    if widths.size > 2:
-        for end, neighbour in ((0, 1), (-1, -2)):
-            ratio = widths[end] / widths[neighbour]
-            if ratio >= EDGE_RATIO:
-                children[end] = max(children[end], min(math.floor(ratio), MAX_SUB_CELLS))
     if integer:
         children = np.minimum(children, np.diff(base))
     pieces = [np.round(np.linspace(a, b, int(c) + 1)) if integer else np.linspace(a, b, int(c) + 1)

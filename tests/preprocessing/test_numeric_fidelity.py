@@ -1858,21 +1858,3 @@ def test_a_range_neither_step_found_is_the_likeliest_run_next_to_zero():
                                       n_bins=10, max_points=10, rng=np.random.default_rng(seed),
                                       code_levels=24 if integer else None)
             assert 0.0 in b.frequent
-
-
-def test_a_range_ends_near_its_values_inside_a_wide_end_part():
-    # identifiers: every third integer from 1,077,501, a narrow band high in the octave
-    # [2**20, 2**21); round 1 cuts the octave into wide parts, so the range's low end
-    # fell at a part's edge ~14,000 below the first value and the first interval drew
-    # its records over the empty stretch (KS ~0.11); round 2 cuts such an end part to
-    # its neighbour's width (EDGE_RATIO) and the trim finds where the values start
-    from dpsynth.preprocessing._numeric import EDGE_RATIO, numeric_binning
-
-    assert EDGE_RATIO == 4.0
-    values = np.random.default_rng(0).permutation(
-        np.arange(1_077_501, 1_077_501 + 3 * 4000, 3)).astype(float)
-    gaps = [1_077_501 - numeric_binning(values, integer=True, rho=0.00126, delta=1e-9,
-                                        n_bins=10, max_points=10,
-                                        rng=np.random.default_rng(seed))[0].edges[0]
-            for seed in range(30)]
-    assert np.median(gaps) < 4000  # 13,945 before
