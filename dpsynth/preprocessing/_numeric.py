@@ -39,7 +39,8 @@ each read every record once (sensitivity 1, so each is exactly
    weak test (its values drawn there, not all decoded as 0).  Round 2 counts the final
    range's parts again, a part holding more records than its width was
    sized for cut further (values crowded into a sliver of their octave, an
-   identifier); the rounds are averaged by inverse variance.
+   identifier), and an end part far less dense than its neighbour narrowed
+   to its density; the rounds are averaged by inverse variance.
    Post-processing of these histograms gives both the ``n_bins`` interval
    edges (their noisy quantiles) and, for every interval, the DP
    probabilities of its sub-bins from which decoded values are drawn
@@ -87,6 +88,11 @@ __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numer
 #: The most parts a crowded cell of the range is cut into (a year column's
 #: one octave 1024-2047 needs parts of a few years, not 64).
 MAX_SUB_CELLS = 256
+#: An end part of step 3's range whose density is this many times below its
+#: neighbour's, while it holds at least END_MASS_SHARE of the neighbour's records,
+#: is narrowed to the neighbour's density (:func:`_tightened_ends`).
+END_DENSITY_RATIO = 4.0
+END_MASS_SHARE = 0.5
 #: Sub-bins per interval in the released within-bin histogram.
 WITHIN_SUB_BINS = 16
 #: A run of empty parts of step 3's grid spanning more than this share of an interval
@@ -637,6 +643,36 @@ def _whole_cells(left, right, grid, point_cells):
     return k, (grid[k] == left) & (grid[k + 1] == right) & ~np.isin(k, point_cells)
 
 
+def _tightened_ends(fine, mass, integer):
+    """``fine`` with an end part that holds about as many records as its neighbour
+    at a far lower density narrowed to the neighbour's density, on its inner
+    side (post-processing of the kept parts' estimates ``mass``).
+
+    A range that ends at the edge of a wide part of round 1 (identifiers
+    crowded into a sliver high in their octave) would otherwise spread that
+    part's records over the empty stretch beside them; an end at 0 stays.
+    """
+    fine = np.array(fine, dtype=np.float64)
+    if mass.size < 2:
+        return fine
+    width = np.diff(fine)
+    for end, neighbour, sign in ((0, 1, 1), (-1, -2, -1)):
+        edge = fine[0] if end == 0 else fine[-1]
+        if edge == 0 or not (mass[end] > 0 and mass[neighbour] > 0):
+            continue
+        density, next_density = mass[end] / width[end], mass[neighbour] / width[neighbour]
+        if (next_density < END_DENSITY_RATIO * density
+                or mass[end] < END_MASS_SHARE * mass[neighbour]):
+            continue
+        narrowed = mass[end] / next_density
+        narrowed = math.ceil(narrowed) if integer else narrowed
+        if end == 0:
+            fine[0] = fine[1] - min(width[0], max(narrowed, 1.0 if integer else 0.0))
+        else:
+            fine[-1] = fine[-2] + min(width[-1], max(narrowed, 1.0 if integer else 0.0))
+    return fine
+
+
 def _kept_mass(estimate, variance, capacity, fine, measured, fallback):
     """The records each part of step 3's grid ``fine`` holds (post-processing of
     its estimates and their variances).
@@ -1020,6 +1056,7 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         mass = mass[kept[0]:kept[-1] + 1]
         shape = shape[kept[0]:kept[-1] + 1]
         noisy = (estimate[kept[0]:kept[-1] + 1], variance[kept[0]:kept[-1] + 1])
+        fine = _tightened_ends(fine, mass, integer)
         low, high = float(fine[0]), float(fine[-1])
         if not integer:
             low = math.floor(low * 10 ** decimals) / 10 ** decimals

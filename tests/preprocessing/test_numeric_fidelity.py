@@ -1858,3 +1858,34 @@ def test_a_range_neither_step_found_is_the_likeliest_run_next_to_zero():
                                       n_bins=10, max_points=10, rng=np.random.default_rng(seed),
                                       code_levels=24 if integer else None)
             assert 0.0 in b.frequent
+
+
+def test_an_end_part_far_less_dense_than_its_neighbour_is_narrowed():
+    # identifiers: every third integer from 1,077,501, a narrow band high in the octave
+    # [2**20, 2**21); the range's low end fell at the edge of a wide round-1 part
+    # ~14,000 below the first value and its first interval drew its records over the
+    # empty stretch (KS ~0.11): the end part is narrowed to its neighbour's density
+    from dpsynth.preprocessing._numeric import (END_DENSITY_RATIO, END_MASS_SHARE,
+                                                _tightened_ends, numeric_binning)
+
+    fine = np.array([1063556.0, 1078535.0, 1079838.0, 1081140.0])
+    mass = np.array([277.0, 335.0, 380.0])
+    tight = _tightened_ends(fine, mass, integer=True)
+    assert tight[0] == 1078535.0 - math.ceil(277.0 / (335.0 / 1303.0))
+    assert list(tight[1:]) == list(fine[1:])
+    # a thin tail (little mass) or a density close to its neighbour's stays, and so
+    # does an end at 0
+    assert list(_tightened_ends(fine, np.array([60.0, 335.0, 380.0]), True)) == list(fine)
+    dense = np.array([277.0 * END_DENSITY_RATIO * 2, 335.0, 380.0])
+    assert list(_tightened_ends(fine, dense, True)) == list(fine)
+    at_zero = np.array([0.0, 1000.0, 1100.0, 1200.0])
+    assert list(_tightened_ends(at_zero, np.array([300.0, 335.0, 380.0]), True)) == \
+        list(at_zero)
+    assert END_MASS_SHARE == 0.5
+    values = np.random.default_rng(0).permutation(
+        np.arange(1_077_501, 1_077_501 + 3 * 4000, 3)).astype(float)
+    gaps = [1_077_501 - numeric_binning(values, integer=True, rho=0.00126, delta=1e-9,
+                                        n_bins=10, max_points=10,
+                                        rng=np.random.default_rng(seed))[0].edges[0]
+            for seed in range(30)]
+    assert np.median(np.abs(gaps)) < 2000  # 13,945 before
