@@ -26,7 +26,9 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
    columns, a public number).  An undeclared column gets an *other* code
    (see :meth:`~dpsynth.schema.Schema.restrict`) when the noisy count of its
    records whose values were not released (below) clears ``OTHER_SIGMAS``
-   times its noise, and the values that were not released are encoded as
+   times its noise (``ONE_VALUE_OTHER_SIGMAS`` when one value was released:
+   the column would otherwise come back constant), and the values that were
+   not released are encoded as
    other from then on: the missing code holds the missing values only.  A
    column whose values were all found has no other code: its few
    undiscovered records join its most frequent released value
@@ -125,6 +127,12 @@ OTHER_SIGMAS = 3.09
 many times its noise scale (noise alone does so with probability 0.1%), or the
 second round measured it; otherwise its few undiscovered records join its most
 frequent released value (:func:`_other_codes`)."""
+ONE_VALUE_OTHER_SIGMAS = 1.0
+"""A column with one released value keeps its other code when its noisy
+undiscovered count exceeds this many times its noise scale: otherwise the
+column comes back constant, its second value (a rare "yes" under the set
+union's threshold) gone; a truly constant column passes it one time in six,
+and its other code then holds no record but noise above the sampler's level."""
 EXTRA_MIN = 2.0
 """A column selected for the second round is a candidate for an *extra* budget
 when its noisy undiscovered count is above this many first-round thresholds
@@ -512,8 +520,9 @@ def _other_codes(released, schema, undeclared):
 
     Returns ``(with_other, fill)``: the indexes of the undeclared columns whose
     noisy undiscovered count (:func:`_discover`'s remainder) exceeds
-    ``OTHER_SIGMAS`` times its noise scale, that the second round measured, or
-    that have no released value; and ``{column: attribute id}`` of the others,
+    ``OTHER_SIGMAS`` times its noise scale (``ONE_VALUE_OTHER_SIGMAS`` for a
+    column with one released value, which would otherwise come back
+    constant), that the second round measured, or that have no released value; and ``{column: attribute id}`` of the others,
     their released value with the largest noisy count, which takes their
     undiscovered records.  Functions of DP outputs only: a column whose values
     were all discovered has no other code for noise to put synthetic records
@@ -524,7 +533,8 @@ def _other_codes(released, schema, undeclared):
     for j in undeclared:
         ids, noisy, _, *other = released[j]
         values = ids < schema.offsets[j] + len(schema.columns[j].values)  # not missing
-        if not other or not values.any() or other[0] > OTHER_SIGMAS * math.sqrt(other[1]):
+        level = ONE_VALUE_OTHER_SIGMAS if values.sum() <= 1 else OTHER_SIGMAS
+        if not other or not values.any() or other[0] > level * math.sqrt(other[1]):
             with_other.add(j)
         else:
             fill[j] = int(ids[values][np.argmax(noisy[values])])
