@@ -359,9 +359,7 @@ def _widen(estimate, variance, first, last, level):
     octaves hold few records each) clear as a run when no cell does.
     """
     def farthest(order):
-        sums, variances = np.cumsum(estimate[order]), np.cumsum(variance[order])
-        widths = [w for w in _doubling(order.size)]
-        clear = [w for w in widths if sums[w - 1] > level * math.sqrt(variances[w - 1])]
+        clear = [w for w, total, sd in _runs(estimate, variance, order) if total > level * sd]
         return max(clear) if clear else 0
 
     first -= farthest(np.arange(first - 1, -1, -1))
@@ -382,13 +380,19 @@ def _likeliest_run(estimate, variance, zero, level):
     for side in (-1, 1):
         order = (np.arange(zero - 1, -1, -1) if side < 0
                  else np.arange(zero + 1, estimate.size))
-        sums, variances = np.cumsum(estimate[order]), np.cumsum(variance[order])
-        for w in _doubling(order.size):
-            z = sums[w - 1] / math.sqrt(variances[w - 1])
+        for w, total, sd in _runs(estimate, variance, order):
+            z = total / sd
             if z > best:
                 best = z
                 run = (zero - w, zero) if side < 0 else (zero, zero + w)
     return run
+
+
+def _runs(estimate, variance, order):
+    """``(width, summed estimate, its standard deviation)`` of the runs of the cells
+    ``order`` (outward from a range) of widths 1, 2, 4, ... and all of them."""
+    sums, variances = np.cumsum(estimate[order]), np.cumsum(variance[order])
+    return [(w, sums[w - 1], math.sqrt(variances[w - 1])) for w in _doubling(order.size)]
 
 
 def _doubling(n):

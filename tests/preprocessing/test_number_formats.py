@@ -13,11 +13,11 @@ from dpsynth import DPAggregates, DPMarginalSynthesizer
 from dpsynth.cli import main
 from dpsynth.preprocessing import TableEncoder
 from dpsynth.schema import Binning
-from tests._support import assert_one_cell_per_record, decision_counts as _decision_counts
+from tests._support import (assert_one_cell_per_record, decision_counts as _decision_counts,
+                            skip_unless_text_dtype)
 from dpsynth.utils._numbers import (NUMBER_CELLS, NUMBER_FORMATS, format_numbers,
                                     number_cells, parse_formatted)
 
-_STR = isinstance(pd.Series(["a"], dtype="str").dtype, pd.StringDtype)  # pandas 3
 
 _EXAMPLES = {  # spellings that parse and write back as they are
     "#%": (("12.5%", "-3.25%", "0.5%"), False, None),
@@ -170,8 +170,7 @@ def _ks(a, b):
 
 @pytest.mark.parametrize("dtype", [object, "str", "string"])
 def test_number_format_columns_come_back_in_their_format_with_their_distribution(dtype):
-    if dtype == "str" and not _STR:
-        pytest.skip("pandas < 3: 'str' is object")
+    skip_unless_text_dtype(dtype)
     X = _money()
     if dtype != object:
         X = X.astype(dtype)

@@ -16,7 +16,7 @@ from dpsynth.mechanisms import stability_threshold, stable_histogram
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
 from dpsynth.preprocessing._discretizer import DEFAULT_FREQUENT_DELTA, decode_binning
 from dpsynth.schema import Binning, Schema, other_code_label
-from tests._support import assert_one_cell_per_record
+from tests._support import assert_one_cell_per_record, skip_unless_text_dtype
 
 
 def _spiky(n=4000, seed=0):
@@ -1416,9 +1416,7 @@ def _text_dates(n=5000, seed=3):
 def test_text_dates_come_back_in_their_format_with_their_distribution(dtype):
     from dpsynth.utils._temporal import parse_dates
 
-    if dtype == "str" and not isinstance(pd.Series(["a"], dtype="str").dtype,
-                                         pd.StringDtype):
-        pytest.skip("pandas < 3: 'str' is object")
+    skip_unless_text_dtype(dtype)
     X = _text_dates()
     if dtype != object:
         X = X.astype(dtype)
@@ -1499,9 +1497,7 @@ def test_a_month_column_gets_one_interval_per_month_and_keeps_its_distribution(d
     from dpsynth.preprocessing._numeric import MAX_LEVELS
     from dpsynth.utils._temporal import parse_dates
 
-    if dtype == "str" and not isinstance(pd.Series(["a"], dtype="str").dtype,
-                                         pd.StringDtype):
-        pytest.skip("pandas < 3: 'str' is object")
+    skip_unless_text_dtype(dtype)
     X = _month_table()
     X["issue_d"] = X["issue_d"].astype(dtype)
     for seed in (0, 1):

@@ -972,17 +972,26 @@ _TEXT_DATE_CHANGES = [
 @pytest.mark.parametrize("name,values", _TEXT_DATE_CHANGES)
 def test_text_date_columns_neighbours_differ_only_in_dp_outputs(name, values, position,
                                                                 tmp_path):
-    base = _text_dates_base()
+    # the columns are found to hold dates (a DP decision) of the same format in both
+    # releases; their bins, codes and other code are DP outputs
+    _check_format_neighbours(_text_dates_base(), position, values, tmp_path, "date_format",
+                             {"opened": "%Y-%m-%d", "issue_d": "%b-%Y",
+                              "stamp": "%Y-%m-%d %H:%M:%S"})
+
+
+def _check_format_neighbours(base, position, values, tmp_path, attribute, formats):
+    """Releases of ``base`` and its neighbour: every column of ``formats`` (in order,
+    the first ones of the table) read in its format (``binning.<attribute>``), the
+    canary text never a released code, and the two releases differing only in DP
+    outputs."""
     other = _neighbour(base, position, values)
     releases = _default_releases([base, other], tmp_path)
-    # both columns are found to hold dates (a DP decision) of the same format in both
-    # releases; their bins, codes and other code are DP outputs
     for *_, synth in releases:
         schema = synth.aggregates_.schema
-        assert [schema[k].binning.date_format for k in (0, 1, 2)] == [
-            "%Y-%m-%d", "%b-%Y", "%Y-%m-%d %H:%M:%S"]
+        assert [getattr(schema[k].binning, attribute) for k in range(len(formats))] == \
+            list(formats.values())
         assert "canary-1234" not in schema[0].binning.codes
-    _check_numeric_neighbours(releases, ("opened", "issue_d", "stamp"))
+    _check_numeric_neighbours(releases, tuple(formats))
 
 
 def _number_formats_base(n=800, seed=7):
@@ -1017,16 +1026,10 @@ _NUMBER_FORMAT_CHANGES = [
 @pytest.mark.parametrize("name,values", _NUMBER_FORMAT_CHANGES)
 def test_number_format_columns_neighbours_differ_only_in_dp_outputs(name, values, position,
                                                                     tmp_path):
-    base = _number_formats_base()
-    other = _neighbour(base, position, values)
-    releases = _default_releases([base, other], tmp_path)
     # both columns are found to hold numbers (a DP decision) in the same format in both
     # releases; their bins, decimals, codes and other code are DP outputs
-    for *_, synth in releases:
-        schema = synth.aggregates_.schema
-        assert [schema[k].binning.number_format for k in (0, 1)] == ["#%", "$#"]
-        assert "canary-1234" not in schema[0].binning.codes
-    _check_numeric_neighbours(releases, ("rate", "amount"))
+    _check_format_neighbours(_number_formats_base(), position, values, tmp_path,
+                             "number_format", {"rate": "#%", "amount": "$#"})
 
 
 def _months_base(n=2400, seed=9):

@@ -654,26 +654,40 @@ def test_gaussian_accounting_against_independent_computation(delta):
     assert select.mechanism == "exponential" and select.params["rounds"] == r
     assert select.rho == pytest.approx(r * select.params["epsilon"] ** 2 / 8.0, rel=1e-12)
     # the split: merge_share, the count's rho c**2 / 2, then SELECT_SHARES of the rest
-    assert counts.rho == pytest.approx(0.1 * rho)
     assert record.rho == pytest.approx(synth.count_epsilon ** 2 / 2.0)
-    rest = rho - counts.rho - record.rho
+    total = _check_gaussian_split(spent, rho, d)
+    assert total == pytest.approx(rho, rel=1e-9)
+    # the drawn noise has the scale reported: std sigma per cell of the views
+    assert synth.noise_scale_ == views.params["noise_scale"]
+    assert _view_noise(synth, X).std() == pytest.approx(synth.noise_scale_, rel=0.2)
+
+
+def _check_gaussian_split(spent, rho, d):
+    """``mechanism="gaussian"``'s split of ``rho`` (``merge_share``, the record
+    count, then :data:`SELECT_SHARES` of the rest) and what the math proves of it:
+    ``rho``-zCDP is ``(rho + 2 sqrt(rho L), delta)``-DP, ``L = ln(1 / delta)``,
+    epsilon 1 here.  Returns the total ``rho`` spent."""
+    counts, record, views, select, pairs = spent.mechanisms
+    assert counts.rho == pytest.approx(0.1 * rho)
     for spend, share in zip((views, select, pairs), SELECT_SHARES):
-        assert spend.rho == pytest.approx(share * rest)
+        assert spend.rho == pytest.approx(share * (rho - counts.rho - record.rho))
     total = math.fsum(m.rho for m in spent.mechanisms)
-    assert total == pytest.approx(rho, rel=1e-9) and total <= rho
-    # what the math proves: rho-zCDP is (rho + 2 sqrt(rho L), delta)-DP
-    assert spent.rho == pytest.approx(total, rel=1e-12)
+    assert spent.rho == pytest.approx(total, rel=1e-12) and total <= rho
     assert spent.delta == d
+    L = math.log(1.0 / d)
     assert spent.epsilon == pytest.approx(total + 2.0 * math.sqrt(total * L), rel=1e-12)
     assert spent.epsilon <= 1.0 and spent.epsilon == pytest.approx(1.0, rel=1e-9)
     assert spent.epsilon_at(d) == pytest.approx(spent.epsilon, rel=1e-9)
-    # the drawn noise has the scale reported: std sigma per cell of the views
+    return total
+
+
+def _view_noise(synth, X):
+    """The noise drawn on every cell of a fitted PriView's views (not the pairs')."""
     codes = synth.merged_values_.merge(synth._encode(X)) if synth.merged_values_ \
         else synth._encode(X)
-    noise = np.concatenate([(t - view_counts(codes, a, synth.view_cardinalities_)).ravel()
-                            for a, t in synth.noisy_views_[:w]])
-    assert synth.noise_scale_ == views.params["noise_scale"]
-    assert noise.std() == pytest.approx(synth.noise_scale_, rel=0.2)
+    w = len(synth.marginal_sets_) - len(synth.selected_pairs_)
+    return np.concatenate([(t - view_counts(codes, a, synth.view_cardinalities_)).ravel()
+                           for a, t in synth.noisy_views_[:w]])
 
 
 def test_gaussian_delta_and_noise_kinds():
@@ -781,23 +795,9 @@ def test_auto_picks_gaussian_on_a_wide_table_with_its_accounting(delta):
         assert mine.epsilon == 0.0
     # the budget, by hand: rho = (sqrt(eps + L) - sqrt(L))**2, split as mechanism="gaussian"
     L = math.log(1.0 / d)
-    rho = (math.sqrt(1.0 + L) - math.sqrt(L)) ** 2
-    assert counts.rho == pytest.approx(0.1 * rho)
-    for spend, share in zip((views, select, pairs), SELECT_SHARES):
-        assert spend.rho == pytest.approx(share * (rho - counts.rho - record.rho))
-    total = math.fsum(m.rho for m in spent.mechanisms)
-    assert spent.rho == pytest.approx(total, rel=1e-12) and total <= rho
-    assert spent.delta == d
-    assert spent.epsilon == pytest.approx(total + 2.0 * math.sqrt(total * L), rel=1e-12)
-    assert spent.epsilon <= 1.0 and spent.epsilon == pytest.approx(1.0, rel=1e-9)
-    assert spent.epsilon_at(d) == pytest.approx(spent.epsilon, rel=1e-9)
+    _check_gaussian_split(spent, (math.sqrt(1.0 + L) - math.sqrt(L)) ** 2, d)
     # the views' noise is Gaussian, of the scale reported
-    codes = auto.merged_values_.merge(auto._encode(X)) if auto.merged_values_ \
-        else auto._encode(X)
-    w = len(auto.marginal_sets_) - len(auto.selected_pairs_)
-    noise = np.concatenate([(t - view_counts(codes, a, auto.view_cardinalities_)).ravel()
-                            for a, t in auto.noisy_views_[:w]])
-    assert noise.std() == pytest.approx(auto.noise_scale_, rel=0.2)
+    assert _view_noise(auto, X).std() == pytest.approx(auto.noise_scale_, rel=0.2)
     assert auto.noise_scale_ == views.params["noise_scale"] >= views.params["sigma"]
 
 
