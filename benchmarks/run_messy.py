@@ -112,9 +112,11 @@ def _from_csv(name, path, target, positive):
 def _comparable(series):
     """Values as a CSV round trip leaves them comparable: missing as one marker
     (None, NaN, pd.NA), numbers by value (``0``, ``0.0`` and ``"0.0"`` alike), the
-    rest as text."""
-    numbers = pd.to_numeric(series.astype(object).where(series.notna(), None),
-                            errors="coerce")
+    rest as text (booleans too: ``True`` and ``"True"`` alike, as a release read
+    from text names them)."""
+    values = series.astype(object)
+    flags = values.map(lambda v: isinstance(v, (bool, np.bool_)))
+    numbers = pd.to_numeric(values.where(series.notna() & ~flags, None), errors="coerce")
     text = series.astype(object).map(str)
     out = text.where(numbers.isna(), numbers.map(lambda v: f"{v:.10g}"))
     return out.where(series.notna(), "<missing>")

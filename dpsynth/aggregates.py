@@ -352,7 +352,9 @@ class DPAggregates:
             document["marginals"] = [
                 {"columns": [self.schema[c].name for c in m.columns],
                  "variance": m.variance, "values": m.table.ravel().tolist(),
-                 **({"basis": m.basis} if m.basis != "marginal" else {})}
+                 **({"basis": m.basis} if m.basis != "marginal" else {}),
+                 **({"cell_variances": m.cell_variances.ravel().tolist()}
+                    if m.cell_variances is not None else {})}
                 for m in self.marginals]
         return document
 
@@ -495,8 +497,15 @@ class DPAggregates:
             if values.size != int(np.prod(shape)):
                 raise ValueError(f"marginal over {entry['columns']!r:.80} has {values.size} "
                                  f"values; its shape {shape} needs {int(np.prod(shape))}")
+            cells = entry.get("cell_variances")
+            if cells is not None:
+                cells = np.asarray(cells, dtype=np.float64)
+                if cells.size != values.size:
+                    raise ValueError(f"marginal over {entry['columns']!r:.80} has "
+                                     f"{cells.size} cell variances for {values.size} values")
+                cells = cells.reshape(shape)
             marginals.append(NoisyMarginal(columns, values.reshape(shape), entry["variance"],
-                                           basis))
+                                           basis, cell_variances=cells))
         return marginals
 
     @classmethod

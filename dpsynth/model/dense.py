@@ -36,12 +36,13 @@ MISSING_LEVEL = 0.001
 
 
 def missing_sigmas(n_columns):
-    """Noise standard deviations a missing code's consistent 1-way estimate
-    must clear when ``n_columns`` columns can hold one (a public count).
+    """Noise standard deviations a missing (or other) code's consistent 1-way
+    estimate must clear when ``n_columns`` columns can hold one (a public count).
 
     The one-sided Gaussian level :data:`MISSING_LEVEL` shared by the columns
-    (Bonferroni), so that the chance of a NaN in some complete column does not
-    grow with the table's width; 3.09 for one column.
+    (Bonferroni), so that the chance of a NaN (or of the other label) in some
+    column without one does not grow with the table's width; 3.09 for one
+    column.  The missing codes and the other codes have a level each.
     """
     return float(ndtri(1.0 - MISSING_LEVEL / max(int(n_columns), 1)))
 
@@ -80,10 +81,11 @@ def dense_targets(marginals, sizes, schema, *, absent, min_count):
     min_count : float or "auto"
         A value whose consistent 1-way estimate is within ``min_count`` noise
         standard deviations of zero is taken as absent (no fabricated
-        values); ``"auto"``: declared values 1, the others 2, other 3, the
-        missing code :func:`missing_sigmas` of the columns that can hold one
-        (a table of complete columns gets no missing value from noise but
-        once in a thousand fits).
+        values); ``"auto"``: declared values 1, the others 2, the other
+        and missing codes :func:`missing_sigmas` of the columns that can
+        hold one (a table of complete columns gets no missing value from
+        noise but once in a thousand fits, nor a table whose values were
+        all released an other value).
 
     Returns
     -------
@@ -101,6 +103,8 @@ def dense_targets(marginals, sizes, schema, *, absent, min_count):
              else schema.possible_codes())
     if not absent:
         missing_threshold = missing_sigmas(sum(bool(mask[-1]) for mask in masks))
+    other_threshold = missing_sigmas(sum(bool(column.other) for column in schema))
+    spread = _cell_spread(marginals, sizes, schema.possible_cells())
     for m in consistent:
         if len(m.columns) == 1:
             j = m.columns[0]
@@ -110,10 +114,11 @@ def dense_targets(marginals, sizes, schema, *, absent, min_count):
                 if schema[j].declared:
                     threshold[:len(schema[j].values)] = 1.0
                 if schema[j].other:
-                    threshold[len(schema[j].values)] = 3.0
+                    threshold[len(schema[j].values)] = other_threshold
                 if not absent:
                     threshold[-1] = missing_threshold
-            masks[j] = masks[j] & (m.table > threshold * math.sqrt(m.variance))
+            scale = np.sqrt(m.variance * spread.get(j, 1.0))
+            masks[j] = masks[j] & (m.table > threshold * scale)
     targets = []
     for m in consistent:
         mask = masks[m.columns[0]]
@@ -121,6 +126,37 @@ def dense_targets(marginals, sizes, schema, *, absent, min_count):
             mask = np.multiply.outer(mask, masks[c])
         targets.append((m.columns, np.where(mask, m.table, 0.0), 1.0 / max(m.variance, 1e-12)))
     return targets
+
+
+def _cell_spread(marginals, sizes, possible):
+    """``{column: each code's noise variance over their mean}`` of the columns whose
+    1-way measurements differ in variance from code to code
+    (:attr:`~dpsynth.model.marginal.NoisyMarginal.cell_variances`): the
+    consistent 1-way estimate's mean variance, so scaled, is each code's.
+
+    The codes' variances are those of the measurements averaged and then held
+    to a known total (``v_i - v_i**2 / sum(v)``, the total of many columns'
+    measurements being far more precise than one column's): a code measured
+    once among codes measured often (the other code among discovered values)
+    is estimated mostly as the total less the others.
+    """
+    spread = {}
+    for j in {m.columns[0] for m in marginals
+              if len(m.columns) == 1 and m.cell_variances is not None}:
+        precision = np.zeros(int(sizes[j]))
+        for m in marginals:
+            if m.columns == (j,) and m.basis == "marginal":
+                cells = (m.cell_variances if m.cell_variances is not None
+                         else np.full(precision.shape, m.variance))
+                precision += np.where(cells > 0, 1.0 / np.maximum(cells, 1e-300), np.inf)
+        can = possible[j] & np.isfinite(precision) & (precision > 0)
+        if can.sum() < 2:
+            continue
+        variance = np.zeros(precision.shape)
+        variance[can] = 1.0 / precision[can]
+        variance[can] -= variance[can] ** 2 / variance[can].sum()
+        spread[j] = np.where(can, variance / variance[can].mean(), 1.0)
+    return spread
 
 
 def fit_dense_populations(sizes, targets, population_sizes, generators, *, total, sweeps,

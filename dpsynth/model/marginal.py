@@ -43,12 +43,18 @@ class NoisyMarginal:
         in variance (discovery does not measure the other code, nor, with
         ``missing="absent"``, the absent one), this is their mean.
     basis : {"marginal", "residual"}, default="marginal"
+    cell_variances : ndarray of float64 or None, default=None
+        The noise variance of each cell, of the table's shape, where the
+        cells differ in variance (such a 1-way marginal); ``variance`` is
+        their mean over the cells that can hold records.  The sampler reads
+        it to tell a code's records from its noise, code by code.
     """
 
     columns: tuple
     table: np.ndarray
     variance: float
     basis: str = "marginal"
+    cell_variances: np.ndarray = None
 
     def __post_init__(self):
         columns = tuple(int(c) for c in self.columns)
@@ -66,3 +72,11 @@ class NoisyMarginal:
                                                and self.variance >= 0):
             raise ValueError(f"marginal over columns {columns}: values and variance must be "
                              "finite (variance >= 0)")
+        if self.cell_variances is not None:
+            cells = np.array(self.cell_variances, dtype=np.float64)
+            if (cells.shape != table.shape or self.basis != "marginal"
+                    or not (np.isfinite(cells).all() and (cells >= 0).all())):
+                raise ValueError(f"marginal over columns {columns}: cell_variances must be "
+                                 "finite, >= 0 and of the table's shape (a marginal's)")
+            cells.setflags(write=False)
+            object.__setattr__(self, "cell_variances", cells)

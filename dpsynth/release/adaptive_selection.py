@@ -136,6 +136,10 @@ class WorkloadRelease:
         (:mod:`dpsynth.release.allocation`), over the possible codes.
     possible : list of ndarray of bool or None
         Per column, the codes that can hold records (public; ``None``: all).
+    cell_variances : dict
+        ``{column: variance of each code}`` of the columns whose first
+        1-way measurement averages earlier counts into some of its codes
+        (``one_way_counts``): its ``variance`` is their mean.
     """
 
     n_values: np.ndarray
@@ -146,6 +150,7 @@ class WorkloadRelease:
     population: np.ndarray = None
     residuals: list = field(default_factory=list)
     possible: list = None
+    cell_variances: dict = field(default_factory=dict)
 
     @property
     def rho_spent(self):
@@ -599,6 +604,7 @@ class _Measurements:
         self.workload_length = workload_length
         self.marginals, self.residuals, self.spends = [], [], []
         self.precision = {}  # residual subset -> precision per coordinate of its estimate
+        self.cell_variances = {}  # column -> variance of each code of its first 1-way
         self.gls_cache = {}  # the GLS's residual parts, reused while unchanged
 
     def marginal(self, cols, s, name):
@@ -641,9 +647,10 @@ class _Measurements:
             self.marginal((c,), sigma, f"1-way marginal {c}")
             if c in one_way_counts:
                 cols, table, variance = self.marginals[-1]
-                combined, mean_variance = _combine_one_way(table, variance, *one_way_counts[c],
-                                                           self.empty_cells[c])
+                combined, mean_variance, cells = _combine_one_way(
+                    table, variance, *one_way_counts[c], self.empty_cells[c])
                 self.marginals[-1] = (cols, combined, mean_variance)
+                self.cell_variances[c] = cells
                 self.precision[cols] = 1.0 / mean_variance
 
     def fewer_rounds(self, sigma_rounds):
@@ -666,7 +673,8 @@ class _Measurements:
     def release(self, rho, total, population=None, spends=None):
         return WorkloadRelease(self.n_values, self.marginals,
                                self.spends if spends is None else spends, float(rho), total,
-                               population, residuals=self.residuals, possible=self.possible)
+                               population, residuals=self.residuals, possible=self.possible,
+                               cell_variances=self.cell_variances)
 
     def targets(self, kind, rho, total, touching=None):
         """Targets of the scoring population (:meth:`WorkloadRelease.targets`)."""
@@ -747,7 +755,8 @@ def _combine_one_way(table, variance, counts, counts_variance, empty):
     ``counts`` is NaN where it measured nothing; publicly empty codes stay
     exact zeros.  Returns the combined table and the mean variance of the
     possible codes (the variance the consistency step and the fit use: it
-    is lower on the codes both measured, ``variance`` elsewhere).
+    is lower on the codes both measured, ``variance`` elsewhere) and the
+    variance of each code (0 on the empty ones).
     """
     measured = ~np.isnan(counts) & ~empty
     earlier = np.broadcast_to(np.asarray(counts_variance, dtype=np.float64), counts.shape)
@@ -758,7 +767,9 @@ def _combine_one_way(table, variance, counts, counts_variance, empty):
     possible = int((~empty).sum())
     n_both = int(measured.sum())
     mean_variance = (math.fsum(both) + (possible - n_both) * variance) / max(possible, 1)
-    return combined, mean_variance
+    cells = np.where(empty, 0.0, float(variance))
+    cells[measured] = both
+    return combined, mean_variance, cells
 
 
 def _checked(block, n_values, empty_cells):

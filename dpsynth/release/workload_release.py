@@ -24,25 +24,27 @@ marginals, every step accounted in zero-concentrated DP (zCDP):
    Mahabadi and Yekhanin, Algorithm 1, level 1; each record has exactly one
    value per column, so its contribution bound is the number of undeclared
    columns, a public number).  An undeclared column gets an *other* code
-   (see :meth:`~dpsynth.schema.Schema.restrict`) when the noisy count of its
-   records whose values were not released (below) clears ``OTHER_SIGMAS``
-   times its noise (``ONE_VALUE_OTHER_SIGMAS`` when one value was released:
-   the column would otherwise come back constant), and the values that were
-   not released are encoded as
-   other from then on: the missing code holds the missing values only.  A
-   column whose values were all found has no other code: its few
-   undiscovered records join its most frequent released value
-   (:func:`_other_codes`, DP outputs only).  The released values' noisy counts are DP outputs
-   as well (Gopi et al. release them), and so is the missing code's,
-   measured without a threshold (it is public): they are averaged into the
-   1-way marginals of step 3, code by code, so the discovery budget is not
+   (see :meth:`~dpsynth.schema.Schema.restrict`) unless its noisy count of
+   records whose values were not released (below) shows, with its noise,
+   fewer than ``OTHER_SHARE`` of its records; the values that were not
+   released are encoded as other from then on, and the missing code holds
+   the missing values only.  In a column without an other code, the few
+   undiscovered records join its most frequent released value.  Whether an
+   other code holds synthetic records is the sampler's decision, from its
+   1-way estimate (the undiscovered count averaged with step 3's
+   measurement; :func:`_other_codes`, DP outputs only).  The released
+   values' noisy counts are DP outputs as well (Gopi et al. release them),
+   and so is the missing code's, measured without a threshold (it is
+   public): they are averaged into the 1-way marginals of step 3, code by
+   code, so the discovery budget is not
    spent on the value lists only.  Each of them counts exactly the records
    that the code holds in step 3, so the averages stay unbiased and every
    column's 1-way marginal sums to the same number of records; the other
    code (whose records depend on which values were released) is measured
-   in step 3 only.  A **second round** (:func:`_discover`) then measures
-   each undeclared column's count of records left to other (a share
-   ``REMAINDER_SHARE`` of the first round's ``rho``) and, for the columns
+   by the undiscovered count below and in step 3.  A **second round**
+   (:func:`_discover`) then measures each undeclared column's count of
+   records left to other (a share ``REMAINDER_SHARE`` of the first round's
+   ``rho``) and, for the columns
    where that noisy count is large (a DP output), measures their counts
    again (``SECOND_ROUND_SHARE`` of the first round's ``rho``, spread over
    those columns only, so each gets more than in the first round); a value
@@ -122,17 +124,14 @@ NOISE_MARGIN = 3.0
 """See ``MIN_REMAINDER``: a column with nothing undiscovered is selected with
 probability below 0.0014.  Also the margin of the extra's expected gain (in
 noise scales of its estimate)."""
-OTHER_SIGMAS = 3.09
-"""A column keeps its other code when its noisy undiscovered count exceeds this
-many times its noise scale (noise alone does so with probability 0.1%), or the
-second round measured it; otherwise its few undiscovered records join its most
-frequent released value (:func:`_other_codes`)."""
-ONE_VALUE_OTHER_SIGMAS = 1.0
-"""A column with one released value keeps its other code when its noisy
-undiscovered count exceeds this many times its noise scale: otherwise the
-column comes back constant, its second value (a rare "yes" under the set
-union's threshold) gone; a truly constant column passes it one time in six,
-and its other code then holds no record but noise above the sampler's level."""
+OTHER_SHARE = 0.01
+"""A column keeps its other code unless its noisy undiscovered count shows, at
+``OTHER_UPPER_SIGMAS`` standard deviations above it, fewer records than this share
+of its records (then its few undiscovered records join its most frequent released
+value, :func:`_other_codes`): an other code that holds nothing costs every
+marginal of the column a cell of noise, one that is missing moves its records."""
+OTHER_UPPER_SIGMAS = 1.0
+"""See ``OTHER_SHARE``: the undiscovered count's upper bound."""
 EXTRA_MIN = 2.0
 """A column selected for the second round is a candidate for an *extra* budget
 when its noisy undiscovered count is above this many first-round thresholds
@@ -518,23 +517,29 @@ def _noisy(counts, scale, rng, noise):
 def _other_codes(released, schema, undeclared):
     """The columns that keep an other code and the fill value of the others.
 
-    Returns ``(with_other, fill)``: the indexes of the undeclared columns whose
-    noisy undiscovered count (:func:`_discover`'s remainder) exceeds
-    ``OTHER_SIGMAS`` times its noise scale (``ONE_VALUE_OTHER_SIGMAS`` for a
-    column with one released value, which would otherwise come back
-    constant), that the second round measured, or that have no released value; and ``{column: attribute id}`` of the others,
-    their released value with the largest noisy count, which takes their
-    undiscovered records.  Functions of DP outputs only: a column whose values
-    were all discovered has no other code for noise to put synthetic records
-    in (a record still counted there would be noise, as for the missing code of
-    ``numeric="auto"``).
+    Returns ``(with_other, fill)``: the indexes of the undeclared columns that
+    the second round measured, that have no released value, or whose noisy
+    undiscovered count (:func:`_discover`'s remainder) plus
+    ``OTHER_UPPER_SIGMAS`` times its noise scale exceeds ``OTHER_SHARE`` of
+    the column's noisy count of records; and ``{column: attribute id}`` of the
+    others, their released value with the largest noisy count, which takes
+    their undiscovered records (fewer than ``OTHER_SHARE`` of them, but for a
+    one-in-six chance).  Functions of DP outputs only.  Whether an other code holds
+    synthetic records is then the sampler's decision, from the 1-way
+    estimate of step 3 (:func:`~dpsynth.model.dense.missing_sigmas`): the
+    undiscovered count alone is too noisy to decide it in a wide table, where
+    its noise hides a column's rare values, which then joined its mode.
     """
     with_other, fill = set(), {}
     for j in undeclared:
         ids, noisy, _, *other = released[j]
         values = ids < schema.offsets[j] + len(schema.columns[j].values)  # not missing
-        level = ONE_VALUE_OTHER_SIGMAS if values.sum() <= 1 else OTHER_SIGMAS
-        if not other or not values.any() or other[0] > level * math.sqrt(other[1]):
+        if not other or not values.any():
+            with_other.add(j)
+            continue
+        count, variance = other
+        records = max(float(np.sum(noisy)) + count, 1.0)
+        if count + OTHER_UPPER_SIGMAS * math.sqrt(variance) > OTHER_SHARE * records:
             with_other.add(j)
         else:
             fill[j] = int(ids[values][np.argmax(noisy[values])])
@@ -725,7 +730,10 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
                                reporting_length=reporting_length, empty_cells=impossible,
                                accounting=accounting, noise=noise, **workload_params)
     spends += [s.scalar_params() for s in release.spends]
-    marginals = ([NoisyMarginal(tuple(cols), table, variance)
+    cells = dict(release.cell_variances)  # carried by a column's first 1-way measurement
+    marginals = ([NoisyMarginal(tuple(cols), table, variance,
+                                cell_variances=(cells.pop(cols[0], None) if len(cols) == 1
+                                                else None))
                   for cols, table, variance in release.measurements]
                  + [NoisyMarginal(tuple(cols), values, variance, basis="residual")
                     for cols, values, variance in release.residuals])

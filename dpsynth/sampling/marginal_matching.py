@@ -228,14 +228,13 @@ class MarginalMatchingSampler(Sampler):
         (a value absent from the data would otherwise appear through noise
         alone).  ``0`` keeps every value with a positive estimate.
         ``"auto"``: 1 for declared values, 2 for values a DP release
-        discovered (chosen on the benchmarks, see ``benchmarks/LOG.md``), 3
-        for a column's other value (:attr:`~dpsynth.schema.Column.other`):
-        the discovery does not measure it, so its noise is larger than the
-        1-way marginal's mean variance says; for the missing code, the level
-        that noise alone gives some complete column of the table a missing
-        value once in a thousand fits
-        (:func:`~dpsynth.model.dense.missing_sigmas`: 3.09 for one column,
-        4.14 for 57).
+        discovered (chosen on the benchmarks, see ``benchmarks/LOG.md``);
+        for the missing code, the level at which noise alone gives some
+        complete column of the table a missing value once in a thousand
+        fits (:func:`~dpsynth.model.dense.missing_sigmas`: 3.09 for one
+        column, 4.14 for 57), and the same for a column's other value
+        (:attr:`~dpsynth.schema.Column.other`) over the columns that have
+        one: a column whose values were all released gets no other value.
     reference_size : int, default=300_000
         With dense marginals, a sample of ``n <= max_population`` records
         (one population) is rounded to a reference population of

@@ -638,3 +638,39 @@ def test_the_missing_code_needs_the_missing_sigmas_of_numeric_columns():
     assert kept_missing(1, 32.0)  # 3.09 for one column
     # twenty columns that can hold a missing value share the level: 3.89 sd
     assert not kept_missing(20, 35.0) and kept_missing(20, 40.0)
+
+
+def test_the_other_code_is_kept_by_its_own_noise_and_the_tables_level():
+    # an other code measured once among values whose discovery counts were averaged in
+    # is noisier than the marginal's mean variance says: its level is taken on its own
+    # variance, held to the total (v - v**2 / sum(v)), at missing_sigmas of the columns
+    # with an other code
+    from dpsynth.model.dense import dense_targets, missing_sigmas
+    from dpsynth.model.marginal import NoisyMarginal
+    from dpsynth.schema import Column, Schema
+
+    def kept_other(other, n_columns=1, cells=(4.0, 4.0, 64.0, 4.0)):
+        schema = Schema(tuple(Column(f"c{j}", np.dtype(object), ("x", "y"), other=True)
+                              for j in range(n_columns)), "category")
+        cells = np.array(cells)
+        marginals = [NoisyMarginal((j,), np.array([500.0, 480.0, other, 0.0]), cells.mean(),
+                                   cell_variances=cells) for j in range(n_columns)]
+        targets = dense_targets(marginals, schema.n_values, schema, absent=False,
+                                min_count="auto")
+        return {cols: t for cols, t, _ in targets}[(0,)][2] > 0
+
+    held = 64.0 - 64.0 ** 2 / 76.0  # its variance held to the total: 10.1
+    mean = (3 * (4.0 - 16.0 / 76.0) + held) / 4
+
+    def sd(consistent):  # the consistent mean variance, scaled by held / mean
+        return math.sqrt(consistent * held / mean)
+
+    # one column: its consistent 1-way is its measurement (mean variance 19)
+    assert not kept_other(0.98 * 3.09 * sd(19.0)) and kept_other(1.02 * 3.09 * sd(19.0))
+    # the mean variance alone would have kept a count of noise: 3.09 * 4.4 = 13.5
+    assert not kept_other(14.0)
+    # ten columns share the level (3.72 sd); their shared total lowers the
+    # consistent mean variance to 14.725
+    level = missing_sigmas(10)
+    assert not kept_other(0.98 * level * sd(14.725), 10)
+    assert kept_other(1.02 * level * sd(14.725), 10)
