@@ -538,7 +538,11 @@ def _describe_row(schema, columns, row):
     parts = []
     for j, code in zip(columns, row):
         column = schema[j]
-        value = column.values[code] if 0 <= code < len(column.values) else None
+        value = None  # the missing code
+        if 0 <= code < len(column.values):
+            value = column.values[code]
+        elif column.other and code == len(column.values):
+            value = column.other_label
         parts.append(f"{column.name}={value!r}")
     return ", ".join(parts)
 

@@ -887,3 +887,16 @@ def test_the_extras_leave_the_later_steps_their_budget_at_small_epsilon(monkeypa
         # what the discovery leaves the later steps, were the second round and profiles full
         assert _release_rho(spent) - spent["rho_discovery"] >= 0.5 * rest * (1 - 1e-9)
         assert math.fsum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"], rel=1e-9)
+
+
+def test_a_known_other_value_without_mass_is_named_in_the_error():
+    # a known row holding the other label of a column whose other code the sampler
+    # gives no record: the error names the label, not None (the missing code)
+    from dpsynth.sampling.conditional import _describe_row
+    from dpsynth.schema import Column, Schema
+
+    schema = Schema((Column("region", np.dtype(object), ("N", "S"), other=True,
+                            other_label="<other>"),
+                     Column("size", np.dtype(object), ("a", "b"))), "category")
+    assert _describe_row(schema, [0, 1], [2, 0]) == "region='<other>', size='a'"
+    assert _describe_row(schema, [0, 1], [3, 2]) == "region=None, size=None"
