@@ -42,7 +42,8 @@ def missing_sigmas(n_columns):
     The one-sided Gaussian level :data:`MISSING_LEVEL` shared by the columns
     (Bonferroni), so that the chance of a NaN (or of the other label) in some
     column without one does not grow with the table's width; 3.09 for one
-    column.  The missing codes and the other codes have a level each.
+    column.  :func:`dense_targets` applies it step-down (Holm): a code that
+    clearly holds records does not raise the level of the others.
     """
     return float(ndtri(1.0 - MISSING_LEVEL / max(int(n_columns), 1)))
 
@@ -81,11 +82,13 @@ def dense_targets(marginals, sizes, schema, *, absent, min_count):
     min_count : float or "auto"
         A value whose consistent 1-way estimate is within ``min_count`` noise
         standard deviations of zero is taken as absent (no fabricated
-        values); ``"auto"``: declared values 1, the others 2, the other
-        and missing codes :func:`missing_sigmas` of the columns that can
-        hold one (a table of complete columns gets no missing value from
-        noise but once in a thousand fits, nor a table whose values were
-        all released an other value).
+        values); ``"auto"``: declared values 1, the others 2; the other
+        codes, and the missing codes, are kept by a step-down test at the
+        level of :func:`missing_sigmas` over the columns that can hold one
+        (:func:`_step_down`: a table of complete columns gets no missing
+        value from noise but once in a thousand fits, nor a table whose
+        values were all released an other value).  Each code is tested on
+        its own noise (:func:`_cell_spread`).
 
     Returns
     -------
@@ -101,24 +104,28 @@ def dense_targets(marginals, sizes, schema, *, absent, min_count):
     # column or one declared no_missing) get no mass, whatever the noise gave them
     masks = ([np.ones(size, dtype=bool) for size in sizes] if absent
              else schema.possible_codes())
-    if not absent:
-        missing_threshold = missing_sigmas(sum(bool(mask[-1]) for mask in masks))
-    other_threshold = missing_sigmas(sum(bool(column.other) for column in schema))
     spread = _cell_spread(marginals, sizes, schema.possible_cells())
-    for m in consistent:
-        if len(m.columns) == 1:
-            j = m.columns[0]
-            threshold = min_count
-            if threshold == "auto":
-                threshold = np.full(sizes[j], 2.0)
-                if schema[j].declared:
-                    threshold[:len(schema[j].values)] = 1.0
-                if schema[j].other:
-                    threshold[len(schema[j].values)] = other_threshold
-                if not absent:
-                    threshold[-1] = missing_threshold
-            scale = np.sqrt(m.variance * spread.get(j, 1.0))
-            masks[j] = masks[j] & (m.table > threshold * scale)
+    ones = {m.columns[0]: m for m in consistent if len(m.columns) == 1}
+    # each code's noise standard deviation in the consistent estimate
+    scales = {j: np.sqrt(m.variance * spread.get(j, np.ones(m.table.shape)))
+              for j, m in ones.items()}
+    if min_count == "auto":  # the other codes and the missing codes: a step-down test each
+        other = {j: len(schema[j].values) for j in ones if schema[j].other}
+        missing = {} if absent else {j: sizes[j] - 1 for j in ones if masks[j][-1]}
+        kept_other, kept_missing = (
+            _step_down({j: _z(ones[j].table[c], scales[j][c]) for j, c in codes.items()})
+            for codes in (other, missing))
+    for j, m in ones.items():
+        threshold = min_count
+        if threshold == "auto":
+            threshold = np.full(sizes[j], 2.0)
+            if schema[j].declared:
+                threshold[:len(schema[j].values)] = 1.0
+            if j in other:
+                threshold[other[j]] = 0.0 if j in kept_other else np.inf
+            if j in missing:
+                threshold[missing[j]] = 0.0 if j in kept_missing else np.inf
+        masks[j] = masks[j] & (m.table > threshold * scales[j])
     targets = []
     for m in consistent:
         mask = masks[m.columns[0]]
@@ -126,6 +133,28 @@ def dense_targets(marginals, sizes, schema, *, absent, min_count):
             mask = np.multiply.outer(mask, masks[c])
         targets.append((m.columns, np.where(mask, m.table, 0.0), 1.0 / max(m.variance, 1e-12)))
     return targets
+
+
+def _z(estimate, scale):
+    """``estimate`` in noise standard deviations ``scale`` (an exact estimate: +-inf)."""
+    if scale > 0:
+        return float(estimate) / float(scale)
+    return math.inf if estimate > 0 else -math.inf
+
+
+def _step_down(z):
+    """The keys of ``z`` (noise standard deviations of codes that may hold no
+    record) whose code is kept by Holm's step-down test at the level
+    :data:`MISSING_LEVEL` for all of them: the largest first against
+    :func:`missing_sigmas` of all ``m``, the next of ``m - 1``, ..., until one
+    fails.  As likely as :func:`missing_sigmas` of ``m`` to keep some code of
+    no record, and never keeps fewer."""
+    kept, m = set(), len(z)
+    for rank, key in enumerate(sorted(z, key=lambda k: -z[k])):
+        if not z[key] > missing_sigmas(m - rank):
+            break
+        kept.add(key)
+    return kept
 
 
 def _cell_spread(marginals, sizes, possible):

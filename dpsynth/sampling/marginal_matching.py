@@ -232,9 +232,11 @@ class MarginalMatchingSampler(Sampler):
         for the missing code, the level at which noise alone gives some
         complete column of the table a missing value once in a thousand
         fits (:func:`~dpsynth.model.dense.missing_sigmas`: 3.09 for one
-        column, 4.14 for 57), and the same for a column's other value
-        (:attr:`~dpsynth.schema.Column.other`) over the columns that have
-        one: a column whose values were all released gets no other value.
+        column, 4.14 for 57, applied step-down so that columns whose code
+        clearly holds records do not raise it), and the same for a
+        column's other value (:attr:`~dpsynth.schema.Column.other`) over
+        the columns that have one: a column whose values were all released
+        gets no other value.
     reference_size : int, default=300_000
         With dense marginals, a sample of ``n <= max_population`` records
         (one population) is rounded to a reference population of

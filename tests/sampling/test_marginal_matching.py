@@ -674,3 +674,17 @@ def test_the_other_code_is_kept_by_its_own_noise_and_the_tables_level():
     level = missing_sigmas(10)
     assert not kept_other(0.98 * level * sd(14.725), 10)
     assert kept_other(1.02 * level * sd(14.725), 10)
+
+
+def test_the_missing_and_other_codes_are_kept_by_a_step_down_test():
+    # Holm's step-down: the code of most sd first against missing_sigmas(m), the next
+    # against missing_sigmas(m - 1), ... until one fails; a column whose code clearly
+    # holds records (an identifier's other code) does not raise the others' level
+    from dpsynth.model.dense import _step_down, missing_sigmas
+
+    assert missing_sigmas(3) > 3.35 > missing_sigmas(2)
+    assert _step_down({"id": 40.0, "rare": 3.35, "none": 0.2}) == {"id", "rare"}
+    assert _step_down({"id": 40.0, "rare": 3.0, "none": 3.2}) == {"id"}
+    # the order of failure: nothing after the first code that fails is kept
+    assert _step_down({"a": 3.25, "b": 3.2}) == set()  # 3.25 < 3.29: b (> 3.09) is not tested
+    assert _step_down({}) == set()
