@@ -147,8 +147,9 @@ def _step_down(z):
     record) whose code is kept by Holm's step-down test at the level
     :data:`MISSING_LEVEL` for all of them: the largest first against
     :func:`missing_sigmas` of all ``m``, the next of ``m - 1``, ..., until one
-    fails.  As likely as :func:`missing_sigmas` of ``m`` to keep some code of
-    no record, and never keeps fewer."""
+    fails.  As likely as the single level :func:`missing_sigmas` of ``m``
+    (Bonferroni) to keep some code of no record, and never keeps fewer codes
+    than it."""
     kept, m = set(), len(z)
     for rank, key in enumerate(sorted(z, key=lambda k: -z[k])):
         if not z[key] > missing_sigmas(m - rank):
