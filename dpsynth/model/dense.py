@@ -170,15 +170,19 @@ def _cell_spread(marginals, sizes, possible):
     once among codes measured often (the other code among discovered values)
     is estimated mostly as the total less the others.
     """
+    one_way = {}  # column -> its 1-way measurements
+    for m in marginals:
+        if len(m.columns) == 1 and m.basis == "marginal":
+            one_way.setdefault(m.columns[0], []).append(m)
     spread = {}
-    for j in {m.columns[0] for m in marginals
-              if len(m.columns) == 1 and m.cell_variances is not None}:
+    for j, measured in one_way.items():
+        if all(m.cell_variances is None for m in measured):
+            continue
         precision = np.zeros(int(sizes[j]))
-        for m in marginals:
-            if m.columns == (j,) and m.basis == "marginal":
-                cells = (m.cell_variances if m.cell_variances is not None
-                         else np.full(precision.shape, m.variance))
-                precision += np.where(cells > 0, 1.0 / np.maximum(cells, 1e-300), np.inf)
+        for m in measured:
+            cells = (m.cell_variances if m.cell_variances is not None
+                     else np.full(precision.shape, m.variance))
+            precision += np.where(cells > 0, 1.0 / np.maximum(cells, 1e-300), np.inf)
         can = possible[j] & np.isfinite(precision) & (precision > 0)
         if can.sum() < 2:
             continue

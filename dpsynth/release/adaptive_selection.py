@@ -764,11 +764,9 @@ def _combine_one_way(table, variance, counts, counts_variance, empty):
     combined = np.array(table, dtype=np.float64)
     combined[measured] = (table[measured] / variance
                           + counts[measured] / earlier[measured]) * both
-    possible = int((~empty).sum())
-    n_both = int(measured.sum())
-    mean_variance = (math.fsum(both) + (possible - n_both) * variance) / max(possible, 1)
     cells = np.where(empty, 0.0, float(variance))
     cells[measured] = both
+    mean_variance = math.fsum(cells[~empty]) / max(int((~empty).sum()), 1)
     return combined, mean_variance, cells
 
 
