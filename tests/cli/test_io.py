@@ -295,7 +295,8 @@ def test_check_values_reports_lines_not_values(tmp_path):
     frame = read_csv(path, schema)
     with pytest.raises(InputFileError) as info:
         check_values(frame, schema, path=str(path))
-    assert "line 3" in str(info.value) and "130" not in str(info.value)
+    message = str(info.value).replace(str(path), "<path>")  # a tmp path may hold "130"
+    assert "line 3" in message and "130" not in message
     frame = read_csv(write(tmp_path, "age,sex\n34,X\n"), schema)
     with pytest.raises(InputFileError, match="line 2: the value is not among"):
         check_values(frame, schema)
