@@ -276,7 +276,8 @@ class Binning:
     number_format : str or None, default=None
         For a text column of numbers written in a format: the format, one of
         the public list :data:`~dpsynth.utils._numbers.NUMBER_FORMATS`
-        (``"#%"``: ``"12.5%"``; ``"$#"``, ``"€#"``, ``"£#"``: ``"$1,234.56"``),
+        (``"#%"``: ``"12.5%"``; ``"$#"``, ``"€#"``, ``"£#"``: ``"$1,234.56"``;
+        ``"#,###"``: ``"1,234.56"``),
         in which its numbers are read and decode as text.
     counts : tuple or None, default=None
         ``(counts, variances)``: noisy counts of the records of each interval,

@@ -184,7 +184,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         minutes or months, with its other texts as codes, and decodes to
         dates written in that format; likewise a cell per number format of
         the public list :data:`~dpsynth.utils._numbers.NUMBER_FORMATS`
-        (percentages ``"12.5%"``, amounts ``"$1,234.56"``, ``"-€5"``), whose
+        (percentages ``"12.5%"``, amounts ``"$1,234.56"``, ``"-€5"``, numbers
+        with thousands separators ``"1,234"``), whose
         numbers are binned as above and decode written in that format.
         ``None``: text columns are categorical.
     bounds : dict, default=None

@@ -75,8 +75,8 @@ from ..mechanisms import discrete_gaussian_scale, gaussian_measure
 from ..schema import (DEFAULT_OTHER_LABEL, Binning, Column, default_missing_marker,
                       integer_room, other_code_label, sub_bin_edges)
 from ._discretizer import _check_special, _snap_edges, decode_binning, encode_binning
-from ..utils._numbers import (NUMBER_CELLS, NUMBER_FORMATS, format_numbers, number_cells,
-                              parse_formatted, parse_numbers)
+from ..utils._numbers import (GROUPED, NUMBER_CELLS, NUMBER_FORMATS, format_numbers,
+                              number_cells, parse_formatted, parse_numbers)
 from ..utils._validation import by_distinct_text
 from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, date_cells, format_dates, is_temporal,
                                numbers_of, parse_dates, temporal_unit)
@@ -147,10 +147,11 @@ DATE_SIGMAS = 3.71
 #: :data:`~dpsynth.utils._numbers.NUMBER_FORMATS` (``"12.5%"``, ``"$1,234.56"``) when the
 #: noisy count of its numbers in that format clears this many times its noise, the
 #: level of :data:`DATE_SIGMAS`: one test clears it by noise alone with probability
-#: 1.04e-4, so that over the sixteen formats of both lists (twelve of dates, four of
-#: numbers) noise alone makes a column of words one of them with probability 0.17%
-#: at most (a union bound), and with 0.04% at most for the four number formats.
+#: 1.04e-4, so that over the seventeen formats of both lists (twelve of dates, five of
+#: numbers) noise alone makes a column of words one of them with probability 0.18%
+#: at most (a union bound), and with 0.05% at most for the five number formats.
 FORMAT_SIGMAS = DATE_SIGMAS
+_GROUPED_AT = NUMBER_FORMATS.index(GROUPED)
 #: A text column holding numbers writes some as number objects and some as text only
 #: when both noisy counts clear this many times their noise: a false mix (one column
 #: in ~740 at 3 sigma) would put number objects in a column of texts, which
@@ -1371,7 +1372,7 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     :data:`~dpsynth.utils._temporal.DATE_CELLS`), then integers and other
     numbers written in each format of the public list
     :data:`~dpsynth.utils._numbers.NUMBER_FORMATS` (``"12.5%"``,
-    ``"$1,234.56"``: :data:`~dpsynth.utils._numbers.NUMBER_CELLS`), then the
+    ``"$1,234.56"``, ``"1,234"``: :data:`~dpsynth.utils._numbers.NUMBER_CELLS`), then the
     other texts.  Each field is in one cell at most, so one record changes
     one count by one: the counts with Gaussian noise of one scale are one
     histogram of sensitivity 1, ``rho``-zCDP however many cells it has (the
@@ -1391,13 +1392,17 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     - otherwise it holds dates of the format ``F``, or numbers in the number
       format ``F``, whose cells' sum is the largest of those that clear
       :data:`DATE_SIGMAS` (:data:`FORMAT_SIGMAS`) times their noise (``3
-      sigma`` of one test over both lists' sixteen formats) while the other
+      sigma`` of one test over both lists' seventeen formats) while the other
       cells (numbers and other texts included) do not exceed
       ``max_text_share`` of the fields by more than ``3 sigma``: the other
       fields are then texts, codes of their own (an other code when their
       noisy count clears ``3 sigma`` of its noise).  Numbers in a format are
       integers unless the format's decimal cell clears ``3 sigma`` and 0.1%
-      of the format's numbers (the rule of the plain numbers).
+      of the format's numbers (the rule of the plain numbers).  The numbers
+      of ``"#,###"`` (thousands separators) include the plain numbers written
+      as text (its numbers below 1,000 have no separator): when its own cells
+      clear their level it is decided before plain numbers, which would make
+      every number with a separator a text.
 
     The share of numbers written as text decides how they decode in an
     ``object`` column (a string dtype holds texts only); dates and numbers
@@ -1540,7 +1545,12 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
     n_cleared = int(dated.sum()) + int(formatted.sum())
     texts = (float(noisy[4]) + n_dates + n_formatted, sigma * math.sqrt(1 + n_cleared))
     total = max(float(noisy.sum()) + n_dates + n_formatted, 0.0)
-    if n_numbers > level_4 and texts[0] <= max_text_share * total + 3 * sigma:
+    # numbers with thousands separators that clear their level: a column of such
+    # numbers (its plain numbers, below 1,000, read by that format too), not plain
+    # numbers with a few texts
+    grouped = formatted[2 * _GROUPED_AT:2 * _GROUPED_AT + 2].any()
+    if (n_numbers > level_4 and texts[0] <= max_text_share * total + 3 * sigma
+            and not grouped):
         n_decimals = noisy[2] + noisy[3]
         if _found(n_decimals, sigma, 2, n_numbers):
             return "float", text_share, texts, None, True
@@ -1559,15 +1569,21 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
         own = np.zeros(len(NUMBER_CELLS), dtype=bool)
         own[2 * k:2 * k + 2] = True
         found = float(noisy_formats[own].sum())
+        cleared = found > 1.0 + FORMAT_SIGMAS * sigma * math.sqrt(2)
         others = formatted & ~own
-        rest = float(noisy.sum()) + n_dates + float(noisy_formats[others].sum())
-        if (found > 1.0 + FORMAT_SIGMAS * sigma * math.sqrt(2) and found > best
+        decimals = noisy_formats[2 * k + 1]
+        # the plain numbers written as text (cells 1 and 3) are numbers of GROUPED too
+        plain = np.array([False, number_format == GROUPED, False, number_format == GROUPED,
+                          False])
+        found += float(noisy[plain].sum())
+        decimals += float(noisy[3]) if number_format == GROUPED else 0.0
+        rest = float(noisy[~plain].sum()) + n_dates + float(noisy_formats[others].sum())
+        if (cleared and found > best
                 and rest <= max_text_share * (rest + found) + 3 * sigma):
-            decimals = noisy_formats[2 * k + 1]
             fmt, best = number_format, found
-            kind = "float" if _found(decimals, sigma, 1, found) else "int"
-            fmt_texts = (rest, sigma * math.sqrt(noisy.size + int(dated.sum())
-                                                 + int(others.sum())))
+            kind = "float" if _found(decimals, sigma, 1 + int(plain.any()), found) else "int"
+            fmt_texts = (rest, sigma * math.sqrt(noisy.size - int(plain.sum())
+                                                 + int(dated.sum()) + int(others.sum())))
     if fmt is not None:
         return kind, 1.0, fmt_texts, fmt, True
     settled = bool(n_numbers > level_4 or noisy[4] > level_1 or dated.any()

@@ -6,7 +6,7 @@ import pandas as pd
 
 from ._validation import by_distinct_text
 
-__all__ = ["parse_numbers", "NUMBER_FORMATS", "NUMBER_CELLS", "check_number_format",
+__all__ = ["parse_numbers", "NUMBER_FORMATS", "NUMBER_CELLS", "GROUPED", "check_number_format",
            "parse_formatted", "number_cells", "format_numbers"]
 
 
@@ -42,7 +42,13 @@ def _parse_fields(series):
 #: separators ``","`` in groups of three, and optional decimals after a ``"."``;
 #: without a leading zero (``"$05"`` is a code, as ``"02134"`` is), and
 #: whitespace around the field is ignored, as :func:`parse_numbers` does.
-NUMBER_FORMATS = ("#%", "$#", "€#", "£#")
+#: ``"#,###"``: a plain number with thousands separators (``"1,234"``,
+#: ``"-12,500.5"``), as spreadsheets export them; its numbers below 1,000 are
+#: plain numbers (``"523"``), read by this format too.  Last in the list, so
+#: that the cells of the formats before it keep their place.
+NUMBER_FORMATS = ("#%", "$#", "€#", "£#", "#,###")
+#: The format of plain numbers written with thousands separators.
+GROUPED = "#,###"
 #: The cells of the DP count of a text column's numbers in a format: for each
 #: format of :data:`NUMBER_FORMATS`, in order, its whole numbers then its other
 #: numbers.  A field is read by one format at most (the symbols differ) and is
@@ -55,6 +61,7 @@ _NUMBER_PATTERNS = {
     "$#": r"(?P<s>-?)\$" + _DIGITS,
     "€#": r"(?P<s>-?)€" + _DIGITS,
     "£#": r"(?P<s>-?)£" + _DIGITS,
+    GROUPED: r"(?P<s>[+-]?)" + _DIGITS,
 }
 
 
@@ -114,26 +121,28 @@ def format_numbers(numbers, fmt, integer, decimals=None):
     """Texts in ``fmt`` (one of :data:`NUMBER_FORMATS`) of ``numbers``.
 
     Integers in digits; other numbers with ``decimals`` decimals in a currency
-    format (``"$1,020.50"``, as amounts are written) and in their shortest
-    spelling otherwise (``"7.3%"``, or without ``decimals``).  Currency
-    amounts carry thousands separators, percentages none; a minus goes before
-    a currency symbol (``"-$5"``) and before a percentage's number.
+    format or with thousands separators (``"$1,020.50"``, ``"1,020.50"``, as
+    amounts are written) and in their shortest spelling otherwise
+    (``"7.3%"``, or without ``decimals``).  Currency amounts and
+    :data:`GROUPED` numbers carry thousands separators, percentages none; a
+    minus goes before a currency symbol (``"-$5"``) and before a number.
     """
     check_number_format(fmt)
     out = []
-    currency = fmt != "#%"
+    separators = fmt != "#%"
+    template = "#" if fmt == GROUPED else fmt
     for value in np.asarray(numbers, dtype=np.float64).tolist():
         if integer:
             magnitude = abs(int(round(value)))
-            text = f"{magnitude:,}" if currency else str(magnitude)
-        elif currency and decimals is not None:
+            text = f"{magnitude:,}" if separators else str(magnitude)
+        elif separators and decimals is not None:
             text = f"{abs(value):,.{int(decimals)}f}"
         else:
             text = np.format_float_positional(abs(value), unique=True, trim="0")
-            if currency:
+            if separators:
                 whole, dot, rest = text.partition(".")
                 text = f"{int(whole):,}" + dot + rest
         negative = value < 0 and text.strip("0.,") != ""
         sign = "-" if negative else ""
-        out.append(sign + fmt.replace("#", text))
+        out.append(sign + template.replace("#", text))
     return out

@@ -24,6 +24,7 @@ _EXAMPLES = {  # spellings that parse and write back as they are
     "$#": (("$1,234.56", "-$5.00", "$0.99", "$1,000,000.10"), False, 2),
     "€#": (("€12", "-€1,234", "€0"), True, None),
     "£#": (("£7.5", "£1,020.25"), False, None),
+    "#,###": (("1,234", "-12,500", "523", "1,000,000"), True, None),
 }
 
 
@@ -43,7 +44,16 @@ def test_formats_parse_and_write_back_in_their_format():
                      "12.5", "USD 5", "$", "%", "", "1e3%", "$inf", None, 12.5, True],
                     dtype=object)
     for fmt in NUMBER_FORMATS:
-        assert np.isnan(parse_formatted(bad, fmt)).all(), fmt
+        # a plain number is a number of "#,###" (one below 1,000 has no separator)
+        assert np.isnan(parse_formatted(bad, fmt)).sum() == bad.size - (fmt == "#,###"), fmt
+    # thousands separators: in groups of three, a sign before the number
+    assert parse_formatted(pd.Series(["1,234.5", "+2,000", "-7", "12345"]),
+                           "#,###").tolist() == [1234.5, 2000.0, -7.0, 12345.0]
+    assert np.isnan(parse_formatted(pd.Series(["1,23", "1.234,5", "12,3456", "$1,234",
+                                               "1,234%", "01,234"]), "#,###")).all()
+    assert format_numbers([1020.5, -1234567.0, 5.25], "#,###", False, 2) == \
+        ["1,020.50", "-1,234,567.00", "5.25"]
+    assert format_numbers([1020.5, 999.25], "#,###", False) == ["1,020.5", "999.25"]
     # currency amounts: thousands separators and the column's decimals; no "-$0.00"
     assert format_numbers([1020.5, -0.001], "$#", False, 2) == ["$1,020.50", "$0.00"]
     assert format_numbers([7.3, 12345.0], "#%", False, 1) == ["7.3%", "12345.0%"]
@@ -51,11 +61,12 @@ def test_formats_parse_and_write_back_in_their_format():
 
 
 def test_each_field_falls_in_one_number_format_cell():
-    fields = pd.Series(["12%", "12.5%", "$5", "-$5.5", "€1,000", "£0.25", "12", "x", None,
-                        "2021-03-04"], dtype=object)
+    fields = pd.Series(["12%", "12.5%", "$5", "-$5.5", "€1,000", "£0.25", "1,234",
+                        "-1,234.5", "x", None, "2021-03-04"], dtype=object)
     cells = [NUMBER_CELLS[k] if k >= 0 else None for k in number_cells(fields)]
     assert cells == [("#%", "int"), ("#%", "float"), ("$#", "int"), ("$#", "float"),
-                     ("€#", "int"), ("£#", "float"), None, None, None, None]
+                     ("€#", "int"), ("£#", "float"), ("#,###", "int"), ("#,###", "float"),
+                     None, None, None]
     assert (number_cells(fields.astype("string")) == number_cells(fields)).all()
 
 
@@ -75,7 +86,7 @@ def test_a_number_format_needs_a_text_column_and_no_date_format():
     with pytest.raises(ValueError, match="number_format"):
         Binning((0.0, 10.0), True, text_share=1.0, date_format="%Y-%m-%d",
                 number_format="$#")
-    with pytest.raises(ValueError, match=r"must be one of \['#%', '\$#', '€#', '£#'\]"):
+    with pytest.raises(ValueError, match=r"must be one of \['#%', '\$#', '€#', '£#', '#,###'\]"):
         parse_formatted(pd.Series(["5%"]), "percent")
 
 
@@ -87,6 +98,7 @@ def test_one_record_changes_one_cell_of_the_decision_by_one(monkeypatch, dtype):
     before = _decision_counts(monkeypatch, base)
     assert before.size == 5 + 13 + len(NUMBER_CELLS)
     extras = ["12%", "12.5%", "$5", "-$5.25", "€1,000", "£3", "12.5 %", "$1,2345", "05%",
+              "1,234", "-1,234.5", "1,23", "1.234,5",
               "12", "2021-03-04", "x", "1e3%"]
     if dtype is object:
         extras += [7, 2.5, True]
@@ -117,6 +129,19 @@ def test_number_format_columns_are_decided_by_dp():
     # plain numbers stay plain numbers (no format)
     plain = pd.Series([str(v) for v in rates], dtype=object)
     assert decide_numeric(plain, 1.0, rng)[0::4] == ("float", None)
+    # thousands separators: the format, with the plain numbers below 1,000 its numbers
+    # too, wherever they are fewer or more than half the fields (spreadsheet exports)
+    for scale in (5.0, 8.0):
+        counts = np.round(rng.lognormal(scale, 1.5, 3000)).astype(int)
+        grouped = pd.Series([f"{v:,}" for v in counts], dtype=object)
+        found, _, share, (texts, scale_), fmt = decide_numeric(grouped, 1.0, rng)
+        assert (found, fmt, share) == ("int", "#,###", 1.0), scale
+        assert texts <= 3.09 * scale_ + 1.0
+    amounts = pd.Series([f"{v:,.2f}" for v in rng.lognormal(7, 1, 3000)], dtype=object)
+    assert decide_numeric(amounts, 1.0, rng)[0::4] == ("float", "#,###")
+    # plain numbers above 1,000 without separators are plain numbers
+    assert decide_numeric(pd.Series([str(v) for v in rng.integers(0, 10**6, 3000)]),
+                          1.0, rng)[0::4] == ("int", None)
 
 
 def test_a_column_mixing_formats_below_the_threshold_stays_text():
@@ -152,16 +177,19 @@ def _money(n=4000, seed=3):
     util_text[rng.random(n) < 0.05] = None
     amount = np.round(rng.lognormal(7.0, 1.0, n), 2)
     fee = rng.choice([0, 0, 0, 5, 10, 25], n) * rng.integers(1, 40, n)
+    visits = np.round(rng.lognormal(7.0, 1.5, n)).astype(int)  # a third below 1,000
     return pd.DataFrame({
         "int_rate": [f"{v}%" for v in rate],
         "revol_util": util_text,
         "amount": [f"-${-v:,.2f}" if v < 0 else f"${v:,.2f}"
                    for v in amount * np.where(rng.random(n) < 0.1, -1, 1)],
         "fee": [f"€{v:,}" if v else "none" for v in fee],
-        "grade": rng.choice(list("ABCDE"), n)}).astype(object)
+        "grade": rng.choice(list("ABCDE"), n),
+        "visits": [f"{v:,}" for v in visits]}).astype(object)
 
 
-_FORMATS = {"int_rate": "#%", "revol_util": "#%", "amount": "$#", "fee": "€#"}
+_FORMATS = {"int_rate": "#%", "revol_util": "#%", "amount": "$#", "fee": "€#",
+            "visits": "#,###"}
 
 
 def _ks(a, b):
@@ -183,7 +211,7 @@ def test_number_format_columns_come_back_in_their_format_with_their_distribution
     for name, fmt in _FORMATS.items():
         binning = schema[list(X.columns).index(name)].binning
         assert binning.number_format == fmt and binning.is_text and binning.date_format is None
-        assert binning.integer == (name == "fee")
+        assert binning.integer == (name in ("fee", "visits"))
         assert f"numeric column {name!r}: numeric or text" in spent
         assert f"numeric column {name!r}: bins and shape" in spent
         real, fake = parse_formatted(X[name], fmt), parse_formatted(out[name], fmt)
@@ -202,6 +230,7 @@ def test_number_format_columns_come_back_in_their_format_with_their_distribution
     assert amounts.str.fullmatch(r"-?\$\d{1,3}(,\d{3})*" + (rf"\.\d{{{decimals}}}"
                                                              if decimals else "")).all()
     assert out["int_rate"].astype(object).str.fullmatch(r"\d+(\.\d+)?%").all()
+    assert out["visits"].astype(object).str.fullmatch(r"\d{1,3}(,\d{3})*").all()
     assert (parse_formatted(out["amount"], "$#") < 0).mean() == pytest.approx(0.1, abs=0.03)
 
 

@@ -1002,17 +1002,22 @@ def _number_formats_base(n=800, seed=7):
     rate[rng.random(n) < 0.1] = "n/a"
     rate[rng.random(n) < 0.05] = None
     amount = [f"${v:,.2f}" for v in np.round(rng.lognormal(7.0, 1.0, n), 2)]
-    return pd.DataFrame({"rate": rate, "amount": pd.Series(amount, dtype="string"),
-                         "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+    frame = pd.DataFrame({"rate": rate, "amount": pd.Series(amount, dtype="string"),
+                          "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+    # counts with thousands separators, a third of them below 1,000 (written plain)
+    frame["count"] = [f"{v:,}" for v in np.round(rng.lognormal(7.5, 1.2, n)).astype(int)]
+    return frame[["rate", "amount", "count", "kind"]]  # the formats' columns first
 
 
 _NUMBER_FORMAT_CHANGES = [
-    ("a number in another format", {"rate": "$5", "amount": "12.5%"}),
-    ("an odd spelling", {"rate": "12.5 %", "amount": "$1,2345"}),
-    ("another odd spelling", {"rate": "05%", "amount": "5$"}),
-    ("a huge number", {"rate": "99999999999999%", "amount": "$999,999,999,999,999"}),
-    ("a negative number", {"rate": "-99.99%", "amount": "-$1,000,000.01"}),
-    ("a plain number", {"rate": "12.5", "amount": "1234.56"}),
+    ("a number in another format", {"rate": "$5", "amount": "12.5%", "count": "$1,234"}),
+    ("an odd spelling", {"rate": "12.5 %", "amount": "$1,2345", "count": "1,2345"}),
+    ("another odd spelling", {"rate": "05%", "amount": "5$", "count": "1.234,5"}),
+    ("a huge number", {"rate": "99999999999999%", "amount": "$999,999,999,999,999",
+                       "count": "999,999,999,999,999,999"}),
+    ("a negative number", {"rate": "-99.99%", "amount": "-$1,000,000.01",
+                           "count": "-1,000,000.5"}),
+    ("a plain number", {"rate": "12.5", "amount": "1234.56", "count": "523"}),
     ("an unparseable text", {"rate": "canary-1234", "amount": "n/a"}),
     ("a date", {"rate": "2021-03-04", "amount": "Mar-2021"}),
     ("a number object", {"rate": 12.5}),
@@ -1029,7 +1034,8 @@ def test_number_format_columns_neighbours_differ_only_in_dp_outputs(name, values
     # both columns are found to hold numbers (a DP decision) in the same format in both
     # releases; their bins, decimals, codes and other code are DP outputs
     _check_format_neighbours(_number_formats_base(), position, values, tmp_path,
-                             "number_format", {"rate": "#%", "amount": "$#"})
+                             "number_format", {"rate": "#%", "amount": "$#",
+                                               "count": "#,###"})
 
 
 def _months_base(n=2400, seed=9):
