@@ -32,8 +32,9 @@ from .metrics import marginal_tvd
 from .preprocessing import TableEncoder
 from .preprocessing._binning import make_binners
 from .preprocessing._categories import check_categories
-from .preprocessing._numeric import (DELTA_SHARE, MAX_CODE_LEVELS, auto_columns,
-                                    is_auto_numeric, numeric_mode, numeric_share)
+from .preprocessing._numeric import (DELTA_SHARE, MAX_CODE_LEVELS, RECORDS_SHARE,
+                                    auto_columns, is_auto_numeric, numeric_mode,
+                                    numeric_share)
 from .release import Release, get_release
 from .sampling import SAMPLERS, Sampler, get_sampler
 from .sampling.conditional import (draw_restricted, fill_known, parse_conditions,
@@ -595,8 +596,10 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         from names and dtypes) and of ``(epsilon, delta)``: the share
         :func:`~dpsynth.preprocessing._numeric.numeric_share` of the zCDP
         ``rho`` of the release (computed with the smaller of its conversion
-        deltas, so never more than that share of the ``rho`` it uses) and
-        ``DELTA_SHARE`` of ``delta``.  The release spends what the encoder
+        deltas, so never more than that share of the ``rho`` it uses), over
+        ``1 - RECORDS_SHARE`` so that the table's record count the encoder
+        measures comes on top of the columns' share, and ``DELTA_SHARE`` of
+        ``delta``.  The release spends what the encoder
         does not (both are counted inside the one ``(epsilon, delta)``): its
         conversion delta is then at least the one used here.
         """
@@ -615,8 +618,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         numeric_delta = DELTA_SHARE * delta
         conversion_delta = (delta - numeric_delta) / 2.0
         rho = strategy.budget_rho(epsilon, conversion_delta)
-        encoder.set_params(numeric_rho=numeric_share(len(candidates)) * rho,
-                           numeric_delta=numeric_delta)
+        # the decisions' and columns' share, and on top of it the table's record count
+        # (RECORDS_SHARE of the encoder's numeric_rho, unspent without a numeric column:
+        # the release spends it then)
+        encoder.set_params(numeric_rho=numeric_share(len(candidates)) * rho
+                           / (1.0 - RECORDS_SHARE), numeric_delta=numeric_delta)
 
     def _max_bytes(self):
         return default_max_memory() if self.max_memory is None else float(self.max_memory)

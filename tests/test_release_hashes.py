@@ -135,20 +135,20 @@ PINNED = {
     'priview_demo': [[None, '23e65659ec716154']],
     'priview_gaussian_demo': [[None, '3271e82e337dc544']],
     'sds_demo': [['228e66ddfa7d55b7', '38ec08b049ae32c1']],
-    'workload_adult': [['f2c3c19a9c7c0521', 'a93ad15b1ce63146']],
+    'workload_adult': [['de713455370624b0', '09c514997e8844f9']],
     'workload_demo': [['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
                       ['1bd9f15a36810b0b', 'cf988e08a86dbb28']],
-    'workload_messy_continuous': [['d906191789ae3f62', 'c5929b9b5b7498a6']],
-    'workload_messy_default': [['363e463e8c6acf01', 'c49283768b394da5']],
+    'workload_messy_continuous': [['8ad9323fa7d59667', '8edda9dab2c80fb7']],
+    'workload_messy_default': [['0f23c62ca63aae36', 'a6807156cc9acc24']],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': [['d7ecde09c76cd6dc', 'ae49479dbf7724dc']],
-    'workload_messy_continuous': [['1c53c0e8f0776170', '6c595f5fbadd2bcb']],
-    'workload_messy_default': [['3a8d781c31d0c103', '25472ca34a1d3f44']],
+    'workload_adult': [['72c770f39482ffa2', 'f1540d4f1bf3ce27']],
+    'workload_messy_continuous': [['2a317134f69f7be0', '8306df1ccb870af1']],
+    'workload_messy_default': [['bfbd9e1cbe3dd215', 'eb9efd5ec244fb26']],
 }
 
 

@@ -40,7 +40,8 @@ from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binn
 from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._temporal import DATE_FORMATS, is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
-from ._numeric import (DATES, DECIDE_SHARE, FORMATS, NUMERIC, SETTLE, SETTLE_FORMATS,
+from ._numeric import (DATES, DECIDE_SHARE, FORMATS, NUMERIC, RECORDS, RECORDS_SHARE,
+                       SETTLE, SETTLE_FORMATS, noisy_records,
                        SETTLE_GAIN, SETTLE_SHARE, STEP, WHOLE, auto_columns, check_numeric,
                        decide_text_column, decide_temporal_step, decide_whole_numbers,
                        decode_text_binning,
@@ -158,8 +159,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         ``numeric_rho`` a share of its own budget; an encoder fitted alone
         with ``numeric_rho=None`` treats numeric columns as categorical.
     numeric_rho : float, default=None
-        zCDP budget (``mu**2 / 2`` in Gaussian DP) of ``numeric="auto"``,
-        split evenly over its candidate columns (in ``rho_spent_``).
+        zCDP budget (``mu**2 / 2`` in Gaussian DP) of ``numeric="auto"``:
+        :data:`~dpsynth.preprocessing._numeric.RECORDS_SHARE` of it counts the
+        table's records when a column is found numeric, the rest is split
+        evenly over its candidate columns (in ``rho_spent_``).
     numeric_delta : float, default=None
         ``delta`` of the point masses' threshold, split evenly over the
         candidate columns (``None``: the fixed ``1e-9``; in ``delta_spent_``).
@@ -413,17 +416,24 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         beside the number ``501``) then clear a threshold nearer the one a
         text column's values meet in the release.
 
+        All of this is out of ``1 - RECORDS_SHARE`` of ``numeric_rho``: the
+        rest counts the table's records once a column is found numeric
+        (:func:`~dpsynth.preprocessing._numeric.noisy_records`), which every
+        column's binning reads.
+
         Returns ``({name: "number" | "whole" | "int" | "float" | "date" | None}, {name:
         (text_share, texts, fmt)}, {name: (rho, text_rho)}, delta,
-        {name: column_values(name)}, {name: step})``
+        {name: column_values(name)}, {name: step}, records)``
         (the second for the text candidates, the fifth the values read for the
         decisions of the columns found numeric, so that their binning does not
         read them again, the last the temporal columns' steps,
         :func:`~dpsynth.preprocessing._numeric.decide_temporal_step`); the
-        decisions' spends and errors are appended to ``spends`` and ``errors``.
+        decisions' spends and errors are appended to ``spends`` and ``errors``;
+        ``records`` is the noisy record count and its variance (None without a
+        numeric column).
         """
         if not auto:
-            return {}, {}, {}, 0.0, {}, {}
+            return {}, {}, {}, 0.0, {}, {}, None
         kinds, texts, unsettled, values, shares, steps = {}, {}, {}, {}, {}, {}
 
         def read(name):
@@ -439,7 +449,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         date_rng, whole_rng, step_rng, format_rng = (
             np.random.default_rng(stream(sequence, key))
             for key in (DATES, WHOLE, STEP, FORMATS))
-        rho_first = DECIDE_SHARE * self.numeric_rho / len(auto)
+        # RECORDS_SHARE of numeric_rho is the table's record count's (spent when a
+        # column is found numeric); the decisions and the columns share the rest
+        base = self.numeric_rho * (1.0 - RECORDS_SHARE)
+        rho_first = DECIDE_SHARE * base / len(auto)
         for name, kind in auto.items():
             if kind != "text":
                 kinds[name] = kind
@@ -467,7 +480,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 errors.append((name, exc))
         if unsettled:  # which columns are unsettled is a DP output
             rho_second = min(SETTLE_GAIN * rho_first,
-                             SETTLE_SHARE * self.numeric_rho / len(unsettled))
+                             SETTLE_SHARE * base / len(unsettled))
             settle_rng, settle_format_rng = (np.random.default_rng(stream(sequence, key))
                                              for key in (SETTLE, SETTLE_FORMATS))
             for name, counts in unsettled.items():
@@ -484,15 +497,20 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         numeric = [name for name, kind in kinds.items() if kind is not None]
         values = {name: values[name] for name in numeric if name in values}
         if not numeric:
-            return kinds, texts, {}, 0.0, values, steps
+            return kinds, texts, {}, 0.0, values, steps, None
         extra = {name: text_weight(texts[name][1], shares[name])
                  for name in numeric if name in texts}
-        unit = ((self.numeric_rho - sum(s.rho for s in spends))
-                / (len(numeric) + sum(extra.values())))
+        unit = (base - sum(s.rho for s in spends)) / (len(numeric) + sum(extra.values()))
+        # the table's record count (every column holds every record: the first one's)
+        series, weights = read(numeric[0])
+        records, spent = noisy_records(
+            len(series) if weights is None else float(np.sum(weights)),
+            RECORDS_SHARE * self.numeric_rho, np.random.default_rng(stream(sequence, RECORDS)))
+        spends.append(spent)
         rho = {name: (unit, unit * extra.get(name, 0.0)) for name in numeric}
         delta = (DEFAULT_FREQUENT_DELTA if self.numeric_delta is None
                  else self.numeric_delta) / len(numeric)
-        return kinds, texts, rho, delta, values, steps
+        return kinds, texts, rho, delta, values, steps, records
 
     def _build_schema(self, frame, was_frame, *, discover, fit_binner, column_values=None):
         """Set ``schema_`` from the declaration (``frame``'s names and dtypes, parameters).
@@ -523,8 +541,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         dtype_public = dtype_declared(self.categories, frame)
         auto_rng = np.random.default_rng(stream(self.random_state, NUMERIC))
         columns, errors, spends = [], [], []
-        kinds, texts, rho_column, delta_column, read_values, steps = self._numeric_kinds(
-            auto, column_values, frame.dtypes, auto_rng, spends, errors)
+        kinds, texts, rho_column, delta_column, read_values, steps, records = \
+            self._numeric_kinds(auto, column_values, frame.dtypes, auto_rng, spends, errors)
         for name in names:
             dtype = frame[name].dtype
             try:
@@ -539,7 +557,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                         text_rho=rho_column[name][1], delta=delta_column,
                         n_bins=self.n_bins, rng=auto_rng,
                         other_label=labels.get(name), text=texts.get(name),
-                        step=steps.get(name),
+                        step=steps.get(name), records=records,
                         special=(self.special_values or {}).get(name, ()),
                         decimals=(self.decimals.get(name) if isinstance(self.decimals, dict)
                                   else self.decimals))

@@ -117,6 +117,13 @@ RANGE_NEIGHBOUR = 2.5
 #: likeliest when it clears this many sigma (:func:`_likeliest_run`; a weak test:
 #: the alternative decodes every value as 0, a value the column may not hold).
 FALLBACK_RUN_SIGMAS = 2.0
+#: A column whose range neither step found beside its point mass of 0 takes the run of
+#: cells likeliest to hold its other records (:func:`_run_holding`) when their noisy
+#: count (the table's record count less the cell of 0 and the missing records) clears
+#: this many times its noise.
+REST_SIGMAS = 3.09
+#: The widest run of cells (octaves) :func:`_run_holding` considers.
+MAX_REST_RUN = 16
 #: Widths (in cells) of the windows of the range grid tested against the threshold.
 RANGE_WINDOWS = (1, 2, 4, 8)
 #: How many cells past the DP range are tested at that level.
@@ -386,6 +393,44 @@ def _likeliest_run(estimate, variance, zero, level):
             if z > best:
                 best = z
                 run = (zero - w, zero) if side < 0 else (zero, zero + w)
+    return run
+
+
+def _run_holding(estimate, variance, zero, rest):
+    """The cell ``zero`` widened to the run of cells, on one side of it, likeliest to
+    hold ``rest = (count, variance)`` records (post-processing).
+
+    For a column whose records are mostly a point mass in the cell of 0 and
+    whose noisy count of the others (``rest``) shows that some are
+    elsewhere: a run ``W`` of adjacent cells (up to :data:`MAX_REST_RUN`) is
+    scored by the Gaussian log-likelihood that its cells hold those records
+    and the others none, ``sum_W max(e, 0)**2 / v - (sum_W e - count)**2 /
+    (sum_W v + variance)``, less one per cell of ``W`` (each holds a count of
+    its own); the best run is returned with the cell of 0.  The known
+    count is what tells the records' cells from the likeliest of many runs
+    of noise: a few non-zero amounts spread over octaves that are each below
+    the noise, and that no run next to 0 reaches (a float's grid has 30
+    octaves below 1).
+    """
+    count, count_variance = rest
+    finite = np.isfinite(variance)
+    e = np.where(finite, estimate, 0.0)
+    v = np.where(finite, variance, 0.0)
+    gain = np.where(finite & (e > 0), e * e / np.where(finite, variance, 1.0), 0.0)
+    best, run = -np.inf, (zero, zero)
+    for side in (-1, 1):
+        cells = np.arange(zero - 1, -1, -1) if side < 0 else np.arange(zero + 1, e.size)
+        for i in range(cells.size):
+            stop = min(cells.size, i + MAX_REST_RUN)
+            inner = cells[i:stop]
+            sums, variances = np.cumsum(e[inner]), np.cumsum(v[inner])
+            score = (np.cumsum(gain[inner]) - (sums - count) ** 2 / (variances + count_variance)
+                     - np.cumsum(finite[inner]))
+            w = int(np.argmax(score))
+            if score[w] > best:
+                best = float(score[w])
+                far = int(inner[w])
+                run = (far, zero) if side < 0 else (zero, far)
     return run
 
 
@@ -911,7 +956,8 @@ def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, dec
 
 
 def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, rng,
-                    range_counts, range_sigma, decimals_of, levels=None, codes=False):
+                    range_counts, range_sigma, decimals_of, levels=None, codes=False,
+                    others=None):
     """Step 3: the final range, interval edges (noisy quantiles) and within-bin
     sub-bin probabilities, from two rounds of noisy counts of ``rho / 2`` each.
 
@@ -994,6 +1040,11 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         # still nothing, and no point mass in the cell of 0 that would hold the
         # values (a column of zeros): the likeliest run, if any
         first, last = _likeliest_run(estimate, variance, zero, FALLBACK_RUN_SIGMAS)
+    elif (fallback and first == last == zero and others is not None
+          and others[0] > REST_SIGMAS * math.sqrt(others[1])):
+        # a point mass of 0, and a count showing other records: the run likeliest to
+        # hold them (a mostly-zero amount whose other values are all below the noise)
+        first, last = _run_holding(estimate, variance, zero, others)
     if integer and not codes and first > zero >= 0:  # a positive range: do its values reach 0?
         width = np.diff(grid)[w_first:w_last + 1]
         if _reaches_zero(estimate[zero:first], variance[zero:first], width[zero:first],
@@ -1116,7 +1167,7 @@ def _interval_counts(edges, parts, estimate, variance, exact=False):
 def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
                     weights=None, special=(), decimals=None, clip=True, missing=0.0,
                     texts=None, text_weights=None, text_options=None, levels=None,
-                    code_levels=None, text_rho=0.0):
+                    code_levels=None, text_rho=0.0, records=None):
     """The DP :class:`~dpsynth.schema.Binning` of one numeric column, its spends and
     whether it holds missing values.
 
@@ -1176,6 +1227,16 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     text_rho : float, default=0.0
         ``rho`` spent on step 2 on top of its share of ``rho`` (a text
         column whose texts step 2 releases).
+    records : tuple or None, default=None
+        The table's noisy record count and its noise variance
+        (:func:`noisy_records`).  Less step 1's counts of the cell of 0 and of
+        the missing records (when the column has any) and the noisy count of
+        a text column's texts (when it released some, or that count clears
+        :data:`MISSING_SIGMAS` times its noise), it counts the records whose
+        values are elsewhere: when step 1 found only the cell of 0 and it holds a point
+        mass, step 3 looks for their run (:func:`_run_holding`) if that count
+        clears :data:`REST_SIGMAS` times its noise (post-processing).  Not
+        used with declared ``special`` values (their records are in neither).
 
     Returns
     -------
@@ -1238,9 +1299,22 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
             return declared
         return max(default_decimals(low, high, smallest), point_decimals(frequent))
 
+    others = None
+    if records is not None and not special:  # the records neither 0 nor missing
+        count, count_variance = records
+        rest_count = count - float(cells[_zero_cell(integer)])
+        rest_variance = count_variance + sigma_range ** 2
+        if has_missing:
+            rest_count, rest_variance = rest_count - estimate, rest_variance + variance
+        if text_options is not None:  # texts, when released or shown by their count
+            noisy_texts, sigma_texts = text_options["texts"]
+            if codes or noisy_texts > MISSING_SIGMAS * sigma_texts:
+                rest_count, rest_variance = (rest_count - noisy_texts,
+                                             rest_variance + sigma_texts ** 2)
+        others = (rest_count, rest_variance)
     edges, within, shape_spend, decimals, final, counts = _bins_and_shape(
         values, weights, first, last, integer, points, rho_shape, n_bins, rng, cells,
-        dict(range_spend.params)["sigma"], decimals_of, levels, as_codes)
+        dict(range_spend.params)["sigma"], decimals_of, levels, as_codes, others)
     if final != (first, last):  # step 3 found a range past step 1's fallback cell
         range_spend = replace(range_spend, params=tuple(
             (k, v) for k, v in range_spend.params.items() if k != "found"))
@@ -1764,6 +1838,24 @@ TEMPORAL_STEPS = (86400, 3600, 60, 1, 1e-3)
 #: in the second round: the draws of every other cell are those of a decision
 #: without them.
 FORMATS, SETTLE_FORMATS = 5, 6
+#: ``spawn_key`` suffix, under ``NUMERIC``'s stream, of the noise of the table's record
+#: count (:func:`noisy_records`).
+RECORDS = 7
+#: Share of ``numeric_rho`` spent on the table's record count when it has a numeric
+#: column to bin (the decisions and the columns share the rest): with it, a column's records that are neither a
+#: point mass of its cell of 0 nor missing are counted (:func:`numeric_binning`), so
+#: that the few non-zero amounts of a mostly-zero column find their range.
+RECORDS_SHARE = 0.04
+
+
+def noisy_records(n_records, rho, rng):
+    """The table's record count with discrete Gaussian noise (one record changes it by
+    one: ``rho``-zCDP) and the noise variance: ``(count, variance), spend``."""
+    sigma = _sigma(rho)
+    noisy = float(_noisy(np.array([n_records]), sigma, rng)[0])
+    spend = Spend("numeric columns: record count", "discrete_gaussian", rho=rho,
+                  params=(("sigma", sigma), ("sensitivity", 1)))
+    return (noisy, sigma ** 2), spend
 
 
 def decide_whole_numbers(name, series, weights, *, rho, rng):
@@ -1956,7 +2048,7 @@ def decide_text_column(name, series, weights, *, rho, rng, date_rng=None, format
 
 def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, special=(),
                     decimals=None, other_label=DEFAULT_OTHER_LABEL, text=None, text_rho=0.0,
-                    step=None):
+                    step=None, records=None):
     """The binned :class:`~dpsynth.schema.Column` of one numeric column of ``numeric="auto"``.
 
     Parameters
@@ -1989,6 +2081,8 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
     text_rho : float, default=0.0
         More ``rho`` for the step that releases a text column's point masses
         and texts (:func:`numeric_binning`).
+    records : tuple or None, default=None
+        The table's noisy record count and its variance (:func:`numeric_binning`).
 
     Returns
     -------
@@ -2034,7 +2128,7 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         text_rho=text_rho if texts is not None else 0.0,
         levels=MAX_LEVELS if kind == "date" else None,
         code_levels=(MAX_CODE_LEVELS if integer and kind != "date" and not is_temporal(dtype)
-                     else None))
+                     else None), records=records)
     if dict(spent[0].params).get("found", True) is False:
         warnings.warn(
             f"No DP range was found for the numeric column {name!r} (too few records for "

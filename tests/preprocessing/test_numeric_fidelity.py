@@ -359,7 +359,8 @@ def test_numeric_discovery_is_a_share_of_the_budget(raw_fit):
     assert [n for n in names if "'city'" in n] == ["numeric column 'city': numeric or text"]
     numeric = sum(m.rho for m in spent.mechanisms if m.name.startswith("numeric column"))
     assert numeric == pytest.approx(spent["rho_numeric"])
-    assert 0 < numeric <= 0.25 * spent["rho"] + 1e-12
+    # the columns' share (at most a quarter), and the record count on top of it
+    assert 0 < numeric <= 0.25 / (1 - 0.04) * spent["rho"] + 1e-12
     assert sum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"])
     assert (sum(m.delta for m in spent.mechanisms) + spent["conversion_delta"]
             == pytest.approx(spent["delta"]))
@@ -372,9 +373,11 @@ def test_numeric_discovery_in_the_sds_release_keeps_the_total():
     assert spent["epsilon"] == pytest.approx(4.0)
     assert spent["delta"] <= 1e-5 + 1e-18
     numeric = [m for m in spent.mechanisms if m.name.startswith("numeric column")]
-    # three steps per numeric column, the text column's numeric-or-text count and
-    # the float columns' whole-numbers decisions (income, score: found to hold decimals)
-    assert len(numeric) == 3 * 4 + 1 + 2
+    # three steps per numeric column, the text column's numeric-or-text count, the
+    # float columns' whole-numbers decisions (income, score: found to hold decimals)
+    # and the table's record count
+    assert len(numeric) == 3 * 4 + 1 + 2 + 1
+    assert [m.name for m in numeric].count("numeric columns: record count") == 1
     assert sum(m.name.endswith("whole numbers or decimals") for m in numeric) == 2
     assert sum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"])
     S = synth.sample(random_state=0)
@@ -392,12 +395,14 @@ def test_declarations_win_over_numeric_discovery_and_cost_nothing():
     assert schema["level"].binning is None and schema["level"].values == (0, 1, 2)
     assert schema["count"].binning.special == (0.0,)
     assert 0.0 not in schema["count"].binning.frequent
-    columns = {s.name.split("'")[1] for s in encoder.spends_}
+    columns = {s.name.split("'")[1] for s in encoder.spends_ if "'" in s.name}
+    assert [s.name for s in encoder.spends_ if "'" not in s.name] == \
+        ["numeric columns: record count"]
     assert columns == {"score", "count", "kids", "city"}  # city: numeric or text
     # the text column spends a tenth of a quarter on finding that it holds no
     # numbers; the numeric columns split the rest
     city = [s for s in encoder.spends_ if s.name.startswith("numeric column 'city'")]
-    assert [s.rho for s in city] == [pytest.approx(0.05 * 0.1 / 4)]
+    assert [s.rho for s in city] == [pytest.approx(0.05 * 0.96 * 0.1 / 4)]
     assert encoder.rho_spent_ == pytest.approx(0.05)
     # alone, without a budget, numeric columns stay categorical (as numeric="categorical")
     alone = TableEncoder().fit(X[["level", "city"]])
@@ -950,9 +955,12 @@ def test_text_columns_leave_their_budget_to_the_numeric_ones():
     spends = encoder.spends_
     decided = [s for s in spends if s.name.endswith("numeric or text")]
     assert len(decided) == 6
+    # RECORDS_SHARE counts the table's records; the decisions and columns split the rest
+    count = [s for s in spends if s.name == "numeric columns: record count"]
+    assert len(count) == 1 and count[0].rho == pytest.approx(0.04 * rho)
     for s in decided:
-        assert s.rho == pytest.approx(0.1 * rho / 6)
-    per_column = (rho - 0.1 * rho) / 2
+        assert s.rho == pytest.approx(0.1 * 0.96 * rho / 6)
+    per_column = 0.96 * (rho - 0.1 * rho) / 2
     for name in ("amount", "months"):
         mine = [s for s in spends if s.name.startswith(f"numeric column {name!r}: ")
                 and not s.name.endswith("numeric or text")]
@@ -1023,9 +1031,11 @@ def test_dense_columns_are_settled_in_the_first_round():
 
 def test_sparse_text_candidates_get_a_second_round_of_their_own_budget():
     # the encoder measures the unsettled candidates again (a DP output), each with
-    # SETTLE_GAIN times the first round's rho, at most SETTLE_SHARE of numeric_rho
-    # in all; the binning of the numeric columns gets the rest
-    from dpsynth.preprocessing._numeric import DECIDE_SHARE, SETTLE_GAIN, SETTLE_SHARE
+    # SETTLE_GAIN times the first round's rho, at most SETTLE_SHARE of the decisions'
+    # and columns' part of numeric_rho in all; the binning of the numeric columns
+    # gets the rest (the record count is RECORDS_SHARE of numeric_rho)
+    from dpsynth.preprocessing._numeric import (DECIDE_SHARE, RECORDS_SHARE, SETTLE_GAIN,
+                                                SETTLE_SHARE)
 
     rng = np.random.default_rng(1)
     n = 4000
@@ -1034,14 +1044,16 @@ def test_sparse_text_candidates_get_a_second_round_of_their_own_budget():
         "sparse": _sparse(n, 300, seed=1),
         "empty": pd.Series([None] * n, dtype=object),
         **{f"word{k}": rng.choice(["a", "b", "c"], n).astype(object) for k in range(5)}})
-    rho = 1 / (2 * 72.5 ** 2) * 8 / DECIDE_SHARE  # first-round sigma 72.5
+    # first-round sigma 72.5
+    rho = 1 / (2 * 72.5 ** 2) * 8 / DECIDE_SHARE / (1 - RECORDS_SHARE)
     encoder = TableEncoder(numeric_rho=rho, numeric_delta=1e-10, text_numbers="dp",
                            random_state=0).fit(X)
     second = {s.name.split("'")[1]: s.rho for s in encoder.spends_
               if s.name.endswith("numeric or text, second round")}
-    first_rho = DECIDE_SHARE * rho / 8
+    base = (1 - RECORDS_SHARE) * rho
+    first_rho = DECIDE_SHARE * base / 8
     assert set(second) == {"sparse", "empty"}
-    assert all(v == pytest.approx(min(SETTLE_GAIN * first_rho, SETTLE_SHARE * rho / 2))
+    assert all(v == pytest.approx(min(SETTLE_GAIN * first_rho, SETTLE_SHARE * base / 2))
                for v in second.values())
     assert encoder.rho_spent_ == pytest.approx(rho)
     binned = {c.name for c in encoder.schema_.columns if c.binning is not None}
@@ -1854,6 +1866,64 @@ def test_a_range_neither_step_found_is_the_likeliest_run_next_to_zero():
                                       n_bins=10, max_points=10, rng=np.random.default_rng(seed),
                                       code_levels=24 if integer else None)
             assert 0.0 in b.frequent
+
+
+def test_the_run_holding_the_records_besides_zero_is_found_by_their_count():
+    # octaves 0-11 beside the cell of 0 (index 0): 200 records in cells 7-9, each below
+    # 2.5 sigma; the run is scored by its cells and by how near its sum comes to the
+    # count of the records that are neither 0 nor missing
+    from dpsynth.preprocessing._numeric import _run_holding
+
+    estimate = np.array([0.0, -10.0, 45.0, 40.0, -20.0, 5.0, -15.0, 60.0, 70.0, 55.0,
+                         -30.0, 10.0])
+    variance = np.full(estimate.size, 28.0 ** 2)
+    assert _run_holding(estimate, variance, 0, (200.0, 45.0 ** 2)) == (0, 9)
+    # where the cells alone cannot choose (two runs of equal cells), the count does
+    # where the cells say little, the count decides: one cell of 85, or it and three
+    # cells of 50 six octaves away
+    twins = np.array([0.0, 85.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 50.0, 50.0, 50.0, 0.0])
+    flat = np.full(twins.size, 28.0 ** 2)
+    assert _run_holding(twins, flat, 0, (85.0, 30.0 ** 2)) == (0, 1)
+    assert _run_holding(twins, flat, 0, (235.0, 30.0 ** 2)) == (0, 10)
+    # the negative side: the run ends at the cell of 0 from below
+    mirrored = np.concatenate([estimate[:0:-1], estimate[:1]])
+    assert _run_holding(mirrored, variance, 11, (200.0, 45.0 ** 2)) == (2, 11)
+    # unmeasured cells (infinite variance) hold nothing
+    variance[8] = np.inf
+    assert _run_holding(estimate, variance, 0, (200.0, 45.0 ** 2))[1] >= 7
+
+
+def _mostly_zero(n=4000, seed=0, share=0.06, extra=6):
+    """A fee that is 0 in 94% of the records and a few dollars in the others, beside
+    columns that take the budget: each octave of the fee is below the noise."""
+    rng = np.random.default_rng(seed)
+    fee = np.where(rng.random(n) < share, np.round(rng.exponential(15.0, n), 2), 0.0)
+    X = pd.DataFrame({"fee": fee, "kind": rng.choice(list("abcd"), n)})
+    for k in range(extra):
+        X[f"x{k}"] = np.round(rng.normal(50.0, 10.0, n), 1)
+    return X
+
+
+def test_a_mostly_zero_column_keeps_its_other_values_by_the_record_count():
+    # step 1 finds only the cell of 0 (its point mass); the table's noisy record count
+    # less that cell shows ~240 records elsewhere, so step 3 takes the run of octaves
+    # likeliest to hold them: the fee keeps its share of zeros and its other amounts
+    # (it came back all 0 at two of these four seeds without the count)
+    for seed in range(4):
+        X = _mostly_zero(seed=seed)
+        synth = DPMarginalSynthesizer(epsilon=2.0, random_state=seed).fit(X)
+        S = synth.sample(random_state=seed)
+        assert abs((S["fee"] == 0).mean() - (X["fee"] == 0).mean()) <= 0.02, seed
+        real, fake = X["fee"][X["fee"] > 0], S["fee"][S["fee"] > 0]
+        assert 0.5 <= fake.median() / real.median() <= 2.0, seed
+        assert S["fee"].notna().all()
+        names = [m.name for m in synth.privacy_spent_.mechanisms]
+        assert names.count("numeric columns: record count") == 1
+    # a column of zeros alone stays one: the count less its cell of 0 is noise
+    for seed in range(4):
+        X = _mostly_zero(seed=seed, share=0.0)
+        S = DPMarginalSynthesizer(epsilon=2.0, random_state=seed).fit(X).sample()
+        assert (S["fee"] == 0).all(), seed
 
 
 def test_an_end_part_far_less_dense_than_its_neighbour_is_narrowed():
