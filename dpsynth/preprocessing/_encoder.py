@@ -41,8 +41,8 @@ from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._temporal import DATE_FORMATS, is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
 from ._numeric import (DATES, DECIDE_SHARE, FORMATS, NUMERIC, RECORDS, RECORDS_SHARE,
-                       SETTLE, SETTLE_FORMATS, noisy_records,
-                       SETTLE_GAIN, SETTLE_SHARE, STEP, WHOLE, auto_columns, check_numeric,
+                       SETTLE, SETTLE_FORMATS, SETTLE_GAIN, SETTLE_SHARE, STEP, WHOLE,
+                       auto_columns, check_numeric, noisy_records,
                        decide_text_column, decide_temporal_step, decide_whole_numbers,
                        decode_text_binning,
                        encode_text_binning, fit_auto_column, is_text_dtype, parse_numbers,
@@ -426,7 +426,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         {name: column_values(name)}, {name: step}, records)``
         (the second for the text candidates, the fifth the values read for the
         decisions of the columns found numeric, so that their binning does not
-        read them again, the last the temporal columns' steps,
+        read them again, the sixth the temporal columns' steps,
         :func:`~dpsynth.preprocessing._numeric.decide_temporal_step`); the
         decisions' spends and errors are appended to ``spends`` and ``errors``;
         ``records`` is the noisy record count and its variance (None without a
