@@ -70,9 +70,10 @@ def value_to_json(value, column=None):
     if isinstance(value, (str, bool, int, float)):
         return value
     where = f" of column {column!r}" if column is not None else ""
+    # the message names the type, not the value: it may be a private value (before DP)
     raise TypeError(
-        f"The value {value!r:.60} (type {type(value).__name__}){where} cannot be written "
-        "to a release file: give the column as str, number, bool, datetime or timedelta.")
+        f"A value of type {type(value).__name__}{where} cannot be written to a release "
+        "file: give the column as str, number, bool, datetime or timedelta.")
 
 
 def value_from_json(value):

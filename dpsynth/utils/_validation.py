@@ -119,8 +119,8 @@ def _check_object_column(name, series):
         if not is_missing_scalar(value) and not isinstance(value, Hashable):
             raise TypeError(
                 f"Column {name!r} contains an unhashable value of type "
-                f"{type(value).__name__} ({value!r:.60}); every cell must be a "
-                "scalar (str, number, bool, date) or missing."
+                f"{type(value).__name__}; every cell must be a "
+                "scalar (str, number, bool, date) or missing."  # no value: it is private
             )
 
 
