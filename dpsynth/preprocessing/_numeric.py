@@ -159,6 +159,11 @@ DATE_SIGMAS = 3.71
 #: at most (a union bound), and with 0.05% at most for the five number formats.
 FORMAT_SIGMAS = DATE_SIGMAS
 _GROUPED_AT = NUMBER_FORMATS.index(GROUPED)
+#: Of :func:`decide_numeric`'s five number and text cells (integers as objects, as
+#: text, other numbers as objects, as text, texts): those of plain numbers written as
+#: text, numbers of ``GROUPED`` too (below 1,000), and those of non-integers.
+_WRITTEN = np.array([False, True, False, True, False])
+_DECIMALS = np.array([False, False, True, True, False])
 #: A text column holding numbers writes some as number objects and some as text only
 #: when both noisy counts clear this many times their noise: a false mix (one column
 #: in ~740 at 3 sigma) would put number objects in a column of texts, which
@@ -1314,7 +1319,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         others = (rest_count, rest_variance)
     edges, within, shape_spend, decimals, final, counts = _bins_and_shape(
         values, weights, first, last, integer, points, rho_shape, n_bins, rng, cells,
-        dict(range_spend.params)["sigma"], decimals_of, levels, as_codes, others)
+        sigma_range, decimals_of, levels, as_codes, others)
     if final != (first, last):  # step 3 found a range past step 1's fallback cell
         range_spend = replace(range_spend, params=tuple(
             (k, v) for k, v in range_spend.params.items() if k != "found"))
@@ -1646,11 +1651,9 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
         cleared = found > 1.0 + FORMAT_SIGMAS * sigma * math.sqrt(2)
         others = formatted & ~own
         decimals = noisy_formats[2 * k + 1]
-        # the plain numbers written as text (cells 1 and 3) are numbers of GROUPED too
-        plain = np.array([False, number_format == GROUPED, False, number_format == GROUPED,
-                          False])
+        plain = _WRITTEN & (number_format == GROUPED)  # its numbers below 1,000
         found += float(noisy[plain].sum())
-        decimals += float(noisy[3]) if number_format == GROUPED else 0.0
+        decimals += float(noisy[plain & _DECIMALS].sum())
         rest = float(noisy[~plain].sum()) + n_dates + float(noisy_formats[others].sum())
         if (cleared and found > best
                 and rest <= max_text_share * (rest + found) + 3 * sigma):

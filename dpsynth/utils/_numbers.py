@@ -33,6 +33,8 @@ def _parse_fields(series):
 
 
 # ------------------------------------------------------------- numbers in a format
+#: The format of plain numbers written with thousands separators (:data:`NUMBER_FORMATS`).
+GROUPED = "#,###"
 #: The number formats a text column may be found to hold (``numeric="auto"``): a
 #: fixed, public list (never read from the values), ``#`` standing for the number.
 #: ``"#%"``: a percentage, the number as written (``"12.5%"`` is 12.5), with an
@@ -46,9 +48,7 @@ def _parse_fields(series):
 #: ``"-12,500.5"``), as spreadsheets export them; its numbers below 1,000 are
 #: plain numbers (``"523"``), read by this format too.  Last in the list, so
 #: that the cells of the formats before it keep their place.
-NUMBER_FORMATS = ("#%", "$#", "€#", "£#", "#,###")
-#: The format of plain numbers written with thousands separators.
-GROUPED = "#,###"
+NUMBER_FORMATS = ("#%", "$#", "€#", "£#", GROUPED)
 #: The cells of the DP count of a text column's numbers in a format: for each
 #: format of :data:`NUMBER_FORMATS`, in order, its whole numbers then its other
 #: numbers.  A field is read by one format at most (the symbols differ) and is
