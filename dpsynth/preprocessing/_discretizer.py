@@ -137,11 +137,8 @@ def _value_range(edges, integer):
     return float(edges[0]), float(edges[-1] - 1 if integer else edges[-1])
 
 
-def _encode(values, edges, integer, clip, name, weights=None):
-    """Bin indices of float ``values`` (NaN -> -1); out-of-range clipped or raised.
-
-    ``weights`` (records per value) only counts the records in the error.
-    """
+def _encode(values, edges, integer, clip, name):
+    """Bin indices of float ``values`` (NaN -> -1); out-of-range clipped or raised."""
     missing = np.isnan(values)
     if np.isinf(values).any():
         raise ValueError(
@@ -151,11 +148,10 @@ def _encode(values, edges, integer, clip, name, weights=None):
     lo, hi = _value_range(edges, integer)
     outside = ~missing & ((values < lo) | (values > hi))
     if outside.any() and not clip:
-        n_outside = int(outside.sum() if weights is None else weights[outside].sum())
+        # neither the values nor their count: before DP both are private
         raise ValueError(
-            f"Column {name!r} has {n_outside} value(s) outside its "
-            f"bounds [{lo:g}, {hi:g}] (e.g. {values[outside][0]!r}). Widen the "
-            "public bounds or set clip=True to put them in the end bins."
+            f"Column {name!r} has values outside its bounds [{lo:g}, {hi:g}]. Widen "
+            "the public bounds or set clip=True to put them in the end bins."
         )
     codes = np.searchsorted(edges[1:-1], values, side="right").astype(np.int64)
     codes[missing] = -1
@@ -183,7 +179,7 @@ def _decode(codes, edges, integer, inverse, rng):
     return np.where(last | (drawn < upper), drawn, np.nextafter(upper, -np.inf))
 
 
-def encode_binning(values, binning, name, weights=None):
+def encode_binning(values, binning, name):
     """Codes of float ``values`` under a :class:`~dpsynth.schema.Binning` (NaN -> -1).
 
     A value equal to a point value (declared special or DP-frequent; at the
@@ -193,8 +189,7 @@ def encode_binning(values, binning, name, weights=None):
     integer (a value clipped onto it, or a non-integer such as 2.5 in the
     half-open ``[2, 3)``) gets that point's bin too, so that an interval
     whose integers are all point values holds no record
-    (:attr:`~dpsynth.schema.Binning.empty_intervals`).  ``weights``
-    (records per value) only counts the records in that error.
+    (:attr:`~dpsynth.schema.Binning.empty_intervals`).
     """
     values = np.asarray(values, dtype=np.float64)
     points = np.asarray(binning.points, dtype=np.float64)
@@ -216,7 +211,7 @@ def encode_binning(values, binning, name, weights=None):
         codes[is_point] = binning.n_intervals + index[is_point]
     rest = ~is_point
     codes[rest] = _encode(values[rest], binning.edge_array, binning.integer, binning.clip,
-                          name, None if weights is None else np.asarray(weights)[rest])
+                          name)
     return codes
 
 
@@ -377,7 +372,7 @@ def within_histogram(values, binning, n_sub, epsilon, rng, name="column", weight
     subs = [sub_bin_edges(edges[k], edges[k + 1], binning.integer, n_sub)
             for k in range(n_int)]
     offsets = np.concatenate([[0], np.cumsum([len(e) - 1 for e in subs])])
-    codes = encode_binning(values, binning, name, weights)
+    codes = encode_binning(values, binning, name)
     inside = (codes >= 0) & (codes < n_int)
     index = np.empty(int(inside.sum()), dtype=np.int64)
     kept_codes, kept_values = codes[inside], np.asarray(values, dtype=np.float64)[inside]

@@ -1677,14 +1677,14 @@ def encode_text_binning(series, binning, name, missing_code):
     a missing field the missing code.  A column of texts is encoded once per
     distinct field.
     """
-    return by_distinct_text(series, lambda fields, weights: _encode_text_fields(
-        fields, binning, name, missing_code, weights), missing_code)
+    return by_distinct_text(series, lambda fields, _: _encode_text_fields(
+        fields, binning, name, missing_code), missing_code)
 
 
-def _encode_text_fields(series, binning, name, missing_code, weights=None):
-    """:func:`encode_text_binning` field by field (``weights``: records per field)."""
+def _encode_text_fields(series, binning, name, missing_code):
+    """:func:`encode_text_binning` field by field."""
     numbers = binning_numbers(series, binning)
-    codes = encode_binning(numbers, binning, name, weights)
+    codes = encode_binning(numbers, binning, name)
     present = series.notna().to_numpy()
     rest = present & np.isnan(numbers)
     if rest.any():
