@@ -40,6 +40,7 @@ from .sampling import SAMPLERS, Sampler, get_sampler
 from .sampling.conditional import (draw_restricted, fill_known, parse_conditions,
                                   restore_column)
 from .preprocessing._numeric import with_numbers
+from .utils._arrow import arrow_dtypes, arrow_restored
 from .utils._progress import log_progress
 from .utils._random import FIT, SAMPLE, stream
 from .utils._threads import n_threads
@@ -540,6 +541,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         else:  # only read (a copy of a large table would cost its memory again)
             frame, was_frame = check_table(X, copy=False)
             table, target = self._join_target(frame, y)
+        self._arrow_dtypes = arrow_dtypes(X) if isinstance(X, pd.DataFrame) else {}
         epsilon, R, strategy, sampler = self._check_params(table.shape[1])
 
         check_constraint_columns(self.constraints, list(table.columns))  # before any DP step
@@ -975,6 +977,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                                                          ~missing, schema[j].binning)
                     continue
                 frame[schema[j].name] = restore_column(schema, j, drawn, missing)
+        frame = arrow_restored(frame, getattr(self, "_arrow_dtypes", {}))
         if as_frame:
             return frame
         target = self._target_name

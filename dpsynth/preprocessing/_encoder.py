@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..accounting import MAX_EPSILON
 from ..schema import (DEFAULT_OTHER_LABEL, Column, Schema, default_missing_marker,
                       python_scalar, value_to_json)
+from ..utils._arrow import arrow_dtypes, arrow_restored
 from ..utils._random import seed_sequence, stream
 from ..utils._threads import leave_signals_to_main_thread, n_threads
 from ..utils._validation import check_table, factorize, is_missing_scalar
@@ -367,6 +368,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         (a dict) receives each discovered column's :func:`pandas.factorize`
         (``int32`` positions, distinct values) for :meth:`_encode`."""
         self._validate_params()
+        self._arrow_dtypes = arrow_dtypes(X) if isinstance(X, pd.DataFrame) else {}
         frame, was_frame = check_table(X, copy=False)  # only read
 
         def discover(name):
@@ -784,7 +786,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         frame.columns = pd.Index(self.schema_.names,
                                  dtype=getattr(self, "_columns_dtype", None))
         if self._output_frame:
-            return frame
+            return arrow_restored(frame, getattr(self, "_arrow_dtypes", {}))
         return frame.to_numpy()
 
     def _decode_column(self, j, col, rng):

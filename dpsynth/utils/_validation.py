@@ -15,6 +15,7 @@ from scipy import sparse
 from sklearn.utils.validation import column_or_1d
 
 from .._core import _counting
+from ._arrow import standard_columns
 
 __all__ = ["check_table", "check_target", "is_missing_scalar", "value_kind"]
 
@@ -230,6 +231,7 @@ def check_table(X, *, name="X", copy=True):
         Non-string column names, unhashable cells, mixed-type object columns.
     """
     frame, was_dataframe = _to_frame(X, name, copy)
+    frame = standard_columns(frame)  # pyarrow text and temporal columns as pandas reads them
     n_rows, n_cols = frame.shape
     if n_cols == 0:
         raise ValueError(
@@ -245,6 +247,11 @@ def check_table(X, *, name="X", copy=True):
         raise TypeError(
             f"Column names of {name} must all be strings; got {bad[:5]!r}. "
             "Rename them, e.g. X.columns = X.columns.astype(str)."
+        )
+    if "" in names:
+        raise ValueError(
+            f"{name} has a column with an empty name (position {names.index('')}); give "
+            "every column a name, e.g. X = X.rename(columns={'': 'unnamed'})."
         )
     duplicated = sorted({c for c in names if names.count(c) > 1})
     if duplicated:

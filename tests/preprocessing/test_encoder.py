@@ -190,6 +190,7 @@ def test_float_column_with_many_values_points_to_binning():
     (pd.DataFrame({"a": []}), ValueError, "0 sample"),
     (pd.DataFrame(index=range(3)), ValueError, "0 feature"),
     (pd.DataFrame([[1, 2]], columns=["a", "a"]), ValueError, "duplicate column names"),
+    (pd.DataFrame([[1, 2]], columns=["a", ""]), ValueError, "empty name .position 1."),
     (pd.DataFrame([[1, 2]]), TypeError, "must all be strings"),
     (pd.DataFrame({"a": [[1], [2]]}), TypeError, "unhashable"),
     ([[1, 2], [3]], ValueError, "ragged"),

@@ -1,0 +1,79 @@
+"""pyarrow-backed columns (``pd.ArrowDtype``) read as their pandas equivalents.
+
+``pd.read_csv(..., dtype_backend="pyarrow")`` and
+``DataFrame.convert_dtypes(dtype_backend="pyarrow")`` give text, instants,
+dates and durations dtypes that pandas' own type checks do not name as
+text or temporal.  The package reads such a column in the pandas dtype that
+holds the same values (a text column as ``string``, a timestamp as
+``datetime64``, a date as ``datetime64[s]`` at midnight, a duration as
+``timedelta64``), so that it is binned and decoded as those are, and gives
+the decoded column its pyarrow dtype back.  The mapping is a function of the
+dtype alone, which the user declared by choosing it.  Other pyarrow dtypes
+(numbers, booleans, dictionaries) already behave as their pandas
+equivalents and are left as they are.
+"""
+
+import pandas as pd
+
+__all__ = ["standard_dtype", "standard_columns", "arrow_dtypes", "arrow_restored"]
+
+
+def standard_dtype(dtype):
+    """The pandas dtype that reads a pyarrow text or temporal ``dtype``; ``None`` for
+    any other dtype (kept as it is)."""
+    if not isinstance(dtype, pd.ArrowDtype):
+        return None
+    import pyarrow as pa  # present whenever an ArrowDtype is
+
+    kind = dtype.pyarrow_dtype
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or (
+            hasattr(pa.types, "is_string_view") and pa.types.is_string_view(kind)):
+        return pd.StringDtype()
+    if pa.types.is_timestamp(kind):
+        unit = kind.unit
+        return (pd.DatetimeTZDtype(unit, kind.tz) if kind.tz is not None
+                else pd.api.types.pandas_dtype(f"datetime64[{unit}]"))
+    if pa.types.is_date(kind):
+        return pd.api.types.pandas_dtype("datetime64[s]")
+    if pa.types.is_duration(kind):
+        return pd.api.types.pandas_dtype(f"timedelta64[{kind.unit}]")
+    return None
+
+
+def arrow_dtypes(frame):
+    """``{name: dtype}`` of ``frame``'s columns that :func:`standard_dtype` reads
+    in another dtype."""
+    return {name: dtype for name, dtype in frame.dtypes.items()
+            if standard_dtype(dtype) is not None}
+
+
+def standard_columns(frame):
+    """``frame`` with its pyarrow text and temporal columns in their pandas dtypes
+    (a new frame when any is; the input is not modified)."""
+    found = arrow_dtypes(frame)
+    if not found:
+        return frame
+    frame = frame.copy(deep=False)
+    for name, dtype in found.items():
+        series = frame[name]
+        if pd.api.types.is_string_dtype(standard_dtype(dtype)):
+            series = series.astype(object).where(series.notna(), None)
+        frame[name] = series.astype(standard_dtype(dtype))
+    return frame
+
+
+def arrow_restored(frame, dtypes):
+    """``frame`` with the columns of ``dtypes`` (see :func:`arrow_dtypes`) given
+    their pyarrow dtype back; a date column's instants at their day."""
+    for name, dtype in dtypes.items():
+        if name not in frame.columns:
+            continue
+        series = frame[name]
+        import pyarrow as pa
+
+        if pa.types.is_date(dtype.pyarrow_dtype):
+            series = series.dt.floor("D")
+        elif pd.api.types.is_string_dtype(series.dtype):
+            series = series.astype(object).where(series.notna(), None)
+        frame[name] = series.astype(dtype)
+    return frame
