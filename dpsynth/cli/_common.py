@@ -95,6 +95,22 @@ def _probe_directory(directory, path):
     os.unlink(probe)
 
 
+#: Names of formats the records output is not: ``--output`` writes CSV text (Parquet
+#: partitions only with ``--engine dask``), so such a name would hold something else.
+_NOT_CSV_SUFFIXES = (".parquet", ".pq", ".feather", ".arrow", ".orc", ".xlsx", ".xls",
+                     ".json", ".pkl", ".pickle")
+
+
+def check_records_output(path):
+    """Refuse a records output named as a format it would not be (``out.parquet``)."""
+    if path.lower().endswith(_NOT_CSV_SUFFIXES):
+        suffix = path[path.rfind("."):]
+        hint = (" or pass --engine dask to write Parquet partitions to a directory"
+                if suffix.lower() in (".parquet", ".pq") else "")
+        raise CommandError(f"--output {path}: records are written as CSV text, not "
+                           f"{suffix}; name the output .csv{hint}")
+
+
 def check_outputs(outputs, *, inputs=(), force=False):
     """Refuse outputs that would fail or destroy something, before any work is done.
 

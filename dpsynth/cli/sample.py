@@ -124,6 +124,7 @@ def run(args):
     else:
         _common.check_outputs([("--output", args.output)], inputs=[args.aggregates],
                               force=args.force)
+        _common.check_records_output(args.output)
     _common.check_n_samples(args.n_samples)
     _common.check_n_jobs(args.n_jobs)
     aggregates = load_aggregates(args.aggregates)

@@ -32,6 +32,8 @@ def run(args):
     inputs = _check_input(args)
     _common.check_privacy_options(args)
     _common.check_outputs(outputs, inputs=inputs, force=args.force)
+    if not parquet:
+        _common.check_records_output(args.output)
     if parquet:
         _distributed.check_partition_output(args.output, args.force)
     _common.check_n_samples(args.n_samples)

@@ -705,6 +705,23 @@ def test_bad_output_path(capsys, work, table_csv, output, fragment):
     assert_one_line_error(code, err, "synthesize", fragment)
 
 
+@pytest.mark.parametrize("output, fragment", [
+    ("out.parquet", "not .parquet; name the output .csv or pass --engine dask"),
+    ("out.XLSX", "not .XLSX; name the output .csv"),
+])
+def test_records_output_named_as_another_format_is_refused(capsys, work, table_csv, output,
+                                                           fragment):
+    # the records are CSV text: a file named .parquet would hold something else
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", output, *BOUNDS)
+    assert_one_line_error(code, err, "synthesize", fragment)
+    assert not (work / output).exists()
+    code, _, err = run(capsys, "synthesize", table_csv, "-o", "out.csv", *BOUNDS,
+                       "--aggregates-out", "agg.json")
+    assert code == 0
+    code, _, err = run(capsys, "sample", "agg.json", "-o", output)
+    assert_one_line_error(code, err, "sample", fragment)
+
+
 def test_same_output_twice(capsys, work, table_csv):
     code, _, err = run(capsys, "synthesize", table_csv, "-o", "x.csv", *BOUNDS,
                        "--aggregates-out", "./x.csv")
