@@ -25,6 +25,7 @@ from sklearn.preprocessing import OneHotEncoder
 from sklearn.tree import DecisionTreeClassifier
 
 from dpsynth import DPMarginalSynthesizer, PrivacyLeakWarning, TrainOnSynthetic
+from dpsynth.accounting import DEFAULT_DELTA
 from dpsynth.metrics import make_fidelity_scorer
 from dpsynth.model_selection import search_privacy_cost
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
@@ -301,6 +302,23 @@ def test_search_privacy_cost_hand_computed():
     assert unfitted == cost
 
 
+def test_search_privacy_cost_counts_the_default_delta_per_fit():
+    # delta=None is the synthesizer's fixed default (1e-9), not a data-dependent
+    # delta: 3 candidates, 5 folds (each record in 4) and a refit are 13 fits
+    grid = {"epsilon": [0.1, 1, 10]}
+    cost = search_privacy_cost(grid, estimator=DPMarginalSynthesizer(), cv=5)
+    assert DPMarginalSynthesizer().delta is None and DEFAULT_DELTA == 1e-9
+    assert cost["candidate_deltas"] == [DEFAULT_DELTA] * 3
+    assert cost["refit_delta"] == DEFAULT_DELTA
+    assert cost["delta"] == pytest.approx(1.3e-08)
+    unfitted = search_privacy_cost(GridSearchCV(DPMarginalSynthesizer(), grid, cv=5))
+    assert unfitted["delta"] == pytest.approx(1.3e-08)
+    without_refit = search_privacy_cost(grid, estimator=DPMarginalSynthesizer(), cv=5,
+                                        refit=False)
+    assert without_refit["delta"] == pytest.approx(1.2e-08)
+    assert without_refit["refit_delta"] == 0.0
+
+
 def test_search_privacy_cost_of_train_on_synthetic_grids():
     model = TrainOnSynthetic(
         HuberRegressor(epsilon=1.35),  # a loss parameter, not a privacy budget
@@ -312,7 +330,9 @@ def test_search_privacy_cost_of_train_on_synthetic_grids():
     # every fit adds the encoder's 0.5: 2 * (1.5 + 2.5 + 3.5) + 3.5
     assert cost["candidate_epsilons"] == [1.5, 2.5, 3.5]
     assert cost["epsilon"] == pytest.approx(18.5)
-    assert cost["delta"] is None  # delta=None is data-dependent
+    # delta=None is the fixed default, counted per fit: 2 * 3 + 1 fits
+    assert cost["candidate_deltas"] == [DEFAULT_DELTA] * 3
+    assert cost["delta"] == pytest.approx(7 * DEFAULT_DELTA)
     # parameters outside the grid take the estimator's values (epsilon=4)
     by_length = search_privacy_cost({"synthesizer__reporting_length": [1, 2, 3]},
                                     estimator=model, cv=3)
