@@ -28,7 +28,17 @@ Kinds (the ``kind`` of their dictionary form in parentheses):
   two numeric columns.
 - :class:`ScalarRange` (``"range"``): a numeric column lies in ``[low, high]``.
 
-A missing value satisfies every rule it takes part in (as in SDV).
+A missing value satisfies every rule it takes part in (as in SDV).  A
+column's *other* value (the values the release did not publish, see
+``TableEncoder(other_label=...)``) is treated as the value it decodes to.
+Its label (``"<other>"`` in text columns) is not one of the values a rule
+names: a rule that restricts a column to named values
+(:class:`AllowedCombinations`, the ``then_column`` of an :class:`Implication`
+whose condition holds) never samples it there, and
+:class:`ForbiddenCombinations` never forbids it; an other value without a
+label (non-text columns) decodes to missing and satisfies every rule.  The
+synthetic records therefore satisfy every rule as :func:`constraint_violations`
+checks it.
 """
 
 from dataclasses import dataclass, fields
@@ -176,12 +186,25 @@ def _coded_combinations(schema, columns, combinations):
     return out
 
 
+def _missing_codes(schema, j, codes):
+    """Whether each code of column ``j`` decodes to a missing value: its missing
+    code (``-1`` with ``missing="absent"``, else the code after the values and the
+    other value), and its other value when that has no label (a column of a
+    non-text dtype).  An other value with a label (``"<other>"``) is not missing:
+    no rule names it, so it does not satisfy a rule that restricts the column."""
+    column = schema[j]
+    missing = (codes < 0) | (codes >= column.n_codes)
+    if column.other and column.other_label is None:
+        missing |= codes == len(column.values)
+    return missing
+
+
 def _missing_rows(codes, schema, columns):
     """Records with a missing value in one of ``columns`` (they satisfy every rule)."""
     missing = np.zeros(codes.shape[0], dtype=bool)
     for name in columns:
         j = schema.names.index(name)
-        missing |= (codes[:, j] < 0) | (codes[:, j] >= len(schema[j].values))
+        missing |= _missing_codes(schema, j, codes[:, j])
     return missing
 
 
@@ -290,11 +313,10 @@ class Implication(_Rule):
         k = _categorical(schema, self.then_column, "implication")
         if_codes = _codes_of(schema, j, [self.value])
         then_codes = _codes_of(schema, k, self.then_values)
-        n_k = len(schema[k].values)
 
         def accept(codes, values):
             condition = np.isin(codes[:, j], if_codes)
-            then = np.isin(codes[:, k], then_codes) | (codes[:, k] < 0) | (codes[:, k] >= n_k)
+            then = np.isin(codes[:, k], then_codes) | _missing_codes(schema, k, codes[:, k])
             return ~condition | then
         return _CodeRule(accept=accept)
 
