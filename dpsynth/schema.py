@@ -324,8 +324,10 @@ class Binning:
                 values = tuple(sorted(float(v) for v in self.__dict__[name]))
             except (TypeError, ValueError):
                 raise ValueError(f"binning {name!r} must be a list of numbers") from None
-            if not all(math.isfinite(v) for v in values):
-                raise ValueError(f"binning {name!r} values must be finite")
+            # +-inf is a value of its own (a float column's records may hold it)
+            if any(math.isnan(v) or self.integer and math.isinf(v) for v in values):
+                raise ValueError(f"binning {name!r} values must be numbers (+-inf in float "
+                                 "columns only)")
             if self.integer and not all(v.is_integer() for v in values):
                 raise ValueError(f"binning {name!r} values of an integer column must be "
                                  "integers")
@@ -468,13 +470,17 @@ class Binning:
 
     def to_json(self):
         cast = int if self.integer else float
+
+        def point(v):  # JSON has no infinity: +-inf is written as a string
+            return (("inf" if v > 0 else "-inf") if math.isinf(v) else cast(v))
+
         out = {"edges": [cast(e) for e in self.edges], "integer": self.integer,
                "inverse": self.inverse, "clip": self.clip}
         # optional fields: absent means none (files of earlier versions read the same)
         if self.special:
-            out["special"] = [cast(v) for v in self.special]
+            out["special"] = [point(v) for v in self.special]
         if self.frequent:
-            out["frequent"] = [cast(v) for v in self.frequent]
+            out["frequent"] = [point(v) for v in self.frequent]
         if self.within is not None:
             out["within"] = [list(w) for w in self.within]
         if self.decimals is not None:

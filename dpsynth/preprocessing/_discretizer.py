@@ -179,7 +179,7 @@ def _decode(codes, edges, integer, inverse, rng):
     return np.where(last | (drawn < upper), drawn, np.nextafter(upper, -np.inf))
 
 
-def encode_binning(values, binning, name):
+def encode_binning(values, binning, name, clip_infinite=False):
     """Codes of float ``values`` under a :class:`~dpsynth.schema.Binning` (NaN -> -1).
 
     A value equal to a point value (declared special or DP-frequent; at the
@@ -189,7 +189,9 @@ def encode_binning(values, binning, name):
     integer (a value clipped onto it, or a non-integer such as 2.5 in the
     half-open ``[2, 3)``) gets that point's bin too, so that an interval
     whose integers are all point values holds no record
-    (:attr:`~dpsynth.schema.Binning.empty_intervals`).
+    (:attr:`~dpsynth.schema.Binning.empty_intervals`).  With ``clip_infinite``
+    (a binning found under DP), +-inf that is no point value is an outlier,
+    clipped into an end bin; otherwise it is refused.
     """
     values = np.asarray(values, dtype=np.float64)
     points = np.asarray(binning.points, dtype=np.float64)
@@ -210,8 +212,10 @@ def encode_binning(values, binning, name):
             is_point, index = is_point | again, np.where(again, index_again, index)
         codes[is_point] = binning.n_intervals + index[is_point]
     rest = ~is_point
-    codes[rest] = _encode(values[rest], binning.edge_array, binning.integer, binning.clip,
-                          name)
+    outliers = values[rest]
+    if clip_infinite:
+        outliers = np.clip(outliers, -np.finfo(np.float64).max, np.finfo(np.float64).max)
+    codes[rest] = _encode(outliers, binning.edge_array, binning.integer, binning.clip, name)
     return codes
 
 

@@ -1031,9 +1031,6 @@ def _bin_column(column, series, missing_code, clip_infinite=False):
                                    or not pd.api.types.is_numeric_dtype(dtype)):
         raise TypeError(f"Column {column.name!r} is binned but has dtype {dtype}; give it as "
                         "numbers.")
-    values = numbers_of(series)
-    if clip_infinite:
-        values = np.clip(values, -np.finfo(np.float64).max, np.finfo(np.float64).max)
-    col = encode_binning(values, column.binning, column.name)
+    col = encode_binning(numbers_of(series), column.binning, column.name, clip_infinite)
     col[col < 0] = missing_code
     return col

@@ -578,6 +578,8 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
     # values in the range only: values clipped into it would pile up at its ends
     # as a point mass no record holds (step 3 may widen the range past them)
     inside = (values >= low) & ((values < high) if integer else (values <= high))
+    if not integer:  # +-inf: candidates wherever the range is (a value of their own)
+        inside |= np.isinf(values)
     candidates = point_keys(values[inside], integer, decimals)
     observed, inverse = np.unique(candidates, return_inverse=True)
     counts = np.bincount(inverse, weights=None if weights is None else weights[inside],
@@ -1257,15 +1259,17 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     values = np.asarray(values, dtype=np.float64)
     if weights is not None:
         weights = np.asarray(weights, dtype=np.float64)
-    finite = np.isfinite(values)  # +-inf: clipped into the end cells like any outlier
-    values = np.where(finite | np.isnan(values), values,
-                      np.sign(values) * np.finfo(np.float64).max)
+    # +-inf (a ratio's division by zero): no cell of step 1, so that they never stretch
+    # the range; a float column's candidates of step 2 (released when frequent,
+    # decoded as themselves); else outliers, clipped into the end parts by step 3
+    infinite = np.isinf(values)
     if integer:  # a DP whole-numbers decision can miss a few decimals: each is
         # measured as the integer its interval holds it as (encode_binning's floor)
         values = np.floor(values)
     rho_range = rho * STEP_SHARES[0]
     (low, high), total, range_spend, cells, noisy_missing = _dp_range(
-        values, weights, integer, rho_range, rng, missing)
+        values[~infinite], None if weights is None else weights[~infinite], integer,
+        rho_range, rng, missing)
     # codes: a public function of step 1's DP range, when step 1 found one (its
     # fallback cell of 0 is no evidence of a few codes)
     as_codes = bool(integer and code_levels is not None and high - low <= code_levels

@@ -429,8 +429,34 @@ def test_numeric_discovery_is_reproducible_and_handles_edge_cases():
     second = TableEncoder(numeric_rho=0.5, random_state=3).fit(X)
     assert first.schema_ == second.schema_
     back = first.inverse_transform(first.transform(X), random_state=0)
-    assert np.isfinite(back["x"]).all() and back["y"].isna().all()
+    # +-inf held by many records are values of their own (DP point masses)
+    assert (back["x"] == np.inf).mean() == (back["x"] == -np.inf).mean() == 0.25
+    assert back["x"][np.isfinite(back["x"])].between(1.5, 2.5).all()
+    assert back["y"].isna().all()
     assert (back["z"] == 0).all() and back["z"].dtype == np.int64
+
+
+def test_a_few_infinite_values_neither_stretch_the_range_nor_come_back():
+    # +-inf held by a few records (a ratio's division by zero): not released as
+    # points, they are outliers clipped into the end bins; the range and the
+    # decimals are the finite values'
+    rng = np.random.default_rng(5)
+    ratio = rng.normal(50, 10, 3000).round(1)
+    ratio[:3] = [np.inf, -np.inf, np.inf]
+    many = ratio.copy()
+    many[rng.random(3000) < 0.1] = np.inf
+    X = pd.DataFrame({"few": ratio, "many": many})
+    encoder = TableEncoder(numeric_rho=0.5, random_state=0).fit(X)
+    back = encoder.inverse_transform(encoder.transform(X), random_state=0)
+    few = back["few"]
+    assert np.isfinite(few).all() and few.between(0, 100).all()
+    assert (few.round(1) == few).all() and (few % 1 != 0).mean() > 0.5  # decimals kept
+    assert (back["many"] == np.inf).mean() == pytest.approx((many == np.inf).mean(), abs=0.02)
+    finite = back["many"][np.isfinite(back["many"])]
+    assert finite.between(0, 100).all()
+    binning = encoder.schema_[1].binning
+    assert np.inf in binning.frequent and binning.to_json()["frequent"][-1] == "inf"
+    assert type(binning).from_json(binning.to_json()) == binning
 
 
 def test_text_numbers_are_decided_by_dp():
