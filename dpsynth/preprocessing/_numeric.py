@@ -88,6 +88,11 @@ __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numer
 #: The most parts a crowded cell of the range is cut into (a year column's
 #: one octave 1024-2047 needs parts of a few years, not 64).
 MAX_SUB_CELLS = 256
+#: Sub-rounds of step 3's round 2 over a crowded part (:func:`_zoomed`): its
+#: children are counted in each, with ``1/ZOOM_ROUNDS`` of the round's budget, and
+#: a child holding many more records than it was sized for is cut further in the
+#: next (values crowded into a sliver of a part: an hour of 2024 in seconds).
+ZOOM_ROUNDS = 3
 #: An end part of step 3's range whose density is this many times below its
 #: neighbour's, while it holds at least END_MASS_SHARE of the neighbour's records,
 #: is narrowed to the neighbour's density (:func:`_tightened_ends`).
@@ -761,6 +766,40 @@ def _kept_mass(estimate, variance, capacity, fine, measured, fallback):
     return mass
 
 
+def _without_far_ends(mass, estimate, variance, fine):
+    """``mass`` without an outermost run of kept parts that lies farther from the
+    next kept part than the other kept parts span, unless the run's summed
+    estimate clears the range threshold at its noise (post-processing).
+
+    A part is kept at a level that noise alone clears in half a part of the grid
+    on average, so that thin tails are kept, and the cells that the range
+    widened over toward 0 share what their sum measured; but a false part or
+    run far from the records (1988 beside a week of 2024) would stretch the
+    range, and the interval that holds it, by more than the records span: such
+    a run needs the level that a cell outside step 1's range needs
+    (:data:`RANGE_FALSE_CELL`).
+    """
+    mass = np.array(mass, dtype=np.float64)
+    level = float(-ndtri(RANGE_FALSE_CELL / estimate.size))
+    while True:
+        kept = np.flatnonzero(mass)
+        breaks = np.flatnonzero(np.diff(kept) > 1)
+        if not breaks.size:
+            return mass
+        low_run, after = kept[:breaks[0] + 1], kept[breaks[0] + 1]
+        high_run, before = kept[breaks[-1] + 1:], kept[breaks[-1]]
+        ends = ((low_run, fine[after] - fine[low_run[-1] + 1],
+                 fine[kept[-1] + 1] - fine[after]),
+                (high_run, fine[high_run[0]] - fine[before + 1],
+                 fine[before + 1] - fine[kept[0]]))
+        z = [estimate[run].sum() / math.sqrt(variance[run].sum()) for run, _, _ in ends]
+        far = [(score, run) for (run, gap, span), score in zip(ends, z)
+               if gap > span and score <= level]
+        if not far:
+            return mass
+        mass[min(far, key=lambda item: item[0])[1]] = 0.0  # one run at a time
+
+
 def _reaches_zero(estimate, variance, width, edge, edge_variance, edge_width):
     """Whether the values of a positive range's lowest cell of the range grid (or
     lowest part of step 3 that holds records) go on below it (post-processing of
@@ -962,6 +1001,95 @@ def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, dec
     return edges, tuple(within)
 
 
+def _sized(count, unit, low, high, integer):
+    """Parts of ``[low, high)`` holding about ``unit`` records each for a noisy
+    ``count`` (1 to :data:`MAX_SUB_CELLS`; whole integers for integer columns)."""
+    n = int(np.clip(np.floor(np.nan_to_num(count) / unit), 1, MAX_SUB_CELLS))
+    if integer:
+        n = int(min(n, high - low))
+        return np.unique(np.round(np.linspace(low, high, n + 1)))
+    return np.linspace(low, high, n + 1)
+
+
+def _zoom_unit(sigma, level, rounds=ZOOM_ROUNDS):
+    """Records a part cut in sub-round ``level`` (1: the first) of a zoomed part is
+    sized for: ``4`` standard deviations of its count over the sub-rounds left."""
+    return 4.0 * sigma * math.sqrt(rounds / (rounds - level + 1.0))
+
+
+def _zoomable(first_round, base, children, sigma, integer):
+    """Whether each part of round 2's ``base`` is zoomed (:func:`_zoomed`): its
+    round-1 noisy count could fill two parts of the second sub-round, and its
+    children are not single integers already (a public function of round 1)."""
+    room = np.diff(base) > children if integer else np.ones(children.size, dtype=bool)
+    return (np.nan_to_num(first_round) >= 2.0 * _zoom_unit(sigma, 2)) & room
+
+
+def _zoomed(values, weights, low, high, total, total_var, sigma, integer, rng,
+            rounds=ZOOM_ROUNDS):
+    """The parts of one crowded part ``[low, high)`` of round 2, their estimates and
+    variances, from :data:`ZOOM_ROUNDS` sub-rounds of noisy counts of ``sigma *
+    sqrt(rounds)`` each (together ``1/sigma``-GDP: each record is counted once in
+    each sub-round).
+
+    Sub-round 1 counts the part's children, sized as round 2 sizes them (about
+    ``4 sigma`` records each by ``total``, the part's round-1 count of variance
+    ``total_var``); each later sub-round counts every part of the one before
+    again, one whose noisy count so far holds at least two parts' worth
+    (:func:`_zoom_unit`: ``4`` standard deviations of a part counted in the
+    sub-rounds left) cut into that many (a public function of the counts
+    already released).  An hour of events among the seconds of 2024, which
+    round 2's children would spread over a day, is cut into minutes.  The
+    counts of the tree (the part, every part and its children) are combined
+    by least squares (inverse-variance sums up the tree, differences shared
+    down by variance, post-processing): a part that is never cut is as
+    precise as one counted once in round 2.
+    """
+    s2 = rounds * sigma ** 2
+    edges = _sized(total, _zoom_unit(sigma, 1, rounds), low, high, integer)
+    levels, acc, cnt, parent = [], None, None, np.zeros(edges.size - 1, dtype=np.int64)
+    for level in range(1, rounds + 1):
+        if level > 1:  # cut the crowded parts of the sub-round before
+            unit = _zoom_unit(sigma, level, rounds)
+            pieces = [_sized(a / c, unit, lo, hi, integer)
+                      for a, c, lo, hi in zip(acc, cnt, edges[:-1], edges[1:])]
+            parent = np.concatenate([np.full(piece.size - 1, k, dtype=np.int64)
+                                     for k, piece in enumerate(pieces)])
+            single = np.array([piece.size == 2 for piece in pieces])
+            edges = np.unique(np.concatenate(pieces))
+        y = _noisy(_histogram(values, weights, edges), sigma * math.sqrt(rounds), rng)
+        levels.append((edges, y, parent))
+        if level == 1:
+            acc, cnt = y.copy(), np.ones(y.size)
+        else:  # a part counted again keeps its counts so far, a cut one starts afresh
+            acc = y + np.where(single, acc, 0.0)[parent]
+            cnt = 1.0 + np.where(single, cnt, 0.0)[parent]
+    # least squares on the tree: sums up (inverse variance), differences down
+    z, v = [None] * rounds, [None] * rounds
+    z[-1], v[-1] = levels[-1][1], np.full(levels[-1][1].size, s2)
+    sums = [None] * rounds
+    for k in range(rounds - 1, -1, -1):
+        kids = levels[k][2]
+        n_up = 1 if k == 0 else levels[k - 1][1].size
+        s_up = np.bincount(kids, weights=z[k], minlength=n_up)
+        vs_up = np.bincount(kids, weights=v[k], minlength=n_up)
+        sums[k] = (s_up, vs_up)
+        if k == 0:
+            top, top_var = _inverse_variance(np.array([total]), np.array([total_var]),
+                                             s_up, vs_up)
+        else:
+            z[k - 1], v[k - 1] = _inverse_variance(levels[k - 1][1], np.full(n_up, s2),
+                                                   s_up, vs_up)
+    f, fv = top, top_var
+    for k in range(rounds):
+        kids = levels[k][2]
+        s_up, vs_up = sums[k]
+        share = v[k] / vs_up[kids]
+        f, fv = (z[k] + (f - s_up)[kids] * share,
+                 v[k] - v[k] * share + share ** 2 * fv[kids])
+    return levels[-1][0], f, fv
+
+
 def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, rng,
                     range_counts, range_sigma, decimals_of, levels=None, codes=False,
                     others=None):
@@ -1080,8 +1208,12 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     fine = np.unique(np.concatenate(pieces))
     parent = _cells(fine[:-1], base)
     rest = ~np.isin(point_keys(values, integer, decimals), pts)
-    second = _noisy(_histogram(_clip(values[rest], low, high, integer),
-                               None if weights is None else weights[rest], fine), sigma, rng)
+    clipped = _clip(values[rest], low, high, integer)
+    rest_weights = None if weights is None else weights[rest]
+    zoom = _zoomable(first_round, base, children, sigma, integer)
+    plain = ~zoom[parent]  # a zoomed part's children are counted by _zoomed alone
+    second = np.zeros(fine.size - 1)
+    second[plain] = _noisy(_histogram(clipped, rest_weights, fine)[plain], sigma, rng)
     n_children = np.bincount(parent, minlength=base.size - 1)
     parent_sum = np.bincount(parent, weights=second, minlength=base.size - 1)
     # a parent measured in both rounds: the children's estimates add up to the
@@ -1092,6 +1224,22 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     estimate = second + ((total - parent_sum) / n_children)[parent]
     variance = sigma ** 2 * np.where(np.isnan(first_round), 1.0,
                                      n_children / (n_children + 1.0))[parent]
+    if zoom.any():  # the zoomed parts: their sub-rounds replace their children
+        at_part = _cells(clipped, base)
+        blocks = []
+        for k in range(base.size - 1):
+            inside = parent == k
+            if not zoom[k]:
+                blocks.append((fine[:-1][inside], estimate[inside], variance[inside]))
+                continue
+            mine = at_part == k
+            edges_k, est_k, var_k = _zoomed(
+                clipped[mine], None if rest_weights is None else rest_weights[mine],
+                base[k], base[k + 1], first_round[k], sigma ** 2, sigma, integer, rng)
+            blocks.append((edges_k[:-1], est_k, var_k))
+        fine = np.append(np.concatenate([b[0] for b in blocks]), high)
+        estimate = np.concatenate([b[1] for b in blocks])
+        variance = np.concatenate([b[2] for b in blocks])
     cell, whole = _whole_cells(fine[:-1], fine[1:], grid, point_cells)
     estimate[whole], variance[whole] = _inverse_variance(
         estimate[whole], variance[whole], range_counts[cell[whole]], range_sigma ** 2)
@@ -1100,6 +1248,8 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
 
     capacity = capacity_of(fine)
     mass = _kept_mass(estimate, variance, capacity, fine, measured, fallback)
+    if not codes:
+        mass = _without_far_ends(mass, estimate, variance, fine)
     shape = np.where(capacity > 0, np.clip(estimate, 0.0, None), 0.0) if codes else mass
     parts = fine.copy()  # every part measured, before the range ends at the kept ones
     kept = np.flatnonzero(mass)
