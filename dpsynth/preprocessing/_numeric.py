@@ -39,8 +39,11 @@ each read every record once (sensitivity 1, so each is exactly
    weak test (its values drawn there, not all decoded as 0).  Round 2 counts the final
    range's parts again, a part holding more records than its width was
    sized for cut further (values crowded into a sliver of their octave, an
-   identifier), and an end part far less dense than its neighbour narrowed
-   to its density; the rounds are averaged by inverse variance.
+   identifier), a part crowded enough zoomed in sub-rounds of round 2 that
+   cut its crowded parts further (an hour of instants of 2024), and an end
+   part far less dense than its neighbour narrowed to its density; the
+   rounds are averaged by inverse variance, and an outermost run of kept
+   parts far from the others must clear the range threshold.
    Post-processing of these histograms gives both the ``n_bins`` interval
    edges (their noisy quantiles) and, for every interval, the DP
    probabilities of its sub-bins from which decoded values are drawn
@@ -1019,10 +1022,12 @@ def _zoom_unit(sigma, level, rounds=ZOOM_ROUNDS):
 
 def _zoomable(first_round, base, children, sigma, integer):
     """Whether each part of round 2's ``base`` is zoomed (:func:`_zoomed`): its
-    round-1 noisy count could fill two parts of the second sub-round, and its
-    children are not single integers already (a public function of round 1)."""
+    round-1 noisy count could fill two parts of the last sub-round, and its
+    children are not single integers already (a public function of round 1).
+    A part with fewer records, which the sub-rounds could hardly cut, keeps its
+    one count of round 2."""
     room = np.diff(base) > children if integer else np.ones(children.size, dtype=bool)
-    return (np.nan_to_num(first_round) >= 2.0 * _zoom_unit(sigma, 2)) & room
+    return (np.nan_to_num(first_round) >= 2.0 * _zoom_unit(sigma, ZOOM_ROUNDS)) & room
 
 
 def _zoomed(values, weights, low, high, total, total_var, sigma, integer, rng,
@@ -1108,13 +1113,17 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     cell's density goes on below it (:func:`_reaches_zero`).  Round 2 counts
     the final range's parts again, a part whose round-1 count holds more than
     ``4 sigma`` records per part cut further in the same way (values crowded
-    into a sliver of their octave, such as an identifier column); the two
+    into a sliver of their octave, such as an identifier column), one whose
+    round-1 count could fill two parts of the finest cut zoomed in
+    :data:`ZOOM_ROUNDS` sub-rounds (:func:`_zoomed`); the two
     rounds, and step 1 where a part is a whole cell, are averaged by inverse
     variance, so that a part measured twice is as precise as one measured
     once with ``rho``.  All else is post-processing: a part's estimate is kept
     when it clears the level that noise alone clears in half a part of the
     grid on average (at least one standard deviation; outside step 1's range
-    away from 0, the range threshold); what the cells widened over toward 0
+    away from 0, the range threshold; an outermost run far from the other kept
+    parts, the range threshold at its sum: :func:`_without_far_ends`); what
+    the cells widened over toward 0
     hold beyond their kept parts is spread evenly over their other parts; the
     range ends at the outermost kept parts, but at 0 when it was widened from
     step 1's fallback cell of 0 (a sparse column's values near 0 are drawn
