@@ -94,8 +94,10 @@ MAX_SUB_CELLS = 256
 #: Sub-rounds of step 3's round 2 over a crowded part (:func:`_zoomed`): its
 #: children are counted in each, with ``1/ZOOM_ROUNDS`` of the round's budget, and
 #: a child holding many more records than it was sized for is cut further in the
-#: next (values crowded into a sliver of a part: an hour of 2024 in seconds).
-ZOOM_ROUNDS = 3
+#: next (values crowded into a sliver of a part: an hour of 2024 in microseconds).
+#: Three left 1-2% of such an hour outside it and 300 records of a day spread over
+#: two days (benchmarks/LOG.md, 2026-11-27 morning).
+ZOOM_ROUNDS = 4
 #: An end part of step 3's range whose density is this many times below its
 #: neighbour's, while it holds at least END_MASS_SHARE of the neighbour's records,
 #: is narrowed to the neighbour's density (:func:`_tightened_ends`).

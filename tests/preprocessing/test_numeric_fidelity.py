@@ -2007,7 +2007,7 @@ def test_an_event_log_of_one_hour_keeps_its_window(span):
     # instants of one hour (or week) of 2024 in microseconds: round 2's children of the
     # octave were a day wide, and the hour came back spread over it (KS 0.905, 95% of
     # the instants outside the hour); a false part decades away stretched the week's
-    # range to 1988.  The crowded part is zoomed in three sub-rounds.
+    # range to 1988.  The crowded part is zoomed in ZOOM_ROUNDS (4) sub-rounds.
     rng = np.random.default_rng(1)
     values = pd.Timestamp("2024-03-01") + pd.to_timedelta(
         rng.uniform(0, span, 3000).round(0), unit="s")
