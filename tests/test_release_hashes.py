@@ -135,7 +135,7 @@ PINNED = {
     'priview_demo': [[None, '23e65659ec716154']],
     'priview_gaussian_demo': [[None, '3271e82e337dc544']],
     'sds_demo': [['228e66ddfa7d55b7', '38ec08b049ae32c1']],
-    'workload_adult': [['de713455370624b0', '09c514997e8844f9']],
+    'workload_adult': [['7ed2d7cacb0f5d30', 'd5de8140b2e702f2']],
     'workload_demo': [['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
                       ['1bd9f15a36810b0b', 'cf988e08a86dbb28']],
     'workload_messy_continuous': [['8ad9323fa7d59667', '8edda9dab2c80fb7']],
@@ -146,7 +146,7 @@ PINNED = {
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': [['72c770f39482ffa2', 'f1540d4f1bf3ce27']],
+    'workload_adult': [['bc7cbf4cace0d3ed', 'ecf2e7c279a1c643']],
     'workload_messy_continuous': [['2a317134f69f7be0', '8306df1ccb870af1']],
     'workload_messy_default': [['bfbd9e1cbe3dd215', 'eb9efd5ec244fb26']],
 }
