@@ -91,6 +91,9 @@ __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numer
 #: The most parts a crowded cell of the range is cut into (a year column's
 #: one octave 1024-2047 needs parts of a few years, not 64).
 MAX_SUB_CELLS = 256
+#: A float range whose span is below this share of its magnitude decodes at four
+#: significant digits of its span (:func:`span_decimals`), not only of its magnitude.
+NARROW_SPAN = 0.01
 #: Sub-rounds of step 3's round 2 over a crowded part (:func:`_zoomed`): its
 #: children are counted in each, with ``1/ZOOM_ROUNDS`` of the round's budget, and
 #: a child holding many more records than it was sized for is cut further in the
@@ -269,6 +272,21 @@ def default_decimals(low, high, smallest=None):
     if smallest is not None and 0 < smallest < magnitude:
         decimals = max(decimals, 1 - math.floor(math.log10(smallest)))
     return int(min(MAX_DECIMALS, max(0, decimals)))
+
+
+def span_decimals(low, high):
+    """Decimals of decoded floats in a range far narrower than its magnitude: four
+    significant digits of its span ``high - low`` when that is below
+    :data:`NARROW_SPAN` of ``max(|low|, |high|)``, else 0 (a public rule on public
+    bounds, at most :data:`MAX_DECIMALS`).
+
+    Weights of 1000.25 +- 0.1 grams in a range of 1000.0-1000.6 need the
+    decimals of 0.6, not of 1000 (which would round every value to a gram).
+    """
+    magnitude, span = max(abs(float(low)), abs(float(high))), float(high) - float(low)
+    if not (span > 0 and math.isfinite(magnitude)) or span >= NARROW_SPAN * magnitude:
+        return 0
+    return int(min(MAX_DECIMALS, max(0, 3 - math.floor(math.log10(span)))))
 
 
 def smallest_magnitude(noisy, threshold, integer):
@@ -1167,7 +1185,9 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     noisy = _noisy(_histogram(_clip(values[rest], w_low, w_high, integer),
                               None if weights is None else weights[rest], fine), sigma, rng)
     n_window = w_last - w_first + 1
-    octave = _cells(fine[:-1], grid) - w_first
+    # each part's cell of the range grid: the one holding its middle (a float's zero
+    # cell merged with its neighbours is the zero cell's, not its lower neighbour's)
+    octave = _cells((fine[:-1] + fine[1:]) / 2.0, grid) - w_first
     sums = np.bincount(octave, weights=noisy, minlength=n_window)
     counted = np.bincount(octave, minlength=n_window)
     step1 = np.full(n_window, range_sigma ** 2)
@@ -1177,14 +1197,21 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         range_counts[w_first:w_last + 1], step1)
     measured = _bounds(first, last, integer)  # step 1's range
     fallback = first == last == _zero_cell(integer)  # the cell of 0 alone: no evidence
-    first, last = _grouped_cells(
-        estimate, np.sqrt(variance), first - w_first, last - w_first,
-        float(-ndtri(RANGE_FALSE_CELL / (n_window * len(RANGE_WINDOWS)))), RANGE_NEIGHBOUR)
-    first, last = _widen(estimate, variance, first, last, RANGE_NEIGHBOUR)
+    z_window = float(-ndtri(RANGE_FALSE_CELL / (n_window * len(RANGE_WINDOWS))))
+    first, last = _grouped_cells(estimate, np.sqrt(variance), first - w_first, last - w_first,
+                                 z_window, RANGE_NEIGHBOUR)
     zero = _zero_cell(integer) - w_first
-    if fallback and first == last == zero and zero + w_first not in point_cells:
-        # still nothing, and no point mass in the cell of 0 that would hold the
-        # values (a column of zeros): the likeliest run, if any
+    # the cell of 0 holds the records themselves, not a point mass (floats of
+    # magnitudes below the grid, such as 1e-12): widening from it over the wide
+    # window of step 1's fallback needs the range threshold, not a neighbour's level
+    at_zero = bool(estimate[zero] > z_window * math.sqrt(variance[zero]))
+    first, last = _widen(estimate, variance, first, last,
+                         z_window if fallback and at_zero else RANGE_NEIGHBOUR)
+    if (fallback and first == last == zero and zero + w_first not in point_cells
+            and not at_zero):
+        # still nothing, and neither a point mass in the cell of 0 nor a count there
+        # that would hold the values (a column of zeros, of magnitudes below the
+        # grid): the likeliest run, if any
         first, last = _likeliest_run(estimate, variance, zero, FALLBACK_RUN_SIGMAS)
     elif (fallback and first == last == zero and others is not None
           and others[0] > REST_SIGMAS * math.sqrt(others[1])):
@@ -1282,7 +1309,8 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         noisy = (estimate[kept[0]:kept[-1] + 1], variance[kept[0]:kept[-1] + 1])
         fine = _tightened_ends(fine, mass, integer)
         low, high = float(fine[0]), float(fine[-1])
-        if not integer:
+        if not integer:  # a range narrow for its magnitude: the digits of its span too
+            decimals = max(decimals, decimals_of(low, high, span=True))
             low = math.floor(low * 10 ** decimals) / 10 ** decimals
             high = math.ceil(high * 10 ** decimals) / 10 ** decimals
             fine[0], fine[-1] = low, high
@@ -1464,9 +1492,11 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     has_missing = estimate > MISSING_SIGMAS * math.sqrt(variance)
     points = special + frequent
 
-    def decimals_of(low, high):  # of the final range, and of the released point values
+    def decimals_of(low, high, span=False):  # of the final range, and of the point values
         if integer or declared is not None:
             return declared
+        if span:  # the range's span alone (a range narrowed to the parts that hold records)
+            return span_decimals(low, high)
         return max(default_decimals(low, high, smallest), point_decimals(frequent))
 
     others = None

@@ -2080,3 +2080,33 @@ def test_a_far_weak_end_run_is_dropped_a_strong_one_kept():
     near = estimate.copy()
     near[[2]], near[[80]] = 0.0, 12.0  # a weak part near the records stays
     assert _without_far_ends(np.where(near > 0, near, 0.0), near, variance, fine)[80] == 12.0
+
+
+def test_a_float_column_narrow_for_its_magnitude_keeps_its_decimals():
+    # weights of 1000.25 +- 0.1 grams: four significant digits of 1000 are whole
+    # grams; the digits of the final range's span keep the spread
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"weight": rng.normal(1000.25, 0.1, 3000).round(3)})
+    encoder = TableEncoder(numeric_rho=0.05, random_state=0).fit(X)
+    back = encoder.inverse_transform(encoder.transform(X), random_state=0)
+    assert encoder.schema_[0].binning.decimals >= 3
+    assert _ks(X["weight"], back["weight"]) < 0.05
+    assert 0.07 < back["weight"].std() < 0.13
+    # a column that is not narrow keeps four significant digits of its magnitude
+    from dpsynth.preprocessing._numeric import span_decimals
+
+    assert span_decimals(0.0, 1024.0) == 0 and span_decimals(999.9, 1000.6) == 4
+
+
+def test_floats_below_the_grid_are_never_decoded_with_the_wrong_sign():
+    # magnitudes below 2**-30 (concentrations, p-values) are in the range grid's cell
+    # of 0: they come back as 0 (or as themselves where their octaves are found),
+    # never as negative numbers from a noisy run widened beside that cell
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"conc": rng.uniform(1e-12, 5e-12, 3000),
+                      "pvalue": 10 ** (-rng.uniform(0, 30, 3000)),
+                      "g": rng.choice(["a", "b"], 3000)})
+    for seed in range(3):
+        synthetic = DPMarginalSynthesizer(epsilon=4, random_state=seed).fit(X).sample()
+        assert (synthetic["conc"] >= 0).all() and (synthetic["conc"] <= 1e-9).all()
+        assert (synthetic["pvalue"] >= 0).all() and (synthetic["pvalue"] <= 1.0).all()
