@@ -1065,6 +1065,277 @@ def test_month_column_by_month_neighbours_differ_only_in_dp_outputs(name, values
     _check_numeric_neighbours(releases, ("issue_d",))
 
 
+# ------------------- narrow windows far from 0: step 3's zoom and its far end runs
+def _window_base(n=3000, seed=12):
+    """Columns crowded into a sliver of their range grid's cell, which step 3 zooms
+    into (nothing declared): an event log of one hour of 2024 (instants to the
+    microsecond, 2024-03-01 00:00-01:00) and identifiers 1e9..1e9+5000."""
+    rng = np.random.default_rng(seed)
+    start = pd.Timestamp("2024-03-01")
+    return pd.DataFrame({
+        "when": pd.Series(start + pd.to_timedelta(rng.integers(0, 3600 * 10 ** 6, n),
+                                                  unit="us")).astype("datetime64[us]"),
+        "ident": (10 ** 9 + rng.integers(0, 5001, n)).astype(np.int64),
+        "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+
+
+def _window_column(low):
+    """The column of :func:`_window_base` that a zoomed part starting at ``low`` is of."""
+    return "when" if low > 1e12 else "ident"
+
+
+def _zoomed_releases(tables, tmp_path, monkeypatch):
+    """:func:`_default_releases` of each table, and of each the zoomed parts of step 3
+    (``{column: [(low, high, edges of the last sub-round)]}``)."""
+    from dpsynth.preprocessing import _numeric
+
+    seen, zoomed = [], _numeric._zoomed
+
+    def spy(values, weights, low, high, *args, **kwargs):
+        out = zoomed(values, weights, low, high, *args, **kwargs)
+        seen.append((float(low), float(high), np.asarray(out[0], dtype=np.float64)))
+        return out
+
+    monkeypatch.setattr(_numeric, "_zoomed", spy)
+    releases, parts = [], []
+    for k, frame in enumerate(tables):
+        seen.clear()
+        (tmp_path / str(k)).mkdir(parents=True)
+        releases += _default_releases([frame], tmp_path / str(k))
+        found = {}
+        for low, high, edges in seen:
+            found.setdefault(_window_column(low), []).append((low, high, edges))
+        parts.append(found)
+    return releases, parts
+
+
+def _same_numeric_steps(releases):
+    """The numeric steps' mechanisms, parameters included, are the same in both
+    releases: in these tables every column is found numeric in both (the DP decisions
+    that split the budget agree), and step 1 finds a range (no ``found`` flag), so
+    their parameters are public, and the zoom's sub-rounds add no mechanism."""
+    steps = [[m for m in document["privacy"]["mechanisms"] if m["name"].startswith("numeric")]
+             for document, *_ in releases]
+    assert steps[0] == steps[1]
+
+
+def _check_window_neighbours(base, other, tmp_path, monkeypatch):
+    releases, parts = _zoomed_releases([base, other], tmp_path, monkeypatch)
+    for found in parts:  # the path this battery is for: both columns zoomed in both fits
+        assert set(found) == {"when", "ident"}, found.keys()
+    _check_numeric_neighbours(releases, ("when", "ident"))
+    _same_numeric_steps(releases)
+    return parts
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name,values", [
+    ("one more instant inside the hour", {"when": pd.Timestamp("2024-03-01 00:31:07.123457")}),
+    ("an instant 40 years earlier", {"when": pd.Timestamp("1984-03-01 00:30:00")}),
+    ("a missing instant", {"when": pd.NaT}),
+    ("an instant at the hour's end", {"when": pd.Timestamp("2024-03-01 01:00:00")}),
+])
+def test_one_hour_event_log_neighbours_differ_only_in_dp_outputs(name, values, position,
+                                                                  tmp_path, monkeypatch):
+    base = _window_base()
+    _check_window_neighbours(base, _with_record(base, position, **values), tmp_path,
+                             monkeypatch)
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name,values", [
+    ("one more value inside", {"ident": 10 ** 9 + 2718}),
+    ("a value at 0", {"ident": 0}),
+    ("a value at -1e9", {"ident": -10 ** 9}),
+])
+def test_offset_integer_neighbours_differ_only_in_dp_outputs(name, values, position,
+                                                             tmp_path, monkeypatch):
+    base = _window_base()
+    _check_window_neighbours(base, _with_record(base, position, **values), tmp_path,
+                             monkeypatch)
+
+
+_WINDOW_EDGES = {}
+
+
+def _zoom_edge(column, tmp_path):
+    """An edge of the last sub-round of the base table's zoomed part of ``column``,
+    strictly inside the column's window and nearest its middle: a value on it
+    is on the boundary of two parts counted apart."""
+    if column not in _WINDOW_EDGES:
+        with pytest.MonkeyPatch.context() as patch:
+            _, (found,) = _zoomed_releases([_window_base()], tmp_path / "edges", patch)
+        window = {"when": (pd.Timestamp("2024-03-01").value // 1000,
+                           pd.Timestamp("2024-03-01 01:00").value // 1000),
+                  "ident": (10 ** 9, 10 ** 9 + 5000)}
+        for name, (low, high) in window.items():
+            edges = np.concatenate([e for _, _, e in found[name]])
+            inner = edges[(edges > low) & (edges < high)]
+            assert inner.size, name
+            _WINDOW_EDGES[name] = int(inner[np.argmin(np.abs(inner - (low + high) / 2))])
+    return _WINDOW_EDGES[column]
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("column", ["when", "ident"])
+def test_a_record_on_a_zoomed_part_edge_differs_only_in_dp_outputs(column, position,
+                                                                   tmp_path, monkeypatch):
+    edge = _zoom_edge(column, tmp_path)
+    value = pd.Timestamp(edge, unit="us") if column == "when" else edge
+    base = _window_base()
+    other = _with_record(base, position, **{column: value})
+    assert other.loc[_row_index(other, position), column] == value
+    parts = _check_window_neighbours(base, other, tmp_path / "pair", monkeypatch)
+    for found in parts:  # an edge of both fits' last sub-round (the same noise)
+        assert any(edge in edges for _, _, edges in found[column])
+
+
+# ---------------------------------------------------- +-inf in float columns
+def _infinite_base(n=3000, seed=13):
+    """A ratio with 10% +inf (a division by zero: released as a point value) and an
+    amount without any, nothing declared."""
+    rng = np.random.default_rng(seed)
+    ratio = np.round(rng.lognormal(0, 1, n), 3)
+    ratio[rng.random(n) < 0.1] = np.inf
+    return pd.DataFrame({"ratio": ratio, "amount": np.round(rng.lognormal(2, 0.5, n), 2),
+                         "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name,values", [
+    ("one more +inf", {"ratio": np.inf}),
+    ("a -inf", {"ratio": -np.inf}),
+    ("one more finite ratio", {"ratio": 1.234}),
+    ("a single +inf in a column without", {"amount": np.inf}),
+    ("a single -inf in a column without", {"amount": -np.inf}),
+])
+def test_infinite_value_neighbours_differ_only_in_dp_outputs(name, values, position,
+                                                             tmp_path):
+    base = _infinite_base()
+    releases = _default_releases([base, _with_record(base, position, **values)], tmp_path)
+    top = float(base["amount"].max())
+    finite = base["ratio"][np.isfinite(base["ratio"])]
+    for document, _, _, synth in releases:
+        ratio, amount = (c.binning for c in synth.aggregates_.schema[:2])
+        # +inf held by 10% is released as a point value, written "inf" in the JSON,
+        # and is no cell of the range: the ratio's bins are those of its finite values
+        assert ratio.frequent == (np.inf,)
+        assert document["schema"]["columns"][0]["binning"]["frequent"] == ["inf"]
+        assert np.isfinite(ratio.edges).all() and ratio.edges[-1] <= 2 * finite.max()
+        # one record's +-inf is neither released nor a cell of the range: the amount's
+        # range and decimals stay those of its finite values (not 1e308 and 0 decimals)
+        assert not any(np.isinf(amount.frequent))
+        assert np.isfinite(amount.edges).all()
+        assert 0 <= amount.edges[0] and amount.edges[-1] <= 2 * top
+        assert amount.decimals == releases[0][3].aggregates_.schema[1].binning.decimals
+    _check_numeric_neighbours(releases, ("ratio", "amount"))
+    _same_numeric_steps(releases)
+    sample = releases[1][3].sample(2000, random_state=0)
+    assert np.isfinite(sample["amount"]).all() and not (sample["ratio"] == -np.inf).any()
+
+
+# --------------------------------- floats narrow for their magnitude (span decimals)
+def _narrow_base(n=3000, seed=14):
+    """Weights of 1000.25 +- 0.1 (to the microgram), nothing declared: their range is
+    far narrower than 1% of its magnitude, so they decode at four significant
+    digits of its span."""
+    rng = np.random.default_rng(seed)
+    weight = np.round(1000.25 + np.clip(rng.normal(0, 0.04, n), -0.1, 0.1), 6)
+    return pd.DataFrame({"weight": weight,
+                         "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name,values", [
+    ("a weight of 1e6", {"weight": 1e6}),
+    ("a weight a hair above the middle", {"weight": 1000.2500001}),
+])
+def test_narrow_float_neighbours_differ_only_in_dp_outputs(name, values, position, tmp_path):
+    base = _narrow_base()
+    releases = _default_releases([base, _with_record(base, position, **values)], tmp_path)
+    for *_, synth in releases:  # the path this battery is for: the span's decimals
+        binning = synth.aggregates_.schema[0].binning
+        assert 1000.0 <= binning.edges[0] and binning.edges[-1] <= 1000.6
+        assert binning.decimals >= 3
+    _check_numeric_neighbours(releases, ("weight",))
+    _same_numeric_steps(releases)
+
+
+# ------------------------------------------------------- pyarrow-backed columns
+def _arrow_base(n=2000, seed=15, arrow=True):
+    """A text, an instant and a duration column, in pyarrow dtypes (``string``,
+    ``timestamp[us]``, ``duration[us]``, as ``read_csv(dtype_backend="pyarrow")``
+    gives them) or, with ``arrow=False``, in the pandas dtypes the package reads
+    them as (``string``, ``datetime64[us]``, ``timedelta64[us]``).  The cities have
+    a tail of 100 held by one record each: the column's other code is then far from
+    its DP decision's threshold (one more city would flip a decision at its edge,
+    a DP output that the public part holds as public)."""
+    pa = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(seed)
+    city = pd.Series(rng.choice(["Lyon", "Oslo", "Kyiv", "Lima"], n), dtype=object)
+    city[rng.choice(n, 100, replace=False)] = [f"village{k:03d}" for k in range(100)]
+    city[rng.random(n) < 0.05] = None
+    when = pd.Series(pd.Timestamp("2023-01-01") + pd.to_timedelta(
+        rng.integers(0, 365 * 86400, n), unit="s")).astype("datetime64[us]")
+    when[rng.random(n) < 0.05] = pd.NaT
+    wait = pd.Series(pd.to_timedelta(rng.integers(1, 72 * 60, n), unit="m")) \
+        .astype("timedelta64[us]")
+    frame = pd.DataFrame({"city": city.astype(pd.StringDtype()), "when": when, "wait": wait,
+                          "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+    if arrow:
+        for name, kind in (("city", pa.string()), ("when", pa.timestamp("us")),
+                           ("wait", pa.duration("us"))):
+            frame[name] = frame[name].astype(pd.ArrowDtype(kind))
+    return frame
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name,values", [
+    ("a duplicate record", {}),
+    ("remove a record", None),
+    ("a new city", {"city": "canary-1234"}),
+    ("a missing city", {"city": None}),
+    ("a missing instant", {"when": None}),
+    ("an instant 40 years earlier", {"when": pd.Timestamp("1983-06-01 12:00:00")}),
+    ("a negative wait", {"wait": pd.Timedelta(days=-400)}),
+])
+def test_arrow_column_neighbours_differ_only_in_dp_outputs(name, values, position, tmp_path):
+    base = _arrow_base()
+    other = _neighbour(base, position, values)
+    assert other.dtypes.to_dict() == base.dtypes.to_dict()
+    releases = _default_releases([base, other], tmp_path)
+    for document, dtypes, *_ in releases:  # decoded in the dtypes the user chose
+        assert dtypes.to_dict() == base.dtypes.to_dict()
+        city = document["schema"]["columns"][0]
+        assert city["other"] and "canary-1234" not in city["values"]
+    _check_numeric_neighbours(releases, ("when", "wait"))
+    _same_numeric_steps(releases)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_an_arrow_table_releases_what_its_pandas_equivalent_does(seed, tmp_path):
+    from dpsynth.utils._arrow import standard_columns
+
+    arrow, plain = _arrow_base(), _arrow_base(arrow=False)
+    documents, samples = [], []
+    for label, frame in (("arrow", arrow), ("plain", plain)):
+        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=seed)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            synth.fit(frame)
+            samples.append((synth.sample(500), sorted(str(w.message) for w in caught)))
+        synth.aggregates_.save(tmp_path / f"{label}.json")
+        documents.append(json.loads((tmp_path / f"{label}.json").read_text()))
+    # the whole release file, DP outputs included, and the warnings are the same
+    assert documents[0] == documents[1]
+    (from_arrow, messages_1), (from_plain, messages_2) = samples
+    assert messages_1 == messages_2
+    # the same records, each column in the dtype its table gave it
+    assert from_arrow.dtypes.to_dict() == arrow.dtypes.to_dict()
+    assert from_plain.dtypes.to_dict() == plain.dtypes.to_dict()
+    pd.testing.assert_frame_equal(standard_columns(from_arrow), from_plain)
+
+
 def _wide_base(seed=4):
     """A many-valued column whose rare values (55 records each) only the second
     discovery round releases at epsilon 1 (``tests/release``'s table)."""
