@@ -40,6 +40,7 @@ synthetic record satisfies, e.g. ``{"kind": "inequality", "low_column":
 :mod:`dpsynth.constraints`).
 """
 
+import codecs
 import csv
 import json
 import math
@@ -594,13 +595,35 @@ def load_declaration(path):
 
 
 # ------------------------------------------------------------------- CSV
-def _first_line(path):
+def _text_encoding(encoding):
+    """The codec that reads ``encoding`` (UTF-8 with its byte-order mark ignored),
+    checked: an unknown name is refused."""
+    try:
+        name = codecs.lookup(encoding).name
+    except (LookupError, TypeError):
+        raise InputFileError(f"unknown text encoding {encoding!r}; give one such as "
+                             "utf-8, cp1252 or latin-1 with {encoding}",
+                             encoding=("encoding=", "--encoding")) from None
+    return "utf-8-sig" if name in ("utf-8", "utf-8-sig") else name
+
+
+def _not_encoded(path, encoding):
+    """The error of a file that ``encoding`` cannot read."""
+    if encoding in ("utf-8-sig", "utf-8"):
+        return InputFileError(f"{path} is not UTF-8 text; save it as UTF-8 CSV, or give "
+                              "its encoding with {encoding} (a CSV saved by Excel on "
+                              "Windows: cp1252)", encoding=("encoding=", "--encoding"))
+    return InputFileError(f"{path} is not {encoding} text; give its encoding with "
+                          "{encoding}", encoding=("encoding=", "--encoding"))
+
+
+def _first_line(path, encoding="utf-8-sig"):
     """The first line of ``path`` (its header row, or first record)."""
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
+        with open(path, encoding=encoding, newline="") as handle:
             text = handle.read(_SAMPLE_BYTES)
     except UnicodeDecodeError:
-        raise InputFileError(f"{path} is not UTF-8 text; save it as UTF-8 CSV") from None
+        raise _not_encoded(path, encoding) from None
     if not text.strip():
         raise InputFileError(f"{path} is empty")
     return text.splitlines()[0] if text.splitlines() else ""
@@ -648,7 +671,7 @@ def _check_sep(sep):
                              "break); got {sep}", sep=(repr(sep), repr(sep)))
 
 
-def _first_row(path, sep, header):
+def _first_row(path, sep, header, encoding="utf-8-sig"):
     """``(sep, fields of the first line)``; the separator inferred from a header row
     when ``sep`` is None, ``","`` for a file without one (records never decide it)."""
     path = os.fspath(path)
@@ -656,7 +679,7 @@ def _first_row(path, sep, header):
         raise InputFileError(f"input file not found: {path}")
     if os.path.isdir(path):
         raise InputFileError(f"{path} is a directory, not a CSV file")
-    line = _first_line(path)
+    line = _first_line(path, encoding)
     explicit = sep is not None
     if explicit:
         _check_sep(sep)
@@ -721,7 +744,7 @@ def _headerless_names(path, first, schema):
     return list(schema.names)
 
 
-def read_header(path, *, sep=None, header=True, schema=None):
+def read_header(path, *, sep=None, header=True, schema=None, encoding="utf-8"):
     """The column names of a CSV file, checked as :func:`read_csv` checks them.
 
     Parameters
@@ -735,12 +758,14 @@ def read_header(path, *, sep=None, header=True, schema=None):
         ``column_2``, ...
     schema : Declaration, default=None
         As given to :func:`read_csv`.
+    encoding : str, default="utf-8"
+        As given to :func:`read_csv`.
 
     Returns
     -------
     list of str
     """
-    _, first = _first_row(path, sep, header)
+    _, first = _first_row(path, sep, header, _text_encoding(encoding))
     if not header:
         return _headerless_names(path, first, schema)
     return first
@@ -786,13 +811,13 @@ def _text_dtype():
 
 
 def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop=None,
-             header=True):
+             header=True, encoding="utf-8"):
     """Read a CSV file exactly as written: text, unless declared otherwise.
 
     Parameters
     ----------
     path : str or path-like
-        A UTF-8 text file (a byte-order mark is ignored).
+        A text file in ``encoding`` (UTF-8: a byte-order mark is ignored).
     schema : Declaration, default=None
         Declared columns are converted to their ``dtype`` (numbers, booleans);
         every other column stays text.  Its ``missing_values``, if declared,
@@ -813,6 +838,9 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
         column per field; otherwise the columns are ``column_1, column_2,
         ...``, as many as the first record has fields.  Either way every
         record must have that many fields.
+    encoding : str, default="utf-8"
+        The file's text encoding, a Python codec name (``"cp1252"`` for a CSV
+        that Excel saved on Windows, ``"latin-1"``, ``"utf-16"``).
 
     Returns
     -------
@@ -854,7 +882,8 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
     if schema is not None and schema.missing_values is not None:
         na_values = schema.missing_values
     na_values = list(dict.fromkeys(na_values))
-    sep, first = _first_row(path, sep, header)
+    encoding = _text_encoding(encoding)
+    sep, first = _first_row(path, sep, header, encoding)
     names = first if header else _headerless_names(path, first, schema)
     keep = _select(names, columns, drop, path)
     if schema is not None:
@@ -869,13 +898,13 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
             frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False,
                                 na_filter=False, header=0 if header else None,
                                 names=None if header else names, index_col=False,
-                                encoding="utf-8-sig", engine="c",
+                                encoding=encoding, engine="c",
                                 # a blank line is an empty field in a one-column file
                                 skip_blank_lines=not one_column)
     except (pd.errors.ParserWarning, pd.errors.ParserError) as exc:
-        _raise_ragged(path, sep, len(names), header, exc)
+        _raise_ragged(path, sep, len(names), header, exc, encoding)
     except UnicodeDecodeError:
-        raise InputFileError(f"{path} is not UTF-8 text; save it as UTF-8 CSV") from None
+        raise _not_encoded(path, encoding) from None
     except pd.errors.EmptyDataError:
         raise InputFileError(f"{path} is empty") from None
     if one_column:
@@ -883,7 +912,7 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
     elif len(frame) and (frame.iloc[:, -1] == "").any():
         # the parser fills a short record's absent fields with "": only records
         # whose last field is empty may be short, so only then is the file scanned
-        _raise_ragged(path, sep, len(names), header, None)
+        _raise_ragged(path, sep, len(names), header, None, encoding)
     if na_values:
         frame = frame.mask(frame.isin(na_values))
     frame = frame[keep]
@@ -899,12 +928,12 @@ def read_csv(path, schema=None, *, sep=None, na_values=("",), columns=None, drop
     return frame
 
 
-def _raise_ragged(path, sep, n_fields, header, error):
+def _raise_ragged(path, sep, n_fields, header, error, encoding="utf-8-sig"):
     """Raise an InputFileError naming the first record whose field count is not the
     header's (its line, never its content).  ``error``: the parser's, raised if
     every record has the header's count; None: return then."""
     shown = "\\t" if sep == "\t" else sep
-    with open(path, encoding="utf-8-sig", newline="") as handle:
+    with open(path, encoding=encoding, newline="") as handle:
         reader = csv.reader(handle, delimiter=sep)
         if header:
             next(reader, None)
@@ -1129,7 +1158,8 @@ def _draft_column(name, series, max_categories, max_numeric_categories, point_ma
 
 
 def draft_declaration(data, *, sep=None, na_values=("",), columns=None, drop=None,
-                      header=True, max_categories=100, max_numeric_categories=32,
+                      header=True, encoding="utf-8", max_categories=100,
+                      max_numeric_categories=32,
                       point_mass_share=0.05, notes=None):
     """A declaration drafted from the data, for the data owner to review and edit.
 
@@ -1143,7 +1173,7 @@ def draft_declaration(data, *, sep=None, na_values=("",), columns=None, drop=Non
     ----------
     data : DataFrame, or str or path-like
         A table, or a CSV file read as :func:`read_csv` reads it.
-    sep, na_values, columns, drop, header
+    sep, na_values, columns, drop, header, encoding
         How to read a CSV file (as in :func:`read_csv`).
     max_categories : int, default=100
         Text columns with at most this many values get them as
@@ -1194,7 +1224,7 @@ def draft_declaration(data, *, sep=None, na_values=("",), columns=None, drop=Non
         if isinstance(na_values, str):
             na_values = (na_values,)
         frame = read_csv(data, sep=sep, na_values=na_values, columns=columns, drop=drop,
-                         header=header)
+                         header=header, encoding=encoding)
         missing = tuple(dict.fromkeys(na_values))
     drafted = []
     for name in frame.columns:

@@ -505,7 +505,8 @@ def read_table(args, path, declaration, origins=None):
     no_header = getattr(args, "no_header", False)
     try:
         names = io.read_header(path, sep=getattr(args, "sep", None), header=not no_header,
-                               schema=declaration)
+                               schema=declaration,
+                               encoding=getattr(args, "encoding", "utf-8"))
         unknown = [c for c in declaration.names if c not in names]
         if unknown:
             flag = (origins or {}).get(unknown[0], "the declaration")
@@ -521,7 +522,8 @@ def read_table(args, path, declaration, origins=None):
                                f"remove its declaration ({origins.get(left_out[0])}) or "
                                "keep the column")
         frame = io.read_csv(path, declaration, sep=getattr(args, "sep", None),
-                            columns=columns, drop=drop, header=not no_header)
+                            columns=columns, drop=drop, header=not no_header,
+                            encoding=getattr(args, "encoding", "utf-8"))
         io.check_values(frame, declaration, path=path, first_line=1 if no_header else 2,
                         clip=True)
     except ValueError as exc:

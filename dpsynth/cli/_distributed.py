@@ -151,7 +151,8 @@ def read_distributed(args, pattern, declaration):
             frame = frame.drop(columns=list(drop))
         return frame
     options = {"sep": getattr(args, "sep", None), "columns": columns, "drop": drop,
-               "header": not getattr(args, "no_header", False)}
+               "header": not getattr(args, "no_header", False),
+               "encoding": getattr(args, "encoding", "utf-8")}
     try:
         first = dask.compute(dask.delayed(_read_csv_part)(files[0], declaration, options,
                                                           None))[0]

@@ -1,6 +1,7 @@
 """The argument parser of the ``dpsynth`` command."""
 
 import argparse
+import codecs
 import math
 
 from .._version import __version__
@@ -27,11 +28,24 @@ def _separator(text):
     return text
 
 
-def _add_reading(group, *, selection=True):
+def _encoding(text):
+    try:
+        codecs.lookup(text)
+    except LookupError:
+        raise argparse.ArgumentTypeError(f"unknown text encoding {text!r}; e.g. utf-8, "
+                                         "cp1252 or latin-1") from None
+    return text
+
+
+def _add_reading(group, *, selection=True,
+                 encoding_help="the input's text encoding (default utf-8, a byte-order "
+                               "mark ignored; cp1252 for a CSV saved by Excel on Windows)"):
     group.add_argument("--sep", type=_separator, default=None, metavar="CHAR",
                        help="field separator, '\\t' for a tab (default: the one of , ; "
                             "tab | that splits the header row into the most columns, "
                             "never guessed from records; ',' with --no-header)")
+    group.add_argument("--encoding", type=_encoding, default="utf-8", metavar="NAME",
+                       help=encoding_help)
     group.add_argument("--na-values", action="append", metavar="TEXT",
                        help="also read the field TEXT as a missing value (repeatable); "
                             "by default only the empty field is missing and 'NA', "
@@ -255,7 +269,10 @@ def build_parser():
     command.add_argument("--reporting-length", type=int, default=3, metavar="R",
                          help="longest marginal compared (default: 3)")
     _add_force(command)
-    _add_reading(command.add_argument_group("reading the tables"))
+    _add_reading(command.add_argument_group("reading the tables"),
+                 encoding_help="REAL.csv's text encoding (default utf-8; cp1252 for a CSV "
+                               "saved by Excel on Windows); SYNTH.csv, written by dpsynth, "
+                               "is read as UTF-8")
     _add_declarations(command.add_argument_group("binning (without --aggregates)"),
                       categories=False)
     _add_reporting(command, "print a line per evaluation step")

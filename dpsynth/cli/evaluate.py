@@ -65,9 +65,15 @@ def release_declaration(encoder):
     return io.Declaration(tuple(columns))
 
 
+def _encoding(args, path):
+    """``--encoding`` for the real table; UTF-8 for the synthetic one (dpsynth wrote it)."""
+    return "utf-8" if path == args.synthetic and path != args.real else args.encoding
+
+
 def _header(args, path):
     try:
-        names = io.read_header(path, sep=args.sep, header=not args.no_header)
+        names = io.read_header(path, sep=args.sep, header=not args.no_header,
+                               encoding=_encoding(args, path))
     except ValueError as exc:
         raise _common.CommandError(_common.one_line(exc)) from None
     return names
@@ -122,7 +128,8 @@ def _compared_columns(args, required=None):
 def _read(args, path, declaration, compared, origins=None):
     """``path`` read with ``--columns`` set to the compared columns."""
     return _common.read_table(
-        argparse.Namespace(**{**vars(args), "columns": compared, "drop": None}), path,
+        argparse.Namespace(**{**vars(args), "columns": compared, "drop": None,
+                              "encoding": _encoding(args, path)}), path,
         declaration, origins)
 
 

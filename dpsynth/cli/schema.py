@@ -40,6 +40,7 @@ def run_draft(args):
         draft = io.draft_declaration(
             args.input, sep=args.sep, na_values=("", *(args.na_values or ())),
             columns=args.columns, drop=args.drop, header=not args.no_header,
+            encoding=args.encoding,
             max_categories=args.max_categories,
             max_numeric_categories=args.max_numeric_categories, notes=notes)
     except ValueError as exc:

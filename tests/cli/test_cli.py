@@ -539,6 +539,30 @@ def test_invalid_aggregates_file(capsys, work):
     assert listing(work) == ["agg.json"]
 
 
+def test_a_csv_in_another_encoding_is_read_with_encoding(capsys, work):
+    rng = np.random.default_rng(0)
+    text = "name,city,amount\n" + "".join(
+        f"{rng.choice(['José', 'Zoë', 'Ana'])},{rng.choice(['München', 'Köln'])},"
+        f"{rng.integers(1, 99)}\n" for _ in range(300))
+    Path("excel.csv").write_bytes(text.encode("cp1252"))  # as Excel saves it on Windows
+    code, _, err = run(capsys, "synthesize", "excel.csv", "-o", "out.csv", "--seed", "0")
+    assert_one_line_error(code, err, "synthesize",
+                          "excel.csv is not UTF-8 text; save it as UTF-8 CSV, or give its "
+                          "encoding with --encoding")
+    code, _, err = run(capsys, "synthesize", "excel.csv", "-o", "out.csv", "--seed", "0",
+                       "--encoding", "cp1252", "--aggregates-out", "agg.json")
+    assert code == 0, err
+    out = pd.read_csv("out.csv")  # written as UTF-8
+    assert set(out["name"]) <= {"José", "Zoë", "Ana", "<other>"} and "José" in set(out["name"])
+    # evaluate: --encoding is the real table's; the synthetic one dpsynth wrote is UTF-8
+    code, report, err = run(capsys, "evaluate", "excel.csv", "out.csv", "--encoding", "cp1252")
+    assert code == 0, err
+    with pytest.raises(SystemExit) as exit_info:  # a usage error, as argparse reports it
+        run(capsys, "synthesize", "excel.csv", "-o", "x.csv", "--encoding", "nope")
+    assert exit_info.value.code == 2
+    assert "unknown text encoding 'nope'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("content, fragment", [
     (b"\xff\xfe\x00\x81\x9f binary \x00\x00", "in.csv is not UTF-8 text"),
     (b"a,b\n1,2\n3,4,5,6\n", "in.csv, line 3: the record has more fields than the "

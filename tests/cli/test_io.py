@@ -211,6 +211,25 @@ def test_not_utf8_and_empty(tmp_path):
         read_csv(tmp_path / "nope.csv")
 
 
+def test_other_text_encodings(tmp_path):
+    text = "name;city\nJosé;Köln\nZoë;München\n"
+    excel = tmp_path / "excel.csv"
+    excel.write_bytes(text.encode("cp1252"))  # what Excel writes on Windows
+    with pytest.raises(InputFileError, match="not UTF-8 text.*encoding=") as error:
+        read_csv(excel)
+    assert "--encoding" in error.value.for_cli()
+    frame = read_csv(excel, encoding="cp1252")
+    assert frame["name"].tolist() == ["José", "Zoë"] and frame["city"].tolist()[0] == "Köln"
+    wide = tmp_path / "wide.csv"
+    wide.write_bytes(text.encode("utf-16"))
+    assert read_csv(wide, encoding="utf-16").equals(frame)
+    assert read_header(wide, encoding="UTF-16") == ["name", "city"]
+    with pytest.raises(InputFileError, match="not cp1252 text"):
+        read_csv(write(tmp_path, "a\n\u0101\n"), encoding="cp1252")
+    with pytest.raises(InputFileError, match="unknown text encoding 'klingon'"):
+        read_csv(excel, encoding="klingon")
+
+
 def test_blank_line_of_a_one_column_file_is_a_missing_field(tmp_path):
     assert read_csv(write(tmp_path, "a\nx\n\ny\n"))["a"].isna().tolist() == [
         False, True, False]
