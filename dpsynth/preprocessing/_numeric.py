@@ -78,8 +78,8 @@ from ..mechanisms import discrete_gaussian_scale, gaussian_measure
 from ..schema import (DEFAULT_OTHER_LABEL, Binning, Column, default_missing_marker,
                       integer_room, other_code_label, sub_bin_edges)
 from ._discretizer import _check_special, _snap_edges, decode_binning, encode_binning
-from ..utils._numbers import (GROUPED, NUMBER_CELLS, NUMBER_FORMATS, format_numbers,
-                              number_cells, parse_formatted, parse_numbers)
+from ..utils._numbers import (DECIMAL_COMMA, GROUPED, NUMBER_CELLS, NUMBER_FORMATS,
+                              format_numbers, number_cells, parse_formatted, parse_numbers)
 from ..utils._validation import by_distinct_text
 from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, date_cells, format_dates, is_temporal,
                                numbers_of, parse_dates, temporal_unit)
@@ -167,16 +167,20 @@ DATE_SIGMAS = 3.71
 #: :data:`~dpsynth.utils._numbers.NUMBER_FORMATS` (``"12.5%"``, ``"$1,234.56"``) when the
 #: noisy count of its numbers in that format clears this many times its noise, the
 #: level of :data:`DATE_SIGMAS`: one test clears it by noise alone with probability
-#: 1.04e-4, so that over the seventeen formats of both lists (twelve of dates, five of
-#: numbers) noise alone makes a column of words one of them with probability 0.18%
-#: at most (a union bound), and with 0.05% at most for the five number formats.
+#: 1.04e-4, so that over the eighteen formats of both lists (twelve of dates, six of
+#: numbers) noise alone makes a column of words one of them with probability 0.19%
+#: at most (a union bound), and with 0.07% at most for the six number formats.
 FORMAT_SIGMAS = DATE_SIGMAS
-_GROUPED_AT = NUMBER_FORMATS.index(GROUPED)
 #: Of :func:`decide_numeric`'s five number and text cells (integers as objects, as
 #: text, other numbers as objects, as text, texts): those of plain numbers written as
 #: text, numbers of ``GROUPED`` too (below 1,000), and those of non-integers.
 _WRITTEN = np.array([False, True, False, True, False])
 _DECIMALS = np.array([False, False, True, True, False])
+#: The number formats whose plain numbers written as text are theirs too, and which of
+#: the five cells those are: ``GROUPED``'s numbers below 1,000, ``DECIMAL_COMMA``'s
+#: whole numbers (its others are written with a comma).
+_PLAIN_CELLS = {GROUPED: _WRITTEN, DECIMAL_COMMA: np.array([False, True, False, False, False])}
+_GROUPED_CELLS = np.array([fmt == GROUPED for fmt, _ in NUMBER_CELLS])
 #: A text column holding numbers writes some as number objects and some as text only
 #: when both noisy counts clear this many times their noise: a false mix (one column
 #: in ~740 at 3 sigma) would put number objects in a column of texts, which
@@ -1821,8 +1825,10 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
     total = max(float(noisy.sum()) + n_dates + n_formatted, 0.0)
     # numbers with thousands separators that clear their level: a column of such
     # numbers (its plain numbers, below 1,000, read by that format too), not plain
-    # numbers with a few texts
-    grouped = formatted[2 * _GROUPED_AT:2 * _GROUPED_AT + 2].any()
+    # numbers with a few texts.  Not a decimal comma's: its plain numbers are whole
+    # ones only, so noise in its cells must not take a column of plain decimals
+    # from the plain numbers' decision (whose texts its numbers are)
+    grouped = formatted[_GROUPED_CELLS].any()
     if (n_numbers > level_4 and texts[0] <= max_text_share * total + 3 * sigma
             and not grouped):
         n_decimals = noisy[2] + noisy[3]
@@ -1846,7 +1852,7 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
         cleared = found > 1.0 + FORMAT_SIGMAS * sigma * math.sqrt(2)
         others = formatted & ~own
         decimals = noisy_formats[2 * k + 1]
-        plain = _WRITTEN & (number_format == GROUPED)  # its numbers below 1,000
+        plain = _PLAIN_CELLS.get(number_format, np.zeros(noisy.size, dtype=bool))
         found += float(noisy[plain].sum())
         decimals += float(noisy[plain & _DECIMALS].sum())
         rest = float(noisy[~plain].sum()) + n_dates + float(noisy_formats[others].sum())

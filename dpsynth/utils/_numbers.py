@@ -6,8 +6,8 @@ import pandas as pd
 
 from ._validation import by_distinct_text
 
-__all__ = ["parse_numbers", "NUMBER_FORMATS", "NUMBER_CELLS", "GROUPED", "check_number_format",
-           "parse_formatted", "number_cells", "format_numbers"]
+__all__ = ["parse_numbers", "NUMBER_FORMATS", "NUMBER_CELLS", "GROUPED", "DECIMAL_COMMA",
+           "check_number_format", "parse_formatted", "number_cells", "format_numbers"]
 
 
 def parse_numbers(series):
@@ -35,6 +35,8 @@ def _parse_fields(series):
 # ------------------------------------------------------------- numbers in a format
 #: The format of plain numbers written with thousands separators (:data:`NUMBER_FORMATS`).
 GROUPED = "#,###"
+#: The format of numbers written with a decimal comma (:data:`NUMBER_FORMATS`).
+DECIMAL_COMMA = "#.###,##"
 #: The number formats a text column may be found to hold (``numeric="auto"``): a
 #: fixed, public list (never read from the values), ``#`` standing for the number.
 #: ``"#%"``: a percentage, the number as written (``"12.5%"`` is 12.5), with an
@@ -46,9 +48,14 @@ GROUPED = "#,###"
 #: whitespace around the field is ignored, as :func:`parse_numbers` does.
 #: ``"#,###"``: a plain number with thousands separators (``"1,234"``,
 #: ``"-12,500.5"``), as spreadsheets export them; its numbers below 1,000 are
-#: plain numbers (``"523"``), read by this format too.  Last in the list, so
-#: that the cells of the formats before it keep their place.
-NUMBER_FORMATS = ("#%", "$#", "€#", "£#", GROUPED)
+#: plain numbers (``"523"``), read by this format too.  ``"#.###,##"``: a number
+#: with a decimal comma (``"12,5"``, ``"-1.234,56"``, optional ``"."`` thousands
+#: separators), as spreadsheets in many European locales write them; its whole
+#: numbers are plain (``"12"``, ``"1.234"`` as 1234), and a field that
+#: ``"#,###"`` also reads (``"1,234"``) is counted as that format's.  Each new
+#: format goes last in the list, so that the cells of those before it keep
+#: their place.
+NUMBER_FORMATS = ("#%", "$#", "€#", "£#", GROUPED, DECIMAL_COMMA)
 #: The cells of the DP count of a text column's numbers in a format: for each
 #: format of :data:`NUMBER_FORMATS`, in order, its whole numbers then its other
 #: numbers.  A field is read by one format at most (the symbols differ) and is
@@ -62,6 +69,7 @@ _NUMBER_PATTERNS = {
     "€#": r"(?P<s>-?)€" + _DIGITS,
     "£#": r"(?P<s>-?)£" + _DIGITS,
     GROUPED: r"(?P<s>[+-]?)" + _DIGITS,
+    DECIMAL_COMMA: r"(?P<s>[+-]?)(?P<n>(?:0|[1-9]\d{0,2}(?:\.\d{3})+|[1-9]\d*)(?P<c>,\d+)?)",
 }
 
 
@@ -72,8 +80,9 @@ def check_number_format(fmt):
                          f"stands for the number); got {fmt!r}")
 
 
-def _formatted_fields(series, fmt):
-    """:func:`parse_formatted` field by field (a Series of distinct fields)."""
+def _formatted_fields(series, fmt, own=False):
+    """:func:`parse_formatted` field by field (a Series of distinct fields); ``own``:
+    only the fields that carry the format's mark (a decimal-comma number its comma)."""
     values = series.to_numpy(dtype=object)
     out = np.full(values.size, np.nan)
     is_text = np.fromiter((isinstance(v, str) for v in values), dtype=bool,
@@ -82,7 +91,13 @@ def _formatted_fields(series, fmt):
         return out
     text = pd.Series(values[is_text], dtype=object).str.strip()
     found = text.str.extract("^" + _NUMBER_PATTERNS[fmt] + r"\Z")
-    digits = found["n"].str.replace(",", "", regex=False)
+    if fmt == DECIMAL_COMMA:
+        digits = found["n"].str.replace(".", "", regex=False).str.replace(",", ".",
+                                                                           regex=False)
+        if own:
+            digits = digits.where(found["c"].notna())
+    else:
+        digits = found["n"].str.replace(",", "", regex=False)
     numbers = np.array(pd.to_numeric(digits, errors="coerce").to_numpy(
         dtype=np.float64, na_value=np.nan))
     numbers[(found["s"] == "-").to_numpy()] *= -1.0
@@ -107,8 +122,8 @@ def number_cells(series):
     def cells(fields, _):
         out = np.full(len(fields), -1, dtype=np.int64)
         for k, fmt in enumerate(NUMBER_FORMATS):
-            numbers = _formatted_fields(fields, fmt)
-            read = ~np.isnan(numbers)
+            numbers = _formatted_fields(fields, fmt, own=True)
+            read = ~np.isnan(numbers) & (out < 0)  # a field read by two: the first's
             whole = read & (np.abs(numbers) < 2.0 ** 53)
             whole[whole] = numbers[whole] == np.round(numbers[whole])
             out[read] = 2 * k + np.where(whole[read], 0, 1)
@@ -124,24 +139,28 @@ def format_numbers(numbers, fmt, integer, decimals=None):
     format or with thousands separators (``"$1,020.50"``, ``"1,020.50"``, as
     amounts are written) and in their shortest spelling otherwise
     (``"7.3%"``, or without ``decimals``).  Currency amounts and
-    :data:`GROUPED` numbers carry thousands separators, percentages none; a
-    minus goes before a currency symbol (``"-$5"``) and before a number.
+    :data:`GROUPED` numbers carry thousands separators, percentages and
+    :data:`DECIMAL_COMMA` numbers none (``"1234,5"``); a minus goes before a
+    currency symbol (``"-$5"``) and before a number.
     """
     check_number_format(fmt)
     out = []
-    separators = fmt != "#%"
-    template = "#" if fmt == GROUPED else fmt
+    comma = fmt == DECIMAL_COMMA  # a decimal comma, no thousands separators
+    separators = fmt not in ("#%", DECIMAL_COMMA)
+    template = "#" if fmt in (GROUPED, DECIMAL_COMMA) else fmt
     for value in np.asarray(numbers, dtype=np.float64).tolist():
         if integer:
             magnitude = abs(int(round(value)))
             text = f"{magnitude:,}" if separators else str(magnitude)
-        elif separators and decimals is not None:
-            text = f"{abs(value):,.{int(decimals)}f}"
+        elif (separators or comma) and decimals is not None:
+            text = f"{abs(value):{',' if separators else ''}.{int(decimals)}f}"
         else:
             text = np.format_float_positional(abs(value), unique=True, trim="0")
             if separators:
                 whole, dot, rest = text.partition(".")
                 text = f"{int(whole):,}" + dot + rest
+        if comma:
+            text = text.replace(".", ",")
         negative = value < 0 and text.strip("0.,") != ""
         sign = "-" if negative else ""
         out.append(sign + template.replace("#", text))

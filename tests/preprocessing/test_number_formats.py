@@ -25,6 +25,7 @@ _EXAMPLES = {  # spellings that parse and write back as they are
     "€#": (("€12", "-€1,234", "€0"), True, None),
     "£#": (("£7.5", "£1,020.25"), False, None),
     "#,###": (("1,234", "-12,500", "523", "1,000,000"), True, None),
+    "#.###,##": (("12,5", "-1234,56", "0,125", "7,25"), False, None),
 }
 
 
@@ -44,8 +45,10 @@ def test_formats_parse_and_write_back_in_their_format():
                      "12.5", "USD 5", "$", "%", "", "1e3%", "$inf", None, 12.5, True],
                     dtype=object)
     for fmt in NUMBER_FORMATS:
-        # a plain number is a number of "#,###" (one below 1,000 has no separator)
-        assert np.isnan(parse_formatted(bad, fmt)).sum() == bad.size - (fmt == "#,###"), fmt
+        # a plain number is a number of "#,###" (one below 1,000 has no separator); to a
+        # decimal comma "12.5" is no number (a thousands dot has three digits after it)
+        read = {"#,###": 1, "#.###,##": 0}.get(fmt, 0)
+        assert np.isnan(parse_formatted(bad, fmt)).sum() == bad.size - read, fmt
     # thousands separators: in groups of three, a sign before the number
     assert parse_formatted(pd.Series(["1,234.5", "+2,000", "-7", "12345"]),
                            "#,###").tolist() == [1234.5, 2000.0, -7.0, 12345.0]
@@ -67,6 +70,13 @@ def test_each_field_falls_in_one_number_format_cell():
     assert cells == [("#%", "int"), ("#%", "float"), ("$#", "int"), ("$#", "float"),
                      ("€#", "int"), ("£#", "float"), ("#,###", "int"), ("#,###", "float"),
                      None, None, None]
+    # a decimal comma: its own cells; a field "#,###" reads too is that format's
+    commas = pd.Series(["12,5", "-1.234,50", "0,125", "1,234", "12", "1.234"], dtype=object)
+    cells = [NUMBER_CELLS[k] if k >= 0 else None for k in number_cells(commas)]
+    assert cells == [("#.###,##", "float"), ("#.###,##", "float"), ("#.###,##", "float"),
+                     ("#,###", "int"), ("#,###", "int"), ("#,###", "float")]
+    assert parse_formatted(commas, "#.###,##").tolist() == [12.5, -1234.5, 0.125, 1.234,
+                                                             12.0, 1234.0]
     assert (number_cells(fields.astype("string")) == number_cells(fields)).all()
 
 
@@ -86,7 +96,8 @@ def test_a_number_format_needs_a_text_column_and_no_date_format():
     with pytest.raises(ValueError, match="number_format"):
         Binning((0.0, 10.0), True, text_share=1.0, date_format="%Y-%m-%d",
                 number_format="$#")
-    with pytest.raises(ValueError, match=r"must be one of \['#%', '\$#', '€#', '£#', '#,###'\]"):
+    with pytest.raises(ValueError, match=r"must be one of \['#%', '\$#', '€#', '£#', '#,###', "
+                                         r"'#.###,##'\]"):
         parse_formatted(pd.Series(["5%"]), "percent")
 
 
@@ -185,11 +196,14 @@ def _money(n=4000, seed=3):
                    for v in amount * np.where(rng.random(n) < 0.1, -1, 1)],
         "fee": [f"€{v:,}" if v else "none" for v in fee],
         "grade": rng.choice(list("ABCDE"), n),
-        "visits": [f"{v:,}" for v in visits]}).astype(object)
+        "visits": [f"{v:,}" for v in visits],
+        # prices with a decimal comma, as European spreadsheets write them
+        "price": [f"{v:.2f}".replace(".", ",") for v in np.round(rng.gamma(3.0, 9.0, n), 2)],
+    }).astype(object)
 
 
 _FORMATS = {"int_rate": "#%", "revol_util": "#%", "amount": "$#", "fee": "€#",
-            "visits": "#,###"}
+            "visits": "#,###", "price": "#.###,##"}
 
 
 def _ks(a, b):
@@ -231,6 +245,7 @@ def test_number_format_columns_come_back_in_their_format_with_their_distribution
                                                              if decimals else "")).all()
     assert out["int_rate"].astype(object).str.fullmatch(r"\d+(\.\d+)?%").all()
     assert out["visits"].astype(object).str.fullmatch(r"\d{1,3}(,\d{3})*").all()
+    assert out["price"].astype(object).str.fullmatch(r"\d+(,\d+)?").all()
     assert (parse_formatted(out["amount"], "$#") < 0).mean() == pytest.approx(0.1, abs=0.03)
 
 
@@ -326,3 +341,17 @@ def test_cli_keeps_percentages_and_amounts(capsys, tmp_path, monkeypatch):
                  "--where", "amount=100 USD"])
     _, err = capsys.readouterr()
     assert code == 1 and "written as '$#'" in err
+
+
+def test_a_column_with_a_decimal_comma_is_decided_by_dp():
+    from dpsynth.preprocessing._numeric import decide_numeric
+
+    rng = np.random.default_rng(3)
+    values = np.round(rng.gamma(3.0, 9.0, 3000), 2)
+    prices = pd.Series([f"{v:.2f}".replace(".", ",") for v in values], dtype=object)
+    prices[:400] = [str(int(v)) for v in values[:400]]  # whole numbers written plain
+    found = decide_numeric(prices, 1.0, np.random.default_rng(0))
+    assert (found[0], found[4]) == ("float", "#.###,##")
+    # the same numbers with a decimal point stay plain numbers
+    plain = pd.Series([f"{v:.2f}" for v in values], dtype=object)
+    assert decide_numeric(plain, 1.0, np.random.default_rng(0))[0::4] == ("float", None)

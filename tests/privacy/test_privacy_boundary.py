@@ -1006,7 +1006,9 @@ def _number_formats_base(n=800, seed=7):
                           "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
     # counts with thousands separators, a third of them below 1,000 (written plain)
     frame["count"] = [f"{v:,}" for v in np.round(rng.lognormal(7.5, 1.2, n)).astype(int)]
-    return frame[["rate", "amount", "count", "kind"]]  # the formats' columns first
+    # prices with a decimal comma
+    frame["price"] = [f"{v:.2f}".replace(".", ",") for v in np.round(rng.gamma(3, 9, n), 2)]
+    return frame[["rate", "amount", "count", "price", "kind"]]  # the formats' columns first
 
 
 _NUMBER_FORMAT_CHANGES = [
@@ -1020,6 +1022,9 @@ _NUMBER_FORMAT_CHANGES = [
     ("a plain number", {"rate": "12.5", "amount": "1234.56", "count": "523"}),
     ("an unparseable text", {"rate": "canary-1234", "amount": "n/a"}),
     ("a date", {"rate": "2021-03-04", "amount": "Mar-2021"}),
+    ("a decimal comma elsewhere", {"rate": "12,5", "count": "0,5", "price": "1,234"}),
+    ("a comma price's odd spellings", {"price": "1.234.567,891"}),
+    ("a price in another format", {"price": "12.50"}),
     ("a number object", {"rate": 12.5}),
     ("missing", {"rate": None, "amount": None}),
     ("a duplicate record", {}),
@@ -1035,7 +1040,7 @@ def test_number_format_columns_neighbours_differ_only_in_dp_outputs(name, values
     # releases; their bins, decimals, codes and other code are DP outputs
     _check_format_neighbours(_number_formats_base(), position, values, tmp_path,
                              "number_format", {"rate": "#%", "amount": "$#",
-                                               "count": "#,###"})
+                                               "count": "#,###", "price": "#.###,##"})
 
 
 def _months_base(n=2400, seed=9):
