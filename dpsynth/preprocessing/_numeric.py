@@ -98,8 +98,9 @@ NARROW_SPAN = 0.01
 #: children are counted in each, with ``1/ZOOM_ROUNDS`` of the round's budget, and
 #: a child holding many more records than it was sized for is cut further in the
 #: next (values crowded into a sliver of a part: an hour of 2024 in microseconds).
-#: Three left 1-2% of such an hour outside it and 300 records of a day spread over
-#: two days (benchmarks/LOG.md, 2026-11-27 morning).
+#: Each sub-round can cut a part finer only as far as its noisy counts allow, so
+#: the narrowest window found shrinks with every round; the number was chosen on
+#: the benchmarks (``benchmarks/LOG.md``).
 ZOOM_ROUNDS = 4
 #: An end part of step 3's range whose density is this many times below its
 #: neighbour's, while it holds at least END_MASS_SHARE of the neighbour's records,
