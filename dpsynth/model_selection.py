@@ -190,9 +190,10 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
-        if is_classifier(self.estimator):
-            check_classification_targets(y if isinstance(y, pd.Series)
-                                         else column_or_1d(y, warn=False))
+        if is_classifier(self.estimator):  # the labels present (missing ones are dropped
+            # from the synthetic table before the classifier is trained)
+            labels = y if isinstance(y, pd.Series) else pd.Series(column_or_1d(y, warn=False))
+            check_classification_targets(labels[labels.notna()].to_numpy())
         # a Series keeps its name (the target's column name); a list becomes an
         # object Series, since its dtype would be inferred from its values
         y = check_target(y)

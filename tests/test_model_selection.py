@@ -474,3 +474,23 @@ def test_a_release_without_any_class_is_a_clear_error():
     with pytest.warns(UserWarning, match="dominated by its noise"), \
             pytest.raises(ValueError, match="published no class of y.*'t'"):
         model.fit(X, y)
+
+
+def test_train_on_synthetic_takes_a_target_with_missing_labels():
+    # records whose synthetic label is missing are dropped before training: a real
+    # target with some missing labels is no error of scikit-learn's label check
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(["u", "v"], 1500), "b": rng.choice(["p", "q"], 1500)})
+    y = pd.Series(rng.choice(["yes", "no"], 1500), name="target", dtype=object)
+    y[:20] = None
+    model = TrainOnSynthetic(make_pipeline(OneHotEncoder(handle_unknown="ignore"),
+                                           LogisticRegression()),
+                             DPMarginalSynthesizer(epsilon=2.0, random_state=0)).fit(X, y)
+    assert set(model.predict(X)) <= {"yes", "no"}
+    with pytest.raises(ValueError, match="Unknown label type"):  # continuous labels
+        TrainOnSynthetic(LogisticRegression(), DPMarginalSynthesizer()).fit(
+            X, pd.Series(rng.normal(size=1500)))

@@ -224,7 +224,8 @@ def value_list(name, dtype, observed, max_float_values):
             f"Column {name!r} is a float column with more than max_float_values="
             f"{max_float_values} distinct values; dpsynth encodes every column as "
             "categorical, so bin it first with public bounds, e.g. "
-            f"TableEncoder(bounds={{{name!r}: (low, high)}}) or "
+            f"bounds={{{name!r}: (low, high)}} (a parameter of TableEncoder, "
+            "PriViewSynthesizer and CALMSynthesizer) or "
             "dpsynth.preprocessing.DPKBinsDiscretizer, or declare its categories.")
     return canonical_order(observed)
 

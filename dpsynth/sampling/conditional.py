@@ -29,6 +29,7 @@ from ..preprocessing._discretizer import _restore_numeric, decode_binning, encod
 from ..preprocessing._numeric import (binning_numbers, encode_text_binning, is_text_dtype,
                                       parse_numbers)
 from ..preprocessing._dtypes import nullable_dtype
+from ..utils._temporal import is_temporal, numbers_of
 
 __all__ = ["ValueCondition", "RangeCondition", "parse_conditions", "draw_restricted",
            "encode_known", "value_codes"]
@@ -140,7 +141,7 @@ class ValueCondition:
             if isinstance(value, str) and value in codes:  # a text code, exactly
                 mask[column.binning.n_numbers + codes.index(value)] = True
                 continue
-            value = date_number(column.binning, value, self.column)
+            value = date_number(column.binning, value, self.column, column.dtype)
             if not _is_number(value):
                 raise ValueError(f"Column {self.column!r} is numeric (binned); a condition on "
                                  f"it takes numbers or a range (low, high); got {value!r}.")
@@ -170,9 +171,9 @@ class RangeCondition:
                              f"{self.column!r} is categorical: give a value or a list of "
                              f"values, one of {_available(column, False)}.")
         low = -np.inf if self.low is None else float(
-            date_number(column.binning, self.low, self.column))
+            date_number(column.binning, self.low, self.column, column.dtype))
         high = np.inf if self.high is None else float(
-            date_number(column.binning, self.high, self.column))
+            date_number(column.binning, self.high, self.column, column.dtype))
         if not low <= high:
             raise ValueError(f"The range of column {self.column!r} must have low <= high; "
                              f"got ({self.low!r}, {self.high!r}).")
@@ -184,11 +185,21 @@ class RangeCondition:
         return _Prepared(self, {j: mask}, numeric=(j,), bounds=(j, low, high))
 
 
-def date_number(binning, value, name):
+def date_number(binning, value, name, dtype=None):
     """``value`` as the number a date column bins (a text in the column's date format,
-    see :func:`~dpsynth.utils._temporal.parse_dates`) or a column of numbers in a
-    format (a text in that format, see :func:`~dpsynth.utils._numbers.parse_formatted`);
-    any other value as it is."""
+    see :func:`~dpsynth.utils._temporal.parse_dates`), a column of numbers in a
+    format (a text in that format, see :func:`~dpsynth.utils._numbers.parse_formatted`)
+    or a ``datetime64``/``timedelta64`` column of ``dtype`` (an instant or duration, or
+    its text, as counts of the column's unit: the numbers its bins hold); any
+    other value as it is."""
+    if dtype is not None and is_temporal(dtype) and value is not None \
+            and not _is_number(value):
+        try:
+            return float(numbers_of(pd.Series([value]).astype(dtype))[0])
+        except (TypeError, ValueError):
+            raise ValueError(f"Column {name!r} holds {dtype} values; a condition on it takes "
+                             f"instants or durations of that kind (or their text); got a "
+                             f"{type(value).__name__}.") from None
     if not isinstance(value, str) or (binning.number_format is None
                                       and binning.date_format is None):
         return value
@@ -281,10 +292,12 @@ def parse_conditions(conditions, schema):
         j = names.index(name)
         binned = schema[j].binning is not None
         if isinstance(spec, tuple) and binned:
-            dates = schema[j].binning.date_format is not None
+            instants = is_temporal(schema[j].dtype)  # Timestamps, Timedeltas or their text
+            dates = schema[j].binning.date_format is not None or instants
             written = dates or schema[j].binning.number_format is not None
-            if len(spec) != 2 or not all(v is None or _is_number(v)
-                                         or (written and isinstance(v, str)) for v in spec):
+            if len(spec) != 2 or not all(v is None or _is_number(v) or (written and isinstance(
+                    v, str)) or (instants and not isinstance(v, (list, tuple, dict, set)))
+                                         for v in spec):
                 raise ValueError(f"The range of column {name!r} must be (low, high) with "
                                  f"{'dates, ' if dates else ''}"
                                  f"{'texts in its format, ' if written and not dates else ''}"
@@ -494,11 +507,14 @@ def encode_known(schema, frame):
             continue
         if column.binning is not None:
             dtype = series.dtype
-            if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+            if is_temporal(column.dtype) and is_temporal(dtype):  # in the column's unit
+                numbers = numbers_of(series.astype(column.dtype))
+            elif pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
                 raise TypeError(f"Column {name!r} is numeric (binned) in the release; give "
                                 f"numbers, not dtype {dtype}.")
-            codes = encode_binning(series.to_numpy(dtype=np.float64, na_value=np.nan),
-                                   column.binning, name)
+            else:
+                numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
+            codes = encode_binning(numbers, column.binning, name)
             if (codes < 0).any() and not _column_has_missing(schema, j):
                 raise ValueError(f"Column {name!r} of known has missing values, which the "
                                  "release does not hold.")
