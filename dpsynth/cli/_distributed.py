@@ -13,6 +13,8 @@ from contextlib import contextmanager
 import glob
 import logging
 import os
+import shutil
+import tempfile
 import warnings
 
 from .. import io
@@ -185,10 +187,24 @@ def check_partition_output(path, force):
 
 
 def write_partitions(synthesizer, n_samples, path, seed, partition_size, force):
-    """Sample into Parquet partitions of ``path`` on the cluster; returns the record count."""
-    if force:
-        for old in glob.glob(os.path.join(path, "part.*.parquet")):
-            os.remove(old)
+    """Sample into Parquet partitions of ``path`` on the cluster; returns the record count.
+
+    The partitions are written to a staging directory beside ``path`` and moved in
+    once all are written (the old ones, with ``force``, removed only then): an
+    interrupted or failed run leaves ``path`` as it was, never a part of a sample.
+    """
     n = synthesizer.n_records_ if n_samples is None else n_samples
-    sample_to_parquet(synthesizer, path, n, partition_size=partition_size, random_state=seed)
+    parent = os.path.dirname(os.path.abspath(path))
+    staging = tempfile.mkdtemp(prefix=".dpsynth-partitions.", dir=parent)
+    try:
+        sample_to_parquet(synthesizer, staging, n, partition_size=partition_size,
+                          random_state=seed)
+        os.makedirs(path, exist_ok=True)
+        if force:
+            for old in glob.glob(os.path.join(path, "part.*.parquet")):
+                os.remove(old)
+        for new in sorted(glob.glob(os.path.join(staging, "part.*.parquet"))):
+            os.replace(new, os.path.join(path, os.path.basename(new)))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return n

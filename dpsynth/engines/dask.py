@@ -177,8 +177,9 @@ def fit_encoder(encoder, X):
     encoder._validate_params()
     declared = check_categories(encoder.categories, meta)
     binned = binned_names(meta.columns, encoder.bounds, encoder.binning, declared)
-    discover = [name for name in meta.columns if name not in declared and name not in binned
-                and not isinstance(meta[name].dtype, pd.CategoricalDtype)]
+    # undeclared columns, categorical ones too (their categories are private, as in
+    # memory: the release finds which of them it names from the counts)
+    discover = [name for name in meta.columns if name not in declared and name not in binned]
     counted = discover + (binned if binned and _may_read_values(encoder) else [])
     counts = (dask.compute(tree_reduce([dask.delayed(_value_counts, pure=True)(p, counted)
                                         for p in X.to_delayed()], _merge_value_counts))[0]

@@ -64,6 +64,25 @@ def test_identical_aggregates_whatever_the_partitioning(frame, tmp_path, n_parti
     assert got.n_records_ == expected.n_records_
 
 
+def test_an_undeclared_categorical_column_equals_the_fit_in_memory(tmp_path):
+    # known categories (dd.from_pandas): private like any undeclared column's values,
+    # counted over the partitions; the release is the in-memory one
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({
+        "kind": pd.Categorical(rng.choice(["x", "y", "z", "w"], 3000, p=[.5, .3, .19, .01]),
+                               categories=["x", "y", "z", "w", "unused"]),
+        "n": rng.integers(0, 100, 3000)})
+    X = dd.from_pandas(frame, npartitions=3)
+    expected = DPMarginalSynthesizer(random_state=0).fit(X.compute())
+    with dask.config.set(scheduler="synchronous"):
+        got = DPMarginalSynthesizer(random_state=0).fit(X)
+    assert _release_bytes(got, tmp_path, "dask.json") == _release_bytes(expected, tmp_path,
+                                                                        "memory.json")
+    sample = got.sample()
+    assert isinstance(sample["kind"].dtype, pd.CategoricalDtype)
+    assert "unused" not in sample["kind"].cat.categories  # never released: no record
+
+
 def test_unequal_and_empty_partitions(frame, tmp_path):
     expected = DPMarginalSynthesizer(epsilon=2.0, encoder=_encoder(), random_state=1).fit(frame)
     X = dd.from_pandas(frame, npartitions=4)
@@ -534,3 +553,29 @@ def test_neighbouring_tables_differ_only_in_dp_outputs(frame, tmp_path):
         synth.aggregates_.save(tmp_path / f"{i}.json")
         documents.append(json.loads((tmp_path / f"{i}.json").read_text()))
     assert public_part(documents[0]) == public_part(documents[1])
+
+
+def test_an_interrupted_partition_write_leaves_the_old_output(fitted, tmp_path, monkeypatch):
+    # the partitions are written beside the output and moved in at the end: an
+    # interrupt (or a failure) mid-way leaves the old output whole, with --force too
+    from dpsynth.cli import _distributed
+
+    out = tmp_path / "out"
+    out.mkdir()
+    for i in range(3):
+        (out / f"part.{i}.parquet").write_bytes(b"old")
+
+    def interrupted(synthesizer, path, n, **kwargs):
+        (tmp_path / "started").write_text("yes")
+        open(os.path.join(path, "part.0.parquet"), "wb").write(b"new")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_distributed, "sample_to_parquet", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _distributed.write_partitions(fitted, 10, str(out), 0, 5, force=True)
+    assert sorted(p.name for p in out.iterdir()) == [f"part.{i}.parquet" for i in range(3)]
+    assert all(p.read_bytes() == b"old" for p in out.iterdir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "started"]  # no staging
+    monkeypatch.undo()
+    written = _distributed.write_partitions(fitted, 10, str(out), 0, 5, force=True)
+    assert written == 10 and len(pd.read_parquet(out)) == 10
