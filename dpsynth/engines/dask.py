@@ -108,7 +108,16 @@ def _may_read_values(encoder):
             or any(isinstance(b, str) for b in bounds))
 
 
-def _value_counts(partition, names):
+def _value_counts(partition, names, dtypes=None):
+    """Each column's value counts and missing count in one partition, whose dtypes must
+    be the frame's declared ones (``dtypes``)."""
+    for name, dtype in (dtypes or {}).items():
+        if partition[name].dtype != dtype:
+            raise TypeError(
+                f"Column {name!r} is {dtype} in the dask DataFrame's metadata but "
+                f"{partition[name].dtype} in one of its partitions (files written with "
+                f"different types); give its dtype, e.g. X = X.astype({{{name!r}: "
+                f"{str(partition[name].dtype)!r}}}), or read the files with that dtype.")
     return {name: (partition[name].value_counts(dropna=True), int(partition[name].isna().sum()))
             for name in names}
 
@@ -181,7 +190,8 @@ def fit_encoder(encoder, X):
     # memory: the release finds which of them it names from the counts)
     discover = [name for name in meta.columns if name not in declared and name not in binned]
     counted = discover + (binned if binned and _may_read_values(encoder) else [])
-    counts = (dask.compute(tree_reduce([dask.delayed(_value_counts, pure=True)(p, counted)
+    dtypes = meta.dtypes.to_dict()
+    counts = (dask.compute(tree_reduce([dask.delayed(_value_counts, pure=True)(p, counted, dtypes)
                                         for p in X.to_delayed()], _merge_value_counts))[0]
               if counted else {})
     observed = {name: [python_scalar(v) for v in counts[name][0].index] for name in discover}

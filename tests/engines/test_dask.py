@@ -579,3 +579,20 @@ def test_an_interrupted_partition_write_leaves_the_old_output(fitted, tmp_path, 
     monkeypatch.undo()
     written = _distributed.write_partitions(fitted, 10, str(out), 0, 5, force=True)
     assert written == 10 and len(pd.read_parquet(out)) == 10
+
+
+def test_partitions_whose_dtype_differs_from_the_metadata_are_refused_clearly(tmp_path):
+    # files written with different types: dask's metadata takes the first file's
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"x": rng.integers(0, 5, 500), "z": rng.choice(["p", "q"], 500)}).to_parquet(
+        tmp_path / "p0.parquet", index=False)
+    pd.DataFrame({"x": np.where(rng.random(500) < .1, np.nan, 1.0),
+                  "z": rng.choice(["p", "q"], 500)}).to_parquet(tmp_path / "p1.parquet",
+                                                                 index=False)
+    X = dd.read_parquet(str(tmp_path / "*.parquet"))
+    with dask.config.set(scheduler="synchronous"):
+        with pytest.raises(TypeError, match=r"Column 'x' is int64 in the dask DataFrame's "
+                                            r"metadata but float64 in one of its partitions"):
+            DPMarginalSynthesizer(random_state=0).fit(X)
+        fitted = DPMarginalSynthesizer(random_state=0).fit(X.astype({"x": "float64"}))
+    assert fitted.sample()["x"].dtype == np.float64
