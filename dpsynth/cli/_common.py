@@ -9,6 +9,7 @@ printed on a release path never contain a count or a value computed from
 the private data (only DP outputs and public parameters).
 """
 
+import glob
 import json
 import math
 import os
@@ -49,7 +50,7 @@ def one_line(exc):
 
 
 # ------------------------------------------------------------ files
-def check_inputs(*paths, what="input file"):
+def check_inputs(*paths, what="input file", engines=False):
     """Each path exists, is a file and can be read.
 
     Parameters
@@ -57,13 +58,22 @@ def check_inputs(*paths, what="input file"):
     *paths : str
     what : str, default="input file"
         How to call the files in the error message.
+    engines : bool, default=False
+        Whether the command has ``--engine dask`` (then a Parquet file or a pattern
+        of files is refused with that hint).
 
     Raises
     ------
     CommandError
     """
     for path in paths:
+        if engines and path.lower().endswith((".parquet", ".pq")):
+            raise CommandError(f"{path} is a Parquet file; this engine reads CSV: pass "
+                               "--engine dask to read Parquet files")
         if not os.path.exists(path):
+            if engines and glob.has_magic(path):
+                raise CommandError(f"{what} not found: {path} (a pattern of files is read "
+                                   "with --engine dask)")
             raise CommandError(f"{what} not found: {path}")
         if os.path.isdir(path):
             raise CommandError(f"{path} is a directory, not a file")

@@ -47,7 +47,7 @@ def _check_input(args):
     """The input files (one, or a glob's with ``--engine dask``), checked."""
     if args.engine == "dask":
         return _distributed.input_files(args.input)[0]
-    _common.check_inputs(args.input)
+    _common.check_inputs(args.input, engines=True)
     return [args.input]
 
 

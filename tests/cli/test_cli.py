@@ -746,6 +746,18 @@ def test_records_output_named_as_another_format_is_refused(capsys, work, table_c
     assert_one_line_error(code, err, "sample", fragment)
 
 
+@pytest.mark.parametrize("given, fragment", [
+    ("data.parquet", "data.parquet is a Parquet file; this engine reads CSV: pass --engine dask"),
+    ("parts/*.csv", "input file not found: parts/*.csv (a pattern of files is read with "
+                    "--engine dask)"),
+])
+def test_parquet_and_patterns_point_to_the_dask_engine(capsys, work, given, fragment):
+    if given.endswith(".parquet"):
+        Path(given).write_bytes(b"PAR1")
+    code, _, err = run(capsys, "synthesize", given, "-o", "out.csv")
+    assert_one_line_error(code, err, "synthesize", fragment)
+
+
 def test_same_output_twice(capsys, work, table_csv):
     code, _, err = run(capsys, "synthesize", table_csv, "-o", "x.csv", *BOUNDS,
                        "--aggregates-out", "./x.csv")
