@@ -48,6 +48,7 @@ from ._core._sampling import inverse_cdf, rake_sweep
 from .exceptions import PrivacyLeakWarning
 from .model.descent import fit_population
 from .preprocessing import TableEncoder
+from .preprocessing._dtypes import nullable_dtype
 from .utils._random import seed_sequence
 from .utils._validation import check_table
 
@@ -898,7 +899,15 @@ class _ViewEstimatorMixin:
         Returns
         -------
         DataFrame (or ndarray if fitted on one)
-            Columns, column order and dtypes of the fitted table.
+            Columns, column order and dtypes of the fitted table; with
+            ``allow_missing`` (every column may then be missing) an integer or
+            bool column is always its pandas nullable dtype (``Int64``,
+            ``boolean``), whether or not a sample holds a missing cell.
         """
         codes, rng = self._sample_codes(n_samples, random_state)
-        return self.encoder_.inverse_transform(codes, random_state=rng)
+        out = self.encoder_.inverse_transform(codes, random_state=rng)
+        if self.allow_missing and isinstance(out, pd.DataFrame):
+            for column in self.encoder_.schema_:
+                if nullable_dtype(column.dtype) != column.dtype:
+                    out[column.name] = out[column.name].astype(nullable_dtype(column.dtype))
+        return out

@@ -3,6 +3,7 @@
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
@@ -339,3 +340,22 @@ def test_make_consistent_variances_weight_each_view_by_its_noise():
         np.testing.assert_allclose(a, b)
     with pytest.raises(ValueError, match="variances"):
         make_consistent([view, one], [2, 2], variances=[1.0])
+
+
+@pytest.mark.parametrize("estimator", ["priview", "calm"])
+def test_allow_missing_gives_nullable_dtypes_whatever_the_sample(estimator):
+    # with allow_missing every column may come back missing: an int or bool column's
+    # dtype is its nullable one for every sample, not only for those holding a NaN
+    from dpsynth import CALMSynthesizer, PriViewSynthesizer
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(0, 5, 1500), "flag": rng.random(1500) < 0.3,
+                      "city": rng.choice(["a", "b", "c"], 1500)})
+    X.loc[:100, "city"] = None
+    cls = PriViewSynthesizer if estimator == "priview" else CALMSynthesizer
+    synth = cls(epsilon=2.0, allow_missing=True, random_state=0).fit(X)
+    for n in (5, 1500):
+        out = synth.sample(n)
+        assert out["age"].dtype == "Int64" and out["flag"].dtype == "boolean", n
+        assert out["city"].dtype == X["city"].dtype
+    assert cls(epsilon=2.0, random_state=0).fit(X.dropna()).sample(50)["age"].dtype == np.int64
