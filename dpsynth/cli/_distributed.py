@@ -17,6 +17,8 @@ import shutil
 import tempfile
 import warnings
 
+import pandas as pd
+
 from .. import io
 from ..engines.dask import sample_to_parquet
 from ._common import CommandError, one_line
@@ -151,6 +153,11 @@ def read_distributed(args, pattern, declaration):
             frame = frame[list(columns)]
         elif drop:
             frame = frame.drop(columns=list(drop))
+        unknown = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)
+                   and not frame[c].cat.known]
+        if unknown:  # categories read from the files: private, discovered under DP as
+            # any undeclared column's values (one pass over the data)
+            frame = frame.categorize(columns=unknown)
         return frame
     options = {"sep": getattr(args, "sep", None), "columns": columns, "drop": drop,
                "header": not getattr(args, "no_header", False),

@@ -77,9 +77,11 @@ def check_frame(X, name="X"):
         if isinstance(dtype, pd.CategoricalDtype) and "__UNKNOWN_CATEGORIES__" in \
                 list(dtype.categories):
             raise ValueError(
-                f"Column {column!r} is categorical with unknown categories; declare its "
-                "categories (TableEncoder(categories={...})), or make it a plain column "
-                "(.astype(str)) so that its values are discovered under DP.")
+                f"Column {column!r} is categorical with unknown categories (as "
+                "dd.read_parquet reads one); make them known, "
+                f"X = X.categorize(columns=[{column!r}]) (one pass over the data; the "
+                "categories stay private, released under DP like any undeclared "
+                "column's values), or make it a plain column (.astype(str)).")
     return meta
 
 
