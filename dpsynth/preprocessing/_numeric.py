@@ -1243,11 +1243,9 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     same[same] = (base[at[same]] == fine[:-1][same]) & (base[at[same] + 1] == fine[1:][same])
     first_round = np.full(base.size - 1, np.nan)
     first_round[at[same]] = noisy[same]
-    children = np.clip(np.floor(np.nan_to_num(first_round) / (4.0 * sigma)), 1, MAX_SUB_CELLS)
-    if integer:
-        children = np.minimum(children, np.diff(base))
-    pieces = [np.round(np.linspace(a, b, int(c) + 1)) if integer else np.linspace(a, b, int(c) + 1)
-              for a, b, c in zip(base[:-1], base[1:], children)]
+    pieces = [_sized(count, 4.0 * sigma, a, b, integer)
+              for a, b, count in zip(base[:-1], base[1:], first_round)]
+    children = np.array([piece.size - 1 for piece in pieces])
     fine = np.unique(np.concatenate(pieces))
     parent = _cells(fine[:-1], base)
     rest = ~np.isin(point_keys(values, integer, decimals), pts)

@@ -55,25 +55,29 @@ def standard_columns(frame):
         return frame
     frame = frame.copy(deep=False)
     for name, dtype in found.items():
-        series = frame[name]
-        if pd.api.types.is_string_dtype(standard_dtype(dtype)):
-            series = series.astype(object).where(series.notna(), None)
-        frame[name] = series.astype(standard_dtype(dtype))
+        frame[name] = _as_text_objects(frame[name]).astype(standard_dtype(dtype))
     return frame
+
+
+def _as_text_objects(series):
+    """A text column's cells as Python objects, ``None`` where missing (what every text
+    dtype converts from); any other column as it is."""
+    if not pd.api.types.is_string_dtype(series.dtype):
+        return series
+    return series.astype(object).where(series.notna(), None)
 
 
 def arrow_restored(frame, dtypes):
     """``frame`` with the columns of ``dtypes`` (see :func:`arrow_dtypes`) given
     their pyarrow dtype back; a date column's instants at their day."""
-    for name, dtype in dtypes.items():
-        if name not in frame.columns:
-            continue
-        series = frame[name]
-        import pyarrow as pa
+    if not dtypes:
+        return frame
+    import pyarrow as pa  # present whenever an ArrowDtype is
 
-        if pa.types.is_date(dtype.pyarrow_dtype):
-            series = series.dt.floor("D")
-        elif pd.api.types.is_string_dtype(series.dtype):
-            series = series.astype(object).where(series.notna(), None)
-        frame[name] = series.astype(dtype)
+    for name, dtype in dtypes.items():
+        if name in frame.columns:
+            series = frame[name]
+            if pa.types.is_date(dtype.pyarrow_dtype):
+                series = series.dt.floor("D")
+            frame[name] = _as_text_objects(series).astype(dtype)
     return frame
