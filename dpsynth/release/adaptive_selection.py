@@ -259,20 +259,101 @@ def residual_allocation(columns, precision, free, rho, workload_length=None):
     return {}
 
 
-def candidate_sets(n_values, reporting_length=3, max_cells=None):
-    """Every 2.. ``reporting_length``-way column set with at most ``max_cells`` cells.
+MAX_CANDIDATE_CELLS = 2 ** 25
+"""Cells of all candidate tables together, at most (the default of
+:func:`release_workload`'s ``max_total_cells``): the data's and the scoring
+population's counts over the candidates are arrays of that many float64 cells
+(about 270 MB each), and every round scores them all."""
+_ENUMERATED_SETS = 2_000_000
+"""Up to this many sets of one size are listed in full; past it they are drawn."""
 
-    Uses the public ``n_values`` only.
+
+def candidate_sets(n_values, reporting_length=3, max_cells=None, max_total_cells=None,
+                   rng=None):
+    """The 2.. ``reporting_length``-way column sets a round may select.
+
+    Every set whose dense table has at most ``max_cells`` cells, as long as
+    their tables hold at most ``max_total_cells`` cells together.  Past that
+    (a wide table: 300 columns have 4.5 million triples), the smaller sets
+    come first: every pair, then a uniformly random subset of the triples
+    (and so on) that fits, drawn from ``rng`` -- randomness that no record
+    touches, so the candidates stay a function of public facts.  Within a
+    size, sets are in lexicographic order.
+
+    Parameters
+    ----------
+    n_values : array-like of int
+        Public number of codes per column.
+    reporting_length : int, default=3
+    max_cells : int, optional
+        Largest table (default: no limit).
+    max_total_cells : int, optional
+        Cells of all tables together (default: no limit).
+    rng : numpy.random.Generator, optional
+        Draws the subset of a size that does not fit whole (needed then only).
     """
-    n_values = np.asarray(n_values)
+    n_values = np.asarray(n_values, dtype=np.int64)
     d = n_values.size
+    budget = math.inf if max_total_cells is None else float(max_total_cells)
     out = []
     for k in range(2, min(reporting_length, d) + 1):
-        for cols in combinations(range(d), k):
-            cells = math.prod(int(n_values[c]) for c in cols)
-            if max_cells is None or cells <= max_cells:
-                out.append(cols)
+        if budget <= 0:
+            break
+        if math.comb(d, k) <= _ENUMERATED_SETS:
+            sets = [cols for cols in combinations(range(d), k)
+                    if max_cells is None or math.prod(int(n_values[c]) for c in cols)
+                    <= max_cells]
+            cells = np.array([math.prod(int(n_values[c]) for c in cols) for cols in sets],
+                             dtype=float)
+            if cells.sum() <= budget:
+                out += sets
+                budget -= float(cells.sum())
+                continue
+            if rng is None:
+                raise ValueError("candidate_sets needs rng to draw a subset of the "
+                                 f"{k}-way sets (max_total_cells={max_total_cells}).")
+            order = rng.permutation(len(sets))
+            kept = order[np.cumsum(cells[order]) <= budget]
+        else:
+            if rng is None:
+                raise ValueError("candidate_sets needs rng to draw a subset of the "
+                                 f"{k}-way sets (max_total_cells={max_total_cells}).")
+            sets, kept = _drawn_sets(n_values, k, max_cells, budget, rng)
+            cells = np.array([math.prod(int(n_values[c]) for c in cols) for cols in sets],
+                             dtype=float)
+        kept = np.sort(kept)
+        out += [sets[i] for i in kept]
+        budget = 0.0  # a size drawn in part leaves nothing for larger ones
     return out
+
+
+def _drawn_sets(n_values, k, max_cells, budget, rng):
+    """``k``-way sets drawn uniformly without replacement (too many to list) while
+    their tables fit ``budget`` cells: ``(sets sorted, indices of the kept ones)``."""
+    d = n_values.size
+    found, seen, used, stale = [], set(), 0.0, 0
+    total = math.comb(d, k)
+    while len(seen) < total and stale < 64:
+        draws = np.sort(rng.integers(0, d, size=(4096, k)), axis=1)
+        before, full = len(found), False
+        for row in draws[np.all(np.diff(draws, axis=1) > 0, axis=1)]:
+            cols = tuple(int(c) for c in row)
+            if cols in seen:
+                continue
+            seen.add(cols)
+            cells = math.prod(int(n_values[c]) for c in cols)
+            if max_cells is not None and cells > max_cells:
+                continue
+            if used + cells > budget:
+                full = True
+                break
+            used += cells
+            found.append(cols)
+        if full:
+            break
+        stale = stale + 1 if len(found) == before else 0  # every set left is too large
+    found.sort()
+    return found, np.arange(len(found))
 
 
 def _workload_weights(candidates, d, reporting_length):
@@ -319,7 +400,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                      initial_sweeps=2, max_rounds=None, fit_targets="measurements",
                      empty_cells=None, max_relative_noise=0.03, accounting="gdp",
                      measurement="residuals", one_way_counts=None, n_threads=1,
-                     noise="discrete"):
+                     noise="discrete", max_total_cells=MAX_CANDIDATE_CELLS):
     """Adaptive zCDP release of 1-way and selected 2-/3-way dense marginals.
 
     Parameters
@@ -346,6 +427,12 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         selection).
     max_cells : int, optional
         Largest candidate table (default ``10**5`` cells; public).
+    max_total_cells : int, default=MAX_CANDIDATE_CELLS
+        Cells of all candidate tables together: on a table too wide for
+        every triple, every pair and a uniformly random subset of the
+        triples (drawn from ``rng``, no record involved) are the candidates
+        (:func:`candidate_sets`), so that memory and each round's scoring
+        stay bounded.  ``None``: no limit.
     population_size : int, optional
         Records of the population used for scoring (default: the estimated
         total, at most 8,000; its counts are scaled to the estimated total).
@@ -428,7 +515,8 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         max_rounds = 4 * T
     if max_cells is None:
         max_cells = 10**5
-    candidates = _Candidates(candidate_sets(n_values, reporting_length, max_cells)
+    candidates = _Candidates(candidate_sets(n_values, reporting_length, max_cells,
+                                            max_total_cells, rng)
                              if d > 1 else [], n_values, empty_cells, reporting_length)
     data = _DataCounts(blocks, n_values, candidates.sets, empty_cells)
     measured = _Measurements(data, n_values, empty_cells, rng, noise,

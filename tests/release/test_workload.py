@@ -192,6 +192,61 @@ def test_threads_do_not_change_the_release():
     np.testing.assert_array_equal(runs[0].population, runs[1].population)
 
 
+def _cells(sets, n_values):
+    return sum(math.prod(int(n_values[c]) for c in cols) for cols in sets)
+
+
+def test_candidate_sets_capped_by_total_cells(monkeypatch):
+    from dpsynth.release import adaptive_selection
+
+    n_values = np.random.default_rng(0).integers(2, 9, 40)
+    every = candidate_sets(n_values, 3, 10**5)
+    total = _cells(every, n_values)
+    # a cap the sets fit under changes nothing (and draws nothing)
+    assert candidate_sets(n_values, 3, 10**5, total, rng=None) == every
+    # below it: every pair, a random subset of the triples, within the cap
+    pairs = [c for c in every if len(c) == 2]
+    cap = _cells(pairs, n_values) + total // 10
+    sets = candidate_sets(n_values, 3, 10**5, cap, np.random.default_rng(1))
+    assert sets[:len(pairs)] == pairs
+    triples = sets[len(pairs):]
+    assert triples == sorted(set(triples)) and all(len(c) == 3 for c in triples)
+    assert _cells(sets, n_values) <= cap
+    assert _cells(sets, n_values) > cap - 9 ** 3 * 20  # nearly filled
+    assert set(triples) <= set(every)
+    # public randomness: the same seed gives the same sets, another seed others
+    assert candidate_sets(n_values, 3, 10**5, cap, np.random.default_rng(1)) == sets
+    assert candidate_sets(n_values, 3, 10**5, cap, np.random.default_rng(2)) != sets
+    with pytest.raises(ValueError, match="needs rng"):
+        candidate_sets(n_values, 3, 10**5, cap)
+    # too many triples to list: drawn, the same contract
+    monkeypatch.setattr(adaptive_selection, "_ENUMERATED_SETS", 1000)
+    drawn = candidate_sets(n_values, 3, 200, cap, np.random.default_rng(1))
+    triples = drawn[len(pairs):]
+    assert drawn[:len(pairs)] == pairs and triples == sorted(set(triples))
+    assert all(_cells([c], n_values) <= 200 for c in triples)
+    assert cap - 200 < _cells(drawn, n_values) <= cap
+    # every triple too large (8 cells at least): the draw stops with the pairs
+    small = candidate_sets(n_values, 3, 7, 10**6, np.random.default_rng(1))
+    assert small and all(len(c) == 2 for c in small)
+
+
+def test_release_on_a_table_too_wide_for_every_triple():
+    rng = np.random.default_rng(4)
+    n_values = rng.integers(2, 5, 30)
+    codes = np.column_stack([rng.integers(0, k, 400) for k in n_values]).astype(np.int32)
+    codes[:, 1] = codes[:, 0] % n_values[1]
+    every = candidate_sets(n_values, 3, 10**5)
+    cap = _cells(every, n_values) // 3
+    runs = [release_workload(codes[:n], n_values, rho=0.5, rng=np.random.default_rng(3),
+                             rounds_factor=1, max_total_cells=cap) for n in (400, 399)]
+    selections = [[s for s in r.spends if s.mechanism == "exponential"] for r in runs]
+    n_candidates = {s.params["n_candidates"] for sel in selections for s in sel}
+    # the candidates are the same for neighbouring tables and fewer than every set
+    assert len(n_candidates) == 1 and n_candidates.pop() < len(every)
+    assert math.isclose(runs[0].rho_spent, 0.5, rel_tol=1e-9)
+
+
 # ------------------------------------------------------------------ counting
 def _tables_and_records(seed, n=300, d=7):
     rng = np.random.default_rng(seed)
