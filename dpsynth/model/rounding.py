@@ -9,7 +9,7 @@ import numpy as np
 from .counts import TableShards, table_layout
 from .descent import descend, one_way_estimates
 
-__all__ = ["round_to_reference"]
+__all__ = ["round_to_reference", "smallest_sets"]
 
 
 def round_to_reference(records, n_values, targets, reference, rng, *, length, total,
@@ -58,17 +58,8 @@ def round_to_reference(records, n_values, targets, reference, rng, *, length, to
         Number of reference tables used.
     """
     n_values = np.asarray(n_values)
-    d = n_values.size
-    k = min(int(length), d)
-    measured = {tuple(cols) for cols, _, _ in targets}
-    sets = [cols for cols in combinations(range(d), k) if cols not in measured]
-    cells = [math.prod(int(n_values[c]) for c in cols) for cols in sets]
-    chosen, used = [], 0
-    for t in np.argsort(cells, kind="stable"):
-        if used + cells[t] > max_cells:
-            break
-        chosen.append(sets[t])
-        used += cells[t]
+    k = min(int(length), n_values.size)
+    chosen = smallest_sets(n_values, k, {tuple(cols) for cols, _, _ in targets}, max_cells)
     if not chosen or not len(records):
         return 0
     weight = min(float(w) for _, _, w in targets)
@@ -85,3 +76,85 @@ def round_to_reference(records, n_values, targets, reference, rng, *, length, to
     descend(records, n_values, list(targets) + smooth, rng, sweeps=sweeps, allowed=allowed,
             total=total)
     return len(chosen)
+
+
+_LISTED_SETS = 1_000_000
+"""Up to this many ``k``-sets are listed as tuples; past it they are streamed."""
+
+
+def smallest_sets(n_values, k, excluded, max_cells):
+    """The ``k``-column sets of fewest cells, while they hold ``max_cells`` cells together.
+
+    Sets in ``excluded`` are skipped; the others are taken by increasing
+    number of cells, ties in lexicographic order, up to the first that does
+    not fit.  A function of public facts.  On a wide table (millions of
+    triples) the sets are streamed through NumPy by their first column
+    instead of listed, with the same result.
+    """
+    n_values = np.asarray(n_values, dtype=np.int64)
+    d = n_values.size
+    if math.comb(d, k) <= _LISTED_SETS or k not in (2, 3):
+        sets = [cols for cols in combinations(range(d), k) if cols not in excluded]
+        cells = [math.prod(int(n_values[c]) for c in cols) for cols in sets]
+        chosen, used = [], 0
+        for t in np.argsort(cells, kind="stable"):
+            if used + cells[t] > max_cells:
+                break
+            chosen.append(sets[t])
+            used += cells[t]
+        return chosen
+    excluded = [tuple(int(c) for c in cols) for cols in excluded if len(cols) == k]
+    excluded_keys = np.array(sorted(_key(cols, d) for cols in excluded), dtype=np.int64)
+
+    def blocks():  # (keys, cells) of every k-set, by first column, in lexicographic order
+        for a in range(d - k + 1):
+            if k == 2:
+                rest = np.arange(a + 1, d, dtype=np.int64)
+                keys, cells = a * d + rest, n_values[a] * n_values[rest]
+            else:
+                b, c = np.triu_indices(d - a - 1, 1)
+                b, c = b.astype(np.int64) + a + 1, c.astype(np.int64) + a + 1
+                keys, cells = (a * d + b) * d + c, n_values[a] * n_values[b] * n_values[c]
+            keep = ~np.isin(keys, excluded_keys, assume_unique=True)
+            yield keys[keep], cells[keep]
+
+    # first pass: how many sets of each size of table, to find the last size taken
+    sizes = {}
+    for _, cells in blocks():
+        values, counts = np.unique(cells, return_counts=True)
+        for v, n in zip(values.tolist(), counts.tolist()):
+            sizes[v] = sizes.get(v, 0) + n
+    used, last, room = 0, None, 0
+    for v in sorted(sizes):
+        if used + v * sizes[v] > max_cells:
+            last, room = v, (max_cells - used) // v  # that many sets of this size fit
+            break
+        used += v * sizes[v]
+    # second pass: every set smaller than ``last``, the first ``room`` of size ``last``
+    found_keys, found_cells, taken = [], [], 0
+    for keys, cells in blocks():
+        small = cells < last if last is not None else np.ones(cells.size, dtype=bool)
+        if last is not None and taken < room:
+            at_last = np.flatnonzero(cells == last)[:room - taken]
+            taken += at_last.size
+            small[at_last] = True
+        found_keys.append(keys[small])
+        found_cells.append(cells[small])
+    keys, cells = np.concatenate(found_keys), np.concatenate(found_cells)
+    order = np.lexsort((keys, cells))  # by cells, then lexicographically
+    return [_cols(int(key), d, k) for key in keys[order]]
+
+
+def _key(cols, d):
+    key = 0
+    for c in cols:
+        key = key * d + int(c)
+    return key
+
+
+def _cols(key, d, k):
+    out = []
+    for _ in range(k):
+        key, c = divmod(key, d)
+        out.append(c)
+    return tuple(reversed(out))

@@ -463,6 +463,22 @@ def _model_populations(n, m):
     return targets, pops
 
 
+@pytest.mark.parametrize("d, k, max_cells", [(40, 3, 3000), (40, 3, 10**6), (70, 2, 900),
+                                               (45, 3, 10**9)])
+def test_smallest_sets_streamed_as_listed(monkeypatch, d, k, max_cells):
+    from dpsynth.model import rounding
+
+    rng = np.random.default_rng(d)
+    n_values = rng.integers(2, 9, d)
+    excluded = {tuple(sorted(rng.choice(d, k, replace=False).tolist())) for _ in range(30)}
+    listed = rounding.smallest_sets(n_values, k, excluded, max_cells)
+    assert listed and not excluded & set(listed)
+    cells = [math.prod(int(n_values[c]) for c in cols) for cols in listed]
+    assert cells == sorted(cells) and sum(cells) <= max_cells
+    monkeypatch.setattr(rounding, "_LISTED_SETS", 0)  # a wide table: streamed
+    assert rounding.smallest_sets(n_values, k, excluded, max_cells) == listed
+
+
 def test_round_to_reference_removes_sampling_noise_and_keeps_the_targets():
     from itertools import combinations
 
