@@ -17,7 +17,12 @@ in rows and as ``C(d, <= 3)`` in columns.  Usage::
 
     python -m benchmarks.run_scale [--rows 10000 30000 100000 300000 1000000]
                                    [--columns 10 20 40 70 100] [--column-rows 10000]
-                                   [--n-jobs -1]
+                                   [--n-jobs -1] [--stem scale]
+
+Wide tables (past :data:`~dpsynth.release.adaptive_selection.MAX_CANDIDATE_CELLS`,
+a random subset of the triples are candidates)::
+
+    python -m benchmarks.run_scale --rows --columns 100 200 300 500 --stem scale_wide
 """
 
 import argparse
@@ -80,7 +85,8 @@ def run_point(rows, columns, n_jobs):
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
             "baseline_rss_mb": round(baseline),
             "combinations_up_to_3": sum(math.comb(columns, k) for k in (1, 2, 3)),
-            "released_combinations": len(synth.aggregates_)}
+            # noisy tables of the workload release (SDS: its released combinations)
+            "released_combinations": len(synth.aggregates_.marginals) or len(synth.aggregates_)}
 
 
 def _measure(rows, columns, n_jobs):
@@ -114,6 +120,8 @@ def main(argv=None):
     parser.add_argument("--column-rows", type=int, default=10_000,
                         help="rows of the tables of the columns curve")
     parser.add_argument("--n-jobs", type=int, default=-1)
+    parser.add_argument("--stem", default="scale",
+                        help="results/STEM.json and .md (default: scale)")
     parser.add_argument("--point", type=int, nargs=2, metavar=("ROWS", "COLUMNS"),
                         help=argparse.SUPPRESS)  # one point, in this process
     args = parser.parse_args(argv)
@@ -128,7 +136,7 @@ def main(argv=None):
             result = _measure(rows, columns, args.n_jobs)
             print(json.dumps(result), flush=True)
             results["curves"][curve].append(result)
-    save("scale", results, _markdown(results))
+    save(args.stem, results, _markdown(results))
 
 
 if __name__ == "__main__":
