@@ -15,6 +15,7 @@ kinds of tests pin it:
 """
 
 import json
+import math
 import re
 import warnings
 
@@ -773,6 +774,50 @@ def test_numeric_discovery_neighbours_differ_only_in_dp_outputs(name, values, tm
     base = _numeric_base()
     _check_numeric_neighbours(_default_releases([base, _with_record(base, **values)], tmp_path),
                               ("amount", "visits"))
+
+
+def _many_columns_base(n=600, seed=6):
+    """Ten undeclared columns (text, integers, a float): many triples of candidates."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({f"t{j}": pd.Series(rng.choice(list("abcd")[:2 + j % 3], n),
+                                             dtype=object) for j in range(7)})
+    frame["count"] = rng.poisson(3, n).astype(np.int64)
+    frame["level"] = rng.integers(0, 5, n).astype(np.int64)
+    frame["amount"] = np.round(rng.lognormal(3, 1, n), 2)
+    return frame
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name,values", [
+    ("a new text", {"t0": "zz"}),
+    ("a huge count", {"count": 10 ** 9}),
+    ("a missing amount", {"amount": np.nan}),
+    ("a duplicate record", {}),
+])
+def test_neighbours_of_a_table_too_wide_for_every_triple(name, values, position, tmp_path,
+                                                         monkeypatch):
+    # the candidates of a wide table are every pair and a random subset of the triples
+    # (drawn from the release's generator): forced here by a small cap on their cells
+    from dpsynth.release import adaptive_selection
+
+    listed = adaptive_selection.candidate_sets
+    drawn = []
+
+    def capped(n_values, reporting_length=3, max_cells=None, max_total_cells=None, rng=None):
+        every = listed(n_values, reporting_length, max_cells)
+        cap = sum(math.prod(int(n_values[c]) for c in cols) for cols in every) // 3
+        out = listed(n_values, reporting_length, max_cells, cap, rng)
+        drawn.append(len(out) < len(every))
+        return out
+
+    monkeypatch.setattr(adaptive_selection, "candidate_sets", capped)
+    base = _many_columns_base()
+    releases = _default_releases([base, _with_record(base, position, **values)], tmp_path)
+    assert drawn == [True, True]
+    _check_numeric_neighbours(releases, ("count", "level", "amount"))
+    n_candidates = [{m["params"]["n_candidates"] for m in doc["privacy"]["mechanisms"]
+                     if "n_candidates" in m.get("params", {})} for doc, *_ in releases]
+    assert n_candidates[0] == n_candidates[1] and len(n_candidates[0]) == 1
 
 
 def _whole_base(n=800, seed=4):
