@@ -785,7 +785,7 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "max_frequent": [Interval(numbers.Integral, 1, None, closed="left")],
         "inverse_epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "n_sub_bins": [Interval(numbers.Integral, 1, None, closed="left")],
-        "decimals": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "decimals": [Interval(numbers.Integral, 0, None, closed="left"), dict, None],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 
@@ -963,9 +963,10 @@ class DPKBinsDiscretizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         decimals_spec = _per_column(self.decimals, "decimals", names,
                                     lambda v: isinstance(v, numbers.Integral))
         for j, value in decimals_spec.items():
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-                raise ValueError(f"decimals for column {names[j]!r} must be an integer; "
-                                 f"got {value!r}.")
+            if (not isinstance(value, numbers.Integral) or isinstance(value, bool)
+                    or value < 0):
+                raise ValueError(f"decimals for column {names[j]!r} must be a non-negative "
+                                 f"integer; got {value!r}.")
         quantile_columns = [j for j in range(len(names)) if j not in edges_spec
                             and self.strategy == "quantile"]
         column_epsilon = (self.epsilon / len(quantile_columns)) if quantile_columns else 0.0

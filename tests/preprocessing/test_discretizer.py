@@ -493,3 +493,17 @@ def test_bad_input_values():
         binner.inverse_transform([[0, 7]])
     with pytest.raises(ValueError, match="shape"):
         binner.inverse_transform([[0, 1, 2]])
+
+
+def test_decimals_per_column_dict_is_accepted_as_documented():
+    # the docstring says "int or dict": a dict used to be refused by the parameter check
+    X = pd.DataFrame({"a": [0.123456, 0.5, 0.987654], "b": [1.23456, 2.5, 3.98765]})
+    binner = DPKBinsDiscretizer(n_bins=2, bounds=(0, 5), decimals={"a": 2},
+                                random_state=0).fit(X)
+    out = np.asarray(binner.inverse_transform(binner.transform(X)), dtype=float)
+    assert np.array_equal(out[:, 0], np.round(out[:, 0], 2))
+    assert not np.array_equal(out[:, 1], np.round(out[:, 1], 2))
+    with pytest.raises(ValueError, match="decimals for column 'a' must be a non-negative"):
+        DPKBinsDiscretizer(bounds=(0, 5), decimals={"a": -1}).fit(X)
+    with pytest.raises(ValueError, match="decimals names column 'c'"):
+        DPKBinsDiscretizer(bounds=(0, 5), decimals={"c": 1}).fit(X)
