@@ -29,7 +29,7 @@ from .metrics import (aggregate_error_report, combination_counts, k_marginal_sco
 from .utils._files import atomic_write
 from .utils._progress import log_progress
 from .utils._numbers import parse_formatted
-from .utils._temporal import parse_dates
+from .utils._temporal import is_temporal, parse_dates, temporal_numbers
 
 __all__ = ["FidelitySummary", "binned_view", "fidelity_summary", "privacy_curve", "write_report"]
 
@@ -131,6 +131,41 @@ class FidelitySummary:
         return f"FidelitySummary(mean TVD: {tvd}; k-marginal score: {score})"
 
 
+def _on_edge_scale(real, synth, encoder):
+    """``real`` and ``synth`` with each binned column of ``encoder`` as the numbers its
+    public edges cut: dates written as text parsed in their format, "12.5%" or
+    "$1,234.56" as numbers, instants and durations (``datetime64``, ``timedelta64``)
+    as counts of the unit of the column's public dtype; the other columns as they are."""
+    readers = {}
+    for column in encoder.schema_:
+        binning, name = column.binning, column.name
+        if binning is None or name not in real.columns:
+            continue
+        if binning.date_format is not None:  # dates written as text: their numbers
+            def read(series, fmt=binning.date_format):
+                return parse_dates(series, fmt)
+        elif binning.number_format is not None:  # "12.5%", "$1,234.56": the numbers
+            def read(series, fmt=binning.number_format):
+                return parse_formatted(series, fmt)
+        elif is_temporal(column.dtype):  # instants and durations: counts of its unit
+            def read(series, dtype=column.dtype):
+                if not is_temporal(series.dtype):
+                    return series  # refused by the metrics, naming the column
+                return temporal_numbers(series.astype(dtype))
+        else:
+            continue
+        readers[name] = read
+    if not readers:
+        return real, synth
+    out = []
+    for frame in (real, synth):
+        frame = frame.copy()  # once, whatever the number of columns read
+        for name, read in readers.items():
+            frame[name] = read(frame[name])
+        out.append(frame)
+    return tuple(out)
+
+
 def _numeric_facts(real, synth, encoder):
     """W1 / range, quantiles and special-value shares on the original scale.
 
@@ -141,17 +176,12 @@ def _numeric_facts(real, synth, encoder):
     """
     ranges, points, columns = {}, {}, None
     if encoder is not None:
+        real, synth = _on_edge_scale(real, synth, encoder)
         columns = []
         for column in encoder.schema_:
             binning = column.binning
             if binning is None or column.name not in real.columns:
                 continue
-            if binning.date_format is not None:  # dates written as text: their numbers
-                real, synth = (frame.assign(**{column.name: parse_dates(
-                    frame[column.name], binning.date_format)}) for frame in (real, synth))
-            elif binning.number_format is not None:  # "12.5%", "$1,234.56": the numbers
-                real, synth = (frame.assign(**{column.name: parse_formatted(
-                    frame[column.name], binning.number_format)}) for frame in (real, synth))
             edges = binning.edge_array
             ranges[column.name] = (edges[0], edges[-1] - 1 if binning.integer else edges[-1])
             if binning.points:
@@ -717,6 +747,8 @@ def write_report(real, synth, path, *, reporting_length=3,
             body += ["<p>Share of the records equal to each special or frequent value "
                      "(a point mass):</p>", _table(summary.special_shares)]
         if Figure is not None:
+            if encoder is not None:  # the values the summary compared
+                raw_real, raw_synth = _on_edge_scale(raw_real, raw_synth, encoder)
             body += [_plot_numeric(Figure, raw_real, raw_synth, summary, encoder),
                      '<p class="caption">Histograms over each column\'s range (share of '
                      "records per bar); special and frequent values are drawn as "

@@ -350,3 +350,31 @@ def test_report_shows_numeric_histograms_quantiles_and_leak_warning(tmp_path):
     assert "PrivacyLeakWarning" in page and "bounds=&#x27;data&#x27;" in page
     assert "LEAKED (not DP)" in page
     assert "pip install dpsynth[plots]" not in page
+
+
+def test_summary_and_report_compare_dates_and_durations_through_the_release(tmp_path):
+    # a datetime64 / timedelta64 column made W1 raise "not numeric", and a column of
+    # dates written as text made the report's histograms raise (its text read as floats)
+    import warnings
+
+    from dpsynth import DPMarginalSynthesizer
+
+    rng = np.random.default_rng(1)
+    n = 2000
+    days = pd.to_timedelta(rng.integers(0, 400, n), unit="D")
+    real = pd.DataFrame({"code": rng.choice([1, 2, 3], n),
+                         "when": pd.Timestamp("2021-01-01") + days,
+                         "dur": pd.to_timedelta(rng.integers(0, 100, n), unit="h"),
+                         "day": (pd.Timestamp("2020-01-01") + days).strftime("%Y-%m-%d")})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = DPMarginalSynthesizer(epsilon=1, random_state=0).fit(real)
+    encoder = synth.aggregates_.encoder
+    assert encoder.schema_[3].binning.date_format == "%Y-%m-%d"  # the text-date path
+    fake = synth.sample()
+    summary = fidelity_summary(real, fake, reporting_length=2, encoder=encoder)
+    assert {"when", "dur", "day"} <= set(summary.numeric["column"])
+    assert summary.numeric["W1 / range"].between(0, 0.2).all()
+    path = tmp_path / "report.html"
+    write_report(real, fake, path, reporting_length=2, encoder=encoder)
+    assert "Numeric columns on their original scale" in path.read_text()
