@@ -95,29 +95,48 @@ def _discretize(series, low, high):
     return pd.Series(codes).astype(str)
 
 
-def _contingency(real, synthetic, a, b):
-    parts = []
-    for frame in (real, synthetic):
-        keys = []
-        for column in (a, b):
-            ref = _values(real[column]) if _is_numeric(real[column]) else None
-            if ref is not None and np.isfinite(ref).any():
-                low, high = np.nanmin(ref), np.nanmax(ref)
-            else:
-                low = high = 0.0
-            keys.append(_discretize(frame[column].reset_index(drop=True), low, high))
-        parts.append((keys[0] + "\x1f" + keys[1]).value_counts(normalize=True))
-    return 1.0 - 0.5 * parts[0].subtract(parts[1], fill_value=0).abs().sum()
+def _labels(real, synthetic):
+    """Per column, the ContingencySimilarity label of every row of both tables (real
+    rows first) as integer codes, and their number: numeric columns cut into
+    :data:`N_DISCRETE_BINS` equal-width bins of the real range, other values as
+    their text, missing values one label.  Each column is labelled once, whatever the
+    number of pairs it is in."""
+    out = {}
+    for column in real.columns:
+        ref = _values(real[column]) if _is_numeric(real[column]) else None
+        if ref is not None and np.isfinite(ref).any():
+            low, high = np.nanmin(ref), np.nanmax(ref)
+        else:
+            low = high = 0.0
+        labels = pd.concat([_discretize(frame[column].reset_index(drop=True), low, high)
+                            for frame in (real, synthetic)], ignore_index=True)
+        codes, uniques = pd.factorize(labels)
+        out[column] = (codes.astype(np.int64), len(uniques))
+    return out
 
 
-def _correlation_similarity(real, synthetic, a, b):
-    def rho(frame):
-        x, y = _values(frame[a]), _values(frame[b])
-        keep = ~np.isnan(x) & ~np.isnan(y)
-        if keep.sum() < 2 or np.std(x[keep]) == 0 or np.std(y[keep]) == 0:
-            return np.nan
-        return float(np.corrcoef(x[keep], y[keep])[0, 1])
-    r, s = rho(real), rho(synthetic)
+def _contingency(labels, n_real, a, b):
+    """``1 - TVD`` of the 2-way tables of the labels of ``a`` and ``b``."""
+    (codes_a, _), (codes_b, n_b) = labels[a], labels[b]
+    key = codes_a * n_b + codes_b
+    if key.size and int(key.max()) >= 4 * key.size + 1024:  # sparse: number the cells seen
+        key = pd.factorize(key)[0]
+    size = int(key.max()) + 1 if key.size else 0
+    p = np.bincount(key[:n_real], minlength=size) / n_real
+    q = np.bincount(key[n_real:], minlength=size) / (key.size - n_real)
+    return 1.0 - 0.5 * float(np.abs(p - q).sum())
+
+
+def _rho(x, y):
+    keep = ~np.isnan(x) & ~np.isnan(y)
+    if keep.sum() < 2 or np.std(x[keep]) == 0 or np.std(y[keep]) == 0:
+        return np.nan
+    return float(np.corrcoef(x[keep], y[keep])[0, 1])
+
+
+def _correlation_similarity(real_values, synth_values, a, b):
+    r = _rho(real_values[a], real_values[b])
+    s = _rho(synth_values[a], synth_values[b])
     if np.isnan(r) or np.isnan(s):
         return np.nan
     return 1.0 - abs(r - s) / 2.0
@@ -126,19 +145,35 @@ def _correlation_similarity(real, synthetic, a, b):
 def column_pair_trends(real, synthetic):
     """Per-pair trend scores (CorrelationSimilarity or ContingencySimilarity) in [0, 1].
 
+    Each column is read (and labelled) once, so a wide table costs one pass per
+    column and a count per pair.
+
     Returns
     -------
     DataFrame
-        ``column_1``, ``column_2``, ``metric``, ``score``.
+        ``column_1``, ``column_2``, ``metric``, ``score`` (NaN when a table has
+        no row, or a correlation is undefined).
     """
     _check(real, synthetic)
+    columns = list(real.columns)
+    numeric = {c: _is_numeric(real[c]) and _is_numeric(synthetic[c]) for c in columns}
+    real_values = {c: _values(real[c]) for c in columns if numeric[c]}
+    synth_values = {c: _values(synthetic[c]) for c in columns if numeric[c]}
+    empty = len(real) == 0 or len(synthetic) == 0
+    labels = None
     rows = []
-    for a, b in combinations(list(real.columns), 2):
-        numeric = all(_is_numeric(real[c]) and _is_numeric(synthetic[c]) for c in (a, b))
-        score = (_correlation_similarity(real, synthetic, a, b) if numeric
-                 else _contingency(real, synthetic, a, b))
+    for a, b in combinations(columns, 2):
+        both = numeric[a] and numeric[b]
+        if empty:
+            score = np.nan
+        elif both:
+            score = _correlation_similarity(real_values, synth_values, a, b)
+        else:
+            if labels is None:
+                labels = _labels(real, synthetic[columns])
+            score = _contingency(labels, len(real), a, b)
         rows.append({"column_1": a, "column_2": b,
-                     "metric": "CorrelationSimilarity" if numeric
+                     "metric": "CorrelationSimilarity" if both
                      else "ContingencySimilarity", "score": score})
     return pd.DataFrame(rows, columns=["column_1", "column_2", "metric", "score"])
 
