@@ -84,9 +84,13 @@ def column_shapes(real, synthetic):
     return pd.DataFrame(rows, columns=["column", "metric", "score"])
 
 
+def _text_labels(series):
+    return series.astype(object).where(series.notna(), "<missing>").astype(str)
+
+
 def _discretize(series, low, high):
     if not _is_numeric(series):
-        return series.astype(object).where(series.notna(), "<missing>").astype(str)
+        return _text_labels(series)
     values = _values(series)
     edges = np.linspace(low, high, N_DISCRETE_BINS + 1) if high > low else np.array([low, low])
     codes = np.clip(np.searchsorted(edges[1:-1], values, side="right"), 0,
@@ -99,8 +103,10 @@ def _labels(real, synthetic):
     """Per column, the ContingencySimilarity label of every row of both tables (real
     rows first) as integer codes, and their number: numeric columns cut into
     :data:`N_DISCRETE_BINS` equal-width bins of the real range, other values as
-    their text, missing values one label.  Each column is labelled once, whatever the
-    number of pairs it is in."""
+    their text, missing values one label.  A column numeric in one table only (a
+    synthetic column of numbers and an other label read back as text) is labelled as
+    text in both, so that equal values match.  Each column is labelled once, whatever
+    the number of pairs it is in."""
     out = {}
     for column in real.columns:
         ref = _values(real[column]) if _is_numeric(real[column]) else None
@@ -108,7 +114,9 @@ def _labels(real, synthetic):
             low, high = np.nanmin(ref), np.nanmax(ref)
         else:
             low = high = 0.0
+        numeric = _is_numeric(real[column]) and _is_numeric(synthetic[column])
         labels = pd.concat([_discretize(frame[column].reset_index(drop=True), low, high)
+                            if numeric else _text_labels(frame[column].reset_index(drop=True))
                             for frame in (real, synthetic)], ignore_index=True)
         codes, uniques = pd.factorize(labels)
         out[column] = (codes.astype(np.int64), len(uniques))
