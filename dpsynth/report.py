@@ -15,6 +15,8 @@ import base64
 import datetime
 import html
 import io
+import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -108,6 +110,11 @@ class FidelitySummary:
     quality : dict
         :func:`~dpsynth.metrics.quality_report` of the tables on their
         original scale (SDMetrics-style Column Shapes and Column Pair Trends).
+    sampled : dict
+        ``{k: (n_compared, n_sets)}`` for each length whose marginals and
+        combinations were compared on a seeded sample of the sets of k
+        columns (see ``max_subsets`` of :func:`fidelity_summary`); empty when
+        every set was compared.
     """
 
     tvd: pd.Series
@@ -124,6 +131,16 @@ class FidelitySummary:
     special_shares: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
         columns=["column", "value", "real", "synthetic", "difference"]))
     quality: dict = None
+    sampled: dict = field(default_factory=dict)
+
+    def sampling_note(self):
+        """One sentence on the lengths compared on a sample of column sets, or ""."""
+        if not self.sampled:
+            return ""
+        parts = [f"{k}-way: {n:,} of the {total:,} sets of {k} columns"
+                 for k, (n, total) in self.sampled.items()]
+        return ("compared on a seeded uniform sample of the column sets ("
+                + "; ".join(parts) + ")")
 
     def __repr__(self):
         tvd = ", ".join(f"{k}-way {v:.4f}" for k, v in self.tvd.items())
@@ -195,7 +212,13 @@ def _numeric_facts(real, synth, encoder):
     return numeric.reset_index(drop=True), quantiles, shares
 
 
-def fidelity_summary(real, synth, *, reporting_length=3, encoder=None):
+#: Sets of k columns compared per length by :func:`fidelity_summary`: past it, a seeded
+#: sample (a table of 300 columns has 4.5 million sets of 3 columns).
+MAX_SUBSETS = 5_000
+
+
+def fidelity_summary(real, synth, *, reporting_length=3, encoder=None,
+                     max_subsets=MAX_SUBSETS):
     """Fidelity of a synthetic table to a real one, from several angles.
 
     Parameters
@@ -213,6 +236,12 @@ def fidelity_summary(real, synth, *, reporting_length=3, encoder=None):
         special values) and then bin by bin with the other columns.
         Without one, numeric columns of the tables get the value-level
         comparison too.
+    max_subsets : int or None, default=MAX_SUBSETS
+        For a length ``k`` with more sets of ``k`` columns than this, the
+        marginals, the k-marginal score and the combination counts are
+        compared on the same uniform sample of ``max_subsets`` of them,
+        drawn with a fixed seed (``summary.sampled`` says which lengths).
+        ``None`` compares every set, however many.
 
     Returns
     -------
@@ -228,11 +257,18 @@ def fidelity_summary(real, synth, *, reporting_length=3, encoder=None):
     if int(reporting_length) < 1:
         raise ValueError(f"reporting_length must be >= 1; got {reporting_length!r}.")
     length = min(int(reporting_length), real.shape[1])
+    if max_subsets is not None and (not isinstance(max_subsets, numbers.Integral)
+                                    or isinstance(max_subsets, bool) or max_subsets < 1):
+        raise ValueError(f"max_subsets must be a positive integer or None; got "
+                         f"{max_subsets!r}.")
+    sample = {"max_subsets": max_subsets, "random_state": 0}
+    sampled = {k: (max_subsets, math.comb(real.shape[1], k)) for k in range(1, length + 1)
+               if max_subsets is not None and math.comb(real.shape[1], k) > max_subsets}
     total = length + 3
     log_progress(0, total, "evaluation", "comparing the marginals")
     tvd = {}
     for k in range(1, length + 1):
-        tvd[k] = marginal_tvd(real, synth, k)
+        tvd[k] = marginal_tvd(real, synth, k, **sample)
         log_progress(k, total, "evaluation", f"mean TVD of the {k}-way marginals")
     tvd = pd.Series(tvd, name="mean TVD")
     tvd.index.name = "k"
@@ -241,13 +277,13 @@ def fidelity_summary(real, synth, *, reporting_length=3, encoder=None):
                             "tvd": details["tvd"]})
     columns = columns.sort_values("tvd", ascending=False, kind="stable").reset_index(drop=True)
     try:
-        k_marginal = k_marginal_score(real, synth)
+        k_marginal = k_marginal_score(real, synth, **sample)
     except ValueError:  # fewer than two columns left to pair
         k_marginal = None
     log_progress(length + 1, total, "evaluation", "k-marginal score")
     synth = synth[list(real.columns)]
-    real_counts = combination_counts(real, length, missing="category")
-    synth_counts = combination_counts(synth, length, missing="category")
+    real_counts = combination_counts(real, length, missing="category", **sample)
+    synth_counts = combination_counts(synth, length, missing="category", **sample)
     log_progress(length + 2, total, "evaluation", "combination counts")
     by_length = aggregate_error_report(real_counts, synth_counts, length,
                                        missing="category").by_length
@@ -256,7 +292,7 @@ def fidelity_summary(real, synth, *, reporting_length=3, encoder=None):
                            by_length=by_length, real_counts=real_counts,
                            synth_counts=synth_counts, n_real=len(real), n_synth=len(synth),
                            numeric=numeric, quantiles=quantiles, special_shares=shares,
-                           quality=quality)
+                           quality=quality, sampled=sampled)
 
 
 # ------------------------------------------------------------------ plots
@@ -645,7 +681,7 @@ def _quality_section(quality):
 
 def write_report(real, synth, path, *, reporting_length=3,
                  title="dpsynth evaluation report", privacy=None, release=None,
-                 max_columns=12, encoder=None):
+                 max_columns=12, encoder=None, max_subsets=MAX_SUBSETS):
     """Write a self-contained HTML page comparing a synthetic table with a real one.
 
     The page holds the metrics tables (mean TVD of k-way marginals, the NIST
@@ -680,6 +716,8 @@ def write_report(real, synth, path, *, reporting_length=3,
         ``synth`` are on their original scale: the page then compares the
         binned columns value by value (histograms, quantiles, shares of
         special values, Wasserstein-1 / range), then bin by bin.
+    max_subsets : int or None, default=MAX_SUBSETS
+        As in :func:`fidelity_summary` (the page says when it sampled).
 
     Returns
     -------
@@ -689,7 +727,7 @@ def write_report(real, synth, path, *, reporting_length=3,
     if privacy is None and release is not None:
         privacy = release.privacy
     summary = fidelity_summary(real, synth, reporting_length=reporting_length,
-                               encoder=encoder)
+                               encoder=encoder, max_subsets=max_subsets)
     raw_real, raw_synth = real, synth
     if encoder is not None:
         real, synth = binned_view(real, encoder), binned_view(synth, encoder)
@@ -723,6 +761,8 @@ def write_report(real, synth, path, *, reporting_length=3,
         "averaged over all sets of k columns: 0 means identical, 1 disjoint.</p>",
         _table(tvd),
         f"<p>NIST CRC k-marginal score (2-way): <b>{score}</b></p>",
+        (f"<p class=\"note\">Marginals, score and combination counts "
+         f"{html.escape(summary.sampling_note())}.</p>" if summary.sampled else ""),
         _quality_section(summary.quality),
         "<h2>Combination counts</h2>",
         "<p>Counts of every combination of column values up to length "

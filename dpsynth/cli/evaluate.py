@@ -145,6 +145,8 @@ def _print_fidelity(summary):
         print(name.ljust(label) + "".join(cell.rjust(9) for cell in cells))
     if summary.k_marginal is not None:
         print(f"k-marginal score (NIST CRC, 2-way): {summary.k_marginal:.1f} / 1000")
+    if summary.sampled:
+        print(f"(marginals, score and combinations {summary.sampling_note()})")
     for row in summary.numeric.itertuples(index=False):
         print(f"{row[0]}: Wasserstein-1 / range {row[1]:.4f} (original scale)")
     for row in summary.special_shares.itertuples(index=False):

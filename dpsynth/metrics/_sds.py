@@ -10,12 +10,12 @@ evaluator (``packages/core/src/processing/evaluator``).
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
-from ._encoding import align_columns, as_frame, combined_key, dense_key, encode_jointly
+from ._encoding import (align_columns, as_frame, column_subsets, combined_key, dense_key,
+                        encode_jointly)
 
 __all__ = ["combination_counts", "aggregate_error_report", "AggregateErrorReport"]
 
@@ -29,7 +29,8 @@ def _check_missing(missing):
         raise ValueError(f"missing must be 'absent' or 'category'; got {missing!r}.")
 
 
-def combination_counts(df, reporting_length=3, *, missing="absent"):
+def combination_counts(df, reporting_length=3, *, missing="absent", max_subsets=None,
+                       random_state=None):
     """Exact counts of all attribute combinations of length 1..R (SDS aggregates).
 
     A combination of length ``k`` is a set of ``k`` distinct columns with one
@@ -50,6 +51,14 @@ def combination_counts(df, reporting_length=3, *, missing="absent"):
         ``"absent"`` (SDS): a missing cell (None, NaN, pd.NA, NaT) is never
         part of a combination.  ``"category"``: missing is a value, reported
         as ``None``.
+    max_subsets : int, default=None
+        For a length ``k`` with more than ``max_subsets`` sets of ``k``
+        columns, count the combinations of a seeded uniform sample of
+        ``max_subsets`` of them only (a wide table has billions of
+        combinations of length 3).  The same ``random_state`` draws the same
+        sets for two tables with the same number of columns.
+    random_state : int, RandomState instance or None, default=None
+        Seed for that sample (only used with ``max_subsets``).
 
     Returns
     -------
@@ -89,7 +98,7 @@ def combination_counts(df, reporting_length=3, *, missing="absent"):
 
     counts = {}
     for k in range(1, min(reporting_length, n_columns) + 1):
-        for subset in combinations(range(n_columns), k):
+        for subset in column_subsets(n_columns, k, max_subsets, random_state):
             sub_codes = codes[:, subset]
             if missing == "absent":
                 sub_codes = sub_codes[(sub_codes >= 0).all(axis=1)]

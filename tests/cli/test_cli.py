@@ -329,6 +329,19 @@ def test_evaluate_writes_a_report(capsys, work, table_csv, no_plots):
     assert listing(work) == ["report.html", "synth.csv"]
 
 
+def test_evaluate_says_when_it_samples_the_column_sets(capsys, work, no_plots):
+    # 33 columns: 5,456 sets of 3 (> MAX_SUBSETS); a 300-column CSV has 4.5 million
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.choice(["a", "b"], (60, 33)), columns=[f"c{j}" for j in range(33)])
+    frame.to_csv("real.csv", index=False)
+    frame.sample(frac=1, random_state=1).to_csv("fake.csv", index=False)
+    code, out, err = run(capsys, "evaluate", "real.csv", "fake.csv", "--report", "r.html")
+    assert code == 0, err
+    assert ("(marginals, score and combinations compared on a seeded uniform sample of the "
+            "column sets (3-way: 5,000 of the 5,456 sets of 3 columns))") in out
+    assert "5,000 of the 5,456 sets of 3 columns" in Path("r.html").read_text()
+
+
 def test_evaluate_compares_the_columns_both_tables_hold(capsys, work, table_csv):
     pd.read_csv(table_csv).drop(columns="size").to_csv("synth.csv", index=False)
     code, out, err = run(capsys, "evaluate", table_csv, "synth.csv", *BOUNDS)

@@ -378,3 +378,34 @@ def test_summary_and_report_compare_dates_and_durations_through_the_release(tmp_
     path = tmp_path / "report.html"
     write_report(real, fake, path, reporting_length=2, encoder=encoder)
     assert "Numeric columns on their original scale" in path.read_text()
+
+
+def test_fidelity_summary_samples_the_column_sets_of_a_wide_table(caplog):
+    # 300 columns have 4.5 million sets of 3 and billions of combinations of length 3:
+    # `dpsynth evaluate` on a wide CSV ran out of time and memory; past max_subsets
+    # the marginals, the score and the combination counts share one seeded sample
+    from math import comb
+
+    from dpsynth.metrics import combination_counts, marginal_tvd
+
+    rng = np.random.default_rng(0)
+    real = pd.DataFrame(rng.integers(0, 3, (200, 12)), columns=[f"c{j}" for j in range(12)])
+    synth = pd.DataFrame(rng.integers(0, 3, (150, 12)), columns=real.columns)
+    summary = fidelity_summary(real, synth, reporting_length=3, max_subsets=50)
+    assert summary.sampled == {2: (50, comb(12, 2)), 3: (50, comb(12, 3))}
+    assert "50 of the 220 sets of 3 columns" in summary.sampling_note()
+    assert summary.tvd[1] == pytest.approx(marginal_tvd(real, synth, 1))  # 12 sets: all
+    assert summary.tvd[3] == pytest.approx(
+        marginal_tvd(real, synth, 3, max_subsets=50, random_state=0))
+    lengths = {len(c) for c in summary.real_counts}
+    assert lengths == {1, 2, 3}
+    sets = {tuple(col for col, _ in c) for c in summary.real_counts if len(c) == 3}
+    assert len(sets) == 50 and sets == {tuple(col for col, _ in c)
+                                        for c in summary.synth_counts if len(c) == 3}
+    # every set compared when asked, and by default on a table this narrow
+    full = fidelity_summary(real, synth, reporting_length=3, max_subsets=None)
+    assert full.sampled == {} and full.sampling_note() == ""
+    assert full.real_counts == combination_counts(real, 3, missing="category")
+    assert fidelity_summary(real, synth, reporting_length=3).sampled == {}
+    with pytest.raises(ValueError, match="max_subsets must be a positive integer"):
+        fidelity_summary(real, synth, max_subsets=0)
