@@ -871,14 +871,17 @@ class _ViewEstimatorMixin:
         if n_samples is None:
             n_samples = int(self.n_records_)
         if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) \
-                or n_samples < 1:
-            raise ValueError(f"n_samples must be a positive integer; got {n_samples!r}.")
+                or n_samples < 0:
+            raise ValueError(f"n_samples must be a non-negative integer; got {n_samples!r}.")
         if random_state is None:
             ss = seed_sequence(self.random_state).spawn(3)[2] if self.random_state is not None \
                 else np.random.SeedSequence()
         else:
             ss = seed_sequence(random_state)
         draw_ss, decode_ss = ss.spawn(2)
+        if n_samples == 0:  # the table's columns and dtypes, no record
+            return (np.zeros((0, len(self.cardinalities_)), dtype=np.int32),
+                    np.random.default_rng(decode_ss))
         codes = self.view_set_.sample(int(n_samples), np.random.default_rng(draw_ss))
         merged = getattr(self, "merged_values_", None)
         if merged:
@@ -891,7 +894,9 @@ class _ViewEstimatorMixin:
         Parameters
         ----------
         n_samples : int, default=None
-            Number of records; ``None``: the (estimated) number of records.
+            Number of records (0: an empty table of the fitted columns and
+            dtypes, as :class:`~dpsynth.DPMarginalSynthesizer` gives);
+            ``None``: the (estimated) number of records.
         random_state : int, Generator or None, default=None
             ``None`` derives the stream from the estimator's ``random_state``
             (fresh OS entropy when that is None too).

@@ -49,6 +49,8 @@ def test_example_runs(name):
     assert result.returncode == 0, result.stderr
     for text in EXPECTED[name]:
         assert text in result.stdout
+    # an example shows good practice: none trips the library's privacy warnings
+    assert "PrivacyLeakWarning" not in result.stderr
 
 
 def test_example_runs_without_matplotlib():

@@ -225,7 +225,11 @@ def test_bad_marginal_query():
     with pytest.raises(ValueError, match="repeated"):
         synth.marginal(["c0", "c0"])
     with pytest.raises(ValueError, match="n_samples"):
-        synth.sample(0)
+        synth.sample(-1)
+    # zero records: the fitted columns and dtypes, as DPMarginalSynthesizer gives
+    empty = synth.sample(0)
+    assert empty.shape == (0, X.shape[1]) and list(empty.columns) == list(X.columns)
+    pd.testing.assert_series_equal(empty.dtypes, synth.sample(5).dtypes)
 
 
 def test_given_ell_uses_algorithm_1_rule_for_m():
