@@ -15,6 +15,8 @@ from .sample import load_aggregates
 
 __all__ = ["release_declaration", "run"]
 
+_NOTE_NAMES = 10  # column names a note lists before 'and N more'
+
 
 def _dtype_name(dtype):
     if isinstance(dtype, pd.CategoricalDtype):
@@ -235,8 +237,11 @@ def _quantile_binned(real, synth, declaration, n_bins):
             values = np.where(np.isnan(numbers), values, labels[k])
             frame[name] = pd.Series(values, index=frame.index, dtype=object)
         out.append(frame)
+    names = list(binned)
+    shown = ", ".join(names[:_NOTE_NAMES]) + (
+        f" and {len(names) - _NOTE_NAMES} more" if len(names) > _NOTE_NAMES else "")
     print(f"dpsynth evaluate: note: compared by the real table's {n_bins} quantiles (not "
-          f"declared, many values): {', '.join(binned)}", file=sys.stderr)
+          f"declared, many values): {shown}", file=sys.stderr)
     return tuple(out)
 
 

@@ -393,6 +393,12 @@ def test_evaluate_bins_undeclared_many_valued_numbers_and_dates_by_real_quantile
     assert code == 0, err
     assert err == ("dpsynth evaluate: note: compared by the real table's 10 quantiles (not "
                    "declared, many values): age, income, opened\n")
+    # a wide table: the note names ten columns and counts the rest
+    wide = pd.concat([frame[["income"]].add_suffix(f"_{k}") for k in range(12)], axis=1)
+    wide.to_csv("wide.csv", index=False)
+    code, out, err = run(capsys, "evaluate", "wide.csv", "wide.csv")
+    assert code == 0, err
+    assert err.endswith("income_8, income_9 and 2 more\n")
     assert "mean TVD                     0.0000   0.0000   0.0000" in out
     # a synthetic table of the same distribution is close; one shifted is far; fields
     # that are no number keep their text (a category of their own)
