@@ -73,14 +73,22 @@ def align_columns(reference, other, columns=None, names=("real", "synth")):
         if not columns:
             raise ValueError("columns must name at least one column.")
     reference, other = reference[columns], other[columns]
-    for j, column in enumerate(columns):
-        kinds = [_value_kind(t.iloc[:, j]) for t in (reference, other)]
+    check_value_kinds(reference, other, names)
+    return reference, other
+
+
+def check_value_kinds(reference, other, names=("real", "synth")):
+    """Refuse a column (of ``reference``, looked up in ``other``) whose values are of
+    one kind in one table and of another in the other (dates against text, bools
+    against ``"True"``): equal values would never match, and a score would say the
+    tables differ when their values agree."""
+    for j, column in enumerate(reference.columns):
+        kinds = [_value_kind(reference.iloc[:, j]), _value_kind(other[column])]
         if None not in kinds and kinds[0] != kinds[1]:
             raise ValueError(
                 f"Column {column!r} holds {kinds[0]} values in {names[0]} but {kinds[1]} "
                 f"values in {names[1]}; equal values would never match.  Convert one "
                 "of them (e.g. .astype(str) or pd.to_numeric) before comparing.")
-    return reference, other
 
 
 _KINDS = {"integer": "numeric", "floating": "numeric", "mixed-integer-float": "numeric",

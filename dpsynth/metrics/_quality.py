@@ -23,6 +23,7 @@ import pandas as pd
 from scipy.stats import ks_2samp
 
 from ..utils._temporal import is_temporal, temporal_seconds
+from ._encoding import check_value_kinds
 
 __all__ = ["column_shapes", "column_pair_trends", "quality_report"]
 
@@ -41,6 +42,7 @@ def _check(real, synthetic):
     missing = [c for c in real.columns if c not in synthetic.columns]
     if missing:
         raise ValueError(f"synthetic lacks the column(s) {missing} of real.")
+    check_value_kinds(real, synthetic, ("real", "synthetic"))
 
 
 def _tv_complement(a, b):

@@ -606,6 +606,27 @@ def test_column_shapes_compare_dates_and_durations_as_numbers():
         1 - ks_2samp(minutes(real.wait), minutes(synth.wait)).statistic)
 
 
+def test_quality_scores_refuse_a_column_of_another_kind_in_each_table():
+    # dates against their text, bools against "True"/"False": every value would
+    # differ, so the scores would say 0 for equal data; refused as marginal_tvd does
+    from dpsynth.metrics import column_shapes, quality_report
+
+    rng = np.random.default_rng(0)
+    real = pd.DataFrame({
+        "when": pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 50, 200), "D"),
+        "flag": rng.random(200) < .5})
+    for column, text in (("when", real["when"].astype(str)),
+                         ("flag", real["flag"].map({True: "True", False: "False"}))):
+        synthetic = real.assign(**{column: text})
+        for score in (column_shapes, quality_report):
+            with pytest.raises(ValueError, match=f"Column '{column}' holds"):
+                score(real, synthetic)
+    # a synthetic column of numbers beside an other label (mixed) is still compared
+    numbers = pd.DataFrame({"n": rng.integers(0, 5, 200)})
+    mixed = numbers.assign(n=numbers["n"].astype(object).where(numbers["n"] > 0, "<other>"))
+    assert column_shapes(numbers, mixed)["score"].notna().all()
+
+
 def test_quality_report_sdmetrics_handoff_is_optional():
     from dpsynth.metrics import quality_report
 
