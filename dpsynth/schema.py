@@ -26,6 +26,8 @@ last code).
 """
 
 from dataclasses import dataclass, field, replace
+import datetime
+from decimal import Decimal, InvalidOperation
 import math
 
 import numpy as np
@@ -58,9 +60,14 @@ def python_scalar(value):
 
 
 def value_to_json(value, column=None):
-    """A public category value as JSON (datetimes, timedeltas, inf/nan tagged)."""
-    if isinstance(value, (pd.Timestamp, np.datetime64)):
+    """A public category value as JSON (datetimes, timedeltas, dates, Decimals,
+    inf/nan tagged)."""
+    if isinstance(value, (pd.Timestamp, np.datetime64, datetime.datetime)):
         return {"datetime": pd.Timestamp(value).isoformat()}
+    if isinstance(value, datetime.date):  # a date object (not a datetime)
+        return {"date": value.isoformat()}
+    if isinstance(value, Decimal) and not value.is_nan():
+        return {"decimal": str(value)}
     if isinstance(value, (pd.Timedelta, np.timedelta64)):
         return {"timedelta": pd.Timedelta(value).isoformat()}
     if isinstance(value, float) and not math.isfinite(value):
@@ -73,7 +80,7 @@ def value_to_json(value, column=None):
     # the message names the type, not the value: it may be a private value (before DP)
     raise TypeError(
         f"A value of type {type(value).__name__}{where} cannot be written to a release "
-        "file: give the column as str, number, bool, datetime or timedelta.")
+        "file: give the column as str, number, bool, date, datetime or timedelta.")
 
 
 def value_from_json(value):
@@ -93,6 +100,16 @@ def value_from_json(value):
                     return number
                 if tag == "int":
                     return int(text)
+                if tag == "date":
+                    return datetime.date.fromisoformat(text)
+                if tag == "decimal":
+                    try:
+                        number = Decimal(text)
+                    except InvalidOperation:
+                        raise ValueError(f"bad decimal {text!r:.80}") from None
+                    if number.is_nan():
+                        raise ValueError(f"tagged decimal {text!r:.80} must not be NaN")
+                    return number
         raise ValueError(f"unknown value encoding {value!r:.80}")
     if isinstance(value, (str, bool, int, float)):
         return value

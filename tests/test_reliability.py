@@ -187,9 +187,9 @@ with raise_on_sigterm():
 
 # ------------------------------------------------------------------ item 4
 @pytest.mark.parametrize("values", [
-    [datetime.date(2020, 1, 1), datetime.date(2020, 1, 2)],
+    [datetime.time(1, 2), datetime.time(3, 4)],  # (date objects are binned: issue #36)
     [b"a", b"b"],
-], ids=["date", "bytes"])
+], ids=["time", "bytes"])
 def test_unwritable_values_are_refused_before_dp(small, no_dp, values):
     X = small.assign(odd=(values * 300)[:len(small)])
     with pytest.raises(TypeError, match="column 'odd' cannot be written to a release file") \
@@ -201,8 +201,8 @@ def test_unwritable_values_are_refused_before_dp(small, no_dp, values):
 
 
 def test_a_column_of_decimals_is_binned_as_numbers():
-    # Decimal objects (as database drivers return them) are numbers written as
-    # text for numeric discovery: binned under DP, never written to the release
+    # Decimal objects (as database drivers return them) are numbers for numeric
+    # discovery: binned under DP, never written to the release
     rng = np.random.default_rng(0)
     numbers = np.round(rng.normal(10, 2, 2000), 2)
     X = pd.DataFrame({"a": rng.choice(["x", "y"], 2000),

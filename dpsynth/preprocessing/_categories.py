@@ -8,6 +8,7 @@ is public only when declared with ``categories="dtype"``.
 """
 
 import datetime
+from decimal import Decimal
 import math
 
 import pandas as pd
@@ -103,7 +104,7 @@ def dtype_declared(categories, frame):
 # Fixed ranking of value types: a total order that does not depend on which
 # types a column happens to hold (e.g. one tz-aware timestamp among naive ones).
 _RANKS = {"bool": 0, "number": 1, "str": 2, "bytes": 3, "naive datetime": 4,
-          "aware datetime": 5, "timedelta": 6}
+          "aware datetime": 5, "timedelta": 6, "date": 7}
 _UNITS = ("ns", "us", "ms", "s")
 
 
@@ -128,6 +129,10 @@ def canonical_value(value, dtype=None):
     - floats: ``-0.0`` becomes ``0.0``; outside float columns (object,
       categorical), a float equal to an integer becomes that ``int`` (ints
       stay ints whatever the other records hold);
+    - ``decimal.Decimal`` (equal to the int or float of the same value): a
+      whole number becomes that ``int``, a number a float holds exactly that
+      ``float``, others the Decimal's normalized spelling (``1.10`` is ``1.1``);
+      an infinite one the float ``inf``;
     - tz-aware timestamps: the zone of a ``datetime64[ns, tz]`` column, else
       UTC; naive ones stay naive (a naive and an aware timestamp are never
       equal);
@@ -142,6 +147,18 @@ def canonical_value(value, dtype=None):
                 and value.is_integer()):
             return int(value)
         return 0.0 if value == 0.0 else value
+    if isinstance(value, Decimal) and not value.is_nan():
+        if value.is_infinite():
+            return float(value)
+        if value == value.to_integral_value():
+            return int(value)
+        number = float(value)
+        if math.isfinite(number) and Decimal(number) == value:
+            return number
+        sign, digits, exponent = value.as_tuple()  # trailing zeros dropped, exactly
+        while len(digits) > 1 and digits[-1] == 0:
+            digits, exponent = digits[:-1], exponent + 1
+        return Decimal((sign, digits, exponent))
     if isinstance(value, datetime.datetime):
         value = pd.Timestamp(value)
         if value.tzinfo is not None:
@@ -156,7 +173,7 @@ def canonical_value(value, dtype=None):
 def _rank(value):
     if isinstance(value, bool):
         return "bool"
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float, Decimal)):
         return "number"
     if isinstance(value, pd.Timestamp):
         return "naive datetime" if value.tzinfo is None else "aware datetime"
@@ -166,14 +183,17 @@ def _rank(value):
         return "str"
     if isinstance(value, bytes):
         return "bytes"
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return "date"
     return None
 
 
 def canonical_order(values):
     """``values`` in a total order that is independent of record order.
 
-    Sorted by (type rank, value) with the fixed ranking bool < number < str
-    < bytes < naive datetime < aware datetime < timedelta < others; other
+    Sorted by (type rank, value) with the fixed ranking bool < number (int,
+    float, Decimal) < str < bytes < naive datetime < aware datetime <
+    timedelta < date < others; other
     types (which no release file can hold) sort by type name and ``repr``.
     """
     ranked = {}

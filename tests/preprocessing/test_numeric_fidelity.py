@@ -1513,6 +1513,40 @@ def test_conditions_on_a_text_date_column_take_dates_in_its_format():
         synth.sample(5, conditions={"opened": "2016/01/01"})
 
 
+def test_date_and_decimal_categories_round_trip_through_a_release_file(tmp_path):
+    import datetime
+    from decimal import Decimal
+
+    from dpsynth import DPAggregates
+    from dpsynth.preprocessing._categories import canonical_value
+    from dpsynth.schema import value_from_json, value_to_json
+
+    for value in (datetime.date(2021, 3, 4), Decimal("0.1"), Decimal("-12.345")):
+        assert value_from_json(json.loads(json.dumps(value_to_json(value)))) == value
+    assert value_to_json(datetime.datetime(2021, 3, 4, 5)) == {
+        "datetime": "2021-03-04T05:00:00"}
+    with pytest.raises(ValueError):
+        value_from_json({"decimal": "NaN"})
+    # a Decimal's equality class (1 == 1.0 == Decimal("1.00")) has one spelling
+    assert canonical_value(Decimal("1.00")) == 1 and type(canonical_value(Decimal("1.00"))) is int
+    assert type(canonical_value(Decimal("0.5"))) is float
+    assert repr(canonical_value(Decimal("0.10"))) == "Decimal('0.1')"
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"day": pd.Series([datetime.date(2021, 1, 1 + int(d))
+                                        for d in rng.integers(0, 3, 1000)], dtype=object),
+                      "rate": pd.Series(rng.choice([Decimal("0.1"), Decimal("0.25")], 1000),
+                                        dtype=object)})
+    encoder = TableEncoder(numeric="categorical")
+    synth = DPMarginalSynthesizer(epsilon=4.0, encoder=encoder, random_state=0).fit(X)
+    assert synth.aggregates_.schema[0].values == tuple(
+        datetime.date(2021, 1, d) for d in (1, 2, 3))
+    assert synth.aggregates_.schema[1].values == (Decimal("0.1"), 0.25)  # by value
+    synth.aggregates_.save(tmp_path / "r.json")
+    assert DPAggregates.load(tmp_path / "r.json").schema == synth.aggregates_.schema
+    out = synth.sample(200, random_state=0)
+    assert {type(v) for v in out["day"]} == {datetime.date}
+
+
 def _month_table(n=4000, seed=11, months=60):
     """A month-year column (``%b-%Y``) of ``months`` months, skewed, beside two others."""
     rng = np.random.default_rng(seed)

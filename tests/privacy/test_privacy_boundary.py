@@ -14,6 +14,8 @@ kinds of tests pin it:
   threshold, DP bin edges) must be identical.
 """
 
+import datetime
+from decimal import Decimal
 import json
 import math
 import re
@@ -232,6 +234,8 @@ def _neighbours(position="last"):
         ("empty string", plus(city="")),
         ("unicode value", plus(city="Ærøskøbing 🚲")),
         ("very long value", plus(city="x" * 5000)),
+        ("a date object in a text column", plus(city=datetime.date(2021, 3, 4))),
+        ("a Decimal in a text column", plus(city=Decimal("1.25"))),
         ("new categorical dtype category", plus(size="XXL")),
         ("missing in a categorical column", plus(size=None)),
         ("flip a bool", _changed(base, at, flag=not bool(base.loc[at, "flag"]))),
