@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .utils._numbers import NUMBER_FORMATS
-from .utils._temporal import DATE_FORMATS
+from .utils._temporal import DATE_FORMATS, DATE_OBJECTS
 
 __all__ = ["Binning", "Column", "Schema", "MISSING_MARKERS"]
 
@@ -284,7 +284,12 @@ class Binning:
         :data:`~dpsynth.utils._temporal.DATE_FORMATS` (``"%Y-%m-%d"``,
         ``"%b-%Y"``, ...).  The edges and points are then whole numbers of
         the format's unit (days, seconds, minutes or months since
-        1970-01-01), and dates decode as text in that format.
+        1970-01-01), and dates decode as text in that format.  For an
+        ``object`` column of date or time objects: their kind, one of
+        :data:`~dpsynth.utils._temporal.DATE_OBJECTS` (``"object:date"``:
+        days, decoded to ``datetime.date``; ``"object:timestamp"`` and
+        ``"object:timestamp-utc"``: microseconds, decoded to naive or UTC
+        ``pandas.Timestamp`` objects).
     step : int or None, default=None
         For an integer column: decoded values are whole multiples of this
         many units (a ``datetime64`` / ``timedelta64`` column that a DP count
@@ -297,6 +302,11 @@ class Binning:
         (``"#%"``: ``"12.5%"``; ``"$#"``, ``"€#"``, ``"£#"``: ``"$1,234.56"``;
         ``"#,###"``: ``"1,234.56"``),
         in which its numbers are read and decode as text.
+    decimal_share : float or None, default=None
+        For an ``object`` column holding numbers: the share of its numbers
+        decoded as Python objects (not as text, see :attr:`text_share`) that
+        decode as ``decimal.Decimal`` (a DP proportion: the column held
+        Decimals), the rest as ``int``/``float``.  ``None``: no Decimal.
     counts : tuple or None, default=None
         ``(counts, variances)``: noisy counts of the records of each interval,
         then of each point value and code (NaN: not measured), and their
@@ -322,6 +332,7 @@ class Binning:
     date_format: str = None
     step: int = None
     number_format: str = None
+    decimal_share: float = None
     counts: tuple = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -407,9 +418,12 @@ class Binning:
             raise ValueError("binning 'codes' and 'other' need a 'text_share' (a text "
                              "column holding numbers)")
         if self.date_format is not None:
-            if self.date_format not in DATE_FORMATS:
+            if not isinstance(self.date_format, str) or (
+                    self.date_format not in DATE_FORMATS
+                    and self.date_format not in DATE_OBJECTS):
                 raise ValueError(f"binning 'date_format' must be one of "
-                                 f"{list(DATE_FORMATS)}; got {self.date_format!r}")
+                                 f"{list(DATE_FORMATS) + list(DATE_OBJECTS)}; got "
+                                 f"{self.date_format!r}")
             if share is None or not self.integer:
                 raise ValueError("binning 'date_format' needs 'integer' true and a "
                                  "'text_share' (a text column of dates)")
@@ -422,6 +436,17 @@ class Binning:
             if share is None or self.date_format is not None:
                 raise ValueError("binning 'number_format' needs a 'text_share' and no "
                                  "'date_format' (a text column of numbers in a format)")
+        decimal = self.decimal_share
+        if decimal is not None:
+            if isinstance(decimal, bool) or not isinstance(decimal, (int, float)) \
+                    or not 0.0 <= decimal <= 1.0:
+                raise ValueError("binning 'decimal_share' must be a number in [0, 1] or null")
+            if share is None or self.date_format is not None \
+                    or self.number_format is not None:
+                raise ValueError("binning 'decimal_share' needs a 'text_share' and neither "
+                                 "a 'date_format' nor a 'number_format' (an object column "
+                                 "of numbers)")
+            object.__setattr__(self, "decimal_share", float(decimal))
         labels = self.labels
         if len(set(labels)) != len(labels):
             raise ValueError("binning codes must differ from each other and from the bin "
@@ -508,7 +533,8 @@ class Binning:
             out["text_share"] = self.text_share
             out["codes"] = list(self.codes)
             out["other"] = self.other
-            for key in ("other_label", "text_fill", "date_format", "number_format"):
+            for key in ("other_label", "text_fill", "date_format", "number_format",
+                        "decimal_share"):
                 if getattr(self, key) is not None:
                     out[key] = getattr(self, key)
         return out
@@ -520,7 +546,7 @@ class Binning:
         unknown = set(spec) - {"edges", "integer", "inverse", "clip", "special", "frequent",
                                "within", "decimals", "codes", "other", "other_label",
                                "text_share", "text_fill", "date_format", "step",
-                               "number_format"}
+                               "number_format", "decimal_share"}
         if unknown:
             raise ValueError(f"unknown binning field(s) {sorted(unknown)}")
         try:
@@ -536,7 +562,8 @@ class Binning:
                        other=spec.get("other", False), other_label=spec.get("other_label"),
                        text_share=spec.get("text_share"), text_fill=spec.get("text_fill"),
                        date_format=spec.get("date_format"), step=spec.get("step"),
-                       number_format=spec.get("number_format"))
+                       number_format=spec.get("number_format"),
+                       decimal_share=spec.get("decimal_share"))
         except KeyError as exc:
             raise ValueError(f"binning lacks {exc}") from None
         except TypeError as exc:

@@ -7,7 +7,7 @@ from .. import io
 from ..aggregates import DPAggregates
 from ..synthesizer import DPMarginalSynthesizer
 from ..utils._numbers import parse_formatted
-from ..utils._temporal import parse_dates
+from ..utils._temporal import DATE_OBJECTS, parse_dates
 from . import _common, _distributed
 
 __all__ = ["parse_where", "run"]
@@ -42,16 +42,39 @@ def _dates(text, binning, option):
     times hold ``:`` too)."""
     fmt = binning.date_format
 
+    def as_object(part):  # a column of date or time objects: the ISO text's object
+        try:
+            value = pd.Timestamp(part)
+        except (TypeError, ValueError):
+            return None
+        if value is pd.NaT:
+            return None
+        if fmt == "object:date":
+            return value.date() if value == value.normalize() and value.tzinfo is None \
+                else None
+        if fmt == "object:timestamp-utc":
+            return value.tz_localize("UTC") if value.tzinfo is None else value
+        return value if value.tzinfo is None else None
+
     def is_date(part):
+        if fmt in DATE_OBJECTS:
+            return as_object(part) is not None
         return not np.isnan(parse_dates(pd.Series([part], dtype=object), fmt)[0])
 
-    if text in binning.codes or is_date(text):
+    def value(part):
+        return as_object(part) if fmt in DATE_OBJECTS else part
+
+    if text in binning.codes:
         return text
+    if is_date(text):
+        return value(text)
     for at in [k for k, c in enumerate(text) if c == ":"]:
         low, high = text[:at], text[at + 1:]
         if all(not part or is_date(part) for part in (low, high)):
-            return (low or None, high or None)
-    raise _common.CommandError(f"--where {option}: {text!r} is not a date written as {fmt!r}, "
+            return (value(low) if low else None, value(high) if high else None)
+    written = (f"an ISO date or time of a {fmt!r} column" if fmt in DATE_OBJECTS
+               else f"a date written as {fmt!r}")
+    raise _common.CommandError(f"--where {option}: {text!r} is not {written}, "
                                f"a range LO:HI of them or one of the column's codes "
                                f"{list(binning.codes)}")
 

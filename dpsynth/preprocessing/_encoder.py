@@ -39,10 +39,11 @@ from ._categories import check_categories, discover_values, dtype_declared
 from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binning,
                            encode_binning)
 from ._discretizer import DEFAULT_FREQUENT_DELTA
-from ..utils._temporal import DATE_FORMATS, is_temporal, numbers_of
+from ..utils._temporal import date_unit, is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
-from ._numeric import (DATES, DECIDE_SHARE, FORMATS, NUMERIC, RECORDS, RECORDS_SHARE,
-                       SETTLE, SETTLE_FORMATS, SETTLE_GAIN, SETTLE_SHARE, STEP, WHOLE,
+from ._numeric import (DATES, DECIDE_SHARE, FORMATS, NUMERIC, OBJECTS, RECORDS, RECORDS_SHARE,
+                       SETTLE, SETTLE_FORMATS, SETTLE_GAIN, SETTLE_OBJECTS, SETTLE_SHARE, STEP,
+                       WHOLE,
                        auto_columns, check_numeric, noisy_records,
                        decide_text_column, decide_temporal_step, decide_whole_numbers,
                        decode_text_binning,
@@ -191,6 +192,15 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         (percentages ``"12.5%"``, amounts ``"$1,234.56"``, ``"-€5"``, numbers
         with thousands separators ``"1,234"``), whose
         numbers are binned as above and decode written in that format.
+        In an ``object`` column, the same DP count has a cell per kind of
+        date or time object of the public list
+        :data:`~dpsynth.utils._temporal.DATE_OBJECTS` (``datetime.date``,
+        naive and aware ``datetime``/``Timestamp``): a column mostly of one
+        kind is binned as days or microseconds and decodes to objects of that
+        kind (``datetime.date``, ``pd.Timestamp``, aware ones in UTC); and two
+        cells for ``decimal.Decimal`` objects, numbers beside the ints and
+        floats, a DP share of the numbers decoded as objects then decoding as
+        ``Decimal`` (at the column's decimals).
         ``None``: text columns are categorical.
     bounds : dict, default=None
         ``{column: (low, high)}``: public ranges of numeric columns, e.g. from
@@ -448,9 +458,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         # the number cells and of the binning are those of a decision without date
         # or number-format cells and without a second round
         sequence = rng.bit_generator.seed_seq
-        date_rng, whole_rng, step_rng, format_rng = (
+        date_rng, whole_rng, step_rng, format_rng, object_rng = (
             np.random.default_rng(stream(sequence, key))
-            for key in (DATES, WHOLE, STEP, FORMATS))
+            for key in (DATES, WHOLE, STEP, FORMATS, OBJECTS))
         # RECORDS_SHARE of numeric_rho is the table's record count's (spent when a
         # column is found numeric); the decisions and the columns share the rest
         base = self.numeric_rho * (1.0 - RECORDS_SHARE)
@@ -470,7 +480,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             try:
                 kinds[name], texts[name], spent, counts = decide_text_column(
                     name, *read(name), rho=rho_first, rng=rng, date_rng=date_rng,
-                    format_rng=format_rng)
+                    format_rng=format_rng, object_rng=object_rng)
                 spends.extend(spent)
                 shares[name] = counts
                 if not counts.settled:
@@ -483,15 +493,17 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if unsettled:  # which columns are unsettled is a DP output
             rho_second = min(SETTLE_GAIN * rho_first,
                              SETTLE_SHARE * base / len(unsettled))
-            settle_rng, settle_format_rng = (np.random.default_rng(stream(sequence, key))
-                                             for key in (SETTLE, SETTLE_FORMATS))
+            settle_rng, settle_format_rng, settle_object_rng = (
+                np.random.default_rng(stream(sequence, key))
+                for key in (SETTLE, SETTLE_FORMATS, SETTLE_OBJECTS))
             for name, counts in unsettled.items():
                 kinds[name], texts[name], spent, shares[name] = decide_text_column(
                     name, *read(name), rho=rho_second, rng=settle_rng,
-                    date_rng=settle_rng, format_rng=settle_format_rng, prior=counts)
+                    date_rng=settle_rng, format_rng=settle_format_rng,
+                    object_rng=settle_object_rng, prior=counts)
                 spends.extend(spent)
         for name, kind in kinds.items():  # dates written with a time: their step
-            if kind == "date" and temporal_steps(DATE_FORMATS[texts[name][2]]):
+            if kind == "date" and temporal_steps(date_unit(texts[name][2])):
                 steps[name], spent = decide_temporal_step(
                     name, *read(name), rho=rho_first, rng=step_rng,
                     date_format=texts[name][2])

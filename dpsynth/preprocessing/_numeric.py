@@ -58,11 +58,13 @@ decimals when a released point value has more (post-processing), unless
 ``decimals`` is given.  :func:`decide_numeric` is the DP decision, for text
 columns (a CSV file read as text), of whether a column holds numbers (plain,
 or written in a format of a public list such as ``"12.5%"`` or ``"$1,234.56"``)
-or dates written in a format of a public list.
+or dates written in a format of a public list; in an ``object`` column, also of
+date and time objects or ``decimal.Decimal`` numbers.
 """
 
 import math
 from dataclasses import replace
+from decimal import Decimal
 from numbers import Real
 from typing import NamedTuple
 import warnings
@@ -81,8 +83,9 @@ from ._discretizer import _check_special, _snap_edges, decode_binning, encode_bi
 from ..utils._numbers import (DECIMAL_COMMA, GROUPED, NUMBER_CELLS, NUMBER_FORMATS,
                               format_numbers, number_cells, parse_formatted, parse_numbers)
 from ..utils._validation import by_distinct_text
-from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, date_cells, format_dates, is_temporal,
-                               numbers_of, parse_dates, temporal_unit)
+from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, DATE_OBJECTS, date_cells, date_unit,
+                               format_dates, is_temporal, numbers_of, object_date_cells,
+                               parse_dates, temporal_unit)
 
 __all__ = ["numeric_binning", "default_decimals", "parse_numbers", "decide_numeric",
            "decide_kind_counts", "KindCounts", "text_weight", "decide_text_column", "is_auto_numeric",
@@ -182,6 +185,14 @@ _DECIMALS = np.array([False, False, True, True, False])
 #: whole numbers (its others are written with a comma).
 _PLAIN_CELLS = {GROUPED: _WRITTEN, DECIMAL_COMMA: np.array([False, True, False, False, False])}
 _GROUPED_CELLS = np.array([fmt == GROUPED for fmt, _ in NUMBER_CELLS])
+#: The cells of :func:`decide_numeric`'s count of the Python objects that are neither
+#: texts nor plain numbers, in order: one per kind of date or time object of the
+#: public list :data:`~dpsynth.utils._temporal.DATE_OBJECTS` (``datetime.date``,
+#: naive and time-zone-aware ``datetime``/``Timestamp``), then ``decimal.Decimal``
+#: objects holding whole numbers and other numbers (a fixed function of each cell's
+#: own type and value: a field is in one of them at most, and then in no other cell).
+OBJECT_CELLS = tuple(DATE_OBJECTS) + ("decimal:int", "decimal:float")
+_N_DATE_OBJECTS = len(DATE_OBJECTS)
 #: A text column holding numbers writes some as number objects and some as text only
 #: when both noisy counts clear this many times their noise: a false mix (one column
 #: in ~740 at 3 sigma) would put number objects in a column of texts, which
@@ -1638,7 +1649,7 @@ def binning_numbers(series, binning):
 
 
 def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SHARE,
-                   date_rng=None, format_rng=None, prior=None):
+                   date_rng=None, format_rng=None, object_rng=None, prior=None):
     """DP decision of whether a text column holds numbers or dates, and which kind.
 
     The present fields of the column fall in public cells: integers and
@@ -1650,12 +1661,22 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     numbers written in each format of the public list
     :data:`~dpsynth.utils._numbers.NUMBER_FORMATS` (``"12.5%"``,
     ``"$1,234.56"``, ``"1,234"``: :data:`~dpsynth.utils._numbers.NUMBER_CELLS`), then the
-    other texts.  Each field is in one cell at most, so one record changes
+    other texts, then the Python objects of an ``object`` column that are
+    neither texts nor plain numbers (:data:`OBJECT_CELLS`): one cell per kind
+    of date or time object of the public list
+    :data:`~dpsynth.utils._temporal.DATE_OBJECTS` (``datetime.date``, naive
+    and time-zone-aware ``datetime``/``pandas.Timestamp``), and two for
+    ``decimal.Decimal`` objects (whole numbers and others); which cell a field
+    is in is a fixed function of its own type and value.  Each field is in one
+    cell at most, so one record changes
     one count by one: the counts with Gaussian noise of one scale are one
     histogram of sensitivity 1, ``rho``-zCDP however many cells it has (the
-    date cells and the number-format cells cost nothing beyond the number
-    cells; their noise is drawn from ``date_rng`` and ``format_rng``, default
-    ``rng``).  From the noisy counts alone:
+    date cells, the number-format cells and the object cells cost nothing
+    beyond the number cells; their noise is drawn from ``date_rng``,
+    ``format_rng`` and ``object_rng``, default ``rng`` for the first two and a
+    child spawned from ``rng``'s seed sequence for the last, so that ``rng``'s
+    own draws are those of a decision without object cells).  From the noisy
+    counts alone:
 
     - the column holds numbers when their four cells' sum clears ``3 sigma``
       of its noise (``6 sigma``) and the texts (with the dates of the date
@@ -1679,11 +1700,27 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
       of ``"#,###"`` (thousands separators) include the plain numbers written
       as text (its numbers below 1,000 have no separator): when its own cells
       clear their level it is decided before plain numbers, which would make
-      every number with a separator a text.
+      every number with a separator a text;
+    - Decimal objects are numbers (number objects, beside the ints and floats)
+      where their two cells' sum clears :data:`DATE_SIGMAS` times its noise,
+      and date and time objects texts in the numbers' decision where their
+      cell clears it (otherwise neither counts: the decision is that of the
+      other cells alone, bit for bit); a column not found to hold numbers
+      holds date or time objects of a kind of
+      :data:`~dpsynth.utils._temporal.DATE_OBJECTS` when that kind's cell
+      clears :data:`DATE_SIGMAS` times its noise, is the largest of the date
+      cells and formats that do (then the first in the lists' order: text
+      formats, object kinds, number formats), and the other cells do not exceed
+      ``max_text_share`` of the fields by more than ``3 sigma``.
 
     The share of numbers written as text decides how they decode in an
     ``object`` column (a string dtype holds texts only); dates and numbers
-    in a format decode as text.
+    in a format decode as text, date and time objects as objects of their
+    kind.  Among the numbers decoded as objects, the share of Decimals
+    (:attr:`KindCounts.decimal_share`) decides how many decode as
+    ``decimal.Decimal``: 1.0 when the int and float objects do not clear
+    :data:`MIXED_SIGMAS`, the noisy ratio when both they and the Decimals do,
+    None (no Decimal) when the Decimals do not.
 
     ``series`` may be the column's distinct fields with ``weights`` their
     numbers of records.
@@ -1721,7 +1758,7 @@ def decide_numeric(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SH
     """
     kind, spend, text_share, texts, fmt, _ = decide_kind_counts(
         series, rho, rng, weights=weights, max_text_share=max_text_share,
-        date_rng=date_rng, format_rng=format_rng, prior=prior)
+        date_rng=date_rng, format_rng=format_rng, object_rng=object_rng, prior=prior)
     return kind, spend, text_share, texts, fmt
 
 
@@ -1730,8 +1767,11 @@ class KindCounts(NamedTuple):
     they settled the decision (DP outputs and public scales only).
 
     ``settled`` is False when the numbers did not clear their level and neither
-    the other texts, any date cell nor any number-format cell cleared theirs:
-    the column's present fields are too few for the noise, whatever they are.
+    the other texts, any date cell, any number-format cell nor any object cell
+    cleared theirs: the column's present fields are too few for the noise,
+    whatever they are.  ``decimal_share`` is the DP share of the numbers decoded
+    as Python objects that decode as ``decimal.Decimal`` (None: no Decimal cell
+    cleared :data:`MIXED_SIGMAS`, see :func:`decide_numeric`).
     """
 
     noisy: np.ndarray
@@ -1739,43 +1779,67 @@ class KindCounts(NamedTuple):
     sigma: float
     settled: bool
     noisy_formats: np.ndarray = None
+    noisy_objects: np.ndarray = None
+    decimal_share: float = None
+
+
+def _decimal_objects(series):
+    """Whether each field of a column is a ``decimal.Decimal`` object."""
+    if not series.dtype == object:
+        return np.zeros(len(series), dtype=bool)
+    values = series.to_numpy(dtype=object)
+    return np.fromiter((isinstance(v, Decimal) for v in values), dtype=bool, count=values.size)
 
 
 def _kind_cells(series, weights):
     """Exact counts of :func:`decide_numeric`'s cells: the five number and text
-    cells, the date cells (:data:`~dpsynth.utils._temporal.DATE_CELLS`) and the
-    number-format cells (:data:`~dpsynth.utils._numbers.NUMBER_CELLS`)."""
+    cells, the date cells (:data:`~dpsynth.utils._temporal.DATE_CELLS`), the
+    number-format cells (:data:`~dpsynth.utils._numbers.NUMBER_CELLS`) and the
+    object cells (:data:`OBJECT_CELLS`)."""
     present = series.notna().to_numpy()
     numbers = parse_numbers(series)
     is_number = ~np.isnan(numbers)
     is_integer = is_number & (np.abs(numbers) < 2.0 ** 53)
     is_integer[is_integer] = numbers[is_integer] == np.round(numbers[is_integer])
     typed = _typed(series)
+    # a Decimal holding a (finite) number is in a cell of its own, not a number's
+    decimal = is_number & _decimal_objects(series)
+    plain = is_number & ~decimal
+    object_cell = object_date_cells(series)
+    object_cell[decimal] = _N_DATE_OBJECTS + np.where(is_integer[decimal], 0, 1)
+    is_object = object_cell >= 0
     cell = np.where(is_number, -1, date_cells(series))
     is_date = cell >= 0
     format_cell = np.where(is_number | is_date, -1, number_cells(series))
     is_formatted = format_cell >= 0
     weights = np.ones(present.size) if weights is None else np.asarray(weights, np.float64)
-    counts = np.array([weights[is_integer & typed].sum(), weights[is_integer & ~typed].sum(),
-                       weights[is_number & ~is_integer & typed].sum(),
-                       weights[is_number & ~is_integer & ~typed].sum(),
-                       weights[present & ~is_number & ~is_date & ~is_formatted].sum()],
+    counts = np.array([weights[plain & is_integer & typed].sum(),
+                       weights[plain & is_integer & ~typed].sum(),
+                       weights[plain & ~is_integer & typed].sum(),
+                       weights[plain & ~is_integer & ~typed].sum(),
+                       weights[present & ~is_number & ~is_date & ~is_formatted
+                               & ~is_object].sum()],
                       dtype=np.float64)
     dates = np.bincount(cell[is_date], weights=weights[is_date], minlength=len(DATE_CELLS))
     formats = np.bincount(format_cell[is_formatted], weights=weights[is_formatted],
                           minlength=len(NUMBER_CELLS))
-    return counts, dates, formats
+    objects = np.bincount(object_cell[is_object], weights=weights[is_object],
+                          minlength=len(OBJECT_CELLS)).astype(np.float64)
+    return counts, dates, formats, objects
 
 
 def decide_kind_counts(series, rho, rng, *, weights=None, max_text_share=MAX_TEXT_SHARE,
-                       date_rng=None, format_rng=None, prior=None):
+                       date_rng=None, format_rng=None, object_rng=None, prior=None):
     """:func:`decide_numeric` and the :class:`KindCounts` it read, for a second round:
     ``(kind, spend, text_share, texts, fmt, counts)``."""
-    counts, dates, formats = _kind_cells(series, weights)
+    counts, dates, formats, objects = _kind_cells(series, weights)
     sigma = _sigma(rho)
     noisy = _noisy(counts, sigma, rng)
     noisy_dates = _noisy(dates, sigma, rng if date_rng is None else date_rng)
     noisy_formats = _noisy(formats, sigma, rng if format_rng is None else format_rng)
+    if object_rng is None:  # a fresh child of rng's seed: rng's own draws do not move
+        object_rng = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])
+    noisy_objects = _noisy(objects, sigma, object_rng)
     spend = Spend("numeric or text" if prior is None else "numeric or text, second round",
                   "discrete_gaussian", rho=rho,
                   params=(("sigma", sigma), ("max_text_share", max_text_share),
@@ -1786,24 +1850,48 @@ def decide_kind_counts(series, rho, rng, *, weights=None, max_text_share=MAX_TEX
         noisy_dates = (prior.noisy_dates * w_prior + noisy_dates * w_now) / (w_prior + w_now)
         noisy_formats = (prior.noisy_formats * w_prior + noisy_formats * w_now) \
             / (w_prior + w_now)
+        noisy_objects = (prior.noisy_objects * w_prior + noisy_objects * w_now) \
+            / (w_prior + w_now)
         sigma = (w_prior + w_now) ** -0.5
     found = _decide_kind(noisy, noisy_dates, sigma, max_text_share,
-                         isinstance(series.dtype, pd.StringDtype), noisy_formats)
+                         isinstance(series.dtype, pd.StringDtype), noisy_formats,
+                         noisy_objects)
     return (*found[:1], spend, *found[1:4],
-            KindCounts(noisy, noisy_dates, float(sigma), bool(found[4]), noisy_formats))
+            KindCounts(noisy, noisy_dates, float(sigma), bool(found[4]), noisy_formats,
+                       noisy_objects, found[5]))
 
 
-def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_formats=None):
+def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_formats=None,
+                 noisy_objects=None):
     """The rules of :func:`decide_numeric` on noisy counts of noise ``sigma``:
-    ``(kind, text_share, texts, fmt, settled)``."""
+    ``(kind, text_share, texts, fmt, settled, decimal_share)``."""
     if noisy_formats is None:
         noisy_formats = np.zeros(len(NUMBER_CELLS))
+    if noisy_objects is None:
+        noisy_objects = np.zeros(len(OBJECT_CELLS))
     # sums of k noisy cells (not clipped: unbiased) carry noise sigma * sqrt(k);
     # the noise is integer, so a level is one count higher (discrete_gaussian_tail:
     # at a small sigma, 3 sigma alone is below the first nonzero draw)
     level_1, level_4 = (1.0 + 3 * sigma * math.sqrt(k) for k in (1, 4))
     n_typed, n_written = noisy[0] + noisy[2], noisy[1] + noisy[3]
     level_mixed = 1.0 + MIXED_SIGMAS * sigma * math.sqrt(2)
+    # Decimal objects are numbers (objects, not texts) where their two cells' sum
+    # clears DATE_SIGMAS, date and time objects texts where their cell does: without
+    # them, the decision is that of the cells before them alone
+    object_dates = noisy_objects[:_N_DATE_OBJECTS]
+    dated_objects = object_dates > 1.0 + DATE_SIGMAS * sigma
+    n_date_objects = float(object_dates[dated_objects].sum())
+    n_decimal = float(noisy_objects[_N_DATE_OBJECTS:].sum())
+    decimal = n_decimal > 1.0 + DATE_SIGMAS * sigma * math.sqrt(2)
+    n_objects = n_date_objects + (n_decimal if decimal else 0.0)
+    n_object_cells = int(dated_objects.sum()) + (2 if decimal else 0)
+    decimal_share = None
+    if decimal:
+        plain_typed = n_typed
+        n_typed = n_typed + n_decimal
+        if n_decimal > level_mixed:  # as with texts: a false mix would hold both types
+            decimal_share = (1.0 if not plain_typed > level_mixed
+                             else round(float(n_decimal / n_typed), 6))
     if string_dtype or not n_typed > level_mixed:
         text_share = 1.0
     elif not n_written > level_mixed:
@@ -1822,28 +1910,46 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
     n_cleared = int(dated.sum()) + int(formatted.sum())
     texts = (float(noisy[4]) + n_dates + n_formatted, sigma * math.sqrt(1 + n_cleared))
     total = max(float(noisy.sum()) + n_dates + n_formatted, 0.0)
+    if n_object_cells:  # (a column without them keeps the arithmetic above, bit for bit)
+        texts = (texts[0] + n_date_objects,
+                 sigma * math.sqrt(1 + n_cleared + int(dated_objects.sum())))
+        total = max(float(noisy.sum()) + n_dates + n_formatted + n_objects, 0.0)
     # numbers with thousands separators that clear their level: a column of such
     # numbers (its plain numbers, below 1,000, read by that format too), not plain
     # numbers with a few texts.  Not a decimal comma's: its plain numbers are whole
     # ones only, so noise in its cells must not take a column of plain decimals
     # from the plain numbers' decision (whose texts its numbers are)
     grouped = formatted[_GROUPED_CELLS].any()
-    if (n_numbers > level_4 and texts[0] <= max_text_share * total + 3 * sigma
+    level_numbers = level_4 if not decimal else 1.0 + 3 * sigma * math.sqrt(6)
+    if (n_numbers > level_numbers and texts[0] <= max_text_share * total + 3 * sigma
             and not grouped):
         n_decimals = noisy[2] + noisy[3]
-        if _found(n_decimals, sigma, 2, n_numbers):
-            return "float", text_share, texts, None, True
-        return "int", text_share, texts, None, True
+        if decimal:
+            n_decimals = n_decimals + noisy_objects[-1]
+        if _found(n_decimals, sigma, 3 if decimal else 2, n_numbers):
+            return "float", text_share, texts, None, True, decimal_share
+        return "int", text_share, texts, None, True, decimal_share
     fmt, best, kind = None, -np.inf, None
     n_cells = noisy.size + noisy_dates.size
     for date_format in DATE_FORMATS:  # in the public order: a tie keeps the first
         own = np.array([date_format in formats for formats in DATE_CELLS])
         found = float(noisy_dates[own].sum())
         rest = float(noisy.sum() + noisy_dates[~own].sum()) + n_formatted
+        if n_object_cells:
+            rest += n_objects
         if (found > 1.0 + DATE_SIGMAS * sigma * math.sqrt(own.sum()) and found > best
                 and rest <= max_text_share * (total + n_formatted) + 3 * sigma):
             fmt, best, kind = date_format, found, "date"
-            fmt_texts = (rest, sigma * math.sqrt(n_cells - own.sum() + int(formatted.sum())))
+            fmt_texts = (rest, sigma * math.sqrt(n_cells - own.sum() + int(formatted.sum())
+                                                 + n_object_cells))
+    for k, date_object in enumerate(DATE_OBJECTS):  # then the date and time objects
+        found = float(object_dates[k])
+        others = n_objects - (found if dated_objects[k] else 0.0)
+        rest = float(noisy.sum()) + n_dates + n_formatted + others
+        if (dated_objects[k] and found > best
+                and rest <= max_text_share * (rest + found) + 3 * sigma):
+            fmt, best, kind = date_object, found, "date"
+            fmt_texts = (rest, sigma * math.sqrt(noisy.size + n_cleared + n_object_cells - 1))
     for k, number_format in enumerate(NUMBER_FORMATS):  # then the number formats
         own = np.zeros(len(NUMBER_CELLS), dtype=bool)
         own[2 * k:2 * k + 2] = True
@@ -1855,17 +1961,20 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
         found += float(noisy[plain].sum())
         decimals += float(noisy[plain & _DECIMALS].sum())
         rest = float(noisy[~plain].sum()) + n_dates + float(noisy_formats[others].sum())
+        if n_object_cells:
+            rest += n_objects
         if (cleared and found > best
                 and rest <= max_text_share * (rest + found) + 3 * sigma):
             fmt, best = number_format, found
             kind = "float" if _found(decimals, sigma, 1 + int(plain.any()), found) else "int"
             fmt_texts = (rest, sigma * math.sqrt(noisy.size - int(plain.sum())
-                                                 + int(dated.sum()) + int(others.sum())))
+                                                 + int(dated.sum()) + int(others.sum())
+                                                 + n_object_cells))
     if fmt is not None:
-        return kind, 1.0, fmt_texts, fmt, True
+        return kind, 1.0, fmt_texts, fmt, True, None
     settled = bool(n_numbers > level_4 or noisy[4] > level_1 or dated.any()
-                   or formatted.any())
-    return None, text_share, texts, None, settled
+                   or formatted.any() or n_object_cells)
+    return None, text_share, texts, None, settled, decimal_share
 
 
 def encode_text_binning(series, binning, name, missing_code):
@@ -1922,11 +2031,13 @@ def decode_text_binning(codes, binning, rng):
     """Decoded fields of a text column holding numbers, and their missing mask.
 
     Number codes decode as :func:`decode_binning` does (a date column's to
-    dates written in its format, a column of numbers in a format to numbers
-    written in it), then a ``binning.text_share`` of them
-    (drawn independently) as text, the rest as Python numbers; a text code
-    to its text; the other code to ``binning.other_label`` (missing when it
-    is None); missing codes to missing.
+    dates written in its format, or to date or time objects of its kind of
+    :data:`~dpsynth.utils._temporal.DATE_OBJECTS`; a column of numbers in a
+    format to numbers written in it), then a ``binning.text_share`` of them
+    (drawn independently) as text, the rest as Python numbers, of which a
+    ``binning.decimal_share`` (drawn independently) as ``decimal.Decimal``
+    (:func:`decimal_numbers`); a text code to its text; the other code to
+    ``binning.other_label`` (missing when it is None); missing codes to missing.
 
     Returns
     -------
@@ -1948,8 +2059,16 @@ def decode_text_binning(codes, binning, rng):
     if as_text.any():
         out[where[as_text]] = _per_distinct(
             numbers[as_text], lambda v: binning_text(v, binning))
-    out[where[~as_text]] = _per_distinct(
-        numbers[~as_text],
+    as_objects = where[~as_text]
+    decimal = binning.decimal_share or 0.0
+    as_decimal = (np.ones(as_objects.size, dtype=bool) if decimal >= 1.0
+                  else np.zeros(as_objects.size, dtype=bool) if decimal <= 0.0
+                  else rng.random(as_objects.size) < decimal)
+    if as_decimal.any():
+        out[as_objects[as_decimal]] = _per_distinct(
+            numbers[~as_text][as_decimal], lambda v: decimal_numbers(v, binning))
+    out[as_objects[~as_decimal]] = _per_distinct(
+        numbers[~as_text][~as_decimal],
         lambda v: [int(x) for x in v] if binning.integer else [float(x) for x in v])
     is_code = (codes >= n_numbers) & (codes < n_numbers + n_codes)
     if is_code.any():
@@ -1960,6 +2079,19 @@ def decode_text_binning(codes, binning, rng):
         out[is_other] = binning.other_label
         mask &= ~is_other
     return out, mask
+
+
+def decimal_numbers(values, binning):
+    """Decoded numbers of ``binning`` as ``decimal.Decimal`` objects: integers exactly,
+    others with the binning's ``decimals`` decimals (``Decimal("12.50")`` at two; a
+    public precision: the declared ``decimals`` or that of the DP range), or in
+    their shortest spelling without them."""
+    if binning.integer:
+        return [Decimal(int(v)) for v in values]
+    if binning.decimals is not None:
+        return [Decimal(f"{float(v):.{binning.decimals}f}") for v in values]
+    return [Decimal(np.format_float_positional(float(v), unique=True, trim="-"))
+            for v in values]
 
 
 def _per_distinct(numbers, spell):
@@ -1994,8 +2126,10 @@ def with_numbers(series, numbers, where, binning):
     fields = series.to_numpy(dtype=object).copy()
     rows = np.flatnonzero(where)
     for row, value in zip(rows, np.asarray(numbers)[rows]):
-        if isinstance(fields[row], str):
-            fields[row] = binning_text([value], binning)[0]
+        if isinstance(fields[row], str) or binning.date_format is not None:
+            fields[row] = binning_text([value], binning)[0]  # a date object of its kind too
+        elif isinstance(fields[row], Decimal):
+            fields[row] = decimal_numbers([value], binning)[0]
         else:
             fields[row] = int(value) if binning.integer else float(value)
     return pd.Series(fields, index=series.index, dtype=series.dtype)
@@ -2044,6 +2178,11 @@ FORMATS, SETTLE_FORMATS = 5, 6
 #: ``spawn_key`` suffix, under ``NUMERIC``'s stream, of the noise of the table's record
 #: count (:func:`noisy_records`).
 RECORDS = 7
+#: ``spawn_key`` suffixes, under ``NUMERIC``'s stream, of the noise of the object cells
+#: (:data:`OBJECT_CELLS`: date and time objects, Decimals) of the text candidates'
+#: decisions, in the first and in the second round: the draws of every other cell are
+#: those of a decision without them.
+OBJECTS, SETTLE_OBJECTS = 8, 9
 #: Share of ``numeric_rho`` spent on the table's record count when it has a numeric
 #: column to bin (the decisions and the columns share the rest): with it, a column's records that are neither a
 #: point mass of its cell of 0 nor missing are counted (:func:`numeric_binning`), so
@@ -2134,8 +2273,8 @@ def decide_temporal_step(name, series, weights, *, rho, rng, date_format=None):
     spends : list of dpsynth.accounting.Spend
     """
     if date_format is not None:
-        steps, values = temporal_steps(DATE_FORMATS[date_format]), parse_dates(series,
-                                                                               date_format)
+        steps, values = temporal_steps(date_unit(date_format)), parse_dates(series,
+                                                                            date_format)
     else:
         steps, values = temporal_steps(series.dtype), numbers_of(series)
     present = ~np.isnan(values)
@@ -2238,15 +2377,18 @@ SETTLE_SHARE = 0.1
 
 
 def decide_text_column(name, series, weights, *, rho, rng, date_rng=None, format_rng=None,
-                       prior=None):
+                       object_rng=None, prior=None):
     """The DP decision of :func:`decide_numeric` for a text candidate of
     ``numeric="auto"``: ``("int" | "float" | "date" | None, (text_share, texts,
-    fmt), spends, counts)``, ``fmt`` its date or number format, ``counts`` the
-    :class:`KindCounts` read (``prior``: those of the first round, for the second)."""
+    fmt, decimal_share), spends, counts)``, ``fmt`` its date or number format (or
+    kind of date objects), ``decimal_share`` that of :class:`KindCounts`, ``counts``
+    the :class:`KindCounts` read (``prior``: those of the first round, for the
+    second)."""
     found, spend, *text, counts = decide_kind_counts(series, rho, rng, weights=weights,
                                                      date_rng=date_rng,
-                                                     format_rng=format_rng, prior=prior)
-    return found, tuple(text), _named([spend], name), counts
+                                                     format_rng=format_rng,
+                                                     object_rng=object_rng, prior=prior)
+    return found, (*text, counts.decimal_share), _named([spend], name), counts
 
 
 def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, special=(),
@@ -2297,7 +2439,8 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
     """
     texts = text_weights = text_options = None
     if kind in ("int", "float", "date"):
-        text_share, noisy_texts, fmt = text
+        text_share, noisy_texts, fmt, *rest = text
+        decimal_share = rest[0] if rest else None
         date_format = fmt if kind == "date" else None
         number_format = fmt if kind != "date" else None
         values = (parse_dates(series, date_format) if date_format is not None
@@ -2313,6 +2456,8 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
                         "text_share": text_share, "date_format": date_format}
         if number_format is not None:
             text_options["number_format"] = number_format
+        if decimal_share is not None and date_format is None and number_format is None:
+            text_options["decimal_share"] = decimal_share
         absent = series.isna().to_numpy()  # texts and other fields have codes of their own
     else:  # instants and durations are whole numbers of their unit
         dtype = series.dtype

@@ -19,6 +19,7 @@ rejection loop, and an event the model gives (near-)zero mass is an error.
 """
 
 from dataclasses import dataclass
+from decimal import Decimal
 import math
 from numbers import Real
 
@@ -29,7 +30,7 @@ from ..preprocessing._discretizer import _restore_numeric, decode_binning, encod
 from ..preprocessing._numeric import (binning_numbers, encode_text_binning, is_text_dtype,
                                       parse_numbers)
 from ..preprocessing._dtypes import nullable_dtype
-from ..utils._temporal import is_temporal, numbers_of
+from ..utils._temporal import DATE_OBJECTS, is_temporal, numbers_of, object_date_cells
 
 __all__ = ["ValueCondition", "RangeCondition", "parse_conditions", "draw_restricted",
            "encode_known", "value_codes"]
@@ -190,8 +191,24 @@ def date_number(binning, value, name, dtype=None):
     see :func:`~dpsynth.utils._temporal.parse_dates`), a column of numbers in a
     format (a text in that format, see :func:`~dpsynth.utils._numbers.parse_formatted`)
     or a ``datetime64``/``timedelta64`` column of ``dtype`` (an instant or duration, or
-    its text, as counts of the column's unit: the numbers its bins hold); any
-    other value as it is."""
+    its text, as counts of the column's unit: the numbers its bins hold), an
+    ``object`` column of date or time objects (an object of its kind of
+    :data:`~dpsynth.utils._temporal.DATE_OBJECTS`: a ``datetime.date``, a naive or
+    an aware ``datetime``/``Timestamp``); a finite ``decimal.Decimal`` as the
+    float it holds; any other value as it is."""
+    if binning.date_format in DATE_OBJECTS and value is not None and not _is_number(value) \
+            and not (isinstance(value, str) and value in binning.codes):
+        kind = list(DATE_OBJECTS).index(binning.date_format)
+        cell = object_date_cells(pd.Series([value], dtype=object))[0]
+        if cell != kind:
+            wanted = ("datetime.date objects", "naive datetime or Timestamp objects",
+                      "time-zone-aware datetime or Timestamp objects")[kind]
+            raise ValueError(f"Column {name!r} holds {wanted}; a condition on it takes such "
+                             f"objects, a range of them or one of its codes "
+                             f"{list(binning.codes)}; got a {type(value).__name__}.")
+        return float(binning_numbers(pd.Series([value], dtype=object), binning)[0])
+    if isinstance(value, Decimal) and value.is_finite():
+        return float(value)
     if dtype is not None and is_temporal(dtype) and value is not None \
             and not _is_number(value):
         try:
@@ -295,9 +312,11 @@ def parse_conditions(conditions, schema):
             instants = is_temporal(schema[j].dtype)  # Timestamps, Timedeltas or their text
             dates = schema[j].binning.date_format is not None or instants
             written = dates or schema[j].binning.number_format is not None
+            objects = schema[j].binning.date_format in DATE_OBJECTS  # date or time objects
             if len(spec) != 2 or not all(v is None or _is_number(v) or (written and isinstance(
                     v, str)) or (instants and not isinstance(v, (list, tuple, dict, set)))
-                                         for v in spec):
+                    or (objects and object_date_cells(pd.Series([v], dtype=object))[0] >= 0)
+                    or isinstance(v, Decimal) for v in spec):
                 raise ValueError(f"The range of column {name!r} must be (low, high) with "
                                  f"{'dates, ' if dates else ''}"
                                  f"{'texts in its format, ' if written and not dates else ''}"

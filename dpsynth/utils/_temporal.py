@@ -1,13 +1,15 @@
 """Instants and durations as numbers: how binning reads and writes ``datetime64`` /
 ``timedelta64`` columns (whole numbers of the column's own unit)."""
 
+import datetime
 import re
 
 import numpy as np
 import pandas as pd
 
 __all__ = ["is_temporal", "numbers_of", "temporal_numbers", "temporal_seconds", "temporal_array",
-           "DATE_FORMATS", "DATE_CELLS", "parse_dates", "date_cells", "format_dates"]
+           "DATE_FORMATS", "DATE_CELLS", "DATE_OBJECTS", "date_unit", "object_date_cells",
+           "parse_dates", "date_cells", "format_dates"]
 
 
 def is_temporal(dtype):
@@ -98,6 +100,85 @@ _FIELDS = {"Y": r"(?P<Y>\d{4})", "m": r"(?P<m>\d{2})", "d": r"(?P<d>\d{2})",
            "b": "(?P<b>" + "|".join(_MONTHS) + ")"}
 _PER_DAY = {"D": 1, "m": 1440, "s": 86400}
 
+#: The kinds of date and time *objects* an ``object`` column may be found to hold
+#: (``numeric="auto"``), a fixed, public list beside :data:`DATE_FORMATS`, with the
+#: unit they are binned in (since 1970-01-01 00:00, a public origin), in the order of
+#: their cells of the DP count (:func:`object_date_cells`):
+#:
+#: - ``"object:date"``: ``datetime.date`` objects (not datetimes), as a DATE column
+#:   read by ``pandas.read_sql`` or ``Series.dt.date`` gives them; binned in days,
+#:   decoded to ``datetime.date`` objects;
+#: - ``"object:timestamp"``: naive ``datetime.datetime`` / ``pandas.Timestamp`` /
+#:   ``numpy.datetime64`` objects, binned in microseconds (finer parts of a
+#:   nanosecond Timestamp are dropped), decoded to naive ``pandas.Timestamp`` objects;
+#: - ``"object:timestamp-utc"``: time-zone-aware ``datetime.datetime`` /
+#:   ``pandas.Timestamp`` objects, read as their UTC instant in microseconds and
+#:   decoded to ``pandas.Timestamp`` objects in UTC (a fixed zone: which zones the
+#:   records used is never read).
+#:
+#: Each is a value of :attr:`~dpsynth.schema.Binning.date_format` (so that the code
+#: reading and writing dates serves both); none is a ``strftime`` pattern.
+DATE_OBJECTS = {"object:date": "D", "object:timestamp": "us", "object:timestamp-utc": "us"}
+
+
+def date_unit(fmt):
+    """The unit of a date format of :data:`DATE_FORMATS` or of :data:`DATE_OBJECTS`."""
+    return DATE_OBJECTS[fmt] if fmt in DATE_OBJECTS else DATE_FORMATS[fmt]
+
+
+def _object_kind(value):
+    """The cell of :data:`DATE_OBJECTS` of one value (``-1``: none of them): a fixed
+    function of the value's own type (and, for a datetime, of whether it has a
+    time zone)."""
+    if isinstance(value, datetime.datetime):  # pandas.Timestamp included; NaT is missing
+        return -1 if value is pd.NaT else 1 if value.tzinfo is None else 2
+    if isinstance(value, datetime.date):
+        return 0
+    if isinstance(value, np.datetime64):
+        return -1 if np.isnat(value) else 1
+    return -1
+
+
+def object_date_cells(series):
+    """The cell of :data:`DATE_OBJECTS` of each field of a column (``-1``: missing, or no
+    date or time object: a text, a number)."""
+    if not series.dtype == object:  # a string or numeric dtype holds no such object
+        return np.full(len(series), -1, dtype=np.int64)
+    values = series.to_numpy(dtype=object)
+    return np.fromiter((_object_kind(v) for v in values), dtype=np.int64, count=values.size)
+
+
+def _parse_objects(series, fmt):
+    """:func:`parse_dates` of a kind of :data:`DATE_OBJECTS`: the objects of that kind
+    as counts of its unit since 1970 (an aware datetime at its UTC instant), NaN
+    elsewhere."""
+    kind = list(DATE_OBJECTS).index(fmt)
+    out = np.full(len(series), np.nan)
+    where = np.flatnonzero(object_date_cells(series) == kind)
+    if not where.size:
+        return out
+    values = series.to_numpy(dtype=object)[where]
+    if kind == 2:  # the UTC instant, as a naive datetime
+        values = [pd.Timestamp(v).tz_convert("UTC").tz_localize(None) for v in values]
+    unit = DATE_OBJECTS[fmt]
+    out[where] = np.array(list(values), dtype=f"M8[{unit}]").astype(np.int64)
+    return out
+
+
+def _format_objects(numbers, fmt):
+    """:func:`format_dates` of a kind of :data:`DATE_OBJECTS`: ``datetime.date`` or
+    ``pandas.Timestamp`` objects."""
+    low, high = _date_range(fmt)
+    unit = DATE_OBJECTS[fmt]
+    counts = np.clip(np.rint(np.asarray(numbers, dtype=np.float64)), low, high).astype(np.int64)
+    instants = counts.astype(f"M8[{unit}]")
+    if fmt == "object:date":
+        return instants.astype(object).tolist()
+    index = pd.DatetimeIndex(instants)
+    if fmt == "object:timestamp-utc":
+        index = index.tz_localize("UTC")
+    return list(index)
+
 
 def _pattern(fmt):
     """The regular expression that matches ``fmt`` exactly, with named fields."""
@@ -113,7 +194,7 @@ _PATTERNS = {fmt: _pattern(fmt) for fmt in DATE_FORMATS}
 
 def _date_range(fmt):
     """The numbers of 0001-01-01 00:00 and 9999-12-31 23:59:59 in ``fmt``'s unit."""
-    unit = DATE_FORMATS[fmt]
+    unit = date_unit(fmt)
     first = np.datetime64("0001-01-01", unit).astype(np.int64)
     last = np.datetime64("9999-12-31T23:59:59", "s").astype(f"M8[{unit}]").astype(np.int64)
     return float(first), float(last)
@@ -140,7 +221,10 @@ def _parse_distinct(distinct, fmt):
 def parse_dates(series, fmt):
     """The dates of a text column written in ``fmt`` (a key of :data:`DATE_FORMATS`),
     as float64 counts of its unit since 1970-01-01 00:00; NaN where a field is
-    missing, no text or not a valid date in exactly that format."""
+    missing, no text or not a valid date in exactly that format.  ``fmt`` a key of
+    :data:`DATE_OBJECTS`: the date or time objects of that kind, NaN elsewhere."""
+    if fmt in DATE_OBJECTS:
+        return _parse_objects(series, fmt)
     out = np.full(len(series), np.nan)
     is_text, codes, distinct = _texts(series)
     if is_text.any():
@@ -206,10 +290,13 @@ def date_cells(series):
 
 def format_dates(numbers, fmt):
     """Texts in ``fmt`` of counts of its unit since 1970 (clipped to the years
-    0001-9999 that the format can write)."""
+    0001-9999 that the format can write); ``fmt`` a key of :data:`DATE_OBJECTS`:
+    objects of that kind (``datetime.date``, ``pandas.Timestamp``)."""
     numbers = np.asarray(numbers, dtype=np.float64)
     if numbers.size == 0:
         return []
+    if fmt in DATE_OBJECTS:
+        return _format_objects(numbers, fmt)
     low, high = _date_range(fmt)
     unit = DATE_FORMATS[fmt]
     distinct, where = np.unique(np.clip(np.rint(numbers), low, high).astype(np.int64),

@@ -15,6 +15,7 @@ from dpsynth.preprocessing import TableEncoder
 from dpsynth.schema import Binning
 from tests._support import (assert_one_cell_per_record, decision_counts as _decision_counts,
                             skip_unless_text_dtype)
+from dpsynth.preprocessing._numeric import OBJECT_CELLS
 from dpsynth.utils._numbers import (NUMBER_CELLS, NUMBER_FORMATS, format_numbers,
                                     number_cells, parse_formatted)
 
@@ -107,7 +108,7 @@ def test_one_record_changes_one_cell_of_the_decision_by_one(monkeypatch, dtype):
     # that the cells of the formats cost nothing beyond the decision's histogram
     base = pd.Series(["12.5%"] * 20 + ["$5"] * 4 + ["12"] * 5 + ["n/a"] * 3, dtype=dtype)
     before = _decision_counts(monkeypatch, base)
-    assert before.size == 5 + 13 + len(NUMBER_CELLS)
+    assert before.size == 5 + 13 + len(NUMBER_CELLS) + len(OBJECT_CELLS)  # objects last
     extras = ["12%", "12.5%", "$5", "-$5.25", "€1,000", "£3", "12.5 %", "$1,2345", "05%",
               "1,234", "-1,234.5", "1,23", "1.234,5",
               "12", "2021-03-04", "x", "1e3%"]

@@ -1513,6 +1513,200 @@ def test_conditions_on_a_text_date_column_take_dates_in_its_format():
         synth.sample(5, conditions={"opened": "2016/01/01"})
 
 
+# ------------------------------------------------- date, time and Decimal objects
+def _object_table(n=3000, seed=5, missing=False):
+    """An ``object`` column of each kind of object ``pd.read_sql`` gives: dates of a
+    DATE column, naive and UTC timestamps, Decimals of a NUMERIC(10, 2) column; with
+    ``missing``, None / NaT / NaN in each."""
+    import datetime
+    from decimal import Decimal
+
+    rng = np.random.default_rng(seed)
+    days = rng.gamma(3.0, 60.0, n).astype(int)
+    minutes = rng.integers(0, 1440, n)
+    amounts = np.round(rng.gamma(2.0, 50.0, n), 2)
+    start = datetime.date(2021, 1, 1)
+    frame = pd.DataFrame({
+        "day": pd.Series([start + datetime.timedelta(days=int(d)) for d in days],
+                         dtype=object),
+        "when": pd.Series([pd.Timestamp("2021-01-01") + pd.Timedelta(days=int(d), minutes=int(m))
+                           for d, m in zip(days, minutes)], dtype=object),
+        "utc": pd.Series([pd.Timestamp("2021-01-01", tz="UTC") + pd.Timedelta(hours=int(h))
+                          for h in rng.integers(0, 24 * 90, n)], dtype=object),
+        "amount": pd.Series([Decimal(f"{a:.2f}") for a in amounts], dtype=object),
+        "kind": rng.choice(["a", "b", "c"], n)})
+    if missing:
+        for name, marker in (("day", None), ("when", pd.NaT), ("utc", None),
+                             ("amount", np.nan)):
+            frame.loc[rng.random(n) < 0.1, name] = marker
+    return frame
+
+
+def _object_numbers(series, fmt=None):
+    """The numbers of an object column of dates, timestamps (in their unit) or Decimals."""
+    from dpsynth.utils._temporal import parse_dates
+
+    if fmt is not None:
+        return parse_dates(series, fmt)
+    return np.array([float(v) if v is not None and not pd.isna(v) else np.nan for v in series])
+
+
+_OBJECT_FORMATS = {"day": "object:date", "when": "object:timestamp",
+                   "utc": "object:timestamp-utc"}
+
+
+def test_each_object_falls_in_one_cell_of_the_text_decision(monkeypatch):
+    import datetime
+    from decimal import Decimal
+
+    base = pd.Series(["2021-03-04"] * 20 + ["12"] * 5 + [datetime.date(2021, 3, 4)] * 4
+                     + [Decimal("2.5")] * 3, dtype=object)
+    extras = [datetime.date(2021, 3, 4), datetime.datetime(2021, 3, 4, 10, 11),
+              pd.Timestamp("2021-03-04 10:11:12.5"), pd.Timestamp("2021-03-04", tz="Asia/Tokyo"),
+              np.datetime64("2021-03-04T10:11"), Decimal("7"), Decimal("2.50"),
+              Decimal("1E+30"), Decimal("Infinity"), 7, 2.5, "x", True]
+    assert_one_cell_per_record(monkeypatch, base, extras, object)
+    # NaT, NaN and a Decimal NaN are missing: in no cell
+    from tests._support import decision_counts
+
+    before = decision_counts(monkeypatch, base)
+    for marker in (pd.NaT, np.nan, Decimal("NaN"), np.datetime64("NaT")):
+        after = decision_counts(monkeypatch, pd.concat([base, pd.Series([marker], dtype=object)],
+                                                       ignore_index=True))
+        assert np.abs(after - before).sum() == 0, marker
+
+
+def test_object_columns_are_decided_by_dp():
+    from dpsynth.preprocessing._numeric import decide_kind_counts
+
+    X = _object_table()
+    rng = np.random.default_rng(0)
+    for name, fmt in _OBJECT_FORMATS.items():
+        kind, spend, share, (texts, scale), found, counts = decide_kind_counts(X[name], 1.0, rng)
+        assert (kind, found, share) == ("date", fmt, 1.0), name
+        assert texts <= 3.09 * scale + 1.0 and spend.rho == 1.0
+        assert counts.decimal_share is None
+    kind, _, share, _, found, counts = decide_kind_counts(X["amount"], 1.0, rng)
+    assert (kind, found, share, counts.decimal_share) == ("float", None, 0.0, 1.0)
+    # Decimals among floats: both types in their DP shares; Decimals below
+    # MIXED_SIGMAS of the noise (ten at sigma 10) do not make a mix
+    mixed = pd.Series([float(v) for v in X["amount"][:2000]] + list(X["amount"][2000:]),
+                      dtype=object)
+    counts = decide_kind_counts(mixed, 1.0, rng)[-1]
+    assert counts.decimal_share == pytest.approx(1 / 3, abs=0.01)
+    few = pd.Series([float(v) for v in X["amount"][:2990]] + list(X["amount"][2990:]),
+                    dtype=object)
+    assert decide_kind_counts(few, 1 / (2 * 10.0 ** 2), rng)[-1].decimal_share is None
+    # words with a few date objects stay text; a string column holds no object
+    words = pd.Series(list(X["kind"][:2990]) + list(X["day"][:10]), dtype=object)
+    assert decide_kind_counts(words, 1.0, rng)[0] is None
+
+
+def test_decisions_of_columns_without_objects_are_unchanged():
+    # the object cells join a decision only where they clear their level: a column
+    # without objects is decided from the same draws, bit for bit
+    from dpsynth.preprocessing._numeric import _decide_kind, OBJECT_CELLS
+
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        sigma = float(rng.uniform(0.5, 50.0))
+        noisy = rng.normal(0, sigma, 5) + rng.integers(0, 3, 5) * rng.integers(0, 400)
+        dates = rng.normal(0, sigma, 13) + (rng.random(13) < 0.1) * 500
+        formats = rng.normal(0, sigma, 12)
+        objects = rng.normal(0, sigma, len(OBJECT_CELLS)).clip(None, 2.5 * sigma)
+        assert (_decide_kind(noisy, dates, sigma, 0.5, False, formats, objects)
+                == _decide_kind(noisy, dates, sigma, 0.5, False, formats))
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_object_columns_come_back_as_objects_of_their_kind(missing, tmp_path):
+    import datetime
+    from decimal import Decimal
+
+    from dpsynth import DPAggregates
+
+    X = _object_table(missing=missing)
+    before = X.copy()
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    pd.testing.assert_frame_equal(X, before)  # the input is not modified
+    out = synth.sample(random_state=1)
+    assert out.dtypes.to_dict() == X.dtypes.to_dict()
+    schema = synth.aggregates_.schema
+    spent = [m.name for m in synth.privacy_spent_.mechanisms]
+    types = {"day": datetime.date, "when": pd.Timestamp, "utc": pd.Timestamp,
+             "amount": Decimal}
+    for name, kind in types.items():
+        binning = schema[list(X.columns).index(name)].binning
+        assert binning.date_format == _OBJECT_FORMATS.get(name) and binning.is_text
+        assert f"numeric column {name!r}: numeric or text" in spent
+        present = out[name][out[name].notna()]
+        assert all(type(v) is kind for v in present), name
+        if not missing:
+            assert out[name].notna().all() and not binning.codes and not binning.other
+        else:
+            assert out[name].isna().mean() == pytest.approx(0.1, abs=0.03)
+        fmt = _OBJECT_FORMATS.get(name)
+        real, fake = _object_numbers(X[name], fmt), _object_numbers(out[name], fmt)
+        assert _ks(real[~np.isnan(real)], fake[~np.isnan(fake)]) <= 0.1, name
+    assert schema[3].binning.decimal_share == 1.0 and not schema[3].binning.integer
+    assert all(v.tzinfo is not None and str(v.tzinfo) == "UTC" for v in out["utc"].dropna())
+    assert all(v.tzinfo is None for v in out["when"].dropna())
+    # whole days of the timestamps at whole minutes (the DP step decision)
+    assert all(v.second == 0 and v.microsecond == 0 for v in out["when"].dropna())
+    assert all(v.minute == 0 and v.second == 0 for v in out["utc"].dropna())
+    # Decimals at the column's decimals
+    assert all(v.as_tuple().exponent == -schema[3].binning.decimals
+               for v in out["amount"].dropna())
+    # the release file round trip: same schema, same samples
+    path = tmp_path / "release.json"
+    synth.aggregates_.save(path)
+    loaded = DPAggregates.load(path)
+    assert loaded.schema == synth.aggregates_.schema
+    assert loaded.schema.to_json() == synth.aggregates_.schema.to_json()
+    again = DPMarginalSynthesizer.from_aggregates(loaded)
+    pd.testing.assert_frame_equal(again.sample(500, random_state=3),
+                                  synth.sample(500, random_state=3))
+    # the release's encoder reads the real objects as numbers
+    encoder = TableEncoder.from_schema(loaded.schema)
+    codes = encoder.transform(X)
+    for j in range(4):
+        binning = loaded.schema[j].binning
+        present = X.iloc[:, j].notna().to_numpy()
+        assert (codes[present, j] < binning.n_numbers).all()
+
+
+def test_objects_of_another_kind_go_to_the_other_code():
+    import datetime
+
+    X = _object_table(n=3000)
+    X.loc[:299, "day"] = "unknown"  # a code beside the dates
+    X.loc[300:309, "day"] = pd.Timestamp("2021-03-04")  # a few objects of another kind
+    out = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X).sample(random_state=0)
+    kinds = out["day"].map(lambda v: type(v).__name__).value_counts(normalize=True)
+    assert set(kinds.index) <= {"date", "str"}
+    assert (out["day"] == "unknown").mean() == pytest.approx(0.1, abs=0.02)
+    assert all(isinstance(v, datetime.date) or v in ("unknown", "<other>")
+               for v in out["day"])
+
+
+def test_conditions_on_object_columns_take_objects():
+    import datetime
+    from decimal import Decimal
+
+    X = _object_table()
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    low, high = datetime.date(2021, 2, 1), datetime.date(2021, 3, 31)
+    out = synth.sample(200, conditions={"day": (low, high)}, random_state=0)
+    assert all(low <= v <= high for v in out["day"])
+    out = synth.sample(100, conditions={"when": (pd.Timestamp("2021-02-01"), None),
+                                        "amount": (Decimal("10"), Decimal("50.5"))},
+                       random_state=0)
+    assert all(v >= pd.Timestamp("2021-02-01") for v in out["when"])
+    assert all(Decimal("10") <= v <= Decimal("50.5") for v in out["amount"])
+    with pytest.raises(ValueError, match="datetime.date objects"):
+        synth.sample(5, conditions={"day": "2021-02-01"})
+
+
 def test_date_and_decimal_categories_round_trip_through_a_release_file(tmp_path):
     import datetime
     from decimal import Decimal

@@ -124,6 +124,8 @@ def _encoder(kind):
                             inverse="dp_histogram", inverse_epsilon=0.5)
     if kind == "plain":  # nothing declared (tables without the base table's columns)
         return TableEncoder()
+    if kind == "timestamp categories":  # object columns of timestamps kept categorical
+        return TableEncoder(numeric={"naive": "categorical", "aware": "categorical"})
     return TableEncoder(bounds=bounds)
 
 
@@ -370,9 +372,17 @@ def test_value_spellings_and_types_do_not_reach_the_release(name, position, valu
     # -0.0, a time zone, 1.0 among ints, 2.5 in a categorical of ints: the
     # release and its samples must not show which spelling or type a record used
     table, other = value_tables[name, position]
-    # "score" (float, undeclared) is binned under DP by default (numeric="auto")
+    # "score" (float, undeclared) is binned under DP by default (numeric="auto"), and
+    # so are the object columns of timestamps ("naive", "aware": found to hold date
+    # and time objects by a DP decision) and of ints ("count"), whose draws follow
     _check_neighbours(_base_release(table, "plain", tmp_path),
-                      _release(other, "plain", tmp_path, "b"), dp_binned=("score",))
+                      _release(other, "plain", tmp_path, "b"),
+                      dp_binned=("score", "naive", "aware", "count"))
+    if "timestamp" in name or "zone" in name:  # the timestamps as categories: their
+        # released values keep one spelling (a zone, a unit) whichever record came first
+        _check_neighbours(_base_release(table, "timestamp categories", tmp_path),
+                          _release(other, "timestamp categories", tmp_path, "c"),
+                          dp_binned=("score", "count"))
 
 
 @pytest.mark.parametrize("position", POSITIONS)
@@ -881,12 +891,16 @@ _CODED_CHANGES = [
     ("a number", {"coded": "4"}),
     ("a huge number", {"coded": "1000000000000"}),
     ("a number object among texts", {"coded": 4}),
+    ("a date object among texts", {"coded": datetime.date(2021, 3, 4)}),
+    ("a Decimal among texts", {"coded": Decimal("2.5")}),
     ("a decimal number", {"coded": "2.5"}),
     ("a code with a leading zero", {"coded": "007"}),
     ("a missing field", {"coded": None}),
     ("a new word", {"mixed": "zzz"}),
     ("a number written as text", {"mixed": "5"}),
     ("a bool", {"mixed": True}),
+    ("a Decimal among number objects", {"mixed": Decimal("3")}),
+    ("a timestamp among number objects", {"mixed": pd.Timestamp("2021-03-04")}),
 ]
 
 
@@ -1011,6 +1025,9 @@ _TEXT_DATE_CHANGES = [
     ("a number", {"opened": "20210304", "issue_d": "7"}),
     ("a time with seconds", {"stamp": "2021-03-04 10:11:12"}),
     ("a number object", {"opened": 20210304}),
+    ("a date object", {"opened": datetime.date(2021, 3, 4)}),
+    ("a timestamp object", {"opened": pd.Timestamp("2021-03-04 10:11:12"),
+                            "stamp": pd.Timestamp("2021-03-04 10:11:12")}),
     ("missing", {"opened": None, "issue_d": None}),
     ("a duplicate record", {}),
     ("remove a record", None),
@@ -1075,6 +1092,7 @@ _NUMBER_FORMAT_CHANGES = [
     ("a comma price's odd spellings", {"price": "1.234.567,891"}),
     ("a price in another format", {"price": "12.50"}),
     ("a number object", {"rate": 12.5}),
+    ("a Decimal object", {"rate": Decimal("12.5")}),
     ("missing", {"rate": None, "amount": None}),
     ("a duplicate record", {}),
     ("remove a record", None),
@@ -1090,6 +1108,96 @@ def test_number_format_columns_neighbours_differ_only_in_dp_outputs(name, values
     _check_format_neighbours(_number_formats_base(), position, values, tmp_path,
                              "number_format", {"rate": "#%", "amount": "$#",
                                                "count": "#,###", "price": "#.###,##"})
+
+
+def _objects_base(n=800, seed=16):
+    """Object columns of Python objects as ``pd.read_sql`` gives them: dates, naive and
+    UTC timestamps, Decimals (with missing cells), float objects, and words."""
+    rng = np.random.default_rng(seed)
+    days = rng.integers(0, 400, n)
+    day = pd.Series([datetime.date(2021, 1, 1) + datetime.timedelta(days=int(d)) for d in days],
+                    dtype=object)
+    day[rng.random(n) < 0.05] = None
+    return pd.DataFrame({
+        "day": day,
+        "when": pd.Series([pd.Timestamp("2021-01-01") + pd.Timedelta(minutes=int(m))
+                           for m in rng.integers(0, 60 * 24 * 90, n)], dtype=object),
+        "utc": pd.Series([pd.Timestamp("2021-01-01", tz="UTC") + pd.Timedelta(hours=int(h))
+                          for h in rng.integers(0, 24 * 90, n)], dtype=object),
+        "amount": pd.Series([Decimal(f"{v:.2f}") for v in rng.gamma(2.0, 40.0, n)],
+                            dtype=object),
+        "ratio": pd.Series([float(v) for v in np.round(rng.random(n), 3)], dtype=object),
+        "kind": pd.Series(rng.choice(["a", "b", "c"], n), dtype=object)})
+
+
+_OBJECTS_BASE = {}
+
+
+def _object_releases(other, tmp_path):
+    """:func:`_default_releases` of :func:`_objects_base` (computed once) and ``other``,
+    with the types of a large sample's cells of each column."""
+    def types(synth):
+        sample = synth.sample(2000, random_state=0)
+        return {c: sorted({type(v).__name__ for v in sample[c].dropna()}) for c in sample}
+
+    if "base" not in _OBJECTS_BASE:
+        (tmp_path / "base").mkdir()
+        (release,) = _default_releases([_objects_base()], tmp_path / "base")
+        _OBJECTS_BASE["base"] = release, types(release[-1])
+    (release,) = _default_releases([other], tmp_path)
+    return [_OBJECTS_BASE["base"], (release, types(release[-1]))]
+
+
+_OBJECT_CHANGES = [
+    ("a date in the words", {"kind": datetime.date(2021, 3, 4)}),
+    ("a timestamp in the words", {"kind": pd.Timestamp("2021-03-04 10:11:12")}),
+    ("an aware timestamp in the words", {"kind": pd.Timestamp("2021-03-04", tz="Asia/Tokyo")}),
+    ("a Decimal in the words", {"kind": Decimal("1.25")}),
+    ("a far date", {"day": datetime.date(9999, 12, 31)}),
+    ("a date in year 1", {"day": datetime.date(1, 1, 1)}),
+    ("a timestamp among dates", {"day": pd.Timestamp("2021-03-04")}),
+    ("a text date among dates", {"day": "2021-03-04"}),
+    ("a datetime among timestamps", {"when": datetime.datetime(2021, 3, 4, 10, 11, 12, 5)}),
+    ("a far timestamp", {"when": pd.Timestamp("2262-04-01")}),
+    ("a nanosecond timestamp", {"when": pd.Timestamp("2021-03-04 10:11:12.000000001")}),
+    ("an aware timestamp among naive ones", {"when": pd.Timestamp("2021-03-04",
+                                                                 tz="Asia/Tokyo")}),
+    ("a date among timestamps", {"when": datetime.date(2021, 3, 4), "utc": datetime.date(2021,
+                                                                                       3, 4)}),
+    ("another zone among UTC timestamps", {"utc": pd.Timestamp("2021-03-04 09:00",
+                                                               tz="Asia/Tokyo")}),
+    ("a naive timestamp among aware ones", {"utc": pd.Timestamp("2021-03-04")}),
+    ("a huge Decimal", {"amount": Decimal("1E+20")}),
+    ("a Decimal of many digits", {"amount": Decimal("3.14159265358979323846264338327950")}),
+    ("an infinite Decimal", {"amount": Decimal("Infinity")}),
+    ("a float among Decimals", {"amount": 2.5}),
+    ("a text among Decimals", {"amount": "n/a"}),
+    ("a Decimal among floats", {"ratio": Decimal("0.5")}),
+    ("a Decimal NaN and NaT", {"amount": Decimal("NaN"), "when": pd.NaT, "day": np.nan}),
+    ("a duplicate record", {}),
+    ("remove a record", None),
+]
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name,values", _OBJECT_CHANGES)
+def test_object_columns_neighbours_differ_only_in_dp_outputs(name, values, position, tmp_path):
+    # date, time and Decimal objects are binned like dates and numbers (a DP decision)
+    # in both releases, come back as objects of their kind, and one more record of
+    # any kind anywhere changes nothing but DP outputs
+    (first, types_1), (second, types_2) = _object_releases(
+        _neighbour(_objects_base(), position, values), tmp_path)
+    for *_, synth in (first, second):
+        schema = synth.aggregates_.schema
+        assert [schema[k].binning.date_format for k in range(3)] == [
+            "object:date", "object:timestamp", "object:timestamp-utc"]
+        assert schema[3].binning.decimal_share == 1.0
+        assert schema[4].binning.is_text and schema[4].binning.decimal_share is None
+        assert schema[5].binning is None
+    assert types_1 == types_2 == {"day": ["date"], "when": ["Timestamp"],
+                                  "utc": ["Timestamp"], "amount": ["Decimal"],
+                                  "ratio": ["float"], "kind": ["str"]}
+    _check_numeric_neighbours([first, second], ("day", "when", "utc", "amount", "ratio"))
 
 
 def _months_base(n=2400, seed=9):
