@@ -241,6 +241,30 @@ def test_sample_where_conditions_every_record(capsys, work, table_csv):
     assert not Path("bad.csv").exists()
 
 
+def test_sample_where_on_object_columns_of_a_python_release(capsys, work):
+    # a release fitted in Python on object columns of date and time objects: --where
+    # takes ISO text for them (a range or a value), and a clear error otherwise
+    import datetime
+
+    rng = np.random.default_rng(0)
+    days = rng.integers(0, 120, 2000)
+    X = pd.DataFrame({
+        "day": pd.Series([datetime.date(2021, 1, 1) + datetime.timedelta(days=int(d))
+                          for d in days], dtype=object),
+        "utc": pd.Series([pd.Timestamp("2021-01-01", tz="UTC") + pd.Timedelta(hours=int(h))
+                          for h in rng.integers(0, 24 * 90, 2000)], dtype=object),
+        "kind": rng.choice(["a", "b"], 2000)})
+    DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X).aggregates_.save("agg.json")
+    code, _, err = run(capsys, "sample", "agg.json", "-n", 100, "-o", "out.csv", "--seed", 1,
+                       "--where", "day=2021-02-01:2021-02-28", "--where", "utc=2021-02-01:")
+    assert code == 0, err
+    synthetic = pd.read_csv("out.csv")
+    assert synthetic["day"].between("2021-02-01", "2021-02-28").all()
+    assert (pd.to_datetime(synthetic["utc"]) >= pd.Timestamp("2021-02-01", tz="UTC")).all()
+    code, _, err = run(capsys, "sample", "agg.json", "-o", "bad.csv", "--where", "day=soon")
+    assert_one_line_error(code, err, "sample", "ISO date or time", "'object:date'")
+
+
 def test_schema_constraints_hold_in_synthesize_and_sample(capsys, work, table_csv):
     schema = {"columns": [{"name": "age", "kind": "numeric", "dtype": "int64",
                            "bounds": [0, 100]},
