@@ -59,9 +59,15 @@ def python_scalar(value):
     return value
 
 
+_CLOSED = ("right", "left", "both", "neither")
+
+
 def value_to_json(value, column=None):
     """A public category value as JSON (datetimes, timedeltas, dates, Decimals,
-    inf/nan tagged)."""
+    intervals, inf/nan tagged)."""
+    if isinstance(value, pd.Interval):  # a category of pd.cut / pd.qcut
+        return {"interval": [value_to_json(value.left, column),
+                             value_to_json(value.right, column), value.closed]}
     if isinstance(value, (pd.Timestamp, np.datetime64, datetime.datetime)):
         return {"datetime": pd.Timestamp(value).isoformat()}
     if isinstance(value, datetime.date):  # a date object (not a datetime)
@@ -80,7 +86,8 @@ def value_to_json(value, column=None):
     # the message names the type, not the value: it may be a private value (before DP)
     raise TypeError(
         f"A value of type {type(value).__name__}{where} cannot be written to a release "
-        "file: give the column as str, number, bool, date, datetime or timedelta.")
+        "file: give the column as str, number, bool, date, datetime, timedelta or "
+        "interval.")
 
 
 def value_from_json(value):
@@ -88,6 +95,13 @@ def value_from_json(value):
     if isinstance(value, dict):
         if len(value) == 1:
             (tag, text), = value.items()
+            if tag == "interval" and isinstance(text, list) and len(text) == 3 \
+                    and text[2] in _CLOSED:
+                left, right = value_from_json(text[0]), value_from_json(text[1])
+                try:
+                    return pd.Interval(left, right, closed=text[2])
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(f"bad interval {text!r:.80}: {exc}") from None
             if isinstance(text, str):
                 if tag == "datetime":
                     return pd.Timestamp(text)

@@ -104,7 +104,7 @@ def dtype_declared(categories, frame):
 # Fixed ranking of value types: a total order that does not depend on which
 # types a column happens to hold (e.g. one tz-aware timestamp among naive ones).
 _RANKS = {"bool": 0, "number": 1, "str": 2, "bytes": 3, "naive datetime": 4,
-          "aware datetime": 5, "timedelta": 6, "date": 7}
+          "aware datetime": 5, "timedelta": 6, "date": 7, "interval": 8}
 _UNITS = ("ns", "us", "ms", "s")
 
 
@@ -137,7 +137,8 @@ def canonical_value(value, dtype=None):
       UTC; naive ones stay naive (a naive and an aware timestamp are never
       equal);
     - timestamps and timedeltas: the finest unit that holds them;
-    - numpy scalars and ``datetime.datetime``: the Python/pandas equivalent.
+    - numpy scalars and ``datetime.datetime``: the Python/pandas equivalent;
+    - intervals (``pd.cut`` categories): their ends by these rules.
     """
     value = python_scalar(value)
     if isinstance(value, bool):
@@ -167,6 +168,9 @@ def canonical_value(value, dtype=None):
         return _finest_unit(value)
     if isinstance(value, datetime.timedelta):
         return _finest_unit(pd.Timedelta(value))
+    if isinstance(value, pd.Interval):  # its ends spelt as values of an object column
+        return pd.Interval(canonical_value(value.left), canonical_value(value.right),
+                           closed=value.closed)
     return value
 
 
@@ -185,6 +189,8 @@ def _rank(value):
         return "bytes"
     if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
         return "date"
+    if isinstance(value, pd.Interval):
+        return "interval"
     return None
 
 
@@ -193,7 +199,7 @@ def canonical_order(values):
 
     Sorted by (type rank, value) with the fixed ranking bool < number (int,
     float, Decimal) < str < bytes < naive datetime < aware datetime <
-    timedelta < date < others; other
+    timedelta < date < interval (by its ends) < others; other
     types (which no release file can hold) sort by type name and ``repr``.
     """
     ranked = {}
@@ -204,6 +210,9 @@ def canonical_order(values):
         group = ranked[rank]
         if rank is None:
             group = sorted(group, key=lambda v: (type(v).__qualname__, repr(v)))
+        elif rank == "interval":  # by their ends' kind, then their ends (no mixed compare)
+            group = sorted(group, key=lambda v: (_RANKS.get(_rank(v.left), len(_RANKS)),
+                                                 v.left, v.right, v.closed))
         else:
             group = sorted(group)
         out.extend(group)

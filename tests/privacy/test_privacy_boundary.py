@@ -84,7 +84,8 @@ def _with_record(frame, position="last", **values):
         if isinstance(frame[name].dtype, pd.CategoricalDtype):  # as astype("category")
             union = list(frame[name].cat.categories) + [
                 c for c in row[name].cat.categories if c not in frame[name].cat.categories]
-            out[name] = out[name].astype(object).astype(pd.CategoricalDtype(union))
+            out[name] = out[name].astype(object).astype(
+                pd.CategoricalDtype(union, ordered=frame[name].dtype.ordered))
         else:
             out[name] = out[name].astype(frame[name].dtype)
     return out
@@ -832,6 +833,33 @@ def test_neighbours_of_a_table_too_wide_for_every_triple(name, values, position,
     n_candidates = [{m["params"]["n_candidates"] for m in doc["privacy"]["mechanisms"]
                      if "n_candidates" in m.get("params", {})} for doc, *_ in releases]
     assert n_candidates[0] == n_candidates[1] and len(n_candidates[0]) == 1
+
+
+def _cut_base(n=600, seed=7):
+    """Categoricals of intervals (``pd.cut``, ordered) and an object column of intervals."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(17, 90, n)
+    return pd.DataFrame({"group": pd.cut(age, [0, 18, 35, 65, 120]),
+                         "span": pd.Series(list(pd.cut(age, [0, 50, 120])), dtype=object),
+                         "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name,values", [
+    ("a new interval category", {"group": pd.Interval(120, 200)}),
+    ("a missing interval", {"group": None}),
+    ("an interval of float ends equal to ints", {"span": pd.Interval(0.0, 50.0)}),
+    ("an interval closed on the other side", {"span": pd.Interval(0, 50, closed="left")}),
+    ("an interval of dates in an object column of intervals",
+     {"span": pd.Interval(pd.Timestamp("2024-01-01"), pd.Timestamp("2024-02-01"))}),
+])
+def test_interval_neighbours_differ_only_in_dp_outputs(name, values, position, tmp_path):
+    base = _cut_base()
+    releases = _default_releases([base, _with_record(base, position, **values)], tmp_path)
+    _check_numeric_neighbours(releases, ())
+    docs = [doc for doc, *_ in releases]
+    assert _spelling_mismatches([c["values"] for c in docs[0]["schema"]["columns"]],
+                                [c["values"] for c in docs[1]["schema"]["columns"]]) == []
 
 
 def _whole_base(n=800, seed=4):
