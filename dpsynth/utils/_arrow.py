@@ -11,6 +11,11 @@ the decoded column its pyarrow dtype back.  The mapping is a function of the
 dtype alone, which the user declared by choosing it.  Other pyarrow dtypes
 (numbers, booleans, dictionaries) already behave as their pandas
 equivalents and are left as they are.
+
+A ``period`` column (``Series.dt.to_period("M")``) is read the same way, as
+the instants its periods start at (``datetime64``), and decoded back to
+periods of its frequency: a column of months is binned as dates rather than
+taken for categories (whose rare months would be lost to DP discovery).
 """
 
 import pandas as pd
@@ -21,6 +26,8 @@ __all__ = ["standard_dtype", "standard_columns", "arrow_dtypes", "arrow_restored
 def standard_dtype(dtype):
     """The pandas dtype that reads a pyarrow text or temporal ``dtype``; ``None`` for
     any other dtype (kept as it is)."""
+    if isinstance(dtype, pd.PeriodDtype):  # the instant each period starts at
+        return pd.api.types.pandas_dtype("datetime64[us]")
     if not isinstance(dtype, pd.ArrowDtype):
         return None
     import pyarrow as pa  # present whenever an ArrowDtype is
@@ -69,14 +76,19 @@ def _as_text_objects(series):
 
 def arrow_restored(frame, dtypes):
     """``frame`` with the columns of ``dtypes`` (see :func:`arrow_dtypes`) given
-    their pyarrow dtype back; a date column's instants at their day."""
+    their pyarrow dtype back (a date column's instants at their day), and period
+    columns their periods."""
     if not dtypes:
         return frame
-    import pyarrow as pa  # present whenever an ArrowDtype is
+    if any(isinstance(dtype, pd.ArrowDtype) for dtype in dtypes.values()):
+        import pyarrow as pa  # present whenever an ArrowDtype is
 
     for name, dtype in dtypes.items():
         if name in frame.columns:
             series = frame[name]
+            if isinstance(dtype, pd.PeriodDtype):  # the period holding each instant
+                frame[name] = series.dt.to_period(dtype.freq)
+                continue
             if pa.types.is_date(dtype.pyarrow_dtype):
                 series = series.dt.floor("D")
             frame[name] = _as_text_objects(series).astype(dtype)

@@ -862,6 +862,26 @@ def test_interval_neighbours_differ_only_in_dp_outputs(name, values, position, t
                                 [c["values"] for c in docs[1]["schema"]["columns"]]) == []
 
 
+def _period_base(n=600, seed=9):
+    rng = np.random.default_rng(seed)
+    months = pd.period_range("2018-01", periods=48, freq="M")
+    return pd.DataFrame({"month": pd.Series(months[rng.integers(0, 48, n)]),
+                         "kind": pd.Series(rng.choice(["a", "b"], n), dtype=object)})
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("name,values", [
+    ("a month decades away", {"month": pd.Period("1950-06", freq="M")}),
+    ("a missing month", {"month": pd.NaT}),
+    ("a duplicate record", {}),
+])
+def test_period_neighbours_differ_only_in_dp_outputs(name, values, position, tmp_path):
+    # a period column is binned as the instants its periods start at (DP range)
+    base = _period_base()
+    releases = _default_releases([base, _with_record(base, position, **values)], tmp_path)
+    _check_numeric_neighbours(releases, ("month",))
+
+
 def _whole_base(n=800, seed=4):
     """Float columns of whole numbers (a 0/1 flag and a count with missing values, as
     pandas reads integer columns with gaps) beside a float column of decimals."""
