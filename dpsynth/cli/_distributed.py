@@ -28,6 +28,10 @@ __all__ = ["add_engine_options", "check_engine_options", "engine_client", "input
            "write_partitions"]
 
 
+PARTITION_SIZE = 500_000
+"""Records per Parquet file that ``--engine dask`` writes, unless ``--partition-size``."""
+
+
 def add_engine_options(parser):
     """``--engine``, ``--scheduler`` and ``--partition-size`` (an argument group)."""
     group = parser.add_argument_group("distributed (dpsynth[dask])")
@@ -40,8 +44,9 @@ def add_engine_options(parser):
                        help="address of a running dask scheduler, e.g. tcp://host:8786 "
                             "(default with --engine dask: a local cluster with one worker "
                             "per processor, or --n-jobs workers)")
-    group.add_argument("--partition-size", type=int, default=500_000, metavar="N",
-                       help="records per Parquet file written (default: 500,000)")
+    group.add_argument("--partition-size", type=int, default=None, metavar="N",
+                       help="with --engine dask: records per Parquet file written "
+                            f"(default: {PARTITION_SIZE:,})")
 
 
 def check_engine_options(args):
@@ -49,8 +54,15 @@ def check_engine_options(args):
     engine = getattr(args, "engine", "pandas")
     if getattr(args, "scheduler", None) is not None and engine != "dask":
         raise CommandError("--scheduler is used with --engine dask; add --engine dask")
-    if getattr(args, "partition_size", 1) < 1:
+    size = getattr(args, "partition_size", None)
+    if size is not None and size < 1:
         raise CommandError("--partition-size must be a positive integer")
+    if size is not None and engine != "dask":
+        raise CommandError("--partition-size sets the records per Parquet file that "
+                           "--engine dask writes; add --engine dask (the pandas engine "
+                           "writes one CSV file)")
+    if hasattr(args, "partition_size") and size is None:
+        args.partition_size = PARTITION_SIZE
     if engine == "dask":
         try:
             import dask.dataframe  # noqa: F401  (optional dependency)

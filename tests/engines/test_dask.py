@@ -554,6 +554,9 @@ def test_cli_engine_errors(frame, tmp_path, capsys):
          "--engine dask"),
         (["sample", str(tmp_path / "missing.json"), "--engine", "dask",
           "--partition-size", "0"], "--partition-size"),
+        # the pandas engine writes one CSV file: a partition size would be ignored
+        (["synthesize", str(tmp_path / "whole.csv"), "--partition-size", "1000"],
+         "add --engine dask"),
     ]
     for argv, message in cases:
         assert main([*argv, "-o", str(tmp_path / "o.json")]) == 1
