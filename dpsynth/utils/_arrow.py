@@ -16,6 +16,9 @@ A ``period`` column (``Series.dt.to_period("M")``) is read the same way, as
 the instants its periods start at (``datetime64``), and decoded back to
 periods of its frequency: a column of months is binned as dates rather than
 taken for categories (whose rare months would be lost to DP discovery).
+A sparse column (``pd.SparseDtype``) is read as its dense values and given
+its sparse dtype back (kept dense when a decoded value cannot be held by it:
+a missing value in a sparse column of integers).
 """
 
 import pandas as pd
@@ -28,6 +31,8 @@ def standard_dtype(dtype):
     any other dtype (kept as it is)."""
     if isinstance(dtype, pd.PeriodDtype):  # the instant each period starts at
         return pd.api.types.pandas_dtype("datetime64[us]")
+    if isinstance(dtype, pd.SparseDtype):  # its values, dense
+        return dtype.subtype
     if not isinstance(dtype, pd.ArrowDtype):
         return None
     import pyarrow as pa  # present whenever an ArrowDtype is
@@ -88,6 +93,12 @@ def arrow_restored(frame, dtypes):
             series = frame[name]
             if isinstance(dtype, pd.PeriodDtype):  # the period holding each instant
                 frame[name] = series.dt.to_period(dtype.freq)
+                continue
+            if isinstance(dtype, pd.SparseDtype):
+                try:
+                    frame[name] = series.astype(dtype)
+                except (TypeError, ValueError):  # e.g. a missing value among integers
+                    pass
                 continue
             if pa.types.is_date(dtype.pyarrow_dtype):
                 series = series.dt.floor("D")

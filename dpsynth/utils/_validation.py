@@ -261,9 +261,6 @@ def check_table(X, *, name="X", copy=True):
         )
     for column in names:
         series = frame[column]
-        if isinstance(series.dtype, pd.SparseDtype):
-            raise TypeError(f"Column {column!r} is sparse; convert it to dense first "
-                            "(X.sparse.to_dense()).")
         if pd.api.types.is_complex_dtype(series.dtype):
             raise ValueError(f"Complex data not supported (column {column!r}).")
         if series.dtype == object:
