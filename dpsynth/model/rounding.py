@@ -9,11 +9,15 @@ import numpy as np
 from .counts import TableShards, table_layout
 from .descent import descend, one_way_estimates
 
-__all__ = ["round_to_reference", "smallest_sets"]
+__all__ = ["round_to_reference", "smallest_sets", "MAX_REFERENCE_SETS"]
+
+MAX_REFERENCE_SETS = 30_000
+"""Reference tables of :func:`round_to_reference`, at most (see its ``max_sets``)."""
 
 
 def round_to_reference(records, n_values, targets, reference, rng, *, length, total,
-                       sweeps=2, max_cells=4_000_000, n_threads=1):
+                       sweeps=2, max_cells=4_000_000, max_sets=MAX_REFERENCE_SETS,
+                       n_threads=1):
     """Fit ``records`` also to the unmeasured marginals of a larger reference population.
 
     ``records`` and ``reference`` are both fitted to ``targets`` (and mixed
@@ -48,6 +52,11 @@ def round_to_reference(records, n_values, targets, reference, rng, *, length, to
         facts only: the smallest sets are taken first; each cell costs the
         descent 8 + 4 ``length`` bytes, and time, about 80 MB at the
         default; chosen on the benchmarks, see ``benchmarks/LOG.md``).
+    max_sets : int or None, default=MAX_REFERENCE_SETS
+        Most reference tables (the smallest first, as for ``max_cells``): on a
+        wide table of few values per column millions of small tables fit
+        ``max_cells``, and each costs the descent time for every record
+        (``None``: no limit).
     n_threads : int, default=1
         Threads counting the reference (:class:`TableShards`); the result
         does not depend on it.
@@ -60,6 +69,8 @@ def round_to_reference(records, n_values, targets, reference, rng, *, length, to
     n_values = np.asarray(n_values)
     k = min(int(length), n_values.size)
     chosen = smallest_sets(n_values, k, {tuple(cols) for cols, _, _ in targets}, max_cells)
+    if max_sets is not None:
+        chosen = chosen[:int(max_sets)]
     if not chosen or not len(records):
         return 0
     weight = min(float(w) for _, _, w in targets)

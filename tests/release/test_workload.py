@@ -509,6 +509,11 @@ def test_round_to_reference_removes_sampling_noise_and_keeps_the_targets():
     cells = sorted(math.prod(int(N_VALUES[c]) for c in cols) for cols in triples)
     assert round_to_reference(few, N_VALUES, targets, reference, np.random.default_rng(4),
                               length=3, total=4000.0, max_cells=sum(cells[:5])) == 5
+    # a limit on the tables (a wide table of small ones) takes the smallest as well
+    fewer = small.copy()
+    assert round_to_reference(fewer, N_VALUES, targets, reference, np.random.default_rng(4),
+                              length=3, total=4000.0, max_sets=5) == 5
+    np.testing.assert_array_equal(fewer, few)
     same = small.copy()
     measured = targets + [(cols, marginal_table(reference, N_VALUES, cols), 1.0)
                           for cols in triples]
