@@ -724,3 +724,25 @@ def test_sparse_columns_are_read_dense_and_come_back_sparse():
     twin = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(dense)
     pd.testing.assert_frame_equal(out.astype({"count": "int64", "score": "float64"}),
                                   twin.sample())
+
+
+def test_known_frames_take_period_sparse_and_pyarrow_columns_as_fit_read_them():
+    # sample_remaining_columns refused a known period column ("give numbers, not dtype
+    # period[M]") and a pyarrow text column of numbers: fit reads them as their start
+    # instants and as text, the known frame now does too
+    X = _period_table(n=1500)
+    X["count"] = pd.arrays.SparseArray(np.where(np.arange(1500) % 5 == 0, 3, 0))
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    known = X.iloc[1:21][["month", "day", "count"]]  # row 0 misses its day
+    out = synth.sample_remaining_columns(known, random_state=0)
+    pd.testing.assert_frame_equal(out[known.columns], known)
+    assert out.dtypes.to_dict() == X.dtypes.to_dict()
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(0)
+    text = pd.DataFrame({"code": rng.integers(0, 50, 1500).astype(str),
+                         "kind": rng.choice(["a", "b"], 1500)}).convert_dtypes(
+        dtype_backend="pyarrow")
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(text)
+    known = text.iloc[:10][["code"]]
+    out = synth.sample_remaining_columns(known, random_state=0)
+    pd.testing.assert_series_equal(out["code"], known["code"])

@@ -30,6 +30,7 @@ from ..preprocessing._discretizer import _restore_numeric, decode_binning, encod
 from ..preprocessing._numeric import (binning_numbers, encode_text_binning, is_text_dtype,
                                       parse_numbers)
 from ..preprocessing._dtypes import nullable_dtype
+from ..utils._arrow import standard_columns
 from ..utils._temporal import DATE_OBJECTS, is_temporal, numbers_of, object_date_cells
 
 __all__ = ["ValueCondition", "RangeCondition", "parse_conditions", "draw_restricted",
@@ -510,6 +511,7 @@ def encode_known(schema, frame):
     """
     names = schema.names
     out = {}
+    frame = standard_columns(frame)  # pyarrow text and temporal, period, sparse: as fit read
     for name in frame.columns:
         j = names.index(name)
         column = schema[j]
