@@ -49,6 +49,7 @@ from .exceptions import PrivacyLeakWarning
 from .model.descent import fit_population
 from .preprocessing import TableEncoder
 from .preprocessing._dtypes import nullable_dtype
+from .utils._arrow import arrow_dtypes, arrow_restored
 from .utils._random import seed_sequence
 from .utils._validation import check_table
 
@@ -733,6 +734,9 @@ class _ViewEstimatorMixin:
         """Validate the parameters and X, fit the public domain, return X's codes."""
         self._validate_params()
         self._check_domain_params()
+        # pyarrow, period and sparse columns: read as check_table reads them, given their
+        # dtype back in sample (a function of the dtypes alone)
+        self._arrow_dtypes = arrow_dtypes(X) if isinstance(X, pd.DataFrame) else {}
         frame, _ = check_table(X)
         self._fit_domain(frame)
         return self._encode(frame)
@@ -915,4 +919,6 @@ class _ViewEstimatorMixin:
             for column in self.encoder_.schema_:
                 if nullable_dtype(column.dtype) != column.dtype:
                     out[column.name] = out[column.name].astype(nullable_dtype(column.dtype))
+        if isinstance(out, pd.DataFrame):
+            out = arrow_restored(out, getattr(self, "_arrow_dtypes", {}))
         return out

@@ -359,3 +359,24 @@ def test_allow_missing_gives_nullable_dtypes_whatever_the_sample(estimator):
         assert out["age"].dtype == "Int64" and out["flag"].dtype == "boolean", n
         assert out["city"].dtype == X["city"].dtype
     assert cls(epsilon=2.0, random_state=0).fit(X.dropna()).sample(50)["age"].dtype == np.int64
+
+
+@pytest.mark.filterwarnings("ignore::dpsynth.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize("estimator", ["priview", "calm"])
+def test_period_and_sparse_columns_come_back_in_their_dtype(estimator):
+    # check_table reads a period column as its start instants and a sparse one as its
+    # dense values; sample gave them back as datetime64 and dense (DPMarginalSynthesizer
+    # restores them)
+    from dpsynth import CALMSynthesizer, PriViewSynthesizer
+
+    rng = np.random.default_rng(0)
+    n = 1500
+    X = pd.DataFrame({
+        "quarter": pd.Series(pd.period_range("2020Q1", periods=8, freq="Q")[
+            rng.integers(0, 8, n)]),
+        "flag": pd.arrays.SparseArray(rng.random(n) < 0.1, fill_value=False),
+        "city": rng.choice(["a", "b", "c"], n)})
+    cls = PriViewSynthesizer if estimator == "priview" else CALMSynthesizer
+    out = cls(epsilon=2.0, random_state=0).fit(X).sample(200)
+    assert out.dtypes.to_dict() == X.dtypes.to_dict()
+    assert set(out["quarter"]) <= set(X["quarter"])
