@@ -542,6 +542,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             frame, was_frame = check_table(X, copy=False)
             table, target = self._join_target(frame, y)
         self._arrow_dtypes = arrow_dtypes(X) if isinstance(X, pd.DataFrame) else {}
+        if target is not None:  # y joined as it came (a period or sparse y too)
+            self._arrow_dtypes.update(arrow_dtypes(table[[target]]))
         epsilon, R, strategy, sampler = self._check_params(table.shape[1])
 
         check_constraint_columns(self.constraints, list(table.columns))  # before any DP step

@@ -706,6 +706,22 @@ def test_period_columns_are_binned_as_their_start_instants_and_come_back_as_peri
     assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
 
 
+def test_a_period_or_sparse_target_comes_back_in_its_dtype():
+    # fit(X, y) restored the dtypes of X's period and sparse columns, not y's: a y of
+    # quarters came back as datetime64 instants
+    X = _period_table(n=1500)
+    y = pd.Series(pd.period_range("2020Q1", periods=6, freq="Q")[np.arange(1500) % 6],
+                  name="quarter")
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X, y)
+    out_X, out_y = synth.sample(200)
+    assert out_y.dtype == y.dtype and out_X.dtypes.to_dict() == X.dtypes.to_dict()
+    assert set(out_y.dropna()) <= set(y)
+    flags = pd.Series(pd.arrays.SparseArray(np.arange(1500) % 7 == 0, fill_value=False),
+                      name="flag")
+    _, out_y = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X, flags).sample(50)
+    assert out_y.dtype == flags.dtype
+
+
 def test_sparse_columns_are_read_dense_and_come_back_sparse():
     rng = np.random.default_rng(0)
     n = 2000
