@@ -40,7 +40,7 @@ from .sampling import SAMPLERS, Sampler, get_sampler
 from .sampling.conditional import (draw_restricted, fill_known, parse_conditions,
                                   restore_column)
 from .preprocessing._numeric import with_numbers
-from .utils._arrow import arrow_dtypes, arrow_restored
+from .utils._arrow import arrow_dtypes, arrow_restored, standard_columns
 from .utils._progress import log_progress
 from .utils._random import FIT, SAMPLE, stream
 from .utils._threads import n_threads
@@ -538,10 +538,14 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 raise ValueError("y is not supported with a dask DataFrame X; add the "
                                  "target to X as a column.")
             table, was_frame, target = dask_engine.check_frame(X), True, None
+            self._arrow_dtypes = arrow_dtypes(table)
+            if self._arrow_dtypes:  # pyarrow, period, sparse: partitions read as in memory
+                table = standard_columns(table)
+                X = X.map_partitions(standard_columns, meta=table)
         else:  # only read (a copy of a large table would cost its memory again)
             frame, was_frame = check_table(X, copy=False)
             table, target = self._join_target(frame, y)
-        self._arrow_dtypes = arrow_dtypes(X) if isinstance(X, pd.DataFrame) else {}
+            self._arrow_dtypes = arrow_dtypes(X) if isinstance(X, pd.DataFrame) else {}
         if target is not None:  # y joined as it came (a period or sparse y too)
             self._arrow_dtypes.update(arrow_dtypes(table[[target]]))
         epsilon, R, strategy, sampler = self._check_params(table.shape[1])

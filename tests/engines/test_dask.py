@@ -83,6 +83,26 @@ def test_an_undeclared_categorical_column_equals_the_fit_in_memory(tmp_path):
     assert "unused" not in sample["kind"].cat.categories  # never released: no record
 
 
+def test_pyarrow_period_and_sparse_columns_equal_the_fit_in_memory(tmp_path):
+    # a pyarrow timestamp column failed on partitions ("'ArrowDtype' object has no
+    # attribute 'unit'") and a period column was refused; both are read as in memory
+    rng = np.random.default_rng(0)
+    n = 2000
+    frame = pd.DataFrame({
+        "ts": pd.Timestamp("2021-01-01") + pd.to_timedelta(rng.integers(0, 300, n), unit="D"),
+        "code": rng.integers(0, 40, n).astype(str)}).convert_dtypes(dtype_backend="pyarrow")
+    frame["month"] = pd.Series(pd.period_range("2020-01", periods=30, freq="M")[
+        rng.integers(0, 30, n)])
+    frame["count"] = pd.arrays.SparseArray(np.where(rng.random(n) < .8, 0, 3))
+    X = dd.from_pandas(frame, npartitions=3)
+    expected = DPMarginalSynthesizer(random_state=0).fit(frame)
+    with dask.config.set(scheduler="synchronous"):
+        got = DPMarginalSynthesizer(random_state=0).fit(X)
+    assert _release_bytes(got, tmp_path, "dask.json") == _release_bytes(expected, tmp_path,
+                                                                        "memory.json")
+    assert got.sample(50).dtypes.to_dict() == frame.dtypes.to_dict()
+
+
 def test_unequal_and_empty_partitions(frame, tmp_path):
     expected = DPMarginalSynthesizer(epsilon=2.0, encoder=_encoder(), random_state=1).fit(frame)
     X = dd.from_pandas(frame, npartitions=4)
