@@ -660,6 +660,12 @@ class Column:
         values was too small (:meth:`Schema.restrict` with ``fill``): those
         records took one of its values, so its missing code holds missing
         values only (and is possible only where the declaration allows).
+    source_dtype : dtype or None, default=None
+        The dtype the column had in the input when it was read in another
+        (:attr:`dtype`): a ``period``, sparse or pyarrow dtype
+        (:mod:`dpsynth.utils._arrow`), declared by the user's choice of
+        dtype.  Decoded columns are given it back, also by a release loaded
+        from a file.
     """
 
     name: str
@@ -674,6 +680,7 @@ class Column:
     other: bool = False
     other_label: object = None
     filled: bool = False
+    source_dtype: object = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -757,6 +764,8 @@ class Column:
             entry["dtype"]["categories_dtype"] = "object" if sub is None else str(sub)
         if self.binning is not None:
             entry["binning"] = self.binning.to_json()
+        if self.source_dtype is not None:
+            entry["source_dtype"] = str(self.source_dtype)
         return entry
 
     @classmethod
@@ -802,13 +811,38 @@ class Column:
             other_label = entry.get("other_label")
             if other_label is not None:
                 other_label = value_from_json(other_label)
+            source = entry.get("source_dtype")
+            if source is not None:
+                source = _source_dtype_from_json(source)
             return cls(name, dtype, values, declared, marker, has_missing, binning,
                        tuple(leaked), other=other, other_label=other_label,
-                       filled=entry.get("filled", False))
+                       filled=entry.get("filled", False), source_dtype=source)
         except KeyError as exc:
             raise ValueError(f"column {name!r:.60}: missing field {exc}") from None
         except (TypeError, ValueError) as exc:
             raise ValueError(f"column {name!r:.60}: {exc}") from None
+
+
+def _source_dtype_from_json(text):
+    """A column's ``source_dtype`` from its name: a period, sparse or pyarrow dtype
+    (``None`` for a pyarrow dtype when pyarrow is not installed: the column then
+    decodes in the dtype it was read in)."""
+    if not isinstance(text, str):
+        raise ValueError("'source_dtype' must be a dtype name")
+    try:
+        if text in ("string[pyarrow]", "large_string[pyarrow]"):  # pandas reads another
+            import pyarrow as pa
+
+            return pd.ArrowDtype(getattr(pa, text[:-len("[pyarrow]")])())
+        dtype = pd.api.types.pandas_dtype(text)
+    except ImportError:  # a pyarrow dtype without pyarrow
+        return None
+    except TypeError as exc:
+        raise ValueError(f"unknown source_dtype {text!r:.80}: {exc}") from None
+    if not isinstance(dtype, (pd.PeriodDtype, pd.SparseDtype, pd.ArrowDtype)):
+        raise ValueError(f"source_dtype {text!r:.80} is not a period, sparse or pyarrow "
+                         "dtype")
+    return dtype
 
 
 def _numbers_only(dtype, values):
@@ -988,6 +1022,18 @@ class Schema:
                 for column, codes in zip(self.columns, self.possible_codes())]
 
     # ------------------------------------------------------- publication
+    def with_source_dtypes(self, dtypes):
+        """This schema with ``{name: dtype}`` as its columns' :attr:`Column.source_dtype`
+        (the period, sparse or pyarrow dtypes the input had; public)."""
+        if not dtypes:
+            return self
+        return Schema(tuple(replace(c, source_dtype=dtypes[c.name]) if c.name in dtypes
+                            else c for c in self.columns), self.missing)
+
+    def source_dtypes(self):
+        """``{name: source_dtype}`` of the columns that have one."""
+        return {c.name: c.source_dtype for c in self.columns if c.source_dtype is not None}
+
     def restrict(self, keep, *, other=False, fill=None):
         """The publishable schema: declared values, plus the attributes in ``keep``.
 

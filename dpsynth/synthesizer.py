@@ -566,7 +566,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             codes = dask_engine.DaskCodes(X, encoder, value_counts=value_counts)
         else:  # counted in row chunks on the threads n_jobs allows
             codes = InMemoryCodes(encoder.fit_transform(table), n_threads(self.n_jobs))
-        schema = encoder.schema_
+        # the period, sparse and pyarrow dtypes of the input (public: the user chose them)
+        # travel with the release, so that a loaded release decodes to them too
+        schema = encoder.schema_.with_source_dtypes(self._arrow_dtypes)
         schema.to_json()  # every value can be written to a release file, before DP
         if seeded_encoder and self.random_state is None and (
                 encoder.epsilon_spent_ or getattr(encoder, "delta_spent_", 0.0)
@@ -672,6 +674,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     def _set_release(self, aggregates, *, output_frame):
         """Fitted state, all derived from the (public) aggregates."""
         self.aggregates_ = aggregates
+        self._arrow_dtypes = aggregates.schema.source_dtypes()
         self.privacy_spent_ = aggregates.privacy
         self.n_records_ = aggregates.n_records
         self.reporting_length_ = aggregates.reporting_length

@@ -1,5 +1,6 @@
 """Tests of the main estimator, DPMarginalSynthesizer: parameters, fitted state, sampling."""
 
+import json
 import logging
 
 import numpy as np
@@ -697,13 +698,21 @@ def test_period_columns_are_binned_as_their_start_instants_and_come_back_as_peri
         real = X[column].dropna().map(lambda p: p.ordinal)
         fake = out[column].dropna().map(lambda p: p.ordinal)
         assert ks_2samp(real, fake).statistic < 0.1
-    # the release is the one of the periods' start instants (a function of the dtype)
+    # the release is the one of the periods' start instants (a function of the dtype),
+    # plus the columns' source dtype, which a loaded release decodes to
     starts = X.assign(month=X["month"].dt.start_time.astype("datetime64[us]"),
                       day=X["day"].dt.start_time.astype("datetime64[us]"))
     twin = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(starts)
     synth.aggregates_.save(tmp_path / "a.json")
     twin.aggregates_.save(tmp_path / "b.json")
-    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
+    documents = [json.loads((tmp_path / f"{k}.json").read_text()) for k in "ab"]
+    sources = [c.pop("source_dtype", None) for c in documents[0]["schema"]["columns"]]
+    assert sources == ["period[M]", "period[D]", None]
+    for document in documents:  # the file's checksum covers the source dtypes too
+        document.pop("checksum", None)
+    assert documents[0] == documents[1]
+    loaded = DPMarginalSynthesizer.from_aggregates(DPAggregates.load(tmp_path / "a.json"))
+    assert loaded.sample(20).dtypes.to_dict() == X.dtypes.to_dict()
 
 
 def test_a_period_or_sparse_target_comes_back_in_its_dtype():

@@ -1536,7 +1536,17 @@ def test_an_arrow_table_releases_what_its_pandas_equivalent_does(seed, tmp_path)
             samples.append((synth.sample(500), sorted(str(w.message) for w in caught)))
         synth.aggregates_.save(tmp_path / f"{label}.json")
         documents.append(json.loads((tmp_path / f"{label}.json").read_text()))
-    # the whole release file, DP outputs included, and the warnings are the same
+    # the whole release file, DP outputs included, and the warnings are the same, but
+    # for the arrow columns' source dtypes (public: the dtypes the user chose) that a
+    # loaded release decodes to
+    sources = {c["name"]: c.pop("source_dtype") for c in documents[0]["schema"]["columns"]
+               if "source_dtype" in c}
+    assert sources == {name: str(dtype) for name, dtype in arrow.dtypes.items()
+                       if isinstance(dtype, pd.ArrowDtype) and name in sources}
+    assert sources and not any("source_dtype" in c
+                               for c in documents[1]["schema"]["columns"])
+    for document in documents:
+        document.pop("checksum")
     assert documents[0] == documents[1]
     (from_arrow, messages_1), (from_plain, messages_2) = samples
     assert messages_1 == messages_2
