@@ -43,7 +43,10 @@ each read every record once (sensitivity 1, so each is exactly
    cut its crowded parts further (an hour of instants of 2024), and an end
    part far less dense than its neighbour narrowed to its density; the
    rounds are averaged by inverse variance, and an outermost run of kept
-   parts far from the others must clear the range threshold.
+   parts far from the others must clear the range threshold, as must any run
+   beyond the point values when the noisy count of the records outside them
+   does not clear its threshold (with no such run, the one interval spans
+   the point values: a constant column decodes as its value).
    Post-processing of these histograms gives both the ``n_bins`` interval
    edges (their noisy quantiles) and, for every interval, the DP
    probabilities of its sub-bins from which decoded values are drawn
@@ -1133,7 +1136,7 @@ def _zoomed(values, weights, low, high, total, total_var, sigma, integer, rng,
 
 def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, rng,
                     range_counts, range_sigma, decimals_of, levels=None, codes=False,
-                    others=None):
+                    others=None, point_total=None):
     """Step 3: the final range, interval edges (noisy quantiles) and within-bin
     sub-bin probabilities, from two rounds of noisy counts of ``rho / 2`` each.
 
@@ -1302,6 +1305,9 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     mass = _kept_mass(estimate, variance, capacity, fine, measured, fallback)
     if not codes:
         mass = _without_far_ends(mass, estimate, variance, fine)
+    hull = _point_hull(pts, integer, point_total, range_counts[first:last + 1], range_sigma)
+    if hull is not None:  # no records shown outside the point values: a run beyond
+        mass = _without_weak_runs(mass, estimate, variance, fine, hull)  # them needs more
     shape = np.where(capacity > 0, np.clip(estimate, 0.0, None), 0.0) if codes else mass
     parts = fine.copy()  # every part measured, before the range ends at the kept ones
     kept = np.flatnonzero(mass)
@@ -1316,6 +1322,18 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
                          estimate[j], variance[j], float(capacity[j])):
             kept = np.union1d(kept, [0])
     noisy = (estimate, variance)
+    if hull is not None and not kept.size:  # the point values' hull alone, one interval
+        low, high = hull
+        first, last = _range_cells(low, high, integer)
+        if high <= low:  # one float point value: one closed bin
+            edges = np.array([low, high])
+            return (edges, ((1.0,),), spend, decimals, (first, last),
+                    _interval_counts(edges, parts, estimate, variance))
+        fine, mass = np.array([low, high]), np.zeros(1)
+        edges, within = _edges_and_within(fine, mass, low, high, fine, integer, points,
+                                          n_bins, decimals)
+        return (edges, within, spend, decimals, (first, last),
+                _interval_counts(edges, parts, estimate, variance))
     if kept.size:  # the range ends at the outermost kept parts
         fine = fine[kept[0]:kept[-1] + 2]
         mass = mass[kept[0]:kept[-1] + 1]
@@ -1342,6 +1360,56 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
                                       runs=codes, shape=shape, noisy=None if by_value else noisy)
     return (edges, within, spend, decimals, (first, last),
             _interval_counts(edges, parts, estimate, variance, exact=by_value))
+
+
+def _without_weak_runs(mass, estimate, variance, fine, hull):
+    """``mass`` without the runs of kept parts outside ``hull = (low, high)`` whose
+    summed estimate does not clear the range threshold at its noise, the level of
+    :func:`_without_far_ends` (post-processing).
+
+    For a column whose records outside its point values do not clear their
+    threshold (:func:`_point_hull`): a part kept at the level that noise alone
+    clears in half a part of the grid is no evidence of records there.
+    """
+    mass = np.array(mass, dtype=np.float64)
+    level = float(-ndtri(RANGE_FALSE_CELL / estimate.size))
+    outside = (fine[:-1] < hull[0]) | (fine[1:] > hull[1])
+    held = np.flatnonzero((mass != 0) & outside)
+    for run in np.split(held, np.flatnonzero(np.diff(held) > 1) + 1):
+        if run.size and not (estimate[run].sum()
+                             > level * math.sqrt(variance[run].sum())):
+            mass[run] = 0.0
+    return mass
+
+
+def _point_hull(points, integer, point_total, range_counts, range_sigma):
+    """``(low, high)``, the span of the released point values ``points``, when the noisy
+    count of the records outside them does not clear :data:`REST_SIGMAS` times its
+    noise; else ``None`` (post-processing).
+
+    That count is the records of the final range's cells of the range grid
+    (``range_counts``, step 1's noisy counts, of noise ``range_sigma`` each; averaged
+    by inverse variance with the table's noisy count of present records, when
+    ``point_total`` carries it) less the points' noisy counts of step 2
+    (``point_total = (sum, variance, present)``).  A constant column (a timestamp
+    held by every record) has parts that noise alone keeps and a range that noise
+    widened by octaves (2038 or 2250 beside 2022); with no records shown outside
+    its point values, its intervals span those values only (an integer interval
+    whose integers are all point values holds no record).
+    """
+    if point_total is None or not points.size or not np.all(np.isfinite(points)):
+        return None
+    total, total_variance, present = point_total
+    count = float(np.sum(range_counts))
+    count_variance = range_counts.size * range_sigma ** 2
+    if present is not None:
+        count, count_variance = (float(v[0]) for v in _inverse_variance(
+            np.array([count]), np.array([count_variance]),
+            np.array([present[0]]), np.array([present[1]])))
+    rest, rest_variance = count - total, count_variance + total_variance
+    if rest > REST_SIGMAS * math.sqrt(rest_variance):
+        return None
+    return float(points.min()), float(points.max()) + (1.0 if integer else 0.0)
 
 
 def _interval_counts(edges, parts, estimate, variance, exact=False):
@@ -1505,6 +1573,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
             dict(points_spend.params)["sigma"] ** 2)
     has_missing = estimate > MISSING_SIGMAS * math.sqrt(variance)
     points = special + frequent
+    sigma_points = dict(points_spend.params)["sigma"]
 
     def decimals_of(low, high, span=False):  # of the final range, and of the point values
         if integer or declared is not None:
@@ -1526,16 +1595,21 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
                 rest_count, rest_variance = (rest_count - noisy_texts,
                                              rest_variance + sigma_texts ** 2)
         others = (rest_count, rest_variance)
+    point_total = None  # the released point values' noisy counts (step 2), summed
+    if frequent and not special and not as_codes:
+        point_total = (float(sum(noisy_points[v] for v in frequent)),
+                       len(frequent) * sigma_points ** 2,
+                       None if records is None else  # the present records, also counted
+                       (records[0] - noisy_missing, records[1] + sigma_range ** 2))
     edges, within, shape_spend, decimals, final, counts = _bins_and_shape(
         values, weights, first, last, integer, points, rho_shape, n_bins, rng, cells,
-        sigma_range, decimals_of, levels, as_codes, others)
+        sigma_range, decimals_of, levels, as_codes, others, point_total)
     if final != (first, last):  # step 3 found a range past step 1's fallback cell
         range_spend = replace(range_spend, params=tuple(
             (k, v) for k, v in range_spend.params.items() if k != "found"))
     binning = Binning(tuple(float(e) for e in edges), bool(integer), "dp_histogram",
                       bool(clip), special=special, frequent=frequent, within=within,
                       decimals=None if integer else int(decimals))
-    sigma_points = dict(points_spend.params)["sigma"]
     remainder = None
     if text_options is not None:
         options = dict(text_options)

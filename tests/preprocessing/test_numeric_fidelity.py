@@ -2338,3 +2338,20 @@ def test_floats_below_the_grid_are_never_decoded_with_the_wrong_sign():
         synthetic = DPMarginalSynthesizer(epsilon=4, random_state=seed).fit(X).sample()
         assert (synthetic["conc"] >= 0).all() and (synthetic["conc"] <= 1e-9).all()
         assert (synthetic["pvalue"] >= 0).all() and (synthetic["pvalue"] <= 1.0).all()
+
+
+def test_a_constant_column_has_no_interval_beyond_its_value():
+    from dpsynth.preprocessing._numeric import numeric_binning
+
+    # 2,000 copies of one timestamp (microseconds), one large integer, one float: no
+    # records outside the point value clear their threshold, so no part that noise
+    # kept (2038) and no range that noise widened (2540) holds an interval
+    for integer, value in ((True, 1651363200000000.0), (True, 123456789.0), (False, 2195.3)):
+        for seed in range(10):
+            binning = numeric_binning(np.full(2000, value), integer=integer, rho=0.039,
+                                      delta=1e-9, n_bins=10, max_points=10,
+                                      rng=np.random.default_rng(seed))[0]
+            assert binning.frequent == (value,)
+            assert binning.edges[0] == value
+            assert binning.edges[-1] == value + (1.0 if integer else 0.0)
+            assert not integer or binning.empty_intervals.all()
