@@ -1393,7 +1393,7 @@ def _point_hull(points, integer, point_total, range_counts, range_sigma):
     ``point_total`` carries it) less the points' noisy counts of step 2
     (``point_total = (sum, variance, present)``).  A constant column (a timestamp
     held by every record) has parts that noise alone keeps and a range that noise
-    widened by octaves (2038 or 2250 beside 2022); with no records shown outside
+    may widen by octaves, decades from its value; with no records shown outside
     its point values, its intervals span those values only (an integer interval
     whose integers are all point values holds no record).
     """
