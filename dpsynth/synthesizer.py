@@ -538,16 +538,16 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 raise ValueError("y is not supported with a dask DataFrame X; add the "
                                  "target to X as a column.")
             table, was_frame, target = dask_engine.check_frame(X), True, None
-            self._arrow_dtypes = arrow_dtypes(table)
-            if self._arrow_dtypes:  # pyarrow, period, sparse: partitions read as in memory
+            source_dtypes = arrow_dtypes(table)
+            if source_dtypes:  # pyarrow, period, sparse: partitions read as in memory
                 table = standard_columns(table)
                 X = X.map_partitions(standard_columns, meta=table)
         else:  # only read (a copy of a large table would cost its memory again)
             frame, was_frame = check_table(X, copy=False)
             table, target = self._join_target(frame, y)
-            self._arrow_dtypes = arrow_dtypes(X) if isinstance(X, pd.DataFrame) else {}
+            source_dtypes = arrow_dtypes(X) if isinstance(X, pd.DataFrame) else {}
         if target is not None:  # y joined as it came (a period or sparse y too)
-            self._arrow_dtypes.update(arrow_dtypes(table[[target]]))
+            source_dtypes.update(arrow_dtypes(table[[target]]))
         epsilon, R, strategy, sampler = self._check_params(table.shape[1])
 
         check_constraint_columns(self.constraints, list(table.columns))  # before any DP step
@@ -568,7 +568,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             codes = InMemoryCodes(encoder.fit_transform(table), n_threads(self.n_jobs))
         # the period, sparse and pyarrow dtypes of the input (public: the user chose them)
         # travel with the release, so that a loaded release decodes to them too
-        schema = encoder.schema_.with_source_dtypes(self._arrow_dtypes)
+        schema = encoder.schema_.with_source_dtypes(source_dtypes)
         schema.to_json()  # every value can be written to a release file, before DP
         if seeded_encoder and self.random_state is None and (
                 encoder.epsilon_spent_ or getattr(encoder, "delta_spent_", 0.0)
@@ -674,7 +674,6 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     def _set_release(self, aggregates, *, output_frame):
         """Fitted state, all derived from the (public) aggregates."""
         self.aggregates_ = aggregates
-        self._arrow_dtypes = aggregates.schema.source_dtypes()
         self.privacy_spent_ = aggregates.privacy
         self.n_records_ = aggregates.n_records
         self.reporting_length_ = aggregates.reporting_length
@@ -986,7 +985,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                                                          ~missing, schema[j].binning)
                     continue
                 frame[schema[j].name] = restore_column(schema, j, drawn, missing)
-        frame = arrow_restored(frame, getattr(self, "_arrow_dtypes", {}))
+        frame = arrow_restored(frame, self.aggregates_.schema.source_dtypes())
         if as_frame:
             return frame
         target = self._target_name

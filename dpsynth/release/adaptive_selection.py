@@ -309,18 +309,14 @@ def candidate_sets(n_values, reporting_length=3, max_cells=None, max_total_cells
                 out += sets
                 budget -= float(cells.sum())
                 continue
-            if rng is None:
-                raise ValueError("candidate_sets needs rng to draw a subset of the "
-                                 f"{k}-way sets (max_total_cells={max_total_cells}).")
+        if rng is None:
+            raise ValueError("candidate_sets needs rng to draw a subset of the "
+                             f"{k}-way sets (max_total_cells={max_total_cells}).")
+        if math.comb(d, k) <= _ENUMERATED_SETS:
             order = rng.permutation(len(sets))
             kept = order[np.cumsum(cells[order]) <= budget]
         else:
-            if rng is None:
-                raise ValueError("candidate_sets needs rng to draw a subset of the "
-                                 f"{k}-way sets (max_total_cells={max_total_cells}).")
             sets, kept = _drawn_sets(n_values, k, max_cells, budget, rng)
-            cells = np.array([math.prod(int(n_values[c]) for c in cols) for cols in sets],
-                             dtype=float)
         kept = np.sort(kept)
         out += [sets[i] for i in kept]
         budget = 0.0  # a size drawn in part leaves nothing for larger ones
