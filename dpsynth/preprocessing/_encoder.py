@@ -422,8 +422,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         outputs), so that the words of a CSV file leave their budget to its
         numbers: evenly, but a text column decided numeric weighs ``1 +
         TEXT_WEIGHT f``, ``f`` the noisy share of texts among its present
-        fields in its decision (a DP output, down to a multiple of 1/8; 0
-        unless their noisy count clears ``1 + 3 sigma``), and the part above 1 goes to
+        fields in its decision (a DP output, down to a multiple of 1/8 and at
+        least 1/8; 0 unless their noisy count clears ``1 + 3 sigma``), and the part above 1 goes to
         the step that releases its texts (``text_rho``): its codes (``"0-49"``
         beside the number ``501``) then clear a threshold nearer the one a
         text column's values meet in the release.

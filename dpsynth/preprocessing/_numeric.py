@@ -218,8 +218,8 @@ LEVEL_SIGMAS = 3.0
 MAX_CODE_LEVELS = 32
 #: A text column decided numeric weighs ``1 + TEXT_WEIGHT f`` in the split of
 #: ``numeric_rho`` over the numeric columns, ``f`` the noisy share of texts among its
-#: present fields (a DP output of its decision, down to a multiple of 1/8); the
-#: part above 1 goes to step 2,
+#: present fields (a DP output of its decision, down to a multiple of 1/8, at least
+#: 1/8 once its texts clear their level); the part above 1 goes to step 2,
 #: which releases its texts as codes by the set union's threshold.
 TEXT_WEIGHT = 4.0
 #: Keys of step 2's noisy counts of the values below and above the range (codes).
@@ -2375,12 +2375,15 @@ def text_weight(texts, counts):
     present fields (``texts``: the noisy count of texts and its noise, from the
     column's decision; ``counts``: the decision's :class:`KindCounts`), down to a
     multiple of 1/8 so that neighbours whose shares round alike get the same split
-    bit for bit; 0 unless the noisy count of texts clears ``1 + 3 sigma``."""
+    bit for bit, and up to 1/8 when it is less: a few texts beside the numbers (an
+    ``"N"`` for not applicable held by 3% of the records) are a value the records
+    mean, released only if step 2 can tell them from its noise; 0 unless the noisy
+    count of texts clears ``1 + 3 sigma``."""
     noisy_texts, sigma = texts
     if not noisy_texts > 1.0 + 3.0 * sigma:
         return 0.0
     share = min(noisy_texts / max(float(counts.noisy.sum()), 1.0), 1.0)
-    return TEXT_WEIGHT * math.floor(8.0 * share) / 8.0
+    return TEXT_WEIGHT * max(math.floor(8.0 * share), 1.0) / 8.0
 
 
 def is_text_dtype(dtype):

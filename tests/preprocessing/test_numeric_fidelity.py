@@ -1979,6 +1979,34 @@ def test_a_column_of_many_texts_gets_more_budget_for_its_codes():
     assert binning.codes == ("0-49", "100-149", "150-199", "50-99")
 
 
+def test_a_few_texts_beside_numbers_weigh_as_an_eighth():
+    # EDU-like: codes 1-12 and "N" (not applicable) held by 3% of the records; a
+    # share below 1/8 weighs 1/8 once its texts clear their level, so that step 2
+    # tells the "N" from its noise as a text column's value would be told
+    from dpsynth.preprocessing._numeric import CODE_STEP_SHARES, TEXT_WEIGHT
+
+    rng = np.random.default_rng(2)
+    n = 6000
+    edu = rng.integers(1, 13, n).astype(str).astype(object)
+    edu[rng.random(n) < 0.03] = "N"
+    X = pd.DataFrame({"amount": rng.integers(500, 35_000, n).astype(str).astype(object),
+                      "edu": edu})
+    rho = 0.004
+    encoder = TableEncoder(numeric_rho=rho, numeric_delta=1e-10, text_numbers="dp",
+                           random_state=0).fit(X)
+    assert encoder.rho_spent_ == pytest.approx(rho)
+    spends = {s.name: s.rho for s in encoder.spends_}
+    unit = sum(r for name, r in spends.items() if name.startswith("numeric column 'amount': ")
+               and "numeric or text" not in name)
+    points = spends["numeric column 'edu': point masses"]
+    assert points - CODE_STEP_SHARES[1] * unit == pytest.approx(TEXT_WEIGHT / 8 * unit)
+    binning = encoder.schema_[encoder.schema_.names.index("edu")].binning
+    assert binning.codes == ("N",)
+    assert not binning.other
+    decoded = encoder.inverse_transform(encoder.transform(X))["edu"]
+    assert (decoded == "N").mean() == pytest.approx((edu == "N").mean(), abs=1e-12)
+
+
 def _binning_ks(values, binning, times=10):
     """KS of ``values`` against their own codes decoded (the binning's error alone)."""
     from scipy.stats import ks_2samp
