@@ -732,7 +732,11 @@ class Column:
 
         A private schema's categorical dtype that still holds its categories
         (a fitted encoder's) decodes to that dtype itself, so that encoding
-        and decoding round-trip.
+        and decoding round-trip.  Categories recorded as ``object`` (the
+        dtype of an undeclared column's categories is not published) take
+        the dtype pandas gives these labels (integers, intervals of a
+        ``pd.cut`` column, text), a function of the published values only,
+        so that the synthetic column compares with the one it imitates.
         """
         if isinstance(self.dtype, pd.CategoricalDtype):
             held = self.dtype.categories
@@ -740,6 +744,11 @@ class Column:
                 return self.dtype
             sub = categories_dtype(self.dtype)
             labels = [v for v in self.decoded_values if v is not None]
+            if (sub is None or sub == object) and labels:
+                try:
+                    sub = pd.Index(labels).dtype
+                except (TypeError, ValueError):
+                    sub = object
             index = pd.Index(labels, dtype=object if sub is None else sub)
             return pd.CategoricalDtype(index, ordered=self.dtype.ordered)
         return self.dtype

@@ -652,11 +652,44 @@ def test_interval_categories_of_pd_cut_are_synthesized_and_round_trip(tmp_path):
     # an ordered categorical keeps its dtype's order; the release file holds the intervals
     assert list(out["age_group"].cat.categories) == list(X["age_group"].cat.categories)
     assert out["age_group"].cat.ordered
+    # its categories are intervals again (the published values' dtype), so that the
+    # synthetic column compares with the real one
+    for column in ("age_group", "income_q"):
+        assert out[column].dtype == X[column].dtype
+    assert (out["age_group"].iloc[:50].to_numpy() == X["age_group"].iloc[:50].to_numpy()).any()
+    assert (out["age_group"] >= X["age_group"].cat.categories[1]).any()
     synth.aggregates_.save(tmp_path / "cut.json")
     loaded = DPAggregates.load(tmp_path / "cut.json")
     assert loaded.schema == synth.aggregates_.schema
     span = [c for c in loaded.schema.columns if c.name == "span"][0]
     assert isinstance(span.values[0], pd.Interval)
+
+
+def test_undeclared_categories_come_back_with_the_dtype_of_their_published_values():
+    # astype("category") infers the categories' dtype from the values, so it is not
+    # published (the release says object); the sample gives the published values the
+    # dtype pandas gives them: integer codes compare with the real column again
+    rng = np.random.default_rng(3)
+    n = 3000
+    X = pd.DataFrame({"code": pd.Categorical(rng.integers(1, 4, n)),
+                      "share": pd.Categorical(rng.choice([0.5, 1.5], n)),
+                      "kind": pd.Series(rng.choice(["a", "b", "c"], n)).astype("category")})
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    schema = synth.aggregates_.schema.to_json()
+    assert {c["name"]: c["dtype"]["categories_dtype"] for c in schema["columns"]} == {
+        "code": "object", "share": "object", "kind": "object"}
+    out = synth.sample(random_state=0)
+    for column in X.columns:
+        assert out[column].dtype == X[column].dtype, column
+        k = min(len(out), n)
+        assert (out[column].iloc[:k].to_numpy() == X[column].iloc[:k].to_numpy()).mean() > 0.2
+        assert (out[column].iloc[:k].reset_index(drop=True)
+                == X[column].iloc[:k].reset_index(drop=True)).mean() > 0.2
+    # a value the release does not name comes back as the other label: object then
+    X2 = X.assign(code=pd.Categorical(np.where(np.arange(n) < 3, 99, rng.integers(1, 4, n))))
+    out2 = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X2).sample(random_state=0)
+    categories = out2["code"].cat.categories
+    assert categories.dtype == pd.Index(list(categories)).dtype
 
 
 def test_interval_spelling_and_order_do_not_depend_on_the_records():

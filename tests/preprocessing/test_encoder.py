@@ -87,15 +87,17 @@ def test_round_trip_is_exact(frame, missing):
     pd.testing.assert_frame_equal(encoder.inverse_transform(codes), expected)
     pd.testing.assert_frame_equal(frame, before)  # never modified in place
     # the public schema (everything kept) rebuilds the same decoder; a categorical
-    # dtype's categories were not declared: they decode as object, in the schema's order
+    # dtype's categories were not declared: they decode in the schema's order, with
+    # the dtype pandas gives the published values
     schema = encoder.public_schema().to_json()
     rebuilt = TableEncoder.from_schema(schema).inverse_transform(codes)
     for column in encoder.schema_:
         dtype = expected[column.name].dtype
         if isinstance(dtype, pd.CategoricalDtype):
-            public = pd.CategoricalDtype(pd.Index(list(column.values), dtype=object),
+            inferred = pd.Index(list(column.values)).dtype
+            public = pd.CategoricalDtype(pd.Index(list(column.values), dtype=inferred),
                                          ordered=dtype.ordered)
-            assert rebuilt[column.name].cat.categories.dtype == object
+            assert rebuilt[column.name].cat.categories.dtype == inferred
             expected[column.name] = expected[column.name].astype(object).astype(public)
     pd.testing.assert_frame_equal(rebuilt, expected)
 
@@ -565,3 +567,4 @@ def test_numeric_auto_fitted_on_value_counts_as_on_every_row(dtype):
             for s, w in ((series, None), (distinct, weights))]
     assert fits[0][0] == fits[1][0]
     assert [s.rho for s in fits[0][1]] == [s.rho for s in fits[1][1]]
+
