@@ -142,6 +142,12 @@ FALLBACK_RUN_SIGMAS = 2.0
 #: count (the table's record count less the cell of 0 and the missing records) clears
 #: this many times its noise.
 REST_SIGMAS = 3.09
+#: A column whose noisy count of records outside its point values does not clear this
+#: many times its noise has its intervals span those values only, unless a run of parts
+#: beyond them clears the range threshold (:func:`_point_hull`): lower than
+#: :data:`REST_SIGMAS`, since a column with a few records spread thinly beside a point
+#: mass loses them all when the test fails, and a constant column only a few values.
+POINT_HULL_SIGMAS = 2.5
 #: The widest run of cells (octaves) :func:`_run_holding` considers.
 MAX_REST_RUN = 16
 #: Widths (in cells) of the windows of the range grid tested against the threshold.
@@ -1384,7 +1390,7 @@ def _without_weak_runs(mass, estimate, variance, fine, hull):
 
 def _point_hull(points, integer, point_total, range_counts, range_sigma):
     """``(low, high)``, the span of the released point values ``points``, when the noisy
-    count of the records outside them does not clear :data:`REST_SIGMAS` times its
+    count of the records outside them does not clear :data:`POINT_HULL_SIGMAS` times its
     noise; else ``None`` (post-processing).
 
     That count is the records of the final range's cells of the range grid
@@ -1407,7 +1413,7 @@ def _point_hull(points, integer, point_total, range_counts, range_sigma):
             np.array([count]), np.array([count_variance]),
             np.array([present[0]]), np.array([present[1]])))
     rest, rest_variance = count - total, count_variance + total_variance
-    if rest > REST_SIGMAS * math.sqrt(rest_variance):
+    if rest > POINT_HULL_SIGMAS * math.sqrt(rest_variance):
         return None
     return float(points.min()), float(points.max()) + (1.0 if integer else 0.0)
 

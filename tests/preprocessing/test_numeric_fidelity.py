@@ -2368,6 +2368,26 @@ def test_floats_below_the_grid_are_never_decoded_with_the_wrong_sign():
         assert (synthetic["pvalue"] >= 0).all() and (synthetic["pvalue"] <= 1.0).all()
 
 
+def test_a_thin_spread_beside_a_point_mass_is_kept_in_most_seeds():
+    # 94% zeros and 234 amounts spread over octaves (a recovery fee), at a wide table's
+    # budget: the records outside the point value are about 4 noise sd, so the test
+    # that decodes a constant column at its value must not take them for noise often
+    # (at a 3.09 sd test 12 of these 40 seeds lose them all, 5 without the test)
+    from dpsynth.preprocessing._numeric import noisy_records, numeric_binning
+
+    lost = 0
+    for seed in range(40):
+        rng = np.random.default_rng(100 + seed)
+        values = np.zeros(3953)
+        values[:234] = np.round(rng.exponential(90, 234), 4) + 0.01
+        records, _ = noisy_records(values.size, 0.0023, np.random.default_rng(seed))
+        binning = numeric_binning(values, integer=False, rho=1.26e-3, delta=1e-9, n_bins=10,
+                                  max_points=10, rng=np.random.default_rng(seed),
+                                  records=records)[0]
+        lost += binning.edges[-1] <= 0.0
+    assert lost <= 8
+
+
 def test_a_constant_column_has_no_interval_beyond_its_value():
     from dpsynth.preprocessing._numeric import numeric_binning
 
