@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from ..accounting import MAX_EPSILON
 from ..schema import (DEFAULT_OTHER_LABEL, Column, Schema, default_missing_marker,
@@ -645,16 +645,6 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         """Attribute id of code 0 of each column, and the number of attributes."""
         check_is_fitted(self, "schema_")
         return self.schema_.offsets
-
-    def get_feature_names_out(self, input_features=None):
-        """Names of the coded columns: one code per input column, in its order.
-
-        With ``set_output(transform="pandas")`` they name the columns of
-        :meth:`transform`'s codes (a DataFrame on the input's index), which
-        :meth:`inverse_transform` decodes as it does the array.
-        """
-        check_is_fitted(self, "schema_")
-        return _check_feature_names_in(self, input_features)
 
     # ------------------------------------------------------------ transform
     def _check_columns(self, frame):

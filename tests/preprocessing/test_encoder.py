@@ -568,22 +568,3 @@ def test_numeric_auto_fitted_on_value_counts_as_on_every_row(dtype):
     assert fits[0][0] == fits[1][0]
     assert [s.rho for s in fits[0][1]] == [s.rho for s in fits[1][1]]
 
-
-def test_set_output_pandas_names_the_codes_and_decodes_them():
-    rng = np.random.default_rng(0)
-    X = pd.DataFrame({"city": rng.choice(["a", "b", "c"], 200),
-                      "score": rng.integers(0, 5, 200)}, index=np.arange(200) + 1000)
-    declared = {"city": ["a", "b", "c"], "score": [0, 1, 2, 3, 4]}
-    plain = TableEncoder(categories=declared).fit(X)
-    framed = TableEncoder(categories=declared).set_output(transform="pandas").fit(X)
-    assert list(framed.get_feature_names_out()) == ["city", "score"]
-    codes = framed.transform(X)
-    assert isinstance(codes, pd.DataFrame)
-    assert list(codes.columns) == ["city", "score"] and codes.index.equals(X.index)
-    np.testing.assert_array_equal(codes.to_numpy(), plain.transform(X))
-    pd.testing.assert_frame_equal(framed.fit_transform(X), codes)
-    # the named codes decode as the array does
-    pd.testing.assert_frame_equal(framed.inverse_transform(codes), plain.inverse_transform(
-        plain.transform(X)))
-    with pytest.raises(ValueError, match="input_features"):
-        framed.get_feature_names_out(["city", "other"])
