@@ -255,7 +255,7 @@ def _released_ids(synthesizer, sample):
     """Attribute ids of the sample's cells under the public encoder (-1: empty cell)."""
     encoder = synthesizer.aggregates_.encoder
     try:
-        codes = encoder.transform(sample)
+        codes = encoder._transform(sample)
     except ValueError as exc:  # a value outside the public schema
         raise AssertionError(f"The sample leaves the released domain: {exc}") from None
     # a column with an other value encodes every value outside its list as other:

@@ -67,7 +67,7 @@ def binned_view(X, encoder):
     """
     names = list(encoder.feature_names_in_)
     lenient = type(encoder).from_schema(encoder.schema_, handle_unknown="missing")
-    codes = lenient.transform(X[names])
+    codes = lenient._transform(X[names])
     view = X.copy()
     for j, column in enumerate(encoder.schema_):
         if column.binning is None:

@@ -565,7 +565,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             encoder, value_counts = dask_engine.fit_encoder(encoder, X)
             codes = dask_engine.DaskCodes(X, encoder, value_counts=value_counts)
         else:  # counted in row chunks on the threads n_jobs allows
-            codes = InMemoryCodes(encoder.fit_transform(table), n_threads(self.n_jobs))
+            codes = InMemoryCodes(encoder._fit_transform(table), n_threads(self.n_jobs))
         # the period, sparse and pyarrow dtypes of the input (public: the user chose them)
         # travel with the release, so that a loaded release decodes to them too
         schema = encoder.schema_.with_source_dtypes(source_dtypes)
@@ -964,8 +964,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         # real values outside the release count as other (undeclared columns) or missing
         encoder = TableEncoder.from_schema(self.aggregates_.schema, handle_unknown="missing")
         positions = [names.index(c) for c in compared]
-        real_codes = pd.DataFrame(encoder.transform(real[names])[:, positions], columns=compared)
-        fake_codes = pd.DataFrame(encoder.transform(fake[names])[:, positions], columns=compared)
+        real_codes = pd.DataFrame(encoder._transform(real[names])[:, positions], columns=compared)
+        fake_codes = pd.DataFrame(encoder._transform(fake[names])[:, positions], columns=compared)
         return 1.0 - marginal_tvd(real_codes, fake_codes, k=2 if len(compared) >= 2 else 1)
 
     def _decode(self, codes, seed, values=None, as_frame=False):

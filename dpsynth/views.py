@@ -790,7 +790,7 @@ class _ViewEstimatorMixin:
         """Coded records; a missing value is an error unless ``allow_missing``."""
         frame, _ = check_table(X)
         self._check_finite(frame)
-        codes = self.encoder_.transform(frame if isinstance(X, type(frame)) else X)
+        codes = self.encoder_._transform(frame if isinstance(X, type(frame)) else X)
         over = codes >= self.cardinalities_[None, :]
         if over.any():
             j = int(np.flatnonzero(over.any(axis=0))[0])

@@ -224,7 +224,7 @@ def _encode(partition, encoder, funcs):
     if len(partition) == 0:  # an empty partition has no rows to check or encode
         codes = np.empty((0, len(encoder.schema_)), dtype=np.int32)
     else:
-        codes = encoder.transform(partition)
+        codes = encoder._transform(partition)
     for func in funcs:
         codes = func(codes)
     return codes

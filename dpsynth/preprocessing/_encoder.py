@@ -619,11 +619,16 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self : TableEncoder
         """
         frame = self._fit_schema(X)
-        self.transform(frame)  # surfaces values outside declared categories now
+        self._transform(frame)  # surfaces values outside declared categories now
         return self
 
     def fit_transform(self, X, y=None):
         """Fit and return the codes of X (encodes X once)."""
+        return self._fit_transform(X)
+
+    def _fit_transform(self, X):
+        """:meth:`fit_transform` as an array whatever ``set_output`` says (for dpsynth's
+        own use: its code matrices are arrays)."""
         factorized = {}  # each discovered column is read once
         return self._encode(self._fit_schema(X, factorized), factorized)  # checked by the fit
 
@@ -633,6 +638,29 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self.feature_names_in_ = np.asarray(schema.names, dtype=object)
         self._output_frame = was_frame
         self._indexes = [pd.Index(list(c.values), dtype=object) for c in schema]
+
+    def get_feature_names_out(self, input_features=None):
+        """The output's column names: one code column per input column, in order.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Must equal ``feature_names_in_`` when given.
+
+        Returns
+        -------
+        ndarray of str
+            ``feature_names_in_``; with it, ``set_output(transform="pandas")``
+            and a ``ColumnTransformer`` name the code columns as the input's.
+        """
+        check_is_fitted(self, "schema_")
+        names = np.asarray(self.feature_names_in_, dtype=object)
+        if input_features is not None:
+            given = np.asarray(input_features, dtype=object)
+            if given.shape != names.shape or not (given == names).all():
+                raise ValueError(f"input_features is not equal to feature_names_in_: "
+                                 f"{list(given)} != {list(names)}.")
+        return names.copy()
 
     @property
     def n_values_(self):
@@ -668,8 +696,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Missing cells get the column's missing code (``missing="category"``)
         or ``-1`` (``missing="absent"``).  In a column with an other value
         (a release's schema), every value outside the column's values, its
-        other label included, gets the other code.
+        other label included, gets the other code.  ``set_output(transform="pandas")``
+        makes it a DataFrame of the codes, with X's column names and index.
         """
+        return self._transform(X)
+
+    def _transform(self, X):
+        """:meth:`transform` as an array whatever ``set_output`` (or scikit-learn's
+        ``transform_output`` setting) says: dpsynth's own code matrices are arrays."""
         check_is_fitted(self, "schema_")
         frame, _ = check_table(X, copy=False)  # only read
         if not self._output_frame and not isinstance(X, pd.DataFrame):

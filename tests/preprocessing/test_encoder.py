@@ -568,3 +568,42 @@ def test_numeric_auto_fitted_on_value_counts_as_on_every_row(dtype):
     assert fits[0][0] == fits[1][0]
     assert [s.rho for s in fits[0][1]] == [s.rho for s in fits[1][1]]
 
+
+# ------------------------------------------------- scikit-learn's set_output
+def test_set_output_pandas_names_the_code_columns_and_keeps_the_index():
+    from sklearn.compose import make_column_transformer
+
+    X = pd.DataFrame({"a": ["x", "y", "z", "x"], "b": [1.5, 2.5, np.nan, 1.5],
+                      "c": [True, False, True, True]}, index=["r1", "r2", "r3", "r4"])
+    codes = TableEncoder().fit(X).transform(X)
+    encoder = TableEncoder().set_output(transform="pandas")
+    frame = encoder.fit_transform(X)
+    assert isinstance(frame, pd.DataFrame)
+    assert list(frame.columns) == ["a", "b", "c"] and list(frame.index) == list(X.index)
+    np.testing.assert_array_equal(frame.to_numpy(), codes)
+    np.testing.assert_array_equal(encoder.transform(X).to_numpy(), codes)
+    assert list(encoder.get_feature_names_out()) == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="input_features"):
+        encoder.get_feature_names_out(["a", "b", "d"])
+    pd.testing.assert_frame_equal(encoder.inverse_transform(frame)[["a", "c"]], X[["a", "c"]]
+                                  .reset_index(drop=True).astype({"a": "str"}),
+                                  check_dtype=False)
+    # in a ColumnTransformer (which refused to set_output before)
+    ct = make_column_transformer((TableEncoder(), ["a", "c"]), remainder="passthrough")
+    out = ct.set_output(transform="pandas").fit_transform(X)
+    assert list(out.columns) == ["tableencoder__a", "tableencoder__c", "remainder__b"]
+    np.testing.assert_array_equal(out[["tableencoder__a", "tableencoder__c"]].to_numpy(),
+                                  codes[:, [0, 2]])
+
+
+def test_global_pandas_output_leaves_synthesizers_working():
+    """dpsynth's own code matrices stay arrays under transform_output="pandas"."""
+    import sklearn
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(["x", "y"], 400), "b": rng.normal(size=400)})
+    expected = DPMarginalSynthesizer(random_state=0).fit(X).sample()
+    with sklearn.config_context(transform_output="pandas"):
+        synth = DPMarginalSynthesizer(encoder=TableEncoder(), random_state=0).fit(X)
+        pd.testing.assert_frame_equal(synth.sample(), expected)
+        assert 0 <= synth.score(X) <= 1
