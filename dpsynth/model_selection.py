@@ -79,6 +79,21 @@ def _typed(synthetic):
     return synthetic
 
 
+def _plain_labels(y):
+    """``y`` of a nullable integer or boolean dtype, once its missing labels are dropped,
+    in the matching NumPy dtype: scikit-learn reads nullable labels as floats (classes
+    ``0.0, 1.0`` for a column of 0 and 1), and an ``int64`` target decodes as ``Int64``
+    when its other value (classes the release did not publish) decodes as missing."""
+    dtype = getattr(y, "dtype", None)
+    if (isinstance(y, pd.Series) and isinstance(dtype, pd.api.extensions.ExtensionDtype)
+            and dtype.kind in "iub" and not y.isna().any()):
+        try:
+            return pd.Series(y.to_numpy(dtype=dtype.numpy_dtype), index=y.index, name=y.name)
+        except (TypeError, ValueError, AttributeError):  # no such NumPy dtype: as it is
+            return y
+    return y
+
+
 class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
     """Fit an estimator on synthetic data drawn from a synthesizer of the training data.
 
@@ -219,8 +234,11 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
                 f"TableEncoder(categories={{{name!r}: [...]}}).")
         labelled = np.flatnonzero(labelled)
         self.synthesizer_ = synthesizer
-        self.estimator_ = clone(self.estimator).fit(_typed(_safe_indexing(X_syn, labelled)),
-                                                    _typed(_safe_indexing(y_syn, labelled)))
+        if is_classifier(self.estimator):
+            self._warn_single_class(synthesizer)
+        self.estimator_ = clone(self.estimator).fit(
+            _typed(_safe_indexing(X_syn, labelled)),
+            _plain_labels(_typed(_safe_indexing(y_syn, labelled))))
         self.n_features_in_ = synthesizer.n_features_in_
         if hasattr(synthesizer, "feature_names_in_"):
             self.feature_names_in_ = synthesizer.feature_names_in_
@@ -229,6 +247,27 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
         if is_classifier(self.estimator):
             self._warn_lost_classes(synthesizer)
         return self
+
+    def _warn_single_class(self, synthesizer):
+        """Warn, before the estimator sees them, that the release published one class of y.
+
+        Many classifiers refuse a single class with a message about the
+        training data only; this one names the cause and the fix.  The count
+        is the *release*'s (declared or released by DP), as in
+        :meth:`_warn_lost_classes`.
+        """
+        aggregates = getattr(synthesizer, "aggregates_", None)
+        target = getattr(aggregates, "target", None)
+        if target is None:
+            return
+        released = list(aggregates.schema[aggregates.column_names.index(target)].values)
+        if len(released) == 1:
+            warnings.warn(
+                f"The release published a single class of y ({released[0]!r}): every "
+                "labelled synthetic record has it, and many classifiers refuse to fit on "
+                "one class. Raise the synthesizer's epsilon, fit on more records, or "
+                "declare the classes in its encoder, e.g. "
+                f"TableEncoder(categories={{{target!r}: [...]}}).", UserWarning)
 
     def _warn_lost_classes(self, synthesizer):
         """Warn about released classes of y that the synthetic labels lack.

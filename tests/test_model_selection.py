@@ -494,3 +494,38 @@ def test_train_on_synthetic_takes_a_target_with_missing_labels():
     with pytest.raises(ValueError, match="Unknown label type"):  # continuous labels
         TrainOnSynthetic(LogisticRegression(), DPMarginalSynthesizer()).fit(
             X, pd.Series(rng.normal(size=1500)))
+
+
+def test_an_integer_target_with_an_other_value_keeps_integer_classes():
+    # a class the release does not publish decodes as missing in an int64 target (an
+    # Int64 synthetic y); once those records are dropped the labels are int64 again,
+    # not the floats scikit-learn makes of nullable labels
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(["u", "v"], 2000), "b": rng.choice(["p", "q"], 2000)})
+    y = pd.Series(np.where(X["a"] == "u", 1, 0), name="t")
+    y[:100] = np.arange(100, 200)  # each too rare to be released: their other value
+    model = TrainOnSynthetic(make_pipeline(OneHotEncoder(handle_unknown="ignore"),
+                                           DecisionTreeClassifier(random_state=0)),
+                             DPMarginalSynthesizer(epsilon=4.0, random_state=0)).fit(X, y)
+    _, y_syn = model.synthesizer_.sample()
+    assert str(y_syn.dtype) == "Int64" and y_syn.isna().any()  # the case in question
+    assert model.classes_.dtype.kind == "i" and model.classes_.tolist() == [0, 1]
+    assert model.predict(X).dtype.kind == "i"
+    assert model.score(X, y) >= 0.94  # the 100 rare labels cannot be predicted
+
+
+def test_a_release_of_a_single_class_warns_before_the_estimator_refuses_it():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(["u", "v"], 1500), "b": rng.choice(["p", "q"], 1500)})
+    y = pd.Series(np.where(np.arange(1500) < 20, "rare", "common"), name="t")
+    model = TrainOnSynthetic(_one_hot_logistic(),
+                             DPMarginalSynthesizer(epsilon=4.0, random_state=0))
+    with pytest.warns(UserWarning, match=r"single class of y \('common'\).*"
+                                         r"TableEncoder\(categories=\{'t': \[\.\.\.\]\}\)"), \
+            pytest.raises(ValueError, match="at least 2 classes"):
+        model.fit(X, y)
+    with pytest.warns(UserWarning, match="single class of y"):  # a tree fits one class
+        tree = TrainOnSynthetic(make_pipeline(OneHotEncoder(handle_unknown="ignore"),
+                                              DecisionTreeClassifier()),
+                                DPMarginalSynthesizer(epsilon=4.0, random_state=0)).fit(X, y)
+    assert tree.classes_.tolist() == ["common"]
