@@ -804,3 +804,22 @@ def test_known_frames_take_period_sparse_and_pyarrow_columns_as_fit_read_them():
     known = text.iloc[:10][["code"]]
     out = synth.sample_remaining_columns(known, random_state=0)
     pd.testing.assert_series_equal(out["code"], known["code"])
+
+
+def test_a_one_column_frame_target_keeps_its_name_and_dtype():
+    # y = df[["label"]]: it went through NumPy, a category dtype came back as object
+    # and the target was named "y"
+    from sklearn.exceptions import DataConversionWarning
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(["u", "v"], 1500)})
+    label = pd.Series(pd.Categorical(np.where(X["a"] == "u", "yes", "no")), name="label")
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        synth = DPMarginalSynthesizer(random_state=0).fit(X, label.to_frame())
+    expected = DPMarginalSynthesizer(random_state=0).fit(X, label)
+    assert synth.aggregates_.target == "label"
+    _, y_syn = synth.sample(300)
+    assert y_syn.name == "label" and isinstance(y_syn.dtype, pd.CategoricalDtype)
+    pd.testing.assert_series_equal(y_syn, expected.sample(300)[1])
+    with pytest.raises(ValueError, match="1d array"):  # two columns are no target
+        DPMarginalSynthesizer(random_state=0).fit(X, pd.concat([label, label], axis=1))

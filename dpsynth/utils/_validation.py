@@ -7,11 +7,13 @@ DataFrame *copy* and raises a clear ``ValueError``/``TypeError`` that names the
 offending column for every problem it finds.
 """
 
+import warnings
 from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import column_or_1d
 
 from .._core import _counting
@@ -144,8 +146,16 @@ def check_target(y, n_rows=None):
 
     A list or tuple becomes an ``object`` Series: its dtype would otherwise be
     inferred from its values.  Give a Series or an array of the dtype you
-    declare (e.g. ``np.asarray(y, dtype=np.int64)``) to keep another.
+    declare (e.g. ``np.asarray(y, dtype=np.int64)``) to keep another.  A one-column
+    DataFrame (``df[["label"]]``) is its column, with its name and dtype (a category
+    or nullable dtype turned into ``object`` through NumPy), after scikit-learn's
+    ``DataConversionWarning`` for a column-vector ``y``.
     """
+    if isinstance(y, pd.DataFrame) and y.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected: its "
+                      "single column is used. Pass y as a Series, e.g. df['label'].",
+                      DataConversionWarning, stacklevel=3)
+        y = y.iloc[:, 0]
     if isinstance(y, pd.Series):
         target = y
     else:
