@@ -943,6 +943,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         if not self._output_frame:
             frame.columns = features
         elif list(frame.columns) != features:
+            if sorted(frame.columns) == sorted(features):
+                raise ValueError("The columns of X are in a different order than at fit; "
+                                 f"give them in this order: X[{features}].")
             missing = [c for c in features if c not in frame.columns]
             extra = [c for c in frame.columns if c not in features]
             raise ValueError(f"X has different columns than at fit: missing {missing}, "

@@ -279,6 +279,10 @@ def test_score_changes_nothing_and_names_renamed_columns():
     assert 0 < score <= 1 and synth.aggregates_.schema is before
     with pytest.raises(ValueError, match="missing \\['age'\\]"):
         synth.score(frame.rename(columns={"age": "years"}))
+    # the same columns in another order: said so (it read "missing [], unexpected []")
+    with pytest.raises(ValueError, match=r"different order than at fit; give them in this "
+                                         r"order: X\[\['"):
+        synth.score(frame[frame.columns[::-1]])
 
 
 def test_fit_with_a_target_returns_x_and_y():
