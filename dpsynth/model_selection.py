@@ -57,6 +57,15 @@ def _other_label_of_target(synthesizer):
     return column.other_label if column.other else None
 
 
+def _target_dtype(synthesizer):
+    """The declared dtype of the target in a synthesizer's release (None: unknown)."""
+    aggregates = getattr(synthesizer, "aggregates_", None)
+    target = getattr(aggregates, "target", None)
+    if target is None:
+        return None
+    return aggregates.schema[aggregates.column_names.index(target)].dtype
+
+
 def _estimator_has(attr):
     """``available_if`` check: the fitted (else the unfitted) inner estimator has ``attr``."""
 
@@ -79,19 +88,29 @@ def _typed(synthetic):
     return synthetic
 
 
-def _plain_labels(y):
-    """``y`` of a nullable integer or boolean dtype, once its missing labels are dropped,
-    in the matching NumPy dtype: scikit-learn reads nullable labels as floats (classes
-    ``0.0, 1.0`` for a column of 0 and 1), and an ``int64`` target decodes as ``Int64``
-    when its other value (classes the release did not publish) decodes as missing."""
+def _plain_labels(y, declared=None):
+    """Labels without missing ones in the target's declared NumPy integer or bool dtype
+    (``declared``, the release schema's: public), else ``y`` of a nullable integer or
+    boolean dtype in the matching NumPy dtype.  An ``int64`` target decodes as ``Int64``
+    (or as ``float64`` from an array ``y``) when its other value (classes the release
+    did not publish) decodes as missing, and scikit-learn reads nullable labels as
+    floats: the classes were ``0.0, 1.0`` for a target of 0 and 1."""
+    if pd.isna(np.asarray(y, dtype=object)).any():
+        return y
     dtype = getattr(y, "dtype", None)
-    if (isinstance(y, pd.Series) and isinstance(dtype, pd.api.extensions.ExtensionDtype)
-            and dtype.kind in "iub" and not y.isna().any()):
-        try:
-            return pd.Series(y.to_numpy(dtype=dtype.numpy_dtype), index=y.index, name=y.name)
-        except (TypeError, ValueError, AttributeError):  # no such NumPy dtype: as it is
-            return y
-    return y
+    if isinstance(declared, np.dtype) and declared.kind in "iub":
+        target = declared
+    elif isinstance(dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "iub":
+        target = getattr(dtype, "numpy_dtype", None)
+    else:
+        return y
+    try:
+        values = np.asarray(y).astype(target)
+    except (TypeError, ValueError):  # labels the dtype cannot hold: as they are
+        return y
+    if isinstance(y, pd.Series):
+        return pd.Series(values, index=y.index, name=y.name)
+    return values
 
 
 class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
@@ -238,7 +257,8 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
             self._warn_single_class(synthesizer)
         self.estimator_ = clone(self.estimator).fit(
             _typed(_safe_indexing(X_syn, labelled)),
-            _plain_labels(_typed(_safe_indexing(y_syn, labelled))))
+            _plain_labels(_typed(_safe_indexing(y_syn, labelled)),
+                          _target_dtype(synthesizer)))
         self.n_features_in_ = synthesizer.n_features_in_
         if hasattr(synthesizer, "feature_names_in_"):
             self.feature_names_in_ = synthesizer.feature_names_in_

@@ -512,6 +512,15 @@ def test_an_integer_target_with_an_other_value_keeps_integer_classes():
     assert model.classes_.dtype.kind == "i" and model.classes_.tolist() == [0, 1]
     assert model.predict(X).dtype.kind == "i"
     assert model.score(X, y) >= 0.94  # the 100 rare labels cannot be predicted
+    # an array y: its other value decodes as NaN in float64 labels, and the int64
+    # declared by the array is given back to the labels kept
+    codes = np.column_stack([(X["a"] == "u").to_numpy(int), (X["b"] == "p").to_numpy(int)])
+    model = TrainOnSynthetic(DecisionTreeClassifier(random_state=0),
+                             DPMarginalSynthesizer(epsilon=4.0, random_state=0))
+    model.fit(codes, y.to_numpy())
+    assert np.isnan(model.synthesizer_.sample()[1]).any()  # the case in question
+    assert model.classes_.dtype.kind == "i" and model.classes_.tolist() == [0, 1]
+    assert model.predict(codes).dtype.kind == "i"
 
 
 def test_a_release_of_a_single_class_warns_before_the_estimator_refuses_it():
