@@ -799,8 +799,12 @@ def _select(header, columns, drop, path):
 
 
 def column_list(columns):
-    """``"the columns are a, b, c"`` (at most 12 names shown)."""
+    """``"the columns are a, b, c"`` (at most 12 names shown); a name holding a comma
+    or a double quote is written as in a CSV header (``"x,y"``), as ``--columns``
+    and ``--drop`` read it."""
     names = [str(n) for n in columns]
+    names = ['"' + n.replace('"', '""') + '"' if ("," in n or '"' in n) else n
+             for n in names]
     shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
     return f"the columns are {shown}"
 

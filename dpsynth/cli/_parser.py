@@ -2,6 +2,7 @@
 
 import argparse
 import codecs
+import csv
 import math
 
 from .._version import __version__
@@ -12,8 +13,14 @@ __all__ = ["build_parser"]
 
 
 def _names(text):
-    """``"a,b"`` -> ``["a", "b"]`` for --columns/--drop."""
-    names = [name.strip() for name in text.split(",")]
+    """``"a,b"`` -> ``["a", "b"]`` for --columns/--drop; a name holding a comma is
+    quoted as in a CSV header (``'"x,y",id'`` -> ``["x,y", "id"]``)."""
+    try:
+        row = next(csv.reader([text], skipinitialspace=True, strict=True), [])
+    except csv.Error as exc:
+        raise argparse.ArgumentTypeError(f"expected COL,COL,... (a name holding a comma "
+                                         f'in double quotes, "x,y"); got {text!r}: {exc}')
+    names = [name.strip() for name in row]
     if not all(names):
         raise argparse.ArgumentTypeError(f"expected COL,COL,... without empty names; "
                                          f"got {text!r}")
@@ -57,7 +64,8 @@ def _add_reading(group, *, selection=True,
     if selection:
         choose = group.add_mutually_exclusive_group()
         choose.add_argument("--columns", type=_names, metavar="COL,...",
-                            help="use only these columns (in this order)")
+                            help="use only these columns (in this order); a name with a "
+                                 "comma in double quotes: '\"x,y\",id'")
         choose.add_argument("--drop", type=_names, metavar="COL,...",
                             help="leave out these columns (e.g. identifiers)")
 

@@ -1030,6 +1030,29 @@ def test_text_is_kept_and_separator_detected(capsys, work, zip_csv):
     assert DPAggregates.load("agg.json").column_names == ["note", "zip"]
 
 
+def test_columns_and_drop_take_a_name_holding_a_comma_in_quotes(capsys, work):
+    # "x,y" could not be chosen: --columns split it, and the error's list of columns
+    # read "the columns are x,y, id"
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"x,y": rng.integers(0, 3, 300), "id": np.arange(300),
+                  "g": rng.choice(["a", "b"], 300)}).to_csv("in.csv", index=False)
+    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json",
+                       "--columns", '"x,y", g')
+    assert code == 0, err
+    assert DPAggregates.load("agg.json").column_names == ["x,y", "g"]
+    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json", "--force",
+                       "--drop", '"x,y"')
+    assert code == 0, err
+    assert DPAggregates.load("agg.json").column_names == ["id", "g"]
+    code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json", "--force",
+                       "--columns", "x,y")
+    assert_one_line_error(code, err, "aggregate", "unknown column(s) ['x', 'y']")
+    assert 'the columns are "x,y", id, g' in err
+    with pytest.raises(SystemExit):  # argparse's usage error
+        main(["aggregate", "in.csv", "-o", "agg.json", "--columns", '"x,y'])
+    assert 'in double quotes, "x,y"' in capsys.readouterr().err
+
+
 def test_explicit_separator_and_no_header(capsys, work):
     Path("in.csv").write_text("".join(f"{i % 7}|{i % 2}\n" for i in range(300)))
     code, _, err = run(capsys, "aggregate", "in.csv", "-o", "agg.json", "--sep", "|")
