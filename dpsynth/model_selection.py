@@ -213,7 +213,9 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
             Training data (private).
         y : array-like of shape (n_samples,)
             Target, modelled jointly with ``X`` by the synthesizer (a
-            Series's name becomes the synthetic target's name).  A column
+            Series's name becomes the synthetic target's name; one that names
+            a column of ``X``, as ``X["c"] > 0`` does, becomes ``"y"``, or
+            ``"y_0"``, ... if ``X`` has a column ``"y"``).  A column
             vector is raveled with a ``DataConversionWarning``.
 
         Returns
@@ -231,6 +233,12 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
         # a Series keeps its name (the target's column name); a list becomes an
         # object Series, since its dtype would be inferred from its values
         y = check_target(y)
+        columns = [str(c) for c in getattr(X, "columns", ())]
+        if isinstance(y.name, str) and y.name in columns:
+            # y = (X["income"] > 50000) keeps the name "income": the target's name is
+            # the synthetic table's column name only, which no estimator sees here
+            y = y.rename(next(name for name in ("y", *(f"y_{i}" for i in range(
+                len(columns) + 1))) if name not in columns))
         synthesizer = clone(self.synthesizer).fit(X, y)
         synthetic = synthesizer.sample(self.n_samples)
         if not (isinstance(synthetic, tuple) and len(synthetic) == 2):

@@ -538,3 +538,17 @@ def test_a_release_of_a_single_class_warns_before_the_estimator_refuses_it():
                                               DecisionTreeClassifier()),
                                 DPMarginalSynthesizer(epsilon=4.0, random_state=0)).fit(X, y)
     assert tree.classes_.tolist() == ["common"]
+
+
+def test_a_target_named_after_a_column_of_x_is_renamed():
+    # y = (X["c"] > 0) keeps the name "c": every fit of a search failed with
+    # "y's name 'c' is also a column of X", a name no estimator sees here
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": rng.normal(size=1500), "y": rng.integers(0, 3, 1500)})
+    y = (X["c"] > 0).astype(int)
+    assert y.name == "c"
+    model = TrainOnSynthetic(DecisionTreeClassifier(max_depth=2, random_state=0),
+                             DPMarginalSynthesizer(epsilon=4.0, random_state=0)).fit(X, y)
+    assert model.synthesizer_.aggregates_.target == "y_0"  # "y" is taken too
+    assert model.synthesizer_.aggregates_.column_names == ["c", "y", "y_0"]
+    assert model.score(X, y) > 0.9 and y.name == "c"  # the caller's y is unchanged
