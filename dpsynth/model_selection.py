@@ -233,12 +233,11 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
         # a Series keeps its name (the target's column name); a list becomes an
         # object Series, since its dtype would be inferred from its values
         y = check_target(y)
-        columns = [str(c) for c in getattr(X, "columns", ())]
-        if isinstance(y.name, str) and y.name in columns:
+        if isinstance(y.name, str) and y.name in [str(c) for c in getattr(X, "columns", ())]:
             # y = (X["income"] > 50000) keeps the name "income": the target's name is
-            # the synthetic table's column name only, which no estimator sees here
-            y = y.rename(next(name for name in ("y", *(f"y_{i}" for i in range(
-                len(columns) + 1))) if name not in columns))
+            # the synthetic table's column name only, which no estimator sees here;
+            # unnamed, it gets the synthesizer's free name ("y", "y_0", ...)
+            y = y.rename(None)
         synthesizer = clone(self.synthesizer).fit(X, y)
         synthetic = synthesizer.sample(self.n_samples)
         if not (isinstance(synthetic, tuple) and len(synthetic) == 2):

@@ -504,7 +504,12 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         if y is None:
             return frame, None
         target = check_target(y, len(frame))
-        name = target.name if isinstance(target.name, str) else "y"
+        if isinstance(target.name, str):
+            name = target.name
+        else:  # unnamed (an array, a list): "y", or "y_0", ... when X has a column "y"
+            taken = {str(c) for c in frame.columns}
+            name = next(n for n in ("y", *(f"y_{i}" for i in range(len(taken) + 1)))
+                        if n not in taken)
         if name in frame.columns:
             raise ValueError(f"y's name {name!r} is also a column of X; rename one of them.")
         frame = frame.copy()

@@ -552,3 +552,6 @@ def test_a_target_named_after_a_column_of_x_is_renamed():
     assert model.synthesizer_.aggregates_.target == "y_0"  # "y" is taken too
     assert model.synthesizer_.aggregates_.column_names == ["c", "y", "y_0"]
     assert model.score(X, y) > 0.9 and y.name == "c"  # the caller's y is unchanged
+    # an unnamed y beside a column "y" (it failed the same way)
+    synth = DPMarginalSynthesizer(random_state=0).fit(X, y.to_numpy())
+    assert synth.aggregates_.target == "y_0" and synth.sample(5)[1].name == "y_0"
