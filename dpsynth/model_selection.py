@@ -108,6 +108,8 @@ def _plain_labels(y, declared=None):
         values = np.asarray(y).astype(target)
     except (TypeError, ValueError):  # labels the dtype cannot hold: as they are
         return y
+    if not (np.asarray(values, dtype=object) == np.asarray(y, dtype=object)).all():
+        return y  # not each label's own value (a fraction): as they are
     if isinstance(y, pd.Series):
         return pd.Series(values, index=y.index, name=y.name)
     return values
@@ -262,10 +264,11 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
         self.synthesizer_ = synthesizer
         if is_classifier(self.estimator):
             self._warn_single_class(synthesizer)
-        self.estimator_ = clone(self.estimator).fit(
-            _typed(_safe_indexing(X_syn, labelled)),
-            _plain_labels(_typed(_safe_indexing(y_syn, labelled)),
-                          _target_dtype(synthesizer)))
+        y_fit = _typed(_safe_indexing(y_syn, labelled))
+        if is_classifier(self.estimator):  # labels, not amounts
+            y_fit = _plain_labels(y_fit, _target_dtype(synthesizer))
+        self.estimator_ = clone(self.estimator).fit(_typed(_safe_indexing(X_syn, labelled)),
+                                                    y_fit)
         self.n_features_in_ = synthesizer.n_features_in_
         if hasattr(synthesizer, "feature_names_in_"):
             self.feature_names_in_ = synthesizer.feature_names_in_
