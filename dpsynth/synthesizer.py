@@ -55,6 +55,11 @@ __all__ = ["DPMarginalSynthesizer"]
 #: a value with a share below ``min_count / _NOISY_RELEASE_FACTOR`` of the
 #: records is then within the sampler's ``min_count`` of zero.
 _NOISY_RELEASE_FACTOR = 20
+#: A numeric column binned with nothing declared whose range histogram's noise
+#: standard deviation is above ``1 / _NOISY_RANGE_FACTOR`` of the DP record count has
+#: a range and shape that noise can move by octaves (a side of a column centred on 0
+#: lost): the release warns, naming such columns.
+_NOISY_RANGE_FACTOR = 40
 
 
 def _noisy_release_warnings(aggregates, epsilon, delta):
@@ -71,9 +76,11 @@ def _noisy_release_warnings(aggregates, epsilon, delta):
             precision[m.columns[0]] += 1.0 / max(m.variance, 1e-12)
     n = aggregates.n_records
     budget = f"epsilon={epsilon:g}, delta={delta:g}"
+    dominated = False
     if precision.any():
         sigma = float(np.sqrt(1.0 / precision.max()))
-        if n < _NOISY_RELEASE_FACTOR * sigma:
+        dominated = n < _NOISY_RELEASE_FACTOR * sigma
+        if dominated:
             warnings.warn(
                 f"The release at {budget} is dominated by its noise: the DP record count "
                 f"n_records_={n} is below {_NOISY_RELEASE_FACTOR} times the noise standard "
@@ -81,6 +88,20 @@ def _noisy_release_warnings(aggregates, epsilon, delta):
                 "records reproduce little of the table. Raise epsilon, fit on more "
                 "records, declare the columns' categories (TableEncoder(categories=...)) "
                 "or drop columns.", NoisyReleaseWarning, stacklevel=3)
+    ranges = {m.name[len("numeric column "):-len(": range")]: dict(m.params)["sigma"]
+              for m in aggregates.privacy.mechanisms
+              if m.name.startswith("numeric column ") and m.name.endswith(": range")}
+    noisy = [name for name, sigma in ranges.items() if n < _NOISY_RANGE_FACTOR * sigma]
+    if noisy and not dominated:
+        shown = ", ".join(noisy[:10]) + (", ..." if len(noisy) > 10 else "")
+        widest = max(ranges[name] for name in noisy)
+        warnings.warn(
+            f"The DP ranges of the numeric column(s) {shown} are unreliable at {budget}: "
+            f"the noise of their range histograms (standard deviation up to {widest:.3g} "
+            f"records per cell) is above 1/{_NOISY_RANGE_FACTOR} of the DP record count "
+            f"n_records_={n}, so parts of their values (a side of a column centred on 0) "
+            "may come back elsewhere. Declare their bounds (bounds={column: (low, high)}, "
+            "--bounds), raise epsilon, or drop columns.", NoisyReleaseWarning, stacklevel=3)
     empty = [c.name for c in schema if c.other and not c.values]
     if empty:
         threshold = [dict(m.params).get("threshold") for m in aggregates.privacy.mechanisms
@@ -366,8 +387,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     has.  It decodes to the encoder's ``other_label`` (``"<other>"`` in text
     columns, missing in numeric ones).  Missing values are a value of their
     own, so a column without them gets none back, up to noise.  A release
-    too noisy for its table (few records for its budget), or with a column
-    of which no value was released, raises a
+    too noisy for its table (few records for its budget), with a column
+    of which no value was released, or with numeric columns whose DP ranges
+    are too noisy for the DP record count, raises a
     :class:`~dpsynth.NoisyReleaseWarning` in ``fit``.
 
     SDS release, budget split (all numbers in ``privacy_spent_``): ``epsilon_records =
