@@ -9,7 +9,9 @@ each read every record once (sensitivity 1, so each is exactly
    powers of two (``[2**k, 2**(k+1))`` and their negatives, and a zero
    cell; integer columns from ``k = 0``, float columns from ``k = -30``), as
    in SmartNoise's DP bounds: the lowest and highest cells whose noisy
-   count clears a threshold give the range; values outside are clipped
+   count clears a threshold give the range (a float range on one side of 0
+   also takes its mirror image when that window clears a level of its own:
+   a column centred on 0); values outside are clipped
    into it (what keeps a record's influence bounded).
 2. **Point masses.**  The exact values in the range (floats as they are
    written, to :data:`MAX_DECIMALS`, or rounded to declared ``decimals``)
@@ -154,6 +156,12 @@ MAX_REST_RUN = 16
 RANGE_WINDOWS = (1, 2, 4, 8)
 #: How many cells past the DP range are tested at that level.
 RANGE_LOOKAHEAD = 3
+#: A float column's range on one side of 0 takes its mirror image on the other side
+#: when that window's noisy sum clears this many of its standard deviations.
+MIRROR_SIGMAS = 3.09
+#: ...and holds at least this share of the range's own noisy sum (a column of thousands
+#: of positive amounts is not widened by noise that clears the level on the other side).
+MIRROR_SHARE = 0.05
 #: The public point candidate 0 is kept when its noisy count exceeds this many sigma.
 PUBLIC_POINT_SIGMAS = 3.0
 #: Float values are told apart as point masses to this many decimals at most
@@ -362,6 +370,8 @@ def _dp_range(values, weights, integer, rho, rng, missing=0.0):
     first, last = _grouped_cells(noisy, np.full(n_cells, sigma), first, last,
                                  threshold / sigma, RANGE_NEIGHBOUR)
     first, last = _extend_range(noisy, first, last, RANGE_NEIGHBOUR * sigma)
+    if not integer and found:
+        first, last = _mirrored_range(noisy, first, last, sigma)
     low, high = _bounds(first, last, integer)
     total = float(np.clip(noisy[first:last + 1], 0, None).sum())
     spend = Spend("range", "discrete_gaussian", rho=rho,
@@ -533,6 +543,32 @@ def _grouped_cells(noisy, sd, first, last, z, level):
                     end -= 1
                 last = max(last, end)
     return first, last
+
+
+def _mirrored_range(noisy, first, last, sigma):
+    """Cells ``first..last`` of the float grid, when on one side of 0, widened to their
+    mirror image on the other side when its noisy sum clears :data:`MIRROR_SIGMAS` times
+    its standard deviation and :data:`MIRROR_SHARE` of the range's own noisy sum, then
+    extended there as :func:`_extend_range` does (post-processing).
+
+    The float grid holds some sixty octaves between ``-1/8`` and ``1/8``, so a
+    column centred on 0 (standardised features) has two runs of populated cells
+    that no neighbour test joins; on a small table only one of them may clear the
+    range threshold, and the other side of the column would be clipped into it.
+    One window of cells is tested, at a level of its own.
+    """
+    n_cells = noisy.size
+    mirror = lambda j: n_cells - 1 - j  # the grid is symmetric about 0
+    middle = (n_cells - 1) // 2  # the cell [-2**-30, 2**-30)
+    if first <= middle <= last:  # the range holds 0 already
+        return first, last
+    lo, hi = mirror(last), mirror(first)
+    mirrored = float(noisy[lo:hi + 1].sum())
+    if not (mirrored > MIRROR_SIGMAS * sigma * math.sqrt(hi - lo + 1)
+            and mirrored > MIRROR_SHARE * float(noisy[first:last + 1].sum())):
+        return first, last
+    first, last = min(first, lo), max(last, hi)
+    return _extend_range(noisy, first, last, RANGE_NEIGHBOUR * sigma)
 
 
 def _extend_range(noisy, first, last, level):
