@@ -21,7 +21,7 @@ def _names(text):
         raise argparse.ArgumentTypeError(f"expected COL,COL,... (a name holding a comma "
                                          f'in double quotes, "x,y"); got {text!r}: {exc}')
     names = [name.strip() for name in row]
-    if not all(names):
+    if not names or not all(names):
         raise argparse.ArgumentTypeError(f"expected COL,COL,... without empty names; "
                                          f"got {text!r}")
     return names

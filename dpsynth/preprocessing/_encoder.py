@@ -829,6 +829,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         data = {column.name: decoded[j] for j, column in enumerate(self.schema_)}
         # copy=False: the columns stay apart, not copied into one block per dtype
         frame = pd.DataFrame(data, index=pd.RangeIndex(codes.shape[0]), copy=False)
+        if isinstance(X, pd.DataFrame):  # named codes (set_output(transform="pandas"))
+            frame.index = X.index  # keep their index, as transform gave it
         frame.columns = pd.Index(self.schema_.names,
                                  dtype=getattr(self, "_columns_dtype", None))
         if self._output_frame:

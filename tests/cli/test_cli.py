@@ -1051,6 +1051,10 @@ def test_columns_and_drop_take_a_name_holding_a_comma_in_quotes(capsys, work):
     with pytest.raises(SystemExit):  # argparse's usage error
         main(["aggregate", "in.csv", "-o", "agg.json", "--columns", '"x,y'])
     assert 'in double quotes, "x,y"' in capsys.readouterr().err
+    for empty in ("--drop=", "--columns="):  # an empty list names nothing: refused
+        with pytest.raises(SystemExit):
+            main(["aggregate", "in.csv", "-o", "agg.json", "--force", empty])
+        assert "without empty names" in capsys.readouterr().err
 
 
 def test_explicit_separator_and_no_header(capsys, work):

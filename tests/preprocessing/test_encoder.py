@@ -585,8 +585,9 @@ def test_set_output_pandas_names_the_code_columns_and_keeps_the_index():
     assert list(encoder.get_feature_names_out()) == ["a", "b", "c"]
     with pytest.raises(ValueError, match="input_features"):
         encoder.get_feature_names_out(["a", "b", "d"])
-    pd.testing.assert_frame_equal(encoder.inverse_transform(frame)[["a", "c"]], X[["a", "c"]]
-                                  .reset_index(drop=True).astype({"a": "str"}),
+    decoded = encoder.inverse_transform(frame)
+    assert list(decoded.index) == list(X.index)  # the codes' index, as transform gave it
+    pd.testing.assert_frame_equal(decoded[["a", "c"]], X[["a", "c"]].astype({"a": "str"}),
                                   check_dtype=False)
     # in a ColumnTransformer (which refused to set_output before)
     ct = make_column_transformer((TableEncoder(), ["a", "c"]), remainder="passthrough")
