@@ -47,23 +47,26 @@ from .utils._validation import check_target
 __all__ = ["TrainOnSynthetic", "search_privacy_cost"]
 
 
-def _other_label_of_target(synthesizer):
-    """The label a synthesizer's other value of y decodes to (None: no such label)."""
+def _target_column(synthesizer):
+    """The target's :class:`~dpsynth.schema.Column` in a synthesizer's release (None:
+    no release, or a release without a target)."""
     aggregates = getattr(synthesizer, "aggregates_", None)
     target = getattr(aggregates, "target", None)
     if target is None:
         return None
-    column = aggregates.schema[aggregates.column_names.index(target)]
-    return column.other_label if column.other else None
+    return aggregates.schema[aggregates.column_names.index(target)]
+
+
+def _other_label_of_target(synthesizer):
+    """The label a synthesizer's other value of y decodes to (None: no such label)."""
+    column = _target_column(synthesizer)
+    return column.other_label if column is not None and column.other else None
 
 
 def _target_dtype(synthesizer):
     """The declared dtype of the target in a synthesizer's release (None: unknown)."""
-    aggregates = getattr(synthesizer, "aggregates_", None)
-    target = getattr(aggregates, "target", None)
-    if target is None:
-        return None
-    return aggregates.schema[aggregates.column_names.index(target)].dtype
+    column = _target_column(synthesizer)
+    return None if column is None else column.dtype
 
 
 def _estimator_has(attr):
@@ -286,11 +289,10 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
         is the *release*'s (declared or released by DP), as in
         :meth:`_warn_lost_classes`.
         """
-        aggregates = getattr(synthesizer, "aggregates_", None)
-        target = getattr(aggregates, "target", None)
-        if target is None:
+        column = _target_column(synthesizer)
+        if column is None:
             return
-        released = list(aggregates.schema[aggregates.column_names.index(target)].values)
+        released, target = list(column.values), column.name
         if len(released) == 1:
             warnings.warn(
                 f"The release published a single class of y ({released[0]!r}): every "
@@ -306,11 +308,10 @@ class TrainOnSynthetic(MetaEstimatorMixin, BaseEstimator):
         released by DP), never with the real y: an analyst who sees this
         warning learns nothing beyond the DP release.
         """
-        aggregates = getattr(synthesizer, "aggregates_", None)
-        target = getattr(aggregates, "target", None)
-        if target is None:
+        column = _target_column(synthesizer)
+        if column is None:
             return
-        released = list(aggregates.schema[aggregates.column_names.index(target)].values)
+        released = list(column.values)
         known = set(pd.Series(self.estimator_.classes_).tolist())
         lost = [c for c in released if c not in known]
         if lost:

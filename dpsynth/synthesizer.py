@@ -88,12 +88,12 @@ def _noisy_release_warnings(aggregates, epsilon, delta):
                 "records reproduce little of the table. Raise epsilon, fit on more "
                 "records, declare the columns' categories (TableEncoder(categories=...)) "
                 "or drop columns.", NoisyReleaseWarning, stacklevel=3)
-    ranges = {m.name[len("numeric column "):-len(": range")]: dict(m.params)["sigma"]
-              for m in aggregates.privacy.mechanisms
-              if m.name.startswith("numeric column ") and m.name.endswith(": range")}
+    spends = {m.name: m for m in aggregates.privacy.mechanisms}
+    ranges = {c.name: dict(spends[key].params)["sigma"] for c in schema
+              if (key := f"numeric column {c.name!r}: range") in spends}
     noisy = [name for name, sigma in ranges.items() if n < _NOISY_RANGE_FACTOR * sigma]
     if noisy and not dominated:
-        shown = ", ".join(noisy[:10]) + (", ..." if len(noisy) > 10 else "")
+        shown = ", ".join(map(repr, noisy[:10])) + (", ..." if len(noisy) > 10 else "")
         widest = max(ranges[name] for name in noisy)
         warnings.warn(
             f"The DP ranges of the numeric column(s) {shown} are unreliable at {budget}: "

@@ -557,12 +557,9 @@ def _mirrored_range(noisy, first, last, sigma):
     range threshold, and the other side of the column would be clipped into it.
     One window of cells is tested, at a level of its own.
     """
-    n_cells = noisy.size
-    mirror = lambda j: n_cells - 1 - j  # the grid is symmetric about 0
-    middle = (n_cells - 1) // 2  # the cell [-2**-30, 2**-30)
-    if first <= middle <= last:  # the range holds 0 already
+    if first <= _zero_cell(False) <= last:  # the range holds 0 already
         return first, last
-    lo, hi = mirror(last), mirror(first)
+    lo, hi = noisy.size - 1 - last, noisy.size - 1 - first  # the grid is symmetric
     mirrored = float(noisy[lo:hi + 1].sum())
     if not (mirrored > MIRROR_SIGMAS * sigma * math.sqrt(hi - lo + 1)
             and mirrored > MIRROR_SHARE * float(noisy[first:last + 1].sum())):
@@ -1368,12 +1365,11 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         low, high = hull
         first, last = _range_cells(low, high, integer)
         if high <= low:  # one float point value: one closed bin
-            edges = np.array([low, high])
-            return (edges, ((1.0,),), spend, decimals, (first, last),
-                    _interval_counts(edges, parts, estimate, variance))
-        fine, mass = np.array([low, high]), np.zeros(1)
-        edges, within = _edges_and_within(fine, mass, low, high, fine, integer, points,
-                                          n_bins, decimals)
+            edges, within = np.array([low, high]), ((1.0,),)
+        else:
+            fine, mass = np.array([low, high]), np.zeros(1)
+            edges, within = _edges_and_within(fine, mass, low, high, fine, integer, points,
+                                              n_bins, decimals)
         return (edges, within, spend, decimals, (first, last),
                 _interval_counts(edges, parts, estimate, variance))
     if kept.size:  # the range ends at the outermost kept parts
