@@ -87,6 +87,8 @@ __all__ = ["WorkloadRelease", "release_workload", "candidate_sets", "sample_rele
 
 ACCOUNTINGS = ("gdp", "zcdp")
 MEASUREMENTS = ("marginals", "residuals")
+# the 1-way marginals of a wide table take at most 1 / 4 of the measurement budget
+MAX_ONE_WAY_SHARE_INVERSE = 4
 
 
 def selection_cost(epsilon, accounting="gdp"):
@@ -396,7 +398,7 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                      initial_sweeps=2, max_rounds=None, fit_targets="measurements",
                      empty_cells=None, max_relative_noise=0.03, accounting="gdp",
                      measurement="residuals", one_way_counts=None, n_threads=1,
-                     noise="discrete", max_total_cells=MAX_CANDIDATE_CELLS):
+                     one_way_rounds=384, noise="discrete", max_total_cells=MAX_CANDIDATE_CELLS):
     """Adaptive zCDP release of 1-way and selected 2-/3-way dense marginals.
 
     Parameters
@@ -470,6 +472,13 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         precisely (the 1-way parts, measured first) gets little or nothing,
         and a residual's squared sensitivity ``prod (1 - 1/n_i)`` is below
         a marginal's 1.  The 1-way marginals are always measured whole.
+    one_way_rounds : float or None, default=384
+        The 1-way marginals are measured at the noise of ``min(T, max(one_way_rounds,
+        4 d))`` nominal rounds instead of ``T``: on a table of more than
+        ``one_way_rounds / rounds_factor`` columns they take more than AIM's
+        ``1 / rounds_factor`` of the measurement budget (at most a quarter), so
+        that the columns no round selects keep their distributions; ``None`` is
+        AIM's ``T``.  Narrower tables are unchanged.
     one_way_counts : dict, optional
         ``{column: (counts, variance)}``: earlier Gaussian measurements of
         some of a column's 1-way counts (DP outputs accounted outside
@@ -522,7 +531,12 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
     if not candidates.sets:  # nothing to select: all of rho on the 1-way marginals
         sigma = math.sqrt(d / (2.0 * rho))
 
-    measured.one_way(sigma, _checked_one_way_counts(one_way_counts, n_values))
+    sigma_one_way = sigma
+    if one_way_rounds is not None and candidates.sets:
+        # a wide table: the columns no round selects keep their 1-way noise
+        sigma_one_way = math.sqrt(min(T, max(one_way_rounds, MAX_ONE_WAY_SHARE_INVERSE * d))
+                                  / (2.0 * alpha * rho))
+    measured.one_way(sigma_one_way, _checked_one_way_counts(one_way_counts, n_values))
     if not candidates.sets:
         measured.spends[-1] = _exact_last(measured.spends, rho)
         return measured.release(rho, measured.total())

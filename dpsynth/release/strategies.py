@@ -89,6 +89,13 @@ class WorkloadRelease(Release):
         orthogonal to every sub-marginal, the budget put where the marginal
         is least known) or the marginal itself, every cell with the same
         noise.
+    one_way_rounds : float or None, default=384
+        The 1-way marginals are measured at the noise of at most that many
+        nominal rounds (or ``4 d``, whichever is larger; never more than
+        ``T``): on a wide table, where AIM's ``T = 16 d`` leaves the 1-way
+        marginals of the columns no round selects at a noise growing with
+        ``d``, they take more than ``1 / rounds_factor`` of the budget (at
+        most a quarter).  ``None`` measures them at ``T``'s noise.
 
     Examples
     --------
@@ -109,12 +116,13 @@ class WorkloadRelease(Release):
         "max_relative_noise": [Interval(Real, 0, None, closed="neither"), None],
         "accounting": [StrOptions({"gdp", "zcdp"})],
         "measurement": [StrOptions({"residuals", "marginals"})],
+        "one_way_rounds": [Interval(Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, *, rounds_factor=16, alpha=0.9, max_cells=None, population_size=None,
                  full_sweep_every=5, initial_sweeps=2, max_rounds=None,
                  fit_targets="measurements", max_relative_noise=0.03, accounting="gdp",
-                 measurement="residuals"):
+                 measurement="residuals", one_way_rounds=384):
         self.rounds_factor = rounds_factor
         self.alpha = alpha
         self.max_cells = max_cells
@@ -126,6 +134,7 @@ class WorkloadRelease(Release):
         self.max_relative_noise = max_relative_noise
         self.accounting = accounting
         self.measurement = measurement
+        self.one_way_rounds = one_way_rounds
 
     def budget_rho(self, epsilon, delta):
         """``mu**2 / 2`` of the exact Gaussian-DP ``mu`` (``accounting="gdp"``), else the

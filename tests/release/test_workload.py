@@ -434,6 +434,31 @@ def test_large_table_keeps_aims_rounds():
         assert c1 == c2 and v1 == v2 and np.array_equal(t1, t2)
 
 
+@pytest.mark.parametrize("one_way_rounds, d, expected", [
+    (None, 30, 16 * 30),     # AIM's T = 16 d
+    (384, 30, 384),          # a wide table: the 1-way marginals take d / 384 of the budget
+    (384, 120, 4 * 120),     # at most a quarter of it
+    (384, 20, 16 * 20),      # a narrow table keeps AIM's T
+    (64, 3, 16 * 3),         # never above T
+    (8, 10, 4 * 10),         # never below 4 d (a quarter of the budget)
+])
+def test_one_way_marginals_of_a_wide_table_get_more_budget(one_way_rounds, d, expected):
+    rng = np.random.default_rng(0)
+    n_values = np.full(d, 2)
+    codes = rng.integers(0, 2, size=(500, d)).astype(np.int32)
+    rho, alpha = 2.0, 0.9
+    rel = release_workload(codes, n_values, rho=rho, rng=np.random.default_rng(1),
+                           rounds_factor=16, alpha=alpha, max_relative_noise=None,
+                           one_way_rounds=one_way_rounds, max_rounds=2)
+    sigmas = [s.params["sigma"] for s in rel.spends[:d]]
+    assert [s.params["columns"] for s in rel.spends[:d]] == [(c,) for c in range(d)]
+    assert all(math.isclose(s, math.sqrt(expected / (2 * alpha * rho))) for s in sigmas)
+    # the rounds keep AIM's noise; the spends still sum to the budget
+    first_round = next(s for s in rel.spends[d:] if s.mechanism != "exponential")
+    assert math.isclose(first_round.params["sigma"], math.sqrt(16 * d / (2 * alpha * rho)))
+    assert math.isclose(rel.rho_spent, rho, rel_tol=1e-9)
+
+
 @pytest.mark.parametrize("total, expected", [(10_000, 16 * 6), (300, 0.03**2 * 300**2 * 2 * 0.9 * 0.05),
                                              (50, 6), (-20, 6)])
 def test_nominal_rounds(total, expected):
