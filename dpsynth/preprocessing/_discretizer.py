@@ -182,8 +182,8 @@ def _decode(codes, edges, integer, inverse, rng):
 def encode_binning(values, binning, name, clip_infinite=False):
     """Codes of float ``values`` under a :class:`~dpsynth.schema.Binning` (NaN -> -1).
 
-    A value equal to a point value (declared special or DP-frequent; at the
-    declared ``decimals``, if any) gets that point's bin, wherever it lies; the others get their interval
+    A value equal to a point value (declared special or DP-frequent; exactly,
+    or at the binning's ``decimals``, if any) gets that point's bin, wherever it lies; the others get their interval
     (clipped into the end bins or refused, per ``binning.clip``).  In an
     integer column, a value that the interval would hold as a point value's
     integer (a value clipped onto it, or a non-integer such as 2.5 in the
@@ -204,6 +204,10 @@ def encode_binning(values, binning, name, clip_infinite=False):
                        else np.round(values, binning.decimals))
         order = np.argsort(points, kind="stable")
         is_point, index = _point_index(points, order, matched)
+        if matched is not values:  # a DP point value of more digits than the decimals
+            # the column decodes at (a log, a standardised value) is matched exactly
+            exact, index_exact = _point_index(points, order, values)
+            is_point, index = is_point | exact, np.where(exact, index_exact, index)
         if binning.integer:  # the integer an interval holds the value as (+-inf: refused)
             lo, hi = _value_range(binning.edge_array, True)
             held = np.floor(np.clip(matched, lo, hi) if binning.clip else matched)

@@ -13,8 +13,8 @@ each read every record once (sensitivity 1, so each is exactly
    also takes its mirror image when that window clears a level of its own:
    a column centred on 0); values outside are clipped
    into it (what keeps a record's influence bounded).
-2. **Point masses.**  The exact values in the range (floats as they are
-   written, to :data:`MAX_DECIMALS`, or rounded to declared ``decimals``)
+2. **Point masses.**  The exact values in the range (floats exactly as
+   they are, or rounded to declared ``decimals``)
    with Gaussian noise; the values above the threshold of the DP set union
    (a value held by one record crosses it with probability ``delta``) and
    holding at least :data:`MIN_POINT_SHARE` of the noisy count are
@@ -606,10 +606,10 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
                max_points, rng, texts=None, text_weights=None, codes=False, missing=None):
     """Step 2: DP frequent exact values (a Gaussian DP set union over one record's value).
 
-    Candidates are the values clipped into the range, floats rounded to
-    ``decimals`` (declared) or else to :data:`MAX_DECIMALS` (their exact
-    value: a point mass is a value records hold exactly, such as 2195.3 in a
-    column of four-digit magnitudes).  The public candidate ``0`` (when in
+    Candidates are the values in the range, floats rounded to ``decimals``
+    (declared) or else exactly as they are (a point mass is a value records
+    hold exactly, such as 2195.3 in a column of four-digit magnitudes, or a
+    log of 0.1 repeated to the last bit).  The public candidate ``0`` (when in
     the range) is measured whether or not a record holds it, so it needs no
     set-union threshold: it is kept above :data:`PUBLIC_POINT_SIGMAS` sigma.
 
@@ -710,14 +710,24 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
 
 
 def point_keys(values, integer, decimals):
-    """The values as the point masses match them: floats rounded to ``decimals``
-    (``None``: :data:`MAX_DECIMALS`), ``-0.0`` as ``0.0``."""
+    """The values as the point masses match them: floats rounded to declared
+    ``decimals``, else exactly as they are (a log or a standardised value
+    such as ``-2.3025850929940455`` is released as that value, so that the
+    synthetic records holding it equal the real ones), ``-0.0`` as ``0.0``."""
     values = np.asarray(values, dtype=np.float64) + 0.0
-    if integer:
+    if integer or decimals is None:
         return values
     with np.errstate(over="ignore", invalid="ignore"):  # +-inf: no warning of its own
-        rounded = np.round(values, MAX_DECIMALS if decimals is None else decimals) + 0.0
+        rounded = np.round(values, decimals) + 0.0
     return np.where(np.isfinite(rounded), rounded, values)
+
+
+def _at_points(values, integer, decimals, points):
+    """Whether each value is one of ``points``, exactly or at ``decimals`` (what
+    :func:`~dpsynth.preprocessing._discretizer.encode_binning` codes as a point: a
+    point value of more digits than the column decodes at is matched exactly)."""
+    values = np.asarray(values, dtype=np.float64)
+    return np.isin(point_keys(values, integer, decimals), points) | np.isin(values, points)
 
 
 def point_decimals(points):
@@ -1238,8 +1248,7 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     parts = np.clip(np.floor(range_counts[w_first:w_last + 1] * math.sqrt(2.0) / (4.0 * sigma)),
                     1, MAX_SUB_CELLS).astype(int)
     fine = _parts_grid(grid, w_first, w_last, integer, parts, w_low, w_high)
-    rest = ~np.isin(point_keys(values, integer, decimals_of(*_bounds(first, last, integer))),
-                    pts)
+    rest = ~_at_points(values, integer, decimals_of(*_bounds(first, last, integer)), pts)
     noisy = _noisy(_histogram(_clip(values[rest], w_low, w_high, integer),
                               None if weights is None else weights[rest], fine), sigma, rng)
     n_window = w_last - w_first + 1
@@ -1301,7 +1310,7 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     children = np.array([piece.size - 1 for piece in pieces])
     fine = np.unique(np.concatenate(pieces))
     parent = _cells(fine[:-1], base)
-    rest = ~np.isin(point_keys(values, integer, decimals), pts)
+    rest = ~_at_points(values, integer, decimals, pts)
     clipped = _clip(values[rest], low, high, integer)
     rest_weights = None if weights is None else weights[rest]
     zoom = _zoomable(first_round, base, children, sigma, integer)
