@@ -153,14 +153,20 @@ def _auc(train, test, target, positive, numeric):
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.metrics import roc_auc_score
 
-    def label(frame):
-        return frame[target].astype(str) == str(positive)
+    positive_spelled = _comparable(pd.Series([positive], dtype=object))[0]
+
+    def label(frame):  # numbers by value: a target 1.0 read back as "1" is still 1
+        return _comparable(frame[target]) == positive_spelled
 
     features = [c for c in test.columns if c != target]
+
+    def spelled(column):  # numbers by value ("3" and "3.0" alike), as the TVD compares them
+        return _comparable(column).where(column.notna())
+
     categories = {}
     for c in features:
         if c not in numeric:
-            values = sorted(test[c].dropna().astype(str).unique())
+            values = sorted(spelled(test[c]).dropna().unique())
             if 1 < len(values) <= 250:
                 categories[c] = values
     kept = [c for c in features if c in numeric or c in categories]
@@ -171,7 +177,7 @@ def _auc(train, test, target, positive, numeric):
             if c in numeric:
                 out[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
             else:
-                text = frame[c].astype(str)
+                text = spelled(frame[c])
                 out[c] = pd.Categorical(text.where(text.isin(categories[c])),
                                         categories=categories[c])
         return out
