@@ -35,6 +35,7 @@ import pandas as pd
 
 from .utils._numbers import NUMBER_FORMATS
 from .utils._temporal import DATE_FORMATS, DATE_OBJECTS
+from .utils._validation import label_name
 
 __all__ = ["Binning", "Column", "Schema", "MISSING_MARKERS"]
 
@@ -666,6 +667,11 @@ class Column:
         (:mod:`dpsynth.utils._arrow`), declared by the user's choice of
         dtype.  Decoded columns are given it back, also by a release loaded
         from a file.
+    label : int, float or None, default=None
+        The input's column label when it was a number (``pd.DataFrame(array)``
+        labels its columns ``0, 1, ...``): :attr:`name` is its text
+        (:func:`~dpsynth.utils._validation.label_name`), and outputs given as
+        DataFrames take the label back.  Declared by the user (public).
     """
 
     name: str
@@ -681,10 +687,15 @@ class Column:
     other_label: object = None
     filled: bool = False
     source_dtype: object = None
+    label: object = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"a column name must be a non-empty string; got {self.name!r}")
+        if self.label is not None and (isinstance(self.label, str)
+                                       or label_name(self.label) != self.name):
+            raise ValueError(f"the label of column {self.name!r} must be a number whose "
+                             f"text is the name; got {self.label!r:.60}")
         object.__setattr__(self, "values", tuple(self.values))
         object.__setattr__(self, "leaked", tuple(str(m) for m in self.leaked))
         if self.missing_marker not in MISSING_MARKERS:
@@ -775,6 +786,9 @@ class Column:
             entry["binning"] = self.binning.to_json()
         if self.source_dtype is not None:
             entry["source_dtype"] = str(self.source_dtype)
+        if self.label is not None:
+            entry["label"] = self.label.item() if isinstance(self.label, np.generic) \
+                else self.label
         return entry
 
     @classmethod
@@ -823,9 +837,13 @@ class Column:
             source = entry.get("source_dtype")
             if source is not None:
                 source = _source_dtype_from_json(source)
+            label = entry.get("label")
+            if label is not None and (isinstance(label, (str, bool))
+                                      or not isinstance(label, (int, float))):
+                raise ValueError(f"the label of column {name!r:.60} must be a number")
             return cls(name, dtype, values, declared, marker, has_missing, binning,
                        tuple(leaked), other=other, other_label=other_label,
-                       filled=entry.get("filled", False), source_dtype=source)
+                       filled=entry.get("filled", False), source_dtype=source, label=label)
         except KeyError as exc:
             raise ValueError(f"column {name!r:.60}: missing field {exc}") from None
         except (TypeError, ValueError) as exc:
@@ -1042,6 +1060,18 @@ class Schema:
     def source_dtypes(self):
         """``{name: source_dtype}`` of the columns that have one."""
         return {c.name: c.source_dtype for c in self.columns if c.source_dtype is not None}
+
+    def with_labels(self, labels):
+        """This schema with ``{name: label}`` as its columns' :attr:`Column.label` (the
+        input's number labels; public)."""
+        if not labels:
+            return self
+        return Schema(tuple(replace(c, label=labels[c.name]) if c.name in labels
+                            else c for c in self.columns), self.missing)
+
+    def labels(self):
+        """``{name: label}`` of the columns whose input label was a number."""
+        return {c.name: c.label for c in self.columns if c.label is not None}
 
     def restrict(self, keep, *, other=False, fill=None):
         """The publishable schema: declared values, plus the attributes in ``keep``.

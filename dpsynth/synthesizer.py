@@ -30,6 +30,7 @@ from .engines import dask as dask_engine  # imports dask itself on first use (op
 from .exceptions import NoisyReleaseWarning, ResourceLimitError
 from .metrics import marginal_tvd
 from .preprocessing import TableEncoder
+from .preprocessing._encoder import COLUMN_PARAMETERS, output_labels
 from .preprocessing._binning import make_binners
 from .preprocessing._categories import check_categories
 from .preprocessing._numeric import (DELTA_SHARE, MAX_CODE_LEVELS, RECORDS_SHARE,
@@ -45,7 +46,7 @@ from .utils._progress import log_progress
 from .utils._random import FIT, SAMPLE, stream
 from .utils._threads import n_threads
 from .utils._resources import default_max_memory, format_bytes, level_bytes, public_worst_case
-from .utils._validation import check_table, check_target
+from .utils._validation import check_table, check_target, column_labels, named_keys
 
 __all__ = ["DPMarginalSynthesizer"]
 
@@ -181,6 +182,16 @@ def _public_domains(encoder, table, *, sources=None):
         if sources is not None:
             sources.append(source)
     return sizes
+
+
+def _named_encoder(encoder, labels):
+    """``encoder`` (a clone) whose column-keyed declarations name the input's number
+    labels by their names (``{0: ...}`` -> ``{"0": ...}``); itself without labels."""
+    if not labels or not isinstance(encoder, TableEncoder):
+        return encoder
+    named = clone(encoder)
+    return named.set_params(**{p: named_keys(getattr(encoder, p), labels)
+                               for p in COLUMN_PARAMETERS})
 
 
 def _target_as_classes(encoder, table, target):
@@ -544,7 +555,9 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         Parameters
         ----------
         X : DataFrame, dask DataFrame or array-like of shape (n_samples, n_features)
-            Its column names and dtypes are the declared (public) schema.  A
+            Its column names and dtypes are the declared (public) schema
+            (number labels, as ``pd.DataFrame(array)`` gives, are named by
+            their text and come back in ``sample``).  A
             dask DataFrame (the ``dask`` extra: dask, distributed, pyarrow) is encoded and
             counted partition by partition on its cluster (either
             release); the aggregates equal those of the same table in
@@ -565,12 +578,14 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
                 raise ValueError("y is not supported with a dask DataFrame X; add the "
                                  "target to X as a column.")
             table, was_frame, target = dask_engine.check_frame(X), True, None
+            labels = {}
             source_dtypes = arrow_dtypes(table)
             if source_dtypes:  # pyarrow, period, sparse: partitions read as in memory
                 table = standard_columns(table)
                 X = X.map_partitions(standard_columns, meta=table)
         else:  # only read (a copy of a large table would cost its memory again)
             frame, was_frame = check_table(X, copy=False)
+            labels = column_labels(X)  # 0 -> "0": the release keeps the labels
             table, target = self._join_target(frame, y)
             source_dtypes = arrow_dtypes(X) if isinstance(X, pd.DataFrame) else {}
         if target is not None:  # y joined as it came (a period or sparse y too)
@@ -579,10 +594,11 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
 
         check_constraint_columns(self.constraints, list(table.columns))  # before any DP step
         delta = accounting.check_delta(self.delta)
-        max_bytes = self._check_resources(table, R, strategy)  # public facts, before DP
+        declared_encoder = _named_encoder(self.encoder, labels)
+        max_bytes = self._check_resources(table, R, strategy, declared_encoder)  # public, before DP
         noise_stream, binning_stream = stream(self.random_state, FIT).spawn(2)
         rng = np.random.default_rng(noise_stream)
-        encoder = clone(self.encoder) if self.encoder is not None else TableEncoder()
+        encoder = clone(declared_encoder) if declared_encoder is not None else TableEncoder()
         seeded_encoder = encoder.random_state is not None  # the user's explicit choice
         if not seeded_encoder:  # DP quantile binning: a child stream of ours
             encoder.set_params(random_state=binning_stream)
@@ -595,7 +611,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             codes = InMemoryCodes(encoder._fit_transform(table), n_threads(self.n_jobs))
         # the period, sparse and pyarrow dtypes of the input (public: the user chose them)
         # travel with the release, so that a loaded release decodes to them too
-        schema = encoder.schema_.with_source_dtypes(source_dtypes)
+        schema = encoder.schema_.with_source_dtypes(source_dtypes).with_labels(labels)
         schema.to_json()  # every value can be written to a release file, before DP
         if seeded_encoder and self.random_state is None and (
                 encoder.epsilon_spent_ or getattr(encoder, "delta_spent_", 0.0)
@@ -664,7 +680,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     def _max_bytes(self):
         return default_max_memory() if self.max_memory is None else float(self.max_memory)
 
-    def _check_resources(self, table, R, strategy):
+    def _check_resources(self, table, R, strategy, encoder=None):
         """Refuse, before any DP step, a table whose public domains exceed ``max_memory``.
 
         Uses public facts only: the number of columns, R, and the domains the
@@ -673,7 +689,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         """
         max_bytes = self._max_bytes()
         sources = []
-        domains = _public_domains(self.encoder, table, sources=sources)
+        domains = _public_domains(self.encoder if encoder is None else encoder, table,
+                                  sources=sources)
         worst = public_worst_case(domains, R)
         need = level_bytes(worst[0], 1)
         if need > max_bytes:
@@ -706,7 +723,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         self.reporting_length_ = aggregates.reporting_length
         names = [n for n in aggregates.column_names if n != aggregates.target]
         self.n_features_in_ = len(names)
-        if output_frame:
+        # scikit-learn's convention: feature names only when every label is a string
+        if output_frame and not aggregates.schema.labels():
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
@@ -840,6 +858,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
     def _predicates(self, conditions):
         """The prepared predicates of ``conditions`` and of the declared ``constraints``."""
         schema = self.aggregates_.schema
+        conditions = named_keys(conditions, schema.labels())  # {0: ...} names column "0"
         predicates = [c.prepare(schema) for c in parse_conditions(conditions, schema)]
         predicates += [c.prepare(schema) for c in check_constraints(self.constraints)]
         return predicates
@@ -916,6 +935,10 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             raise TypeError("known must be a DataFrame whose columns are some of the "
                             f"synthesizer's; got {type(known).__name__}.")
         schema = self.aggregates_.schema
+        labels = schema.labels()
+        if labels:  # number labels name their columns by their text
+            known = known.rename(columns=lambda c: named_keys([c], labels)[0]
+                                 if not isinstance(c, str) else c)
         unknown = [c for c in known.columns if c not in schema.names]
         if unknown or known.columns.duplicated().any():
             raise ValueError(f"known has column(s) {unknown or list(known.columns)} that are "
@@ -936,6 +959,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         out.index = known.index
         for name in known.columns:
             out[name] = known[name]
+        if labels:
+            out.columns = output_labels(schema)
         target = self._target_name
         if target is None:
             return out
@@ -981,7 +1006,7 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         X_syn, y_syn = synthetic if isinstance(synthetic, tuple) else (synthetic, None)
         real = frame[features].reset_index(drop=True)
         fake = pd.DataFrame(X_syn, columns=features) if not isinstance(X_syn, pd.DataFrame) \
-            else X_syn.reset_index(drop=True)
+            else X_syn.reset_index(drop=True).set_axis(features, axis=1)  # labels -> names
         compared = list(features)
         if target is not None:  # the encoder needs every column: fill the target
             if y is not None:
@@ -1005,8 +1030,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         some binned columns (conditional sampling), kept as they are.
         ``as_frame``: one DataFrame, target included.
         """
-        frame = self.aggregates_.encoder.inverse_transform(codes, random_state=seed,
-                                                           n_jobs=self.n_jobs)
+        frame = self.aggregates_.encoder._inverse_transform(
+            codes, random_state=seed, n_jobs=self.n_jobs, labelled=False)
         if values:
             schema = self.aggregates_.schema
             for j, (drawn, missing) in values.items():
@@ -1019,6 +1044,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         if as_frame:
             return frame
         target = self._target_name
+        if self._output_frame and self.aggregates_.schema.labels():  # the input's labels
+            frame.columns = output_labels(self.aggregates_.schema)
         if target is None:
             return frame if self._output_frame else frame.to_numpy()
         y = frame.pop(target)

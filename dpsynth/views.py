@@ -51,7 +51,8 @@ from .preprocessing import TableEncoder
 from .preprocessing._dtypes import nullable_dtype
 from .utils._arrow import arrow_dtypes, arrow_restored
 from .utils._random import seed_sequence
-from .utils._validation import check_table
+from .preprocessing._encoder import output_labels
+from .utils._validation import check_table, column_labels, named_keys
 
 __all__ = ["project", "make_consistent", "ripple", "postprocess", "maximum_entropy",
            "answer_marginal", "ViewSet", "ReconstructionInfo", "MergedValues"]
@@ -716,10 +717,15 @@ class _ViewEstimatorMixin:
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 
+    def _declared(self, parameter):
+        """A column-keyed parameter with the input's number labels (``0``) named by
+        their text (``"0"``), the names the encoder sees."""
+        return named_keys(getattr(self, parameter), getattr(self, "_column_labels", None))
+
     def _make_encoder(self):
-        return TableEncoder(categories=self.categories, missing="category",
-                            bounds=self.bounds, n_bins=self.n_bins, binning=self.binning,
-                            handle_unknown="error")
+        return TableEncoder(categories=self._declared("categories"), missing="category",
+                            bounds=self._declared("bounds"), n_bins=self.n_bins,
+                            binning=self._declared("binning"), handle_unknown="error")
 
     def _check_domain_params(self):
         binning = self.binning
@@ -737,6 +743,7 @@ class _ViewEstimatorMixin:
         # pyarrow, period and sparse columns: read as check_table reads them, given their
         # dtype back in sample (a function of the dtypes alone)
         self._arrow_dtypes = arrow_dtypes(X) if isinstance(X, pd.DataFrame) else {}
+        self._column_labels = column_labels(X)  # number labels: given back by sample
         frame, _ = check_table(X)
         self._fit_domain(frame)
         return self._encode(frame)
@@ -744,12 +751,13 @@ class _ViewEstimatorMixin:
     def _fit_domain(self, frame):
         """Fit the encoder; warn when a column's domain is read from the data."""
         declared = set()
-        if isinstance(self.categories, dict):
-            declared |= set(self.categories)
-        elif isinstance(self.categories, (list, tuple)):
+        categories, bounds = self._declared("categories"), self._declared("bounds")
+        if isinstance(categories, dict):
+            declared |= set(categories)
+        elif isinstance(categories, (list, tuple)):
             declared |= set(frame.columns)
-        if isinstance(self.bounds, dict):
-            declared |= {c for c, b in self.bounds.items() if not isinstance(b, str)}
+        if isinstance(bounds, dict):
+            declared |= {c for c, b in bounds.items() if not isinstance(b, str)}
         self._check_finite(frame)
         undeclared = [c for c in frame.columns if c not in declared]
         if undeclared:
@@ -921,4 +929,7 @@ class _ViewEstimatorMixin:
                     out[column.name] = out[column.name].astype(nullable_dtype(column.dtype))
         if isinstance(out, pd.DataFrame):
             out = arrow_restored(out, getattr(self, "_arrow_dtypes", {}))
+            labels = getattr(self, "_column_labels", None)
+            if labels:  # the input's number labels
+                out.columns = output_labels(self.encoder_.schema_.with_labels(labels))
         return out

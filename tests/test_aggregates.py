@@ -335,3 +335,12 @@ def test_other_values_in_csv_files_are_escaped(tmp_path):
     assert loaded.schema.attribute_name(int(loaded.schema.offsets[0]) + 3) == ("a", "<other>")
     assert loaded._value_labels()[0][-2:] == ["<other>", "<missing>"]
     assert "\\<other>" in loaded._value_labels()[0]
+
+
+def test_a_column_label_must_be_a_number_whose_text_is_the_name():
+    from dpsynth.schema import Column
+    entry = Column("0", np.dtype("int64"), (0, 1), declared=True, label=0).to_json()
+    assert entry["label"] == 0 and Column.from_json(entry).label == 0
+    for bad in (1, "0", True, [0]):
+        with pytest.raises(ValueError, match="label"):
+            Column.from_json({**entry, "label": bad})

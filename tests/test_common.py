@@ -58,10 +58,6 @@ EXPECTED_FAILED_CHECKS = {
             "inapplicable: one training row releases no class of y even at "
             "epsilon=1e4, so fit fails with dpsynth's 'no class of y' message, not one "
             "of scikit-learn's 1-sample messages"),
-        "check_classifier_data_not_an_array": (
-            "dpsynth design: check_table rejects DataFrames whose column names are not "
-            "all strings (here pd.DataFrame(X) has the labels 0, 1), which scikit-learn "
-            "accepts"),
     },
 }
 

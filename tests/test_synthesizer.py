@@ -827,3 +827,86 @@ def test_a_one_column_frame_target_keeps_its_name_and_dtype():
     pd.testing.assert_series_equal(y_syn, expected.sample(300)[1])
     with pytest.raises(ValueError, match="1d array"):  # two columns are no target
         DPMarginalSynthesizer(random_state=0).fit(X, pd.concat([label, label], axis=1))
+
+
+# ------------------------------------------------- number column labels
+def _int_labelled(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.integers(0, 3, size=(n, 3)))  # labels 0, 1, 2
+    X[3] = rng.normal(size=n)
+    return X
+
+
+def _unlabelled(aggregates):
+    """A release's file content without its columns' labels."""
+    document = json.loads(json.dumps(aggregates._metadata()))
+    for column in document["schema"]["columns"]:
+        column.pop("label", None)
+    return document
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_number_column_labels_come_back_from_fit_and_from_the_release_file(tmp_path, fmt):
+    # pd.DataFrame(array) labels its columns 0..k-1: a table, not an error; the labels
+    # are the user's declaration and come back, also from a saved release
+    X = _int_labelled()
+    synth = DPMarginalSynthesizer(epsilon=4, random_state=0).fit(X)
+    out = synth.sample()
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == [0, 1, 2, 3]
+    assert out.columns.dtype == np.int64
+    assert synth.aggregates_.schema.names == ["0", "1", "2", "3"]
+    assert not hasattr(synth, "feature_names_in_")  # scikit-learn's: strings only
+    assert synth.n_features_in_ == 4
+    path = tmp_path / f"release.{fmt}"
+    synth.aggregates_.save(path)
+    loaded = DPMarginalSynthesizer.from_aggregates(DPAggregates.load(path), random_state=0)
+    pd.testing.assert_frame_equal(loaded.sample(), out)
+    assert synth.publishable().sample(3).columns.tolist() == [0, 1, 2, 3]
+    # conditions, known columns and score take the labels
+    assert (synth.sample(20, conditions={0: 1})[0] == 1).all()
+    filled = synth.sample_remaining_columns(X[[1]].head(5))
+    assert list(filled.columns) == [0, 1, 2, 3]
+    assert filled[1].tolist() == X[1].head(5).tolist()
+    assert 0 < synth.score(X) <= 1
+
+
+def test_number_column_labels_name_columns_in_declarations_and_with_y():
+    X = _int_labelled()
+    y = pd.Series(np.where(X[0] > 0, "yes", "no"), name="target")
+    encoder = TableEncoder(categories={0: [0, 1, 2]}, bounds={3: (-4.0, 4.0)})
+    synth = DPMarginalSynthesizer(epsilon=4, random_state=0, encoder=encoder).fit(X, y)
+    schema = synth.aggregates_.schema
+    assert schema[0].name == "0" and schema[0].declared
+    assert schema[3].binning.edges[0] == -4.0 and schema[3].binning.edges[-1] == 4.0
+    Xs, ys = synth.sample(50)
+    assert list(Xs.columns) == [0, 1, 2, 3] and ys.name == "target"
+    # the same declaration by name gives the same release
+    named = DPMarginalSynthesizer(epsilon=4, random_state=0, encoder=TableEncoder(
+        categories={"0": [0, 1, 2]}, bounds={"3": (-4.0, 4.0)})).fit(X, y)
+    assert _unlabelled(named.aggregates_) == _unlabelled(synth.aggregates_)
+
+
+def test_number_column_labels_release_as_their_text_names():
+    # the labels change nothing released but the labels themselves
+    X = _int_labelled()
+    named = X.set_axis([str(c) for c in X.columns], axis=1)
+    a = DPMarginalSynthesizer(epsilon=4, random_state=0).fit(X).aggregates_
+    b = DPMarginalSynthesizer(epsilon=4, random_state=0).fit(named).aggregates_
+    assert _unlabelled(a) == _unlabelled(b)
+    assert a.schema.labels() == {"0": 0, "1": 1, "2": 2, "3": 3} and not b.schema.labels()
+    # the caller's frame keeps its labels
+    assert list(X.columns) == [0, 1, 2, 3]
+
+
+def test_table_encoder_and_view_synthesizers_give_number_labels_back():
+    X = _int_labelled()[[0, 1, 2]]
+    encoder = TableEncoder(categories={0: [0, 1, 2]}).fit(X)
+    assert encoder.schema_[0].declared
+    back = encoder.inverse_transform(encoder.transform(X))
+    assert list(back.columns) == [0, 1, 2]
+    pd.testing.assert_frame_equal(back, X)
+    from dpsynth import CALMSynthesizer, PriViewSynthesizer
+    for cls in (PriViewSynthesizer, CALMSynthesizer):
+        out = cls(random_state=0, categories={0: [0, 1, 2], 1: [0, 1, 2], 2: [0, 1, 2]}
+                  ).fit(X).sample(10)
+        assert list(out.columns) == [0, 1, 2], cls

@@ -68,7 +68,9 @@ def check_frame(X, name="X"):
         raise ValueError(f"{name} has 0 feature(s) while a minimum of 1 is required.")
     bad = [c for c in names if not isinstance(c, str)]
     if bad:
-        raise TypeError(f"Column names of {name} must all be strings; got {bad[:5]!r}.")
+        raise TypeError(f"Column names of {name} must all be strings; got {bad[:5]!r} (a dask "
+                        "DataFrame's labels are not restored). Rename them, e.g. "
+                        "X.columns = X.columns.astype(str).")
     if len(set(names)) != len(names):
         dup = sorted({c for c in names if names.count(c) > 1})
         raise ValueError(f"{name} has duplicate column names {dup}; rename them.")

@@ -33,7 +33,8 @@ from ..schema import (DEFAULT_OTHER_LABEL, Column, Schema, default_missing_marke
 from ..utils._arrow import arrow_dtypes, arrow_restored
 from ..utils._random import seed_sequence, stream
 from ..utils._threads import leave_signals_to_main_thread, n_threads
-from ..utils._validation import check_table, factorize, is_missing_scalar
+from ..utils._validation import (check_table, column_labels, factorize, is_missing_scalar,
+                                 named_keys)
 from ._binning import binned_column, make_binners
 from ._categories import check_categories, discover_values, dtype_declared
 from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binning,
@@ -51,6 +52,17 @@ from ._numeric import (DATES, DECIDE_SHARE, FORMATS, NUMERIC, OBJECTS, RECORDS, 
                        raise_all, temporal_steps, text_weight)
 
 __all__ = ["TableEncoder"]
+
+# the parameters that name columns (dict keys, list entries)
+COLUMN_PARAMETERS = ("categories", "no_missing", "other_label", "numeric", "bounds", "binning",
+                     "special_values", "decimals")
+
+
+def output_labels(schema):
+    """The column index of a decoded table: each column's input label (its number label,
+    else its name)."""
+    labels = schema.labels()
+    return pd.Index([labels.get(name, name) for name in schema.names])
 
 _RANDOM_STATE = ["random_state", np.random.Generator, np.random.SeedSequence]
 
@@ -379,6 +391,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         (``int32`` positions, distinct values) for :meth:`_encode`."""
         self._validate_params()
         self._arrow_dtypes = arrow_dtypes(X) if isinstance(X, pd.DataFrame) else {}
+        self._labels = column_labels(X)  # number labels, named by their text
         frame, was_frame = check_table(X, copy=False)  # only read
 
         def discover(name):
@@ -396,14 +409,20 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             column_values=lambda name: _distinct_values(frame[name]))
         return frame
 
-    def _auto_columns(self, frame, declared):
+    def _declaration(self):
+        """The column-keyed parameters with the input's number labels (``0``) replaced
+        by their names (``"0"``): a declaration may name a column either way."""
+        labels = getattr(self, "_labels", None)
+        return {p: named_keys(getattr(self, p), labels) for p in COLUMN_PARAMETERS}
+
+    def _auto_columns(self, frame, declared, params):
         """The candidates of ``numeric="auto"``: ``{name: "number" | "text"}`` (public)."""
-        check_numeric(self.numeric, list(frame.columns))
-        if self.numeric == "categorical" or self.numeric_rho is None:
+        check_numeric(params["numeric"], list(frame.columns))
+        if params["numeric"] == "categorical" or self.numeric_rho is None:
             return {}
-        return auto_columns(frame, declared=declared, bounds=self.bounds,
-                            binning=self.binning, text_numbers=self.text_numbers,
-                            numeric=self.numeric)
+        return auto_columns(frame, declared=declared, bounds=params["bounds"],
+                            binning=params["binning"], text_numbers=self.text_numbers,
+                            numeric=params["numeric"])
 
     def _numeric_kinds(self, auto, column_values, dtypes, rng, spends, errors):
         """The numeric columns of ``numeric="auto"`` and each one's budget.
@@ -537,22 +556,23 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Every column that cannot be encoded is reported in one error.
         """
         names = list(frame.columns)
-        declared = check_categories(self.categories, frame)
-        not_null = _check_no_missing(self.no_missing, names)
-        _check_integer_bounds(self.bounds, frame)
-        auto = self._auto_columns(frame, declared)
-        binners = make_binners(bounds=self.bounds, binning=self.binning,
+        params = self._declaration()
+        declared = check_categories(params["categories"], frame)
+        not_null = _check_no_missing(params["no_missing"], names)
+        _check_integer_bounds(params["bounds"], frame)
+        auto = self._auto_columns(frame, declared, params)
+        binners = make_binners(bounds=params["bounds"], binning=params["binning"],
                                binning_epsilon=self.binning_epsilon, n_bins=self.n_bins,
                                names=names, declared=declared,
                                random_state=self.random_state,
-                               special_values=self.special_values,
+                               special_values=params["special_values"],
                                frequent_values=self.frequent_values,
                                frequent_epsilon=self.frequent_epsilon,
                                frequent_delta=self.frequent_delta, inverse=self.inverse,
-                               inverse_epsilon=self.inverse_epsilon, decimals=self.decimals,
-                               auto=auto)
-        labels = _other_labels(self.other_label, frame, declared, binners)
-        dtype_public = dtype_declared(self.categories, frame)
+                               inverse_epsilon=self.inverse_epsilon,
+                               decimals=params["decimals"], auto=auto)
+        labels = _other_labels(params["other_label"], frame, declared, binners)
+        dtype_public = dtype_declared(params["categories"], frame)
         auto_rng = np.random.default_rng(stream(self.random_state, NUMERIC))
         columns, errors, spends = [], [], []
         kinds, texts, rho_column, delta_column, read_values, steps, records = \
@@ -572,9 +592,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                         n_bins=self.n_bins, rng=auto_rng,
                         other_label=labels.get(name), text=texts.get(name),
                         step=steps.get(name), records=records,
-                        special=(self.special_values or {}).get(name, ()),
-                        decimals=(self.decimals.get(name) if isinstance(self.decimals, dict)
-                                  else self.decimals))
+                        special=(params["special_values"] or {}).get(name, ()),
+                        decimals=(params["decimals"].get(name)
+                                  if isinstance(params["decimals"], dict)
+                                  else params["decimals"]))
                     spends.extend(spent)
                     columns.append(replace(column, has_missing=column.has_missing
                                            and name not in not_null))
@@ -601,9 +622,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self.spends_ = tuple(spends)
         self.delta_spent_ = float(sum(b.delta_spent_ for b in binners.values())
                                   + sum(s.delta for s in spends))
-        self._set_schema(Schema(tuple(columns), self.missing), was_frame)
+        labels = getattr(self, "_labels", None)
+        self._set_schema(Schema(tuple(columns), self.missing).with_labels(labels), was_frame)
         self._not_null = not_null
-        self._columns_dtype = frame.columns.dtype  # declared with the names
+        self._columns_dtype = None if labels else frame.columns.dtype  # declared with the names
 
     def fit(self, X, y=None):
         """Learn each column's categories (or take the declared ones).
@@ -785,14 +807,20 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Returns
         -------
         DataFrame (if fitted on one) or ndarray
-            Column names, order and dtypes restored.  An integer or bool column
-            that receives missing values becomes the matching pandas nullable
+            Column names (or the input's number labels), order and dtypes
+            restored.  An integer or bool column that receives missing values
+            becomes the matching pandas nullable
             dtype (``Int64``, ``boolean``); with ``missing="absent"`` it always
             does (any cell may be empty), so the dtype never depends on the codes.
             The other code decodes to its column's other label; without one
             (numeric and datetime columns by default) to the missing marker,
             like a missing code.
         """
+        return self._inverse_transform(X, random_state=random_state, n_jobs=n_jobs)
+
+    def _inverse_transform(self, X, *, random_state=None, n_jobs=1, labelled=True):
+        """:meth:`inverse_transform`; ``labelled=False`` keeps the columns' names
+        where the input had number labels (dpsynth's own use)."""
         check_is_fitted(self, "schema_")
         codes = np.asarray(X)
         if codes.ndim != 2 or codes.shape[1] != len(self.schema_):
@@ -833,6 +861,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             frame.index = X.index  # keep their index, as transform gave it
         frame.columns = pd.Index(self.schema_.names,
                                  dtype=getattr(self, "_columns_dtype", None))
+        if labelled and self.schema_.labels():  # the input's number labels
+            frame.columns = output_labels(self.schema_)
         if self._output_frame:
             return arrow_restored(frame, getattr(self, "_arrow_dtypes", {}))
         return frame.to_numpy()

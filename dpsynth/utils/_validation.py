@@ -19,7 +19,96 @@ from sklearn.utils.validation import column_or_1d
 from .._core import _counting
 from ._arrow import standard_columns
 
-__all__ = ["check_table", "check_target", "is_missing_scalar", "value_kind"]
+__all__ = ["check_table", "check_target", "column_labels", "is_missing_scalar", "label_name",
+           "named_keys", "value_kind"]
+
+
+def label_name(label):
+    """The column name dpsynth gives a column label: the label itself for a string,
+    its text for a number (``0`` -> ``"0"``, ``1.5`` -> ``"1.5"``); ``None`` for a label
+    it does not take (a tuple of a MultiIndex, a bool, a timestamp, NaN).
+
+    Column labels are the user's declaration (public); a number is kept as the
+    label of its text name, so that outputs give the same labels back.
+    """
+    if isinstance(label, str):
+        return label
+    if isinstance(label, (bool, np.bool_)):
+        return None
+    if isinstance(label, (int, np.integer)):
+        return str(int(label))
+    if isinstance(label, (float, np.floating)) and np.isfinite(label):
+        return str(float(label))
+    return None
+
+
+def column_labels(X):
+    """``{name: label}`` of the columns of DataFrame ``X`` whose labels are numbers
+    (see :func:`label_name`); empty for string labels and for anything else."""
+    if not isinstance(X, pd.DataFrame) or isinstance(X.columns, pd.MultiIndex):
+        return {}
+    out = {}
+    for label in X.columns:
+        if not isinstance(label, str):
+            name = label_name(label)
+            if name is not None:
+                out[name] = label.item() if isinstance(label, np.generic) else label
+    return out
+
+
+def named_keys(value, labels):
+    """A column-keyed declaration (a dict's keys, a list's entries) with the number
+    labels in ``labels`` (``{name: label}``) replaced by their names; anything else
+    as it is."""
+    if not labels:
+        return value
+    names = {label: name for name, label in labels.items()}
+
+    def key(k):
+        return k if isinstance(k, str) or isinstance(k, (bool, np.bool_)) else names.get(
+            k, k) if isinstance(k, Hashable) else k
+
+    if isinstance(value, dict):
+        return {key(k): v for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and all(
+            isinstance(k, (str, int, float, np.integer, np.floating)) for k in value):
+        return type(value)(key(k) for k in value)
+    return value
+
+
+def _named_columns(frame, name):
+    """``frame`` with its number labels replaced by their names (a shallow copy: the
+    caller's frame keeps its labels); labels it cannot take raise ``TypeError``."""
+    columns = frame.columns
+    if isinstance(columns, pd.MultiIndex):
+        raise TypeError(
+            f"{name} has MultiIndex columns (levels {columns.nlevels}); dpsynth needs one "
+            "name per column: join the levels, e.g. X.columns = ['_'.join(map(str, c)) "
+            "for c in X.columns].")
+    if all(isinstance(c, str) for c in columns):
+        return frame
+    if columns.has_duplicates:
+        raise ValueError(
+            f"{name} has duplicate column names {list(columns[columns.duplicated()])[:6]}; "
+            "give every column a unique name.")
+    names = []
+    for position, label in enumerate(columns):
+        text = label_name(label)
+        if text is None:
+            raise TypeError(
+                f"Column labels of {name} must be strings or numbers; got "
+                f"{type(label).__name__} {label!r:.60} (position {position}). Rename "
+                "them, e.g. X.columns = X.columns.astype(str).")
+        names.append(text)
+    clashes = [c for c, n in zip(columns, names)
+               if len({repr(d) for d, m in zip(columns, names) if m == n}) > 1]
+    if clashes:  # 0 and "0": distinct labels, one name
+        raise ValueError(
+            f"{name} has column labels that read the same, {clashes[:6]!r}: a number "
+            "label is named by its text; give every column a unique name.")
+    shallow = frame.copy(deep=False)  # the caller's frame keeps its labels
+    shallow.columns = names
+    return shallow
 
 
 def is_missing_scalar(value):
@@ -218,7 +307,9 @@ def check_table(X, *, name="X", copy=True):
     Parameters
     ----------
     X : DataFrame or array-like of shape (n_samples, n_features)
-        The table. A numpy array gets the column names ``x0, x1, ...``.
+        The table. A numpy array gets the column names ``x0, x1, ...``; a
+        DataFrame's number labels are named by their text (``0`` -> ``"0"``,
+        see :func:`column_labels` for the labels).
     name : str, default="X"
         Name used in error messages.
     copy : bool, default=True
@@ -238,9 +329,11 @@ def check_table(X, *, name="X", copy=True):
     ValueError
         Empty table, no column, duplicate column names, ragged or non-2-D input.
     TypeError
-        Non-string column names, unhashable cells, mixed-type object columns.
+        Column labels that are neither strings nor numbers (MultiIndex,
+        timestamps), unhashable cells, mixed-type object columns.
     """
     frame, was_dataframe = _to_frame(X, name, copy)
+    frame = _named_columns(frame, name)  # 0 -> "0": see column_labels
     frame = standard_columns(frame)  # pyarrow text and temporal columns as pandas reads them
     n_rows, n_cols = frame.shape
     if n_cols == 0:
@@ -252,12 +345,6 @@ def check_table(X, *, name="X", copy=True):
             f"{name} has 0 sample(s) (shape={frame.shape}) while a minimum of 1 is required."
         )
     names = list(frame.columns)
-    bad = [c for c in names if not isinstance(c, str)]
-    if bad:
-        raise TypeError(
-            f"Column names of {name} must all be strings; got {bad[:5]!r}. "
-            "Rename them, e.g. X.columns = X.columns.astype(str)."
-        )
     if "" in names:
         raise ValueError(
             f"{name} has a column with an empty name (position {names.index('')}); give "
