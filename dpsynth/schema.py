@@ -143,7 +143,19 @@ def dtype_to_json(dtype):
         categories = dtype.categories
         sub = "object" if categories is None else str(categories.dtype)
         return {"kind": "category", "categories_dtype": sub, "ordered": bool(dtype.ordered)}
-    return {"kind": "plain", "name": str(dtype)}
+    spec = {"kind": "plain", "name": str(dtype)}
+    if isinstance(dtype, pd.StringDtype) and _string_storage(str(dtype)) != dtype.storage:
+        # "string" names both storages: the one this pandas would not read it as
+        spec["storage"] = dtype.storage
+    return spec
+
+
+def _string_storage(name):
+    """The storage pandas gives the string dtype ``name`` (``"string"``, ``"str"``)."""
+    try:
+        return pd.api.types.pandas_dtype(name).storage
+    except (TypeError, ImportError, AttributeError):
+        return None
 
 
 def dtype_from_json(spec):
@@ -162,6 +174,15 @@ def dtype_from_json(spec):
             raise ValueError(f"unknown dtype {spec['name']!r}: {exc}") from None
         if isinstance(dtype, np.dtype) and dtype.kind in "USV":
             dtype = np.dtype(object)  # a text dtype spelt differently by another pandas
+        storage = spec.get("storage")
+        if storage is not None:
+            if storage not in ("python", "pyarrow"):
+                raise ValueError(f"bad storage {storage!r:.40} of dtype {spec['name']!r:.40}")
+            try:  # (a pandas without this string dtype read it as object, above)
+                if isinstance(dtype, pd.StringDtype):
+                    dtype = pd.StringDtype(storage, na_value=dtype.na_value)
+            except ImportError:  # pyarrow storage without pyarrow: the default one
+                pass
         return dtype
     raise ValueError(f"unknown dtype {spec!r:.80}")
 
