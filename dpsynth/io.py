@@ -1095,6 +1095,12 @@ DRAFT_WARNING = (
     "know without the data.")
 
 _LEADING_ZERO = re.compile(r"\s*[-+]?0\d")
+# a numeric column is left out of the draft when more than this share of its values
+# (point masses apart) falls in one of DRAFT_BINS equal bins between its minimum and
+# maximum: declared bounds bin it in equal widths (the encoder's n_bins), which would
+# lump those values together, while an undeclared column gets DP quantile bins
+DRAFT_BINS = 10
+DRAFT_CROWDED_SHARE = 0.5
 
 
 def _decimals(text):
@@ -1154,6 +1160,16 @@ def _draft_column(name, series, max_categories, max_numeric_categories, point_ma
                                  no_missing=no_missing), note
     shares = numbers_.value_counts(normalize=True)
     special = sorted(cast(v) for v, share in shares.items() if share >= point_mass_share)
+    spread = numbers_[~numbers_.isin(special)].to_numpy()
+    if spread.size and distinct[-1] > distinct[0]:
+        counts, _ = np.histogram(spread, bins=DRAFT_BINS, range=(distinct[0], distinct[-1]))
+        if counts.max() > DRAFT_CROWDED_SHARE * spread.size:
+            note = (f"{name!r} is skewed (most of its values fall in one of {DRAFT_BINS} "
+                    "equal bins between its minimum and maximum): left out of the draft, "
+                    "the DP release bins it by DP quantiles; declared \"bounds\" would bin "
+                    "it in equal widths (add them, with \"n_bins\", only if its public "
+                    "range suits equal bins)")
+            return None, note
     decimals = _decimals(text) if text is not None and not integer else None
     return ColumnDeclaration(name, "numeric", dtype,
                              bounds=(cast(distinct[0]), cast(distinct[-1])),
@@ -1187,7 +1203,11 @@ def draft_declaration(data, *, sep=None, na_values=("",), columns=None, drop=Non
     max_numeric_categories : int, default=32
         Numeric columns with at most this many values are declared
         categorical with those values (exact, no bins); the others numeric
-        with their observed minimum and maximum as ``bounds``.
+        with their observed minimum and maximum as ``bounds``, but for a
+        skewed column (more than half of its values, point masses apart, in
+        one of ten equal bins between them), left out with a note:
+        declared bounds bin a column in equal widths, an undeclared one gets
+        DP quantile bins.
     point_mass_share : float, default=0.05
         Values of a numeric column held by at least this share of its
         records become ``special_values`` (bins of their own).
