@@ -200,7 +200,8 @@ def _tables_with_bounds(args):
 
 
 def _quantile_binned(real, synth, declaration, n_bins):
-    """``real`` and ``synth`` with each undeclared column of numbers with many values
+    """``real`` and ``synth`` with each undeclared column of numbers with few values
+    spelt one way (``"2.0"`` and ``"2"`` are one value), and each with many values
     (more than a categorical comparison can show, such as an amount or a
     many-valued count, dates written as text) replaced by the interval of the real
     table's ``n_bins`` quantiles that holds each value (open at both ends; a field
@@ -210,7 +211,7 @@ def _quantile_binned(real, synth, declaration, n_bins):
     quantiles may bin it: each value as a category of its own would make every
     marginal of such a column differ entirely.
     """
-    binned = {}
+    binned, spelled = {}, []
     for name in real.columns:
         if name in declaration:
             continue
@@ -219,10 +220,15 @@ def _quantile_binned(real, synth, declaration, n_bins):
             continue
         numbers = pd.Series(read(real[name]))
         if numbers.nunique() <= _common.MAX_CATEGORIES:
+            if read.numbers and not real[name].dropna().astype(str).str.match(
+                    io._LEADING_ZERO).any():  # "02139" is a code: compared as written
+                spelled.append(name)
             continue
         edges = np.unique(np.quantile(numbers.dropna().to_numpy(dtype=np.float64),
                                       np.linspace(0.0, 1.0, n_bins + 1)))
         binned[name] = (read, edges)
+    if spelled:  # "2.0" (pandas writes whole numbers so beside NaN) is the value 2
+        real, synth = (_numbers_spelled(frame, spelled) for frame in (real, synth))
     if not binned:
         return real, synth
     out = []
@@ -245,6 +251,27 @@ def _quantile_binned(real, synth, declaration, n_bins):
     return tuple(out)
 
 
+def _numbers_spelled(frame, names):
+    """``frame`` with the fields of the columns ``names`` that are numbers spelt one way
+    (``"2.0"`` and ``"2"`` as ``"2"``, ``"2.50"`` as ``"2.5"``); other fields as they
+    are."""
+    frame = frame.copy()
+    for name in names:
+        values = frame[name].astype(object).to_numpy()
+        numbers = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=np.float64)
+        spelt = np.array([_spell_number(v) for v in numbers], dtype=object)
+        frame[name] = pd.Series(np.where(np.isfinite(numbers), spelt, values),
+                                index=frame.index, dtype=object)
+    return frame
+
+
+def _spell_number(value):
+    if not np.isfinite(value):
+        return None
+    return str(int(value)) if value == np.round(value) and abs(value) < 2 ** 53 \
+        else repr(float(value))
+
+
 def _number_reader(series):
     """How to read ``series`` as numbers for :func:`_quantile_binned`: a function of a
     column giving float64 (NaN where a field is no number), with a ``spell``
@@ -254,6 +281,7 @@ def _number_reader(series):
         def read(column):
             return pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
         read.spell = lambda value: f"{value:g}"
+        read.numbers = True
         return read
     present = series.dropna()
     if present.empty or not all(isinstance(v, str) for v in present.head(1000)):
@@ -263,6 +291,7 @@ def _number_reader(series):
             def read(column, fmt=fmt):
                 return parse_dates(column, fmt)
             read.spell = lambda value, fmt=fmt: format_dates([value], fmt)[0]
+            read.numbers = False
             return read
     return None
 

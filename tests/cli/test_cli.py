@@ -404,6 +404,32 @@ def test_evaluate_after_synthesize_with_drop(capsys, work, table_csv, drop,
     assert ("left out rownames (only in real.csv)" in err) == (not drop)
 
 
+def test_evaluate_reads_a_number_spelt_two_ways_as_one_value(capsys, work):
+    # pandas writes whole numbers beside NaN as "2.0"; dpsynth's synthetic file (or a
+    # file another tool wrote) spells them "2": one value, not two categories (the
+    # score column's 1-way TVD was 1.0)
+    rng = np.random.default_rng(0)
+    score = np.where(rng.random(400) < 0.1, np.nan, rng.integers(0, 5, 400))
+    real = pd.DataFrame({"score": score,
+                         "code": rng.choice(["007", "7", "12"], 400, p=[0.5, 0.3, 0.2])})
+    real.to_csv("real.csv", index=False)
+    assert "2.0" in open("real.csv").read()
+    with open("synth.csv", "w") as handle:
+        handle.write("score,code\n" + "".join(
+            f"{'' if np.isnan(v) else int(v)},{c}\n" for v, c in zip(score, real["code"])))
+    code, out, err = run(capsys, "evaluate", "real.csv", "synth.csv",
+                         "--reporting-length", 1)
+    assert code == 0, err
+    assert "mean TVD                     0.0000" in out
+    # codes with leading zeros stay as written: "007" and "7" are two values
+    real.assign(code=real["code"].map({"007": "7", "7": "007", "12": "12"})).to_csv(
+        "codes.csv", index=False)
+    code, out, err = run(capsys, "evaluate", "real.csv", "codes.csv",
+                         "--reporting-length", 1)
+    assert code == 0, err
+    assert "mean TVD                     0.0000" not in out
+
+
 def test_evaluate_bins_undeclared_many_valued_numbers_and_dates_by_real_quantiles(
         capsys, work, table_csv):
     # nothing declared: the command that made synth.csv needed nothing either
