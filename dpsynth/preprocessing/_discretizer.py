@@ -452,8 +452,9 @@ def _check_dtype(dtype, name):
     if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
         raise TypeError(
             f"Column {name!r} has dtype {dtype}; DPKBinsDiscretizer bins "
-            "numeric columns only. Leave categorical columns to "
-            "TableEncoder(categories=...) or convert the column to numbers."
+            "numeric columns only (so do TableEncoder's bounds and binning). Remove "
+            f"{name!r} from bounds/binning and leave it to TableEncoder (categories=... "
+            "or nothing), or convert the column to numbers."
         )
 
 

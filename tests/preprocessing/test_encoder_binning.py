@@ -97,6 +97,12 @@ def test_inverse_random_state():
     pd.testing.assert_frame_equal(other, encoder.inverse_transform(codes, random_state=2))
 
 
+def test_bounds_on_a_text_column_name_the_parameter():
+    X = _table()
+    with pytest.raises(TypeError, match=r"(?s)'city'.*bounds/binning.*categories"):
+        TableEncoder(bounds={**BOUNDS, "city": (0, 1)}, random_state=0).fit(X)
+
+
 def test_float_column_without_bounds_points_to_bounds():
     X = _table()
     with pytest.raises(ValueError, match=r"Column 'income'.*bounds=\{'income'"):
