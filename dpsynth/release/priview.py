@@ -63,6 +63,17 @@ SELECT_VIEW_CELLS = 4
 #: a pair of many-valued columns, whose table would be mostly noise, is chosen only when
 #: its association is that much stronger.
 SELECT_NOISE_PENALTY = 0.5
+#: With ``select_pairs`` on and Gaussian noise: pairs beyond the spanning tree are chosen while
+#: the expected noise (total variation) of a chosen pair's table of the median cells of
+#: the candidate pairs, at the tables' noise once that many more are measured
+#: (:meth:`PriViewSynthesizer._extra_pairs`), stays at most this; ``None``: the tree only.
+EXTRA_PAIR_TVD = 0.10
+#: At most this many times the tree's pairs are chosen beyond it.
+EXTRA_PAIR_FACTOR = 1.0
+#: The utility of the pairs beyond the tree: ``"model"``, the L1 distance of a pair's table
+#: from its marginal in the tree's model (the consistent views and measured tree pairs),
+#: or ``"independence"``, from the product of its columns' distributions (the tree's).
+EXTRA_PAIR_UTILITY = "model"
 
 
 def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_cells=None,
@@ -107,6 +118,48 @@ def view_counts(codes, attrs, cardinalities):
     return np.bincount(cells, minlength=int(np.prod(shape))).reshape(shape).astype(float)
 
 
+def _tree_marginals(tables, cardinalities):
+    """Every pair's marginal in the model of tables joined as a forest.
+
+    ``tables`` are consistent, non-negative (attrs, counts) tables whose
+    two-column projections (a view's columns chained in order, and the pairs'
+    tables) form a forest over the columns; the model is the one of that
+    forest (each column given its neighbour towards the other).  Returns a
+    dict from each sorted pair of connected columns to its counts (the
+    tables' total).  A post-processing of the tables only.
+    """
+    edges = {}
+    for attrs, table in tables:
+        for a, b in zip(attrs[:-1], attrs[1:]):
+            pair = np.clip(project(table, attrs, (a, b)), 0, None)
+            edges.setdefault(a, []).append((b, pair))
+            edges.setdefault(b, []).append((a, pair.T))
+    total = max(float(tables[0][1].sum()), 0.0) if tables else 0.0
+    marginals = {}
+    for source in edges:
+        first = np.clip(edges[source][0][1].sum(axis=1), 0, None)
+        p = first / first.sum() if first.sum() > 0 else np.full(
+            int(cardinalities[source]), 1.0 / int(cardinalities[source]))
+        joint = {source: np.diag(p)}
+        stack = [source]
+        while stack:
+            x = stack.pop()
+            for y, pair in edges[x]:
+                if y in joint:
+                    continue
+                rows = pair.sum(axis=1, keepdims=True)
+                column = pair.sum(axis=0)
+                fallback = column / column.sum() if column.sum() > 0 else np.full(
+                    pair.shape[1], 1.0 / pair.shape[1])
+                cond = np.where(rows > 0, pair / np.where(rows > 0, rows, 1.0), fallback)
+                joint[y] = joint[x] @ cond
+                stack.append(y)
+        for y, j in joint.items():
+            if source < y:
+                marginals[(source, y)] = total * j
+    return marginals
+
+
 class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     """Central-DP marginals and synthetic data from consistent noisy views.
 
@@ -132,7 +185,10 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     distributions), and the rest to those pairs' tables (Laplace), made
     consistent with the views by noise-weighted consistency
     (``select_pairs``): a handful of pairs the data says matter instead of
-    every pair, which that budget could not measure above the noise.
+    every pair, which that budget could not measure above the noise.  With
+    Gaussian noise and records enough for more tables, the same shares
+    also choose and measure pairs beyond the tree, as many as a public rule
+    on the tables' expected noise allows (``select_pairs``).
 
     Before the views, the columns with many values (``merge_min_values`` or
     more) are shrunk, as MST does: a share ``merge_share`` of ``epsilon``
@@ -350,6 +406,26 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         many-valued columns must be that much more associated to be worth
         its noise); and the chosen pairs' tables,
         ``Laplace(r / (0.6 epsilon_v))`` per cell (``r = w - 1`` tables).
+        With Gaussian noise, ``k`` more pairs beyond the tree
+        (``n_extra_pairs_``, :meth:`_extra_pairs`): the largest ``k`` up to
+        ``EXTRA_PAIR_FACTOR = 1`` times ``w - 1`` for which a table of the
+        median cells of the pairs of columns of different views, measured
+        among ``r = w - 1 + k`` tables, has an expected noise (total
+        variation, from the noisy record count) of at most
+        ``EXTRA_PAIR_TVD = 0.10``: a function of the views' domain, the
+        budget and the noisy count only, 0 where the tree's tables are
+        noise-dominated (and with Laplace noise, whose scale grows as the
+        tables measured, not as their square root).  The tree's pairs are
+        then chosen and measured first, with ``(w - 1) / r`` of the
+        selection's and of the tables' shares (every round and every table
+        as if the ``r`` were measured together), and the ``k`` more drawn
+        by the exponential mechanism from the pairs of different views not
+        chosen, by the L1 distance of their table from their marginal in
+        the model of the consistent views and the tree's tables (each
+        column given its neighbour on the tree's path:
+        :func:`_tree_marginals`; a post-processing, so sensitivity 1), less
+        the same noise penalty, and measured with the rest: pairs whose
+        association the tree does not already carry.
         Consistency then weighs each table by its own noise (GLS).  Set it
         to ``False`` when each column's own distribution matters more than
         any association.
@@ -391,7 +467,12 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     select_pairs_ : bool
         Whether pairs were chosen to join strength-1 views.
     selected_pairs_ : list of tuple of int
-        The chosen pairs, in the order drawn (a DP output; empty when none).
+        The chosen pairs, in the order drawn (a DP output; empty when none):
+        the tree's ``w - 1``, then the ``n_extra_pairs_`` beyond it.
+    n_extra_pairs_ : int
+        How many pairs beyond the tree were chosen (public: from the views'
+        domain, the budget and the noisy record count; 0 without chosen
+        pairs).
     pair_noise_scale_ : float or None
         Noise scale per cell of the chosen pairs' tables (as
         ``noise_scale_``).
@@ -736,62 +817,122 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                     else np.full(cards[a], 1.0 / cards[a])
         return shares, max(float(views[0][1].sum()), 0.0)
 
-    def _choose_pairs(self, codes, views, epsilon, epsilon_pairs, rng):
+    def _choose_pairs(self, codes, views, epsilon, epsilon_pairs, rng, *, n_tables=None,
+                      extra=0, chosen=None, model=None):
         """The pairs of columns that join the strength-1 views, chosen under DP.
 
         The views are disjoint sets of columns.  A spanning tree joins them
-        (as MST does for single columns): each of the ``r = w - 1`` rounds
-        draws, by the exponential mechanism with ``epsilon / r``, one pair
-        of columns of two still unjoined groups, with utility the L1
-        distance between the pair's table and the product of its two
-        columns' distributions in ``views`` (consistent, non-negative: a
-        post-processing of the noisy views) scaled to their total, minus
-        :data:`SELECT_NOISE_PENALTY` times the expected L1 noise of the
-        pair's table once measured (its cells times ``r / epsilon_pairs``,
-        the scale of the chosen tables).  The product is fixed by released
-        outputs and the penalty by public facts, so one record more or less
-        moves a utility by at most 1 (sensitivity 1); the rounds compose to
-        ``epsilon``.  With the Gaussian mechanism ``epsilon`` and
-        ``epsilon_pairs`` are ``rho``s: the rounds run at ``sqrt(8 rho / r)``
-        each (zCDP ``epsilon**2 / 8`` a round), the tables' scale is their
-        Laplace equivalent (:meth:`_laplace_epsilon`).  Returns the pairs
-        (sorted tuples, in the order drawn) and the spend.
+        (as MST does for single columns): each of the ``w - 1`` rounds draws,
+        by the exponential mechanism, one pair of columns of two still
+        unjoined groups, with utility the L1 distance between the pair's
+        table and the product of its two columns' distributions in ``views``
+        (consistent, non-negative: a post-processing of the noisy views)
+        scaled to their total, minus :data:`SELECT_NOISE_PENALTY` times the
+        expected L1 noise of the pair's table once measured (its cells times
+        the Laplace scale of ``n_tables`` tables measured with
+        ``epsilon_pairs``; ``n_tables`` defaults to ``w - 1``).  Then
+        ``extra`` rounds draw pairs of columns of different views not yet
+        chosen, by the same utility; with ``chosen`` (the tree, already
+        measured) only these, and ``model`` (the consistent views and the
+        tree's tables) replaces the product by the pair's marginal in the
+        tree's model (:func:`_tree_marginals`).  The product and the model
+        are fixed by released outputs and the penalty by public facts, so one
+        record more or less moves a utility by at most 1 (sensitivity 1);
+        the rounds of a call share ``epsilon`` equally.  With the Gaussian
+        mechanism ``epsilon`` and ``epsilon_pairs`` are ``rho``s: the rounds
+        run at ``sqrt(8 rho / rounds)`` each (zCDP ``epsilon**2 / 8`` a
+        round), the tables' scale is their Laplace equivalent
+        (:meth:`_laplace_epsilon`).  Returns the pairs (sorted tuples, in the
+        order drawn) and the spend.
         """
         d = self.n_features_in_
         cards = [int(c) for c in self.view_cardinalities_]
         group = np.empty(d, dtype=np.int64)
         for i, (attrs, table) in enumerate(views):
             group[list(attrs)] = i
+        view_of = group.copy()
         shares, total = self._column_shares(views)
-        rounds = len(views) - 1
+        tree = 0 if chosen is not None else len(views) - 1
+        rounds = tree + int(extra)
+        n_tables = len(views) - 1 if n_tables is None else int(n_tables)
         gaussian = self.mechanism_ == "gaussian"
         # Gaussian: epsilon is a rho; a round at eps costs eps**2 / 8 (bounded range)
         eps_round = math.sqrt(8.0 * epsilon / rounds) if gaussian else epsilon / rounds
         # of each chosen table's cells (its Laplace-equivalent scale): public
-        noise_scale = rounds / self._laplace_epsilon(rounds, epsilon_pairs)
+        noise_scale = n_tables / self._laplace_epsilon(n_tables, epsilon_pairs)
+        marginals = _tree_marginals(model, cards) if model is not None else {}
         utility = {}
         for a, b in itertools.combinations(range(d), 2):
-            if group[a] != group[b]:
+            if view_of[a] != view_of[b]:
                 table = view_counts(codes, (a, b), cards)
-                distance = np.abs(table - total * np.outer(shares[a], shares[b])).sum()
+                expected = marginals.get((a, b))
+                if expected is None:
+                    expected = total * np.outer(shares[a], shares[b])
+                distance = np.abs(table - expected).sum()
                 penalty = SELECT_NOISE_PENALTY * cards[a] * cards[b] * noise_scale
                 utility[(a, b)] = float(distance) - penalty
-        chosen = []
-        for _ in range(rounds):
-            candidates = [p for p in utility if group[p[0]] != group[p[1]]]
+        picked = []
+        taken = set(chosen or ())
+        for k in range(rounds):
+            if k < tree:
+                candidates = [p for p in utility if group[p[0]] != group[p[1]]]
+            else:
+                candidates = [p for p in utility if p not in taken]
+            if not candidates:
+                break
             i = exponential_mechanism(np.array([utility[p] for p in candidates]), eps_round,
                                       rng, sensitivity=1.0, noise=self.noise)
             a, b = candidates[i]
-            chosen.append((a, b))
+            picked.append((a, b))
+            taken.add((a, b))
             group[group == group[b]] = group[a]
+        what = (f"{rounds} pairs joining the views (exponential mechanism)" if not extra
+                else f"{tree} pairs joining the views and {extra} more (exponential mechanism)"
+                if tree else f"{rounds} pairs beyond the tree (exponential mechanism)")
         if gaussian:
-            return chosen, {"name": f"{rounds} pairs joining the views (exponential mechanism)",
-                            "mechanism": "exponential", "rho": rounds * eps_round ** 2 / 8.0,
+            return picked, {"name": what, "mechanism": "exponential",
+                            "rho": rounds * eps_round ** 2 / 8.0,
                             "epsilon": eps_round, "sensitivity": 1.0, "rounds": rounds,
                             "accounting": "zCDP (bounded range): epsilon**2 / 8 a round"}
-        return chosen, {"name": f"{rounds} pairs joining the views (exponential mechanism)",
-                        "mechanism": "exponential", "epsilon": float(epsilon),
+        return picked, {"name": what, "mechanism": "exponential", "epsilon": float(epsilon),
                         "sensitivity": 1.0, "rounds": rounds}
+
+    def _extra_pairs(self, views, epsilon_pairs):
+        """How many pairs beyond the spanning tree are chosen: a public function.
+
+        The largest ``k`` up to :data:`EXTRA_PAIR_FACTOR` times the tree's ``w
+        - 1`` pairs (and the pairs of columns of different views) for which
+        a table of ``L`` cells, measured among ``w - 1 + k`` chosen tables
+        with ``epsilon_pairs``, has an expected noise (total variation,
+        ``L b / (N sqrt(pi))`` with ``b`` the Laplace-equivalent scale and
+        ``N`` the noisy record count, as :meth:`_pair_noise`) of at most
+        :data:`EXTRA_PAIR_TVD`; ``L`` is the median cells of the pairs of
+        columns of different views.  0 when that noise is above the limit
+        already for one table more than the tree, or without a noisy count.
+        It reads the views' domain, their grouping, the budget and the noisy
+        count only, never the data: more pairs where records are many
+        against the noise, none where the tree's tables are noise-dominated.
+        """
+        if EXTRA_PAIR_TVD is None or self.noisy_count_ is None or self.mechanism_ != "gaussian":
+            return 0  # Laplace noise: each table's noise grows as the tables measured
+        cards = [int(c) for c in self.view_cardinalities_]
+        group = {a: i for i, (attrs, _) in enumerate(views) for a in attrs}
+        cells = [cards[a] * cards[b] for a, b in itertools.combinations(sorted(group), 2)
+                 if group[a] != group[b]]
+        tree = len(views) - 1
+        most = min(len(cells) - tree, int(math.floor(EXTRA_PAIR_FACTOR * tree)))
+        if not cells or most <= 0:
+            return 0
+        size = float(np.median(cells))
+        n = max(float(self.noisy_count_), 1.0)
+        k = 0
+        for more in range(1, most + 1):
+            r = tree + more
+            scale = r / self._laplace_epsilon(r, epsilon_pairs)
+            if size * scale / (n * math.sqrt(math.pi)) > EXTRA_PAIR_TVD:
+                break
+            k = more
+        return k
 
     def _needs_count(self, candidates):
         """Whether the plan needs the record count: a public function of the parameters.
@@ -1028,22 +1169,53 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         one_way = [((j,), self._merged_counts(j)) for j in self.merge_columns_]
         variances = [1.0] * w + ([(self._drawn_scale(merge_spend) / self.noise_scale_) ** 2]
                                  * len(one_way) if one_way else [])
-        self.selected_pairs_, self.pair_noise_scale_ = [], None
+        self.selected_pairs_, self.pair_noise_scale_, self.n_extra_pairs_ = [], None, 0
         if self.select_pairs_:
             first, _ = postprocess(noisy + one_way, self.view_cardinalities_,
                                    tol=self.negativity_tol, n_rounds=self.n_rounds,
                                    weights=self.weights, variances=variances)
-            pairs, select_spend = self._choose_pairs(codes, first[:w], epsilon_select,
-                                                     epsilon_pairs, rng)
+            tree = w - 1
+            self.n_extra_pairs_ = extra = self._extra_pairs(first[:w], epsilon_pairs)
+            n_tables = tree + extra
+            # the tree's share of the choice and of the tables (all of them without extra
+            # pairs): every chosen table gets the noise of n_tables measured together, every
+            # round the same budget
+            select_tree = epsilon_select * tree / n_tables if extra else epsilon_select
+            pairs_tree = epsilon_pairs * tree / n_tables if extra else epsilon_pairs
+            model_utility = extra and EXTRA_PAIR_UTILITY == "model"
+            pairs, select_spend = self._choose_pairs(
+                codes, first[:w], select_tree, epsilon_pairs, rng, n_tables=n_tables,
+                extra=0 if model_utility else extra)
             spends.append(select_spend)
+            measured = [(pairs, pairs_tree if model_utility else epsilon_pairs)]
+            if model_utility:
+                tables, spend = self._measure_tables(codes, pairs, pairs_tree, rng,
+                                                     "chosen pairs' tables")
+                spends.append(spend)
+                model, _ = postprocess(
+                    noisy + tables + one_way, self.view_cardinalities_,
+                    tol=self.negativity_tol, n_rounds=self.n_rounds, weights=self.weights,
+                    variances=variances[:w] + [(self._drawn_scale(spend)
+                                                / self.noise_scale_) ** 2] * len(tables)
+                    + variances[w:])
+                more, extra_spend = self._choose_pairs(
+                    codes, first[:w], epsilon_select - select_tree, epsilon_pairs, rng,
+                    n_tables=n_tables, extra=extra, chosen=pairs,
+                    model=model[:w + len(tables)])
+                spends.append(extra_spend)
+                measured = [(more, epsilon_pairs - pairs_tree)]
+                noisy += tables
+                pairs = pairs + more
             r = len(pairs)
             if r:
                 self.selected_pairs_ = pairs
-                tables, spend = self._measure_tables(codes, pairs, epsilon_pairs, rng,
-                                                     "chosen pairs' tables")
+                for sets, budget_pairs in measured:
+                    tables, spend = self._measure_tables(
+                        codes, sets, budget_pairs, rng, "tables of the pairs beyond the tree"
+                        if model_utility else "chosen pairs' tables")
+                    noisy += tables
+                    spends.append(spend)
                 self.pair_noise_scale_ = self._drawn_scale(spend)
-                noisy += tables
-                spends.append(spend)
                 self.marginal_sets_ += pairs
                 pair_variance = (self.pair_noise_scale_ / self.noise_scale_) ** 2
                 variances = variances[:w] + [pair_variance] * r + variances[w:]

@@ -892,3 +892,113 @@ def test_gaussian_bad_parameters(params, match):
     X, cats = _binary(200, 4)
     with pytest.raises((ValueError, TypeError), match=match):
         PriViewSynthesizer(categories=cats, random_state=0, **params).fit(X)
+
+
+# ------------------------------------------- pairs beyond the spanning tree (extra pairs)
+def _noisy_copies(n, d=16, c=6, seed=3):
+    """d columns of c values, column j + d/2 a noisy copy of column j."""
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, c, size=(n, d // 2))
+    X = pd.DataFrame(np.hstack([base, (base + (rng.random(base.shape) < 0.3)) % c]),
+                     columns=[f"c{j}" for j in range(d)])
+    return X, {col: list(range(c)) for col in X}
+
+
+def test_extra_pairs_are_a_public_function_and_zero_where_noise_dominates():
+    from dpsynth.release import priview
+    X, cats = _noisy_copies(6000)
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    assert synth.mechanism_ == "gaussian" and synth.strength_ == 1 and synth.select_pairs_
+    w = len(synth.marginal_sets_) - len(synth.selected_pairs_)
+    k = synth.n_extra_pairs_
+    assert 0 < k <= priview.EXTRA_PAIR_FACTOR * (w - 1)
+    assert len(synth.selected_pairs_) == w - 1 + k
+    # the same shape, domain and seed (hence the same noisy count) but other data (every
+    # column independent): the same number of extra pairs, other pairs
+    rng = np.random.default_rng(9)
+    Y = pd.DataFrame(rng.integers(0, 6, size=X.shape), columns=X.columns)
+    other = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(Y)
+    assert other.noisy_count_ == synth.noisy_count_ and other.n_extra_pairs_ == k
+    # the rule itself: reads the views' domain and grouping, the budget and the noisy
+    # count; none where the tables are noise-dominated, up to the cap with many records,
+    # none with Laplace noise; more records never fewer pairs
+    views = [(v, None) for v in synth.marginal_sets_[:w]]
+    rho_pairs = sum(m.rho for m in synth.privacy_spent_.mechanisms if "tables" in m.name
+                    and "views" not in m.name)
+    counts = [100.0, 1000.0, 3000.0, 6000.0, 20000.0, 1e6]
+    ks = []
+    for n in counts:
+        synth.noisy_count_ = n
+        ks.append(synth._extra_pairs(views, rho_pairs))
+    assert ks[0] == 0 and ks[-1] == int(priview.EXTRA_PAIR_FACTOR * (w - 1))
+    assert ks == sorted(ks)
+    synth.mechanism_ = "laplace"
+    assert synth._extra_pairs(views, rho_pairs) == 0
+    # a small table at the same settings: noise dominates, the tree only
+    X_small, _ = _noisy_copies(3000)
+    small = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X_small)
+    assert small.select_pairs_ and small.n_extra_pairs_ == 0
+    assert len(small.selected_pairs_) == len(small.marginal_sets_) // 2
+
+
+def test_extra_pairs_join_the_tree_first_and_are_accounted():
+    X, cats = _noisy_copies(10000, d=20)
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    k = synth.n_extra_pairs_
+    w = len(synth.marginal_sets_) - len(synth.selected_pairs_)
+    assert synth.mechanism_ == "gaussian" and k > 0
+    own = synth.marginal_sets_[:w]
+    group = {a: i for i, v in enumerate(own) for a in v}
+    # the first w - 1 pairs are a spanning tree over the views, the rest distinct pairs of
+    # columns of different views
+    parent = list(range(w))
+
+    def find(x):
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for a, b in synth.selected_pairs_[:w - 1]:
+        ga, gb = find(group[a]), find(group[b])
+        assert ga != gb
+        parent[ga] = gb
+    pairs = synth.selected_pairs_
+    assert len(set(pairs)) == len(pairs) and all(group[a] != group[b] for a, b in pairs)
+    # the accounting: the tree's and the extra pairs' choices share the selection's rho
+    # equally per round, their tables the pairs' rho, every table the same sigma
+    spent = synth.privacy_spent_
+    by = {m.name: m for m in spent.mechanisms}
+    rho_views = synth.rho_ - synth.count_epsilon ** 2 / 2
+    tree_choice = by[f"{w - 1} pairs joining the views (exponential mechanism)"]
+    extra_choice = by[f"{k} pairs beyond the tree (exponential mechanism)"]
+    assert tree_choice.rho + extra_choice.rho == pytest.approx(rho_views * SELECT_SHARES[1])
+    assert tree_choice.rho / (w - 1) == pytest.approx(extra_choice.rho / k)
+    tree_tables = by[f"{w - 1} chosen pairs' tables, every cell"]
+    extra_tables = by[f"{k} tables of the pairs beyond the tree, every cell"]
+    rho_pairs = rho_views * SELECT_SHARES[2]
+    assert tree_tables.rho + extra_tables.rho == pytest.approx(rho_pairs)
+    sigma = math.sqrt((w - 1 + k) / (2 * rho_pairs))
+    for m in (tree_tables, extra_tables):
+        assert dict(m.params)["sigma"] == pytest.approx(sigma)
+    assert math.fsum(m.rho for m in spent.mechanisms) <= synth.rho_
+    assert spent.epsilon == pytest.approx(1.0) and spent.epsilon <= 1.0
+    # the extra pairs' noisy tables are the data's plus that noise
+    noise = np.concatenate([(t - view_counts(X.to_numpy(), a, [6] * 20)).ravel()
+                            for a, t in synth.noisy_views_[w + w - 1:]])
+    assert len(synth.noisy_views_) == w + w - 1 + k
+    assert noise.std() == pytest.approx(sigma, rel=0.25)
+
+
+def test_tree_marginals_of_a_chain():
+    from dpsynth.release.priview import _tree_marginals
+    # a -> b -> c, each a noisy copy: the model's (a, c) is P(a) P(b | a) P(c | b)
+    ab = np.array([[40.0, 10.0], [5.0, 45.0]])
+    bc = np.array([[30.0, 15.0], [10.0, 45.0]])
+    tables = [((0,), ab.sum(axis=1)), ((1,), ab.sum(axis=0)), ((2,), bc.sum(axis=0)),
+              ((0, 1), ab), ((1, 2), bc)]
+    out = _tree_marginals(tables, [2, 2, 2])
+    np.testing.assert_allclose(out[(0, 1)], ab)
+    np.testing.assert_allclose(out[(1, 2)], bc)
+    expected = ab @ (bc / bc.sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(out[(0, 2)], expected)
+    assert out[(0, 2)].sum() == pytest.approx(100.0)
