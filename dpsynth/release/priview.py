@@ -74,6 +74,9 @@ EXTRA_PAIR_FACTOR = 1.0
 #: from its marginal in the tree's model (the consistent views and measured tree pairs),
 #: or ``"independence"``, from the product of its columns' distributions (the tree's).
 EXTRA_PAIR_UTILITY = "model"
+#: Gaussian noise of a group of tables measured together: ``"equal"``, one sigma, or
+#: ``"cells"``, sigma proportional to ``cells**(-1/3)`` (the least summed L1 noise).
+GAUSSIAN_ALLOCATION = "cells"
 
 
 def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_cells=None,
@@ -663,6 +666,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         """A spend's share of the budget: its epsilon (Laplace) or its rho (Gaussian)."""
         return spend["rho"] if self.mechanism_ == "gaussian" else spend["epsilon"]
 
+    def _variances(self, spend, n_tables):
+        """Each table's noise variance relative to ``noise_scale_`` (GLS weights)."""
+        scales = spend.get("_scales") or [self._drawn_scale(spend)] * n_tables
+        return [(float(x) / self.noise_scale_) ** 2 for x in scales]
+
     def _drawn_scale(self, spend):
         """The noise scale per cell a measurement drew (Laplace ``b``, Gaussian ``sigma``)."""
         return spend["noise_scale"] if self.mechanism_ == "gaussian" else spend["scale"]
@@ -773,6 +781,29 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         Gaussian mechanism ``epsilon`` is a ``rho``, the L2 sensitivity
         ``sqrt(len(sets))`` and ``sigma = sqrt(len(sets) / (2 rho))``.
         """
+        if self.mechanism_ == "gaussian" and GAUSSIAN_ALLOCATION == "cells" and len(sets) > 1:
+            # sigma_i proportional to cells_i**(-1/3): the least summed L1 noise
+            # sum cells_i sigma_i at rho = sum 1 / (2 sigma_i**2) (one record moves one
+            # cell of each table: table i is 1 / (2 sigma_i**2)-zCDP, the tables compose)
+            cells = np.array([math.prod(int(self.view_cardinalities_[a]) for a in attrs)
+                              for attrs in sets], dtype=float)
+            c = math.sqrt(float(np.sum(cells ** (2.0 / 3.0))) / (2.0 * epsilon))
+            sigmas = c * cells ** (-1.0 / 3.0)
+            noisy, scales = [], []
+            for attrs, sigma in zip(sets, sigmas):
+                table, scale = gaussian_measure(
+                    view_counts(codes, attrs, self.view_cardinalities_), float(sigma), rng,
+                    self.noise)
+                noisy.append((attrs, table))
+                scales.append(float(scale))
+            return noisy, {"name": f"{len(sets)} {what}, every cell",
+                           "mechanism": mechanism_name("gaussian", self.noise),
+                           "rho": float(np.sum(1.0 / (2.0 * sigmas ** 2))),
+                           "sigma_c": c, "sigma_min": float(sigmas.min()),
+                           "sigma_max": float(sigmas.max()),
+                           "allocation": "sigma = sigma_c * cells**(-1/3)",
+                           "sensitivity": math.sqrt(len(sets)),
+                           "noise_scale": float(max(scales)), "_scales": scales}
         if self.mechanism_ == "gaussian":
             # one record adds one to one cell of each table: L2 sensitivity sqrt(len(sets))
             sigma = math.sqrt(len(sets) / (2.0 * epsilon))
@@ -1167,7 +1198,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         # the measured value counts (summed over each merged code) join the consistency
         # as one-column tables, weighted by their own noise scale
         one_way = [((j,), self._merged_counts(j)) for j in self.merge_columns_]
-        variances = [1.0] * w + ([(self._drawn_scale(merge_spend) / self.noise_scale_) ** 2]
+        variances = self._variances(spend, w) + ([(self._drawn_scale(merge_spend) / self.noise_scale_) ** 2]
                                  * len(one_way) if one_way else [])
         self.selected_pairs_, self.pair_noise_scale_, self.n_extra_pairs_ = [], None, 0
         if self.select_pairs_:
@@ -1192,11 +1223,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 tables, spend = self._measure_tables(codes, pairs, pairs_tree, rng,
                                                      "chosen pairs' tables")
                 spends.append(spend)
+                tree_spend = spend
                 model, _ = postprocess(
                     noisy + tables + one_way, self.view_cardinalities_,
                     tol=self.negativity_tol, n_rounds=self.n_rounds, weights=self.weights,
-                    variances=variances[:w] + [(self._drawn_scale(spend)
-                                                / self.noise_scale_) ** 2] * len(tables)
+                    variances=variances[:w] + self._variances(spend, len(tables))
                     + variances[w:])
                 more, extra_spend = self._choose_pairs(
                     codes, first[:w], epsilon_select - select_tree, epsilon_pairs, rng,
@@ -1209,22 +1240,25 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             r = len(pairs)
             if r:
                 self.selected_pairs_ = pairs
+                pair_variances = ([] if not model_utility else
+                                  self._variances(tree_spend, len(pairs) - len(more)))
                 for sets, budget_pairs in measured:
                     tables, spend = self._measure_tables(
                         codes, sets, budget_pairs, rng, "tables of the pairs beyond the tree"
                         if model_utility else "chosen pairs' tables")
                     noisy += tables
                     spends.append(spend)
+                    pair_variances += self._variances(spend, len(tables))
                 self.pair_noise_scale_ = self._drawn_scale(spend)
                 self.marginal_sets_ += pairs
-                pair_variance = (self.pair_noise_scale_ / self.noise_scale_) ** 2
-                variances = variances[:w] + [pair_variance] * r + variances[w:]
+                variances = variances[:w] + pair_variances + variances[w:]
         self.noisy_views_ = noisy
         n_views = len(noisy)
         views, self.n_postprocess_rounds_ = postprocess(
             noisy + one_way, self.view_cardinalities_, tol=self.negativity_tol,
             n_rounds=self.n_rounds, weights=self.weights,
-            variances=variances if one_way or n_views > w else None)
+            variances=variances if one_way or n_views > w or len(set(variances)) > 1
+            else None)
         self.views_ = views[:n_views]
         total = float(self.views_[0][1].sum())
         self.n_records_ = max(1, int(round(total)))
@@ -1236,7 +1270,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 zcdp_to_epsilon(rho, delta), delta, rho,
                 [Spend(s["name"], s["mechanism"], rho=s["rho"],
                        params=tuple((k, v) for k, v in s.items()
-                                    if k not in ("name", "mechanism", "rho")))
+                                    if k not in ("name", "mechanism", "rho") and not k.startswith("_")))
                  for s in spends],
                 details={"model": "central", "conversion": "Bun-Steinke",
                          "conversion_delta": delta, "rho_budget": self.rho_})

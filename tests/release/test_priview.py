@@ -641,8 +641,7 @@ def test_gaussian_accounting_against_independent_computation(delta):
     # each Gaussian measurement: one record moves one cell of each of its k tables by
     # one, L2 sensitivity sqrt(k), noise sigma per cell: rho = k / (2 sigma**2)
     w, r = len(synth.marginal_sets_) - len(synth.selected_pairs_), len(synth.selected_pairs_)
-    for spend, k in ((counts, len(synth.merge_columns_)), (record, 1), (views, w),
-                     (pairs, r)):
+    for spend, k in ((counts, len(synth.merge_columns_)), (record, 1)):
         p = spend.params
         assert spend.mechanism == "discrete_gaussian" and spend.epsilon == 0.0
         assert p["sensitivity"] == pytest.approx(math.sqrt(k))
@@ -650,6 +649,19 @@ def test_gaussian_accounting_against_independent_computation(delta):
         # the discrete Gaussian drawn is at least as private as the continuous sigma
         assert p["noise_scale"] >= p["sigma"]
         assert discrete_gaussian_mu(p["noise_scale"]) <= 1.0 / p["sigma"] * (1 + 1e-12)
+    # the views and the pairs' tables: table i gets sigma_i = sigma_c * cells_i**(-1/3),
+    # rho = sum 1 / (2 sigma_i**2) (one record moves one cell of each table)
+    cards = synth.view_cardinalities_
+    for spend, sets in ((views, synth.marginal_sets_[:w]), (pairs, synth.marginal_sets_[w:])):
+        p = spend.params
+        assert spend.mechanism == "discrete_gaussian" and spend.epsilon == 0.0
+        assert p["sensitivity"] == pytest.approx(math.sqrt(len(sets)))
+        sigmas = p["sigma_c"] * np.array([math.prod(int(cards[a]) for a in v) for v in sets],
+                                         dtype=float) ** (-1.0 / 3.0)
+        assert spend.rho == pytest.approx(np.sum(1.0 / (2.0 * sigmas ** 2)), rel=1e-12)
+        assert p["sigma_min"] == pytest.approx(sigmas.min())
+        assert p["sigma_max"] == pytest.approx(sigmas.max()) and p["noise_scale"] >= sigmas.max()
+        assert discrete_gaussian_mu(p["noise_scale"]) <= 1.0 / p["sigma_max"] * (1 + 1e-12)
     # the selection: r rounds of the exponential mechanism, eps_r**2 / 8 each
     assert select.mechanism == "exponential" and select.params["rounds"] == r
     assert select.rho == pytest.approx(r * select.params["epsilon"] ** 2 / 8.0, rel=1e-12)
@@ -657,9 +669,10 @@ def test_gaussian_accounting_against_independent_computation(delta):
     assert record.rho == pytest.approx(synth.count_epsilon ** 2 / 2.0)
     total = _check_gaussian_split(spent, rho, d)
     assert total == pytest.approx(rho, rel=1e-9)
-    # the drawn noise has the scale reported: std sigma per cell of the views
+    # the drawn noise has the scale reported: std sigma_i per cell of view i (the views'
+    # noise_scale_ the largest)
     assert synth.noise_scale_ == views.params["noise_scale"]
-    assert _view_noise(synth, X).std() == pytest.approx(synth.noise_scale_, rel=0.2)
+    assert _view_noise(synth, X, per_sigma=True).std() == pytest.approx(1.0, rel=0.2)
 
 
 def _check_gaussian_split(spent, rho, d):
@@ -681,12 +694,18 @@ def _check_gaussian_split(spent, rho, d):
     return total
 
 
-def _view_noise(synth, X):
-    """The noise drawn on every cell of a fitted PriView's views (not the pairs')."""
+def _view_noise(synth, X, per_sigma=False):
+    """The noise drawn on every cell of a fitted PriView's views (not the pairs'); with
+    ``per_sigma``, each view's over its own Gaussian sigma (``sigma_c cells**(-1/3)``)."""
     codes = synth.merged_values_.merge(synth._encode(X)) if synth.merged_values_ \
         else synth._encode(X)
     w = len(synth.marginal_sets_) - len(synth.selected_pairs_)
-    return np.concatenate([(t - view_counts(codes, a, synth.view_cardinalities_)).ravel()
+    cards = synth.view_cardinalities_
+    c = next(dict(m.params).get("sigma_c") for m in synth.privacy_spent_.mechanisms
+             if m.name.endswith(" views, every cell")) if per_sigma else None
+    return np.concatenate([(t - view_counts(codes, a, cards)).ravel()
+                           / (c * math.prod(int(cards[j]) for j in a) ** (-1 / 3)
+                              if per_sigma else 1.0)
                            for a, t in synth.noisy_views_[:w]])
 
 
@@ -797,8 +816,8 @@ def test_auto_picks_gaussian_on_a_wide_table_with_its_accounting(delta):
     L = math.log(1.0 / d)
     _check_gaussian_split(spent, (math.sqrt(1.0 + L) - math.sqrt(L)) ** 2, d)
     # the views' noise is Gaussian, of the scale reported
-    assert _view_noise(auto, X).std() == pytest.approx(auto.noise_scale_, rel=0.2)
-    assert auto.noise_scale_ == views.params["noise_scale"] >= views.params["sigma"]
+    assert _view_noise(auto, X, per_sigma=True).std() == pytest.approx(1.0, rel=0.2)
+    assert auto.noise_scale_ == views.params["noise_scale"] >= views.params["sigma_max"]
 
 
 def test_auto_without_the_count_for_the_gaussian_budget_stays_laplace():
@@ -978,8 +997,9 @@ def test_extra_pairs_join_the_tree_first_and_are_accounted():
     rho_pairs = rho_views * SELECT_SHARES[2]
     assert tree_tables.rho + extra_tables.rho == pytest.approx(rho_pairs)
     sigma = math.sqrt((w - 1 + k) / (2 * rho_pairs))
-    for m in (tree_tables, extra_tables):
-        assert dict(m.params)["sigma"] == pytest.approx(sigma)
+    for m in (tree_tables, extra_tables):  # every pair's table has 36 cells
+        assert dict(m.params)["sigma_min"] == pytest.approx(sigma)
+        assert dict(m.params)["sigma_max"] == pytest.approx(sigma)
     assert math.fsum(m.rho for m in spent.mechanisms) <= synth.rho_
     assert spent.epsilon == pytest.approx(1.0) and spent.epsilon <= 1.0
     # the extra pairs' noisy tables are the data's plus that noise
@@ -1002,3 +1022,37 @@ def test_tree_marginals_of_a_chain():
     expected = ab @ (bc / bc.sum(axis=1, keepdims=True))
     np.testing.assert_allclose(out[(0, 2)], expected)
     assert out[(0, 2)].sum() == pytest.approx(100.0)
+
+
+def test_gaussian_noise_by_table_size_is_accounted(monkeypatch):
+    # sigma_i proportional to cells_i**(-1/3) within each group of tables measured together:
+    # the tables' rho = sum 1 / (2 sigma_i**2) is the group's share, the release's total
+    # is unchanged, and each table's noise has its own sigma
+    from dpsynth.release import priview
+    monkeypatch.setattr(priview, "GAUSSIAN_ALLOCATION", "cells")
+    X, cats = _copies_table()
+    synth = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+                               mechanism="gaussian").fit(X)
+    spent = synth.privacy_spent_
+    assert math.fsum(m.rho for m in spent.mechanisms) <= synth.rho_
+    assert spent.epsilon == pytest.approx(1.0) and spent.epsilon <= 1.0
+    views = next(m for m in spent.mechanisms if m.name.endswith("views, every cell"))
+    params = dict(views.params)
+    w = len(synth.marginal_sets_) - len(synth.selected_pairs_)
+    cards = synth.view_cardinalities_
+    cells = np.array([math.prod(int(cards[a]) for a in v) for v in synth.marginal_sets_[:w]],
+                     dtype=float)
+    c = math.sqrt(np.sum(cells ** (2 / 3)) / (2 * views.rho))
+    sigmas = c * cells ** (-1 / 3)
+    assert np.sum(1 / (2 * sigmas ** 2)) == pytest.approx(views.rho)
+    assert params["sigma_min"] == pytest.approx(sigmas.min())
+    assert params["sigma_max"] == pytest.approx(sigmas.max())
+    assert "_scales" not in params and "sigma" not in params
+    pairs = next(m for m in spent.mechanisms if "pairs' tables" in m.name)
+    before = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+                                mechanism="gaussian")
+    monkeypatch.setattr(priview, "GAUSSIAN_ALLOCATION", "equal")
+    before.fit(X)
+    same = {m.name: m.rho for m in before.privacy_spent_.mechanisms}
+    assert views.rho == pytest.approx(same[views.name])
+    assert pairs.rho == pytest.approx(same[pairs.name])
