@@ -133,7 +133,7 @@ CASES = {name[5:]: fn for name, fn in globals().copy().items() if name.startswit
 PINNED = {
     'calm_demo': [[None, 'd95326082fed69a1']],
     'priview_demo': [[None, '23e65659ec716154']],
-    'priview_gaussian_demo': [[None, '3271e82e337dc544']],
+    'priview_gaussian_demo': [[None, '244e6c7cb0519ad4']],
     'sds_demo': [['228e66ddfa7d55b7', '38ec08b049ae32c1']],
     'workload_adult': [['7ed2d7cacb0f5d30', 'd5de8140b2e702f2']],
     'workload_demo': [['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
