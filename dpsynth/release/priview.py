@@ -221,8 +221,12 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     count_epsilon``, as the Laplace count's), and the rest to the views, or
     in ``SELECT_SHARES`` to the views, the choice of pairs and their
     tables.  ``k`` tables measured together (one record moves one cell of
-    each: L2 sensitivity ``sqrt(k)``) with ``rho_k`` get ``sigma = sqrt(k /
-    (2 rho_k))`` per cell; the ``r`` rounds of the exponential mechanism
+    each: L2 sensitivity ``sqrt(k)``) with ``rho_k`` get ``sigma_i =
+    sigma_c L_i**(-1/3)`` per cell of table ``i`` of ``L_i`` cells, ``rho_k
+    = sum_i 1 / (2 sigma_i**2)`` (``sigma = sqrt(k / (2 rho_k))`` when the
+    cells are equal): the split of ``rho_k`` of least summed L1 noise
+    ``sum_i L_i sigma_i``, a function of the public domain; consistency
+    weighs each table by its own variance.  The ``r`` rounds of the exponential mechanism
     with ``rho_s`` run at ``epsilon_r = sqrt(8 rho_s / r)`` each (bounded
     range: ``epsilon_r**2 / 8`` a round).  The plan (strength, cell budget,
     merge threshold, the pairs' noise penalty) reads the Gaussian noise as
@@ -466,7 +470,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     noise_scale_ : float
         Noise scale per cell of the views of the design: Laplace ``w /
         epsilon_views`` (``epsilon_views`` their share of the budget), or
-        the Gaussian scale drawn, at least ``sqrt(w / (2 rho_views))``.
+        the largest Gaussian scale drawn (each view its own, the smallest
+        view's the largest, at least its ``sigma_i``; ``privacy_spent_``).
     select_pairs_ : bool
         Whether pairs were chosen to join strength-1 views.
     selected_pairs_ : list of tuple of int
@@ -500,7 +505,9 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     privacy_spent_ : PrivacySpent
         Laplace: ``epsilon`` (= ``epsilon``), ``delta`` 0, and each
         mechanism's ``epsilon``.  Gaussian: each mechanism's ``rho`` (with
-        its ``sigma``, L2 ``sensitivity`` and drawn ``noise_scale``, or the
+        its ``sigma``, or ``sigma_c``, ``sigma_min`` and ``sigma_max`` for
+        tables of unequal sigmas, L2 ``sensitivity`` and drawn (largest)
+        ``noise_scale``, or the
         exponential mechanism's ``epsilon`` a round and ``rounds``), their
         sum ``rho``, ``delta`` and the ``epsilon = rho + 2 sqrt(rho
         ln(1/delta))`` they prove (at most ``epsilon``); with
@@ -779,7 +786,10 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         One record adds one to one cell of each table: L1 sensitivity
         ``len(sets)``, Laplace scale ``len(sets) / epsilon``; with the
         Gaussian mechanism ``epsilon`` is a ``rho``, the L2 sensitivity
-        ``sqrt(len(sets))`` and ``sigma = sqrt(len(sets) / (2 rho))``.
+        ``sqrt(len(sets))`` and table ``i`` of ``L_i`` cells gets ``sigma_i
+        = sigma_c L_i**(-1/3)``, ``rho = sum_i 1 / (2 sigma_i**2)``
+        (:data:`GAUSSIAN_ALLOCATION`; ``"equal"``: ``sigma = sqrt(len(sets)
+        / (2 rho))``).
         """
         if self.mechanism_ == "gaussian" and GAUSSIAN_ALLOCATION == "cells" and len(sets) > 1:
             # sigma_i proportional to cells_i**(-1/3): the least summed L1 noise
