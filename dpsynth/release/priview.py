@@ -1208,8 +1208,9 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         # the measured value counts (summed over each merged code) join the consistency
         # as one-column tables, weighted by their own noise scale
         one_way = [((j,), self._merged_counts(j)) for j in self.merge_columns_]
-        variances = self._variances(spend, w) + ([(self._drawn_scale(merge_spend) / self.noise_scale_) ** 2]
-                                 * len(one_way) if one_way else [])
+        variances = self._variances(spend, w) + (
+            [(self._drawn_scale(merge_spend) / self.noise_scale_) ** 2] * len(one_way)
+            if one_way else [])
         self.selected_pairs_, self.pair_noise_scale_, self.n_extra_pairs_ = [], None, 0
         if self.select_pairs_:
             first, _ = postprocess(noisy + one_way, self.view_cardinalities_,
@@ -1280,7 +1281,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 zcdp_to_epsilon(rho, delta), delta, rho,
                 [Spend(s["name"], s["mechanism"], rho=s["rho"],
                        params=tuple((k, v) for k, v in s.items()
-                                    if k not in ("name", "mechanism", "rho") and not k.startswith("_")))
+                                    if k not in ("name", "mechanism", "rho")
+                                    and not k.startswith("_")))
                  for s in spends],
                 details={"model": "central", "conversion": "Bun-Steinke",
                          "conversion_delta": delta, "rho_budget": self.rho_})
