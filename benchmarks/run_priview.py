@@ -52,9 +52,13 @@ default ``auto`` is the package's; label it, e.g. ``--label gaussian``;
 ``delta`` the default 1e-9); each record has the ``mechanism`` used and,
 with ``auto``, the ``planned_tables`` that chose it; ``--no-save`` prints the
 records (one JSON line each) without touching ``results/``.  In
-``results/priview.md``: ``mechanism='auto'`` is the current default (Laplace
-or Gaussian noise, whichever the Laplace plan's number of tables favours;
-its Laplace rows are the Laplace default's, draw for draw);
+``results/priview.md``: ``pairs beyond the tree, noise by table size`` is the
+current default (with Gaussian noise, pairs chosen beyond the tree joining
+strength-1 views, as many as their tables' expected noise allows, and each
+table's sigma by its cells); ``pairs beyond the tree`` a step towards it (the
+pairs only, one sigma per group of tables); ``mechanism='auto'`` the default
+before them (Laplace or Gaussian noise, whichever the Laplace plan's number of
+tables favours; its Laplace rows are the Laplace default's, draw for draw);
 ``MST-style pairs, noise-penalised choice`` the Laplace default before it
 (``single-column views, MST-style pairs`` a step towards it, see
 ``benchmarks/LOG.md``); ``DP-chosen pairs`` the default before them
