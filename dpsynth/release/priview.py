@@ -483,7 +483,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         pairs).
     pair_noise_scale_ : float or None
         Noise scale per cell of the chosen pairs' tables (as
-        ``noise_scale_``).
+        ``noise_scale_``: the largest drawn, the tree's and the extra
+        pairs' tables included).
     noisy_views_ : list of (tuple, ndarray)
         Noisy counts as released (on the views' domain), the chosen pairs'
         tables last.
@@ -1260,7 +1261,9 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                     noisy += tables
                     spends.append(spend)
                     pair_variances += self._variances(spend, len(tables))
-                self.pair_noise_scale_ = self._drawn_scale(spend)
+                self.pair_noise_scale_ = max(
+                    [self._drawn_scale(spend)]
+                    + ([self._drawn_scale(tree_spend)] if model_utility else []))
                 self.marginal_sets_ += pairs
                 variances = variances[:w] + pair_variances + variances[w:]
         self.noisy_views_ = noisy
