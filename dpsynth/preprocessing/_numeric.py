@@ -10,8 +10,10 @@ each read every record once (sensitivity 1, so each is exactly
    cell; integer columns from ``k = 0``, float columns from ``k = -30``), as
    in SmartNoise's DP bounds: the lowest and highest cells whose noisy
    count clears a threshold give the range (a float range on one side of 0
-   also takes its mirror image when that window clears a level of its own:
-   a column centred on 0); values outside are clipped
+   also takes its mirror image when that window clears a level of its own,
+   and the cells of both sides where the grid folded at 0 shows records when
+   each side's own count there clears a level: a column centred on 0, whose
+   records the two sides split); values outside are clipped
    into it (what keeps a record's influence bounded).
 2. **Point masses.**  The exact values in the range (floats exactly as
    they are, or rounded to declared ``decimals``)
@@ -38,7 +40,13 @@ each read every record once (sensitivity 1, so each is exactly
    it better than empty cells (the same test keeps the parts below the first
    part that holds records after round 2); a column whose range neither step
    found takes the likeliest run of cells next to 0 when its sum clears a
-   weak test (its values drawn there, not all decoded as 0).  Round 2 counts the final
+   weak test (its values drawn there, not all decoded as 0).  A float range on
+   one side of 0 has the mirror image of its window counted too (from the
+   values beyond 0), and a float range that step 1 did not find is folded at 0
+   as well: the other side is taken when the fold of step 1 and round 1 shows
+   it as step 1's does; a float range across 0 has the sixty-odd octaves
+   between its two sides' innermost populated cells measured as two parts,
+   ``[-a, 0)`` and ``[0, b)``, that round 2 cuts in equal parts.  Round 2 counts the final
    range's parts again, a part holding more records than its width was
    sized for cut further (values crowded into a sliver of their octave, an
    identifier), a part crowded enough zoomed in sub-rounds of round 2 that
@@ -162,6 +170,10 @@ MIRROR_SIGMAS = 3.09
 #: ...and holds at least this share of the range's own noisy sum (a column of thousands
 #: of positive amounts is not widened by noise that clears the level on the other side).
 MIRROR_SHARE = 0.05
+#: A side of a float column's folded range (:func:`_folded_range`) joins the range when
+#: its noisy sum, on magnitudes chosen from the other side's counts, clears this many of
+#: its standard deviations (the level of :data:`MIRROR_SIGMAS`).
+FOLD_SIDE_SIGMAS = 3.09
 #: The public point candidate 0 is kept when its noisy count exceeds this many sigma.
 PUBLIC_POINT_SIGMAS = 3.0
 #: Float values are told apart as point masses to this many decimals at most
@@ -372,6 +384,10 @@ def _dp_range(values, weights, integer, rho, rng, missing=0.0):
     first, last = _extend_range(noisy, first, last, RANGE_NEIGHBOUR * sigma)
     if not integer and found:
         first, last = _mirrored_range(noisy, first, last, sigma)
+    if not integer:
+        folded = _folded_range(noisy, first, last, sigma)
+        if folded != (first, last):
+            first, last, found = *folded, True
     low, high = _bounds(first, last, integer)
     total = float(np.clip(noisy[first:last + 1], 0, None).sum())
     spend = Spend("range", "discrete_gaussian", rho=rho,
@@ -543,6 +559,135 @@ def _grouped_cells(noisy, sd, first, last, z, level):
                     end -= 1
                 last = max(last, end)
     return first, last
+
+
+def _side_stream(rng):
+    """A generator for noise drawn beside ``rng``'s without changing what ``rng`` (or
+    a stream spawned from its seed) draws next: ``rng``'s bit generator jumped
+    far ahead (a new object; ``rng`` itself is not advanced), so that a measurement
+    added to a step leaves every other noise draw of the release as it was."""
+    bits = rng.bit_generator
+    return np.random.Generator(bits.jumped()) if hasattr(bits, "jumped") else rng
+
+
+def _central_parts(noisy, sigma, first, last):
+    """The stretch ``(-a, b)`` around 0 of a float range of cells ``first..last`` that
+    holds 0, between the innermost cells of each side's run of populated cells, or
+    None (post-processing of noisy counts ``noisy`` of the whole grid, of noise
+    ``sigma``: step 1's, or step 1's and round 1's together as z-scores).
+
+    A side's run starts at its largest noisy cell in the range when that clears
+    :data:`RANGE_NEIGHBOUR` times ``sigma``, and goes on toward 0 while one of
+    the next :data:`RANGE_LOOKAHEAD` cells clears it too (:func:`_extend_range`'s
+    test); a side without one takes the other side's mirror image.  Step 3
+    measures the stretch as two parts, ``[-a, 0)`` and ``[0, b)``, that its round
+    2 cuts further in equal parts as any crowded part: the float grid holds
+    some sixty octaves there, each with a noisy count of its own, and the level
+    that keeps a part picks a few of them by noise alone, drawing a column
+    centred on 0 (a standardised feature) as a spike at 0.
+    """
+    zero = _zero_cell(False)
+    if not first < zero < last:
+        return None
+    level = RANGE_NEIGHBOUR * sigma
+
+    def inner(cells, step):  # the run's innermost cell, walking toward 0 by step
+        if not cells.size or not noisy[cells].max() > level:
+            return None
+        cell = int(cells[np.argmax(noisy[cells])])
+        while True:
+            near = [j for j in range(1, RANGE_LOOKAHEAD + 1)
+                    if (cell + step * j - zero) * (cell - zero) > 0
+                    and noisy[cell + step * j] > level]
+            if not near:
+                return cell
+            cell += step * max(near)
+
+    below = inner(np.arange(first, zero), 1)
+    above = inner(np.arange(zero + 1, last + 1), -1)
+    mirror = noisy.size - 1  # the grid is symmetric: cell k's mirror image is mirror - k
+    if below is None and above is None:
+        return None
+    below = mirror - above if below is None else below
+    above = mirror - below if above is None else above
+    if above - below < 3:  # no cell between them but the zero cell
+        return None
+    grid = range_grid(False)
+    return float(grid[below + 1]), float(grid[above])
+
+
+def _folded_range(noisy, first, last, sd, zero=None, extend=True):
+    """Cells ``first..last`` of the float grid, when they hold values on one side of 0
+    at most, widened to the cells of both sides at the magnitudes where the noisy
+    counts of the two sides added up show records, on each side whose own noisy
+    sum there clears :data:`FOLD_SIDE_SIGMAS` times its standard deviation and
+    whose noisy count holds :data:`MIRROR_SHARE` of the other side's
+    (post-processing).
+
+    ``sd`` is the cells' standard deviation (a number, or one per cell; an infinite
+    one: an unmeasured cell), ``zero`` the index of the cell of 0, at the middle
+    of ``noisy`` (cell ``zero + k`` mirrors ``zero - k``; by default the whole
+    grid's).  Folding the grid at 0 adds a cell to its mirror image: the windows
+    of :data:`RANGE_WINDOWS` folded cells whose sums clear the range threshold of
+    one window (:data:`RANGE_FALSE_CELL` over the folded cells) give the
+    magnitudes ``k1..k2`` that hold records, trimmed of outer cells under
+    :data:`RANGE_NEIGHBOUR` sd.  A side is then tested on magnitudes chosen
+    from the other side's counts alone (not the tested side's noise, which the
+    test reads): the window whose sum clears its sd most, and the cells that
+    clear :data:`RANGE_NEIGHBOUR` sd.  A column centred on 0 splits its records
+    between the two sides, so that on a small table neither side's cells, nor
+    its windows, may clear the threshold alone while their fold does.
+    """
+    zero = _zero_cell(False) if zero is None else zero
+    if first < zero < last:
+        return first, last
+    var = np.broadcast_to(np.asarray(sd, dtype=np.float64) ** 2, noisy.shape)
+    finite = np.isfinite(var)
+    est = np.where(finite, noisy, 0.0)
+    pos, neg = est[zero + 1:2 * zero + 1], est[zero - 1::-1]  # magnitude k: zero +- (k + 1)
+    pos_var, neg_var = var[zero + 1:2 * zero + 1], var[zero - 1::-1]
+    folded, folded_var = pos + neg, pos_var + neg_var
+    z = float(-ndtri(RANGE_FALSE_CELL / (folded.size * len(RANGE_WINDOWS))))
+    k1, k2 = folded.size, -1
+    for width in RANGE_WINDOWS:
+        if width > folded.size:
+            break
+        sums = np.convolve(folded, np.ones(width), "valid")
+        spread = np.sqrt(np.convolve(folded_var, np.ones(width), "valid"))
+        for start in np.flatnonzero(sums > z * spread):
+            start, end = int(start), int(start) + width - 1
+            while start < end and not folded[start] > RANGE_NEIGHBOUR * math.sqrt(
+                    folded_var[start]):
+                start += 1
+            while end > start and not folded[end] > RANGE_NEIGHBOUR * math.sqrt(
+                    folded_var[end]):
+                end -= 1
+            k1, k2 = min(k1, start), max(k2, end)
+    if k2 < k1:
+        return first, last
+    sides = [(neg[k1:k2 + 1], neg_var[k1:k2 + 1]), (pos[k1:k2 + 1], pos_var[k1:k2 + 1])]
+    tests = []
+    for (own, own_var), (other, other_var) in zip(sides, sides[::-1]):
+        best, window = -np.inf, slice(0, other.size)
+        for width in RANGE_WINDOWS:
+            for start in range(other.size - width + 1):
+                score = float(other[start:start + width].sum()) / math.sqrt(
+                    float(other_var[start:start + width].sum()))
+                if score > best:
+                    best, window = score, slice(start, start + width)
+        held = np.flatnonzero(other > RANGE_NEIGHBOUR * np.sqrt(other_var))
+        tests.append(max([float(own[cells].sum()) / math.sqrt(float(own_var[cells].sum()))
+                          for cells in (window, held) if own[cells].size]))
+    totals = [float(own.sum()) for own, _ in sides]
+    whole = [(zero - 1 - k2, zero - 1 - k1), (zero + 1 + k1, zero + 1 + k2)]
+    empty = [not first < zero, not last > zero]  # a side the range holds stays as it is
+    widened = first, last
+    for (a, b), z_own, own, other, test in zip(whole, tests, totals, totals[::-1], empty):
+        if test and z_own > FOLD_SIDE_SIGMAS and own > MIRROR_SHARE * other:
+            widened = min(widened[0], a), max(widened[1], b)
+    if widened == (first, last) or not extend:
+        return widened
+    return _extend_range(est / np.sqrt(var), *widened, RANGE_NEIGHBOUR)
 
 
 def _mirrored_range(noisy, first, last, sigma):
@@ -1198,7 +1343,17 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     counts of step 1 and round 1 together show records: a sparse column whose
     octaves are each below the noise still finds its range; a positive range
     of an integer column reaches 0 when those counts say that its lowest
-    cell's density goes on below it (:func:`_reaches_zero`).  Round 2 counts
+    cell's density goes on below it (:func:`_reaches_zero`).  A float range on
+    one side of 0 (not step 1's fallback cell of 0) has round 1 count the
+    mirror image of its window too, from the values beyond 0 (each record is
+    still in one part of the round, so the spend is the same; its noise comes
+    from a stream of its own, :func:`_side_stream`, so that the other draws of
+    the release are as without it): the other side is taken when the fold of
+    step 1 and round 1 (:func:`_folded_range`) shows it, as is that of a
+    float column whose step 1 found nothing.  A float range across 0 counts
+    the octaves between its two sides' innermost populated cells
+    (:func:`_central_parts`) as two parts, in round 1 when step 1's range
+    held them, else in round 2 alone.  Round 2 counts
     the final range's parts again, a part whose round-1 count holds more than
     ``4 sigma`` records per part cut further in the same way (values crowded
     into a sliver of their octave, such as an identifier column), one whose
@@ -1242,26 +1397,65 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     pts = np.asarray(points, dtype=np.float64)
     point_cells = np.unique(_cells(pts, grid)) if pts.size else np.array([], dtype=np.int64)
     # round 1: the window of the DP range
+    zero_cell = _zero_cell(integer)
     w_first, w_last = _window(first, last, integer)
     w_low, w_high = _bounds(w_first, w_last, integer)
     # parts sized for the precision of the two rounds together (sigma / sqrt(2))
     parts = np.clip(np.floor(range_counts[w_first:w_last + 1] * math.sqrt(2.0) / (4.0 * sigma)),
                     1, MAX_SUB_CELLS).astype(int)
     fine = _parts_grid(grid, w_first, w_last, integer, parts, w_low, w_high)
+    central = None if integer else _central_parts(range_counts, range_sigma, first, last)
+    if central is not None:  # the octaves near 0 of a range across it: two parts
+        fine = np.union1d(fine[(fine <= central[0]) | (fine >= central[1])], [0.0])
     rest = ~_at_points(values, integer, decimals_of(*_bounds(first, last, integer)), pts)
-    noisy = _noisy(_histogram(_clip(values[rest], w_low, w_high, integer),
-                              None if weights is None else weights[rest], fine), sigma, rng)
-    n_window = w_last - w_first + 1
+    # a float range on one side of 0 (not step 1's fallback cell of 0): round 1 also
+    # counts the window's mirror image, where its other side is tested, from the
+    # values beyond 0 (each record still in one part of the round: the same spend)
+    one_sided = not integer and first < last and (first >= zero_cell or last <= zero_cell) \
+        or not integer and (first > zero_cell or last < zero_cell)
+    e_first, e_last = w_first, w_last
+    inside = np.ones(values.shape, dtype=bool)
+    positive = last > zero_cell  # a range on the positive side (else the negative)
+    if one_sided:
+        reach = max(zero_cell - w_first, w_last - zero_cell)
+        e_first, e_last = zero_cell - reach, zero_cell + reach
+        inside = values >= w_low if positive else values <= w_high
+    mine = rest & inside
+    noisy = _noisy(_histogram(_clip(values[mine], w_low, w_high, integer),
+                              None if weights is None else weights[mine], fine), sigma, rng)
+    window_parts = fine, noisy  # the window's own parts and counts
+    if one_sided:  # the mirror image's noise from a stream of its own: the window's
+        # noise, and all that follows, as without it
+        beyond = rest & ~inside
+        e_low, e_high = _bounds(e_first, e_last, integer)
+        m_first, m_last = (e_first, w_first - 1) if positive else (w_last + 1, e_last)
+        m_low, m_high = (e_low, w_low) if positive else (w_high, e_high)
+        m_parts = np.clip(np.floor(range_counts[m_first:m_last + 1] * math.sqrt(2.0)
+                                   / (4.0 * sigma)), 1, MAX_SUB_CELLS).astype(int)
+        m_fine = _parts_grid(grid, m_first, m_last, integer, m_parts, m_low, m_high)
+        m_noisy = _noisy(_histogram(_clip(values[beyond], m_low, m_high, integer),
+                                    None if weights is None else weights[beyond], m_fine),
+                         sigma, _side_stream(rng))
+        if positive:
+            fine, noisy = np.concatenate([m_fine[:-1], fine]), np.concatenate([m_noisy, noisy])
+        else:
+            fine, noisy = np.concatenate([fine[:-1], m_fine]), np.concatenate([noisy, m_noisy])
+    n_extended = e_last - e_first + 1
     # each part's cell of the range grid: the one holding its middle (a float's zero
-    # cell merged with its neighbours is the zero cell's, not its lower neighbour's)
-    octave = _cells((fine[:-1] + fine[1:]) / 2.0, grid) - w_first
-    sums = np.bincount(octave, weights=noisy, minlength=n_window)
-    counted = np.bincount(octave, minlength=n_window)
-    step1 = np.full(n_window, range_sigma ** 2)
-    step1[np.isin(np.arange(w_first, w_last + 1), point_cells)] = np.inf
-    estimate, variance = _inverse_variance(
-        sums, np.where(counted > 0, counted * sigma ** 2, np.inf),
-        range_counts[w_first:w_last + 1], step1)
+    # cell merged with its neighbours is the zero cell's, not its lower neighbour's);
+    # a central part spans many cells and counts for none of them
+    octave = _cells((fine[:-1] + fine[1:]) / 2.0, grid) - e_first
+    single = np.ones(octave.size, dtype=bool) if central is None else ~(
+        (fine[:-1] >= central[0]) & (fine[1:] <= central[1]))
+    sums = np.bincount(octave[single], weights=noisy[single], minlength=n_extended)
+    counted = np.bincount(octave[single], minlength=n_extended)
+    step1 = np.full(n_extended, range_sigma ** 2)
+    step1[np.isin(np.arange(e_first, e_last + 1), point_cells)] = np.inf
+    extended = _inverse_variance(sums, np.where(counted > 0, counted * sigma ** 2, np.inf),
+                                 range_counts[e_first:e_last + 1], step1)
+    # the range's own window (the mirror image is read by the fold test alone)
+    n_window = w_last - w_first + 1
+    estimate, variance = (a[w_first - e_first:w_last - e_first + 1] for a in extended)
     measured = _bounds(first, last, integer)  # step 1's range
     fallback = first == last == _zero_cell(integer)  # the cell of 0 alone: no evidence
     z_window = float(-ndtri(RANGE_FALSE_CELL / (n_window * len(RANGE_WINDOWS))))
@@ -1274,7 +1468,18 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     at_zero = bool(estimate[zero] > z_window * math.sqrt(variance[zero]))
     first, last = _widen(estimate, variance, first, last,
                          z_window if fallback and at_zero else RANGE_NEIGHBOUR)
-    if (fallback and first == last == zero and zero + w_first not in point_cells
+    folded_fallback = False
+    if (fallback and not integer and not first < zero < last
+            and zero + w_first not in point_cells and not at_zero):
+        # step 1's fallback on a float column: its symmetric window folded at 0, step 1
+        # and round 1 together (a column centred on 0 on a small table)
+        folded = _folded_range(estimate, first, last, np.sqrt(variance), zero=zero,
+                               extend=False)
+        if folded != (first, last) and folded[0] < zero < folded[1]:
+            (first, last), folded_fallback = folded, True
+    if folded_fallback:
+        pass
+    elif (fallback and first == last == zero and zero + w_first not in point_cells
             and not at_zero):
         # still nothing, and neither a point mass in the cell of 0 nor a count there
         # that would hold the values (a column of zeros, of magnitudes below the
@@ -1291,6 +1496,23 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
                          estimate[first], variance[first], width[first]):
             first = zero
     first, last = first + w_first, last + w_first
+    central_2 = None  # the octaves near 0 of a range that step 3 took across it
+    if folded_fallback:
+        measured = _bounds(first, last, integer)
+        scores = np.zeros(range_counts.size)
+        scores[e_first:e_last + 1] = extended[0] / np.sqrt(extended[1])
+        central_2 = _central_parts(scores, 1.0, first, last)
+    if one_sided:  # its other side, by the fold of step 1 and round 1 together
+        folded = _folded_range(extended[0], first - e_first, last - e_first,
+                               np.sqrt(extended[1]), zero=zero_cell - e_first, extend=False)
+        if folded[0] + e_first < first or folded[1] + e_first > last:
+            first, last = folded[0] + e_first, folded[1] + e_first
+            measured = _bounds(first, last, integer)  # kept as step 1's range would be
+            scores = np.zeros(range_counts.size)  # the octaves near 0: two parts of round 2
+            scores[e_first:e_last + 1] = extended[0] / np.sqrt(extended[1])
+            central_2 = _central_parts(scores, 1.0, first, last)
+        else:  # round 2 as without the mirror image
+            fine, noisy = window_parts
     low, high = _bounds(first, last, integer)
     decimals = decimals_of(low, high)
     if not integer:  # bounds at the column's precision
@@ -1300,6 +1522,8 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         return np.array([low, high]), ((1.0,),), spend, decimals, (first, last), None
     # round 2: the final range's parts, crowded parts cut further
     base = np.concatenate([[low], fine[(fine > low) & (fine < high)], [high]])
+    if central_2 is not None:  # measured by round 2 alone
+        base = np.union1d(base[(base <= central_2[0]) | (base >= central_2[1])], [0.0])
     at = np.searchsorted(base, fine[:-1])
     same = (at < base.size - 1)
     same[same] = (base[at[same]] == fine[:-1][same]) & (base[at[same] + 1] == fine[1:][same])
