@@ -196,6 +196,11 @@ MAX_TEXT_SHARE = 0.5
 #: many times its noise: noise alone does so for one of the formats with probability
 #: 0.135% at most (3 sigma of one test, over the twelve formats).
 DATE_SIGMAS = 3.71
+#: The level, in noise sd, of the one cell of decimals written as text in a string
+#: column: a column of codes decided float by noise draws values between its codes,
+#: so the test is rarer to pass falsely (3e-5 a column) than the sum of two cells at
+#: 3 sd was (1e-3), at about the same level in records.
+TEXT_DECIMAL_SIGMAS = 4.0
 #: A text column holds numbers in a format of the public list
 #: :data:`~dpsynth.utils._numbers.NUMBER_FORMATS` (``"12.5%"``, ``"$1,234.56"``) when the
 #: noisy count of its numbers in that format clears this many times its noise, the
@@ -2276,7 +2281,8 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
         n_decimals = noisy[3] if string_dtype else noisy[2] + noisy[3]
         if decimal:
             n_decimals = n_decimals + noisy_objects[-1]
-        if _found(n_decimals, sigma, 1 if string_dtype else 3 if decimal else 2, n_numbers):
+        if (_found(n_decimals, sigma, 1, n_numbers, TEXT_DECIMAL_SIGMAS) if string_dtype
+                else _found(n_decimals, sigma, 3 if decimal else 2, n_numbers)):
             return "float", text_share, texts, None, True, decimal_share
         return "int", text_share, texts, None, True, decimal_share
     fmt, best, kind = None, -np.inf, None
@@ -2581,12 +2587,12 @@ def decide_whole_numbers(name, series, weights, *, rho, rng):
     return ("number" if decimals else "whole"), _named([spend], name)
 
 
-def _found(count, sigma, k, total):
+def _found(count, sigma, k, total, sigmas=3.0):
     """Whether a noisy ``count`` (a sum of ``k`` cells of noise ``sigma``) shows values of
-    a kind (decimals, values off a step): above ``1 + 3 sigma sqrt(k)`` (the noise is
-    integer: one count higher) and above 0.1% of the noisy ``total``, so that a handful of
-    odd records in a large column do not change its kind."""
-    return bool(count > 1.0 + 3.0 * sigma * math.sqrt(k) and count > 0.001 * total)
+    a kind (decimals, values off a step): above ``1 + sigmas sigma sqrt(k)`` (the noise
+    is integer: one count higher) and above 0.1% of the noisy ``total``, so that a handful
+    of odd records in a large column do not change its kind."""
+    return bool(count > 1.0 + sigmas * sigma * math.sqrt(k) and count > 0.001 * total)
 
 
 def temporal_steps(unit):
