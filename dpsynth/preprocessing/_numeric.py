@@ -196,11 +196,6 @@ MAX_TEXT_SHARE = 0.5
 #: many times its noise: noise alone does so for one of the formats with probability
 #: 0.135% at most (3 sigma of one test, over the twelve formats).
 DATE_SIGMAS = 3.71
-#: The level, in noise sd, of the one cell of decimals written as text in a string
-#: column: a column of codes decided float by noise draws values between its codes,
-#: so the test is rarer to pass falsely (3e-5 a column) than the sum of two cells at
-#: 3 sd was (1e-3), at about the same level in records.
-TEXT_DECIMAL_SIGMAS = 4.0
 #: A text column holds numbers in a format of the public list
 #: :data:`~dpsynth.utils._numbers.NUMBER_FORMATS` (``"12.5%"``, ``"$1,234.56"``) when the
 #: noisy count of its numbers in that format clears this many times its noise, the
@@ -2222,13 +2217,8 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
     # sums of k noisy cells (not clipped: unbiased) carry noise sigma * sqrt(k);
     # the noise is integer, so a level is one count higher (discrete_gaussian_tail:
     # at a small sigma, 3 sigma alone is below the first nonzero draw)
-    # the number cells: typed and written, whole and not; a string dtype holds no
-    # typed number (public), so its number cells are the two written ones
-    number_cells = 2 if string_dtype else 4
-    level_1, level_all = (1.0 + 3 * sigma * math.sqrt(k) for k in (1, number_cells))
+    level_1, level_4 = (1.0 + 3 * sigma * math.sqrt(k) for k in (1, 4))
     n_typed, n_written = noisy[0] + noisy[2], noisy[1] + noisy[3]
-    if string_dtype:
-        n_typed = 0.0
     level_mixed = 1.0 + MIXED_SIGMAS * sigma * math.sqrt(2)
     # Decimal objects are numbers (objects, not texts) where their two cells' sum
     # clears DATE_SIGMAS, date and time objects texts where their cell does: without
@@ -2275,14 +2265,13 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
     # ones only, so noise in its cells must not take a column of plain decimals
     # from the plain numbers' decision (whose texts its numbers are)
     grouped = formatted[_GROUPED_CELLS].any()
-    level_numbers = level_all if not decimal else 1.0 + 3 * sigma * math.sqrt(6)
+    level_numbers = level_4 if not decimal else 1.0 + 3 * sigma * math.sqrt(6)
     if (n_numbers > level_numbers and texts[0] <= max_text_share * total + 3 * sigma
             and not grouped):
-        n_decimals = noisy[3] if string_dtype else noisy[2] + noisy[3]
+        n_decimals = noisy[2] + noisy[3]
         if decimal:
             n_decimals = n_decimals + noisy_objects[-1]
-        if (_found(n_decimals, sigma, 1, n_numbers, TEXT_DECIMAL_SIGMAS) if string_dtype
-                else _found(n_decimals, sigma, 3 if decimal else 2, n_numbers)):
+        if _found(n_decimals, sigma, 3 if decimal else 2, n_numbers):
             return "float", text_share, texts, None, True, decimal_share
         return "int", text_share, texts, None, True, decimal_share
     fmt, best, kind = None, -np.inf, None
@@ -2328,7 +2317,7 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
                                                  + n_object_cells))
     if fmt is not None:
         return kind, 1.0, fmt_texts, fmt, True, None
-    settled = bool(n_numbers > level_all or noisy[4] > level_1 or dated.any()
+    settled = bool(n_numbers > level_4 or noisy[4] > level_1 or dated.any()
                    or formatted.any() or n_object_cells)
     return None, text_share, texts, None, settled, decimal_share
 
@@ -2587,12 +2576,12 @@ def decide_whole_numbers(name, series, weights, *, rho, rng):
     return ("number" if decimals else "whole"), _named([spend], name)
 
 
-def _found(count, sigma, k, total, sigmas=3.0):
+def _found(count, sigma, k, total):
     """Whether a noisy ``count`` (a sum of ``k`` cells of noise ``sigma``) shows values of
-    a kind (decimals, values off a step): above ``1 + sigmas sigma sqrt(k)`` (the noise
-    is integer: one count higher) and above 0.1% of the noisy ``total``, so that a handful
-    of odd records in a large column do not change its kind."""
-    return bool(count > 1.0 + sigmas * sigma * math.sqrt(k) and count > 0.001 * total)
+    a kind (decimals, values off a step): above ``1 + 3 sigma sqrt(k)`` (the noise is
+    integer: one count higher) and above 0.1% of the noisy ``total``, so that a handful of
+    odd records in a large column do not change its kind."""
+    return bool(count > 1.0 + 3.0 * sigma * math.sqrt(k) and count > 0.001 * total)
 
 
 def temporal_steps(unit):

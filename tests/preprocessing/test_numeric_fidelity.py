@@ -494,27 +494,6 @@ def test_a_column_of_numbers_is_not_called_text_by_noise():
     assert decide_numeric(words, rho, np.random.default_rng(0))[0] is None
 
 
-def test_a_csv_column_of_whole_numbers_and_halves_is_decided_float():
-    # a CSV column (a string dtype: no typed number, a public fact) of counts with
-    # 4.4% of "5.5": its decimals are one noisy cell, not the sum of two (the
-    # typed cell is empty), so their level is 4 sigma of one cell, not 3 of two
-    # (4.2 of one, and the empty cell's noise on top); with the sum of
-    # both cells the halves were rounded to 5 on a third of the seeds
-    from dpsynth.preprocessing._numeric import _decide_kind, decide_numeric
-
-    sigma = 40.0
-    noisy = np.array([-30.0, 4900.0, -25.0, 166.0, 0.0])  # typed cells: noise only
-    assert _decide_kind(noisy, np.zeros(26), sigma, 0.05, True)[0] == "float"
-    # an object column may hold typed numbers: the typed cells still count
-    assert _decide_kind(noisy, np.zeros(26), sigma, 0.05, False)[0] == "int"
-    rng = np.random.default_rng(0)
-    values = np.where(rng.random(5000) < 0.044, 5.5, rng.integers(0, 5, 5000))
-    column = pd.Series([f"{v:.1f}" for v in values], dtype="string")
-    rho = 1 / (2 * sigma ** 2)
-    kinds = [decide_numeric(column, rho, np.random.default_rng(seed))[0] for seed in range(40)]
-    assert kinds.count("float") >= 34  # 93% expected (81% with the sum of both cells)
-
-
 def test_dp_range_keeps_populated_end_cells_of_a_small_table():
     # 10% zeros, 6% in [2, 4), the rest in [4, 16): on 1,000 records with a
     # small budget the end cells do not clear the range threshold alone
