@@ -1070,13 +1070,17 @@ class Schema:
                 for column, codes in zip(self.columns, self.possible_codes())]
 
     # ------------------------------------------------------- publication
+    def _with_field(self, field, values):
+        """This schema with ``{name: value}`` as its named columns' ``field``."""
+        if not values:
+            return self
+        return Schema(tuple(replace(c, **{field: values[c.name]}) if c.name in values
+                            else c for c in self.columns), self.missing)
+
     def with_source_dtypes(self, dtypes):
         """This schema with ``{name: dtype}`` as its columns' :attr:`Column.source_dtype`
         (the period, sparse or pyarrow dtypes the input had; public)."""
-        if not dtypes:
-            return self
-        return Schema(tuple(replace(c, source_dtype=dtypes[c.name]) if c.name in dtypes
-                            else c for c in self.columns), self.missing)
+        return self._with_field("source_dtype", dtypes)
 
     def source_dtypes(self):
         """``{name: source_dtype}`` of the columns that have one."""
@@ -1085,10 +1089,7 @@ class Schema:
     def with_labels(self, labels):
         """This schema with ``{name: label}`` as its columns' :attr:`Column.label` (the
         input's number labels; public)."""
-        if not labels:
-            return self
-        return Schema(tuple(replace(c, label=labels[c.name]) if c.name in labels
-                            else c for c in self.columns), self.missing)
+        return self._with_field("label", labels)
 
     def labels(self):
         """``{name: label}`` of the columns whose input label was a number."""

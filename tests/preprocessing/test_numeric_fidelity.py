@@ -2495,6 +2495,17 @@ def test_the_octaves_near_0_of_a_range_across_it_are_two_parts():
     assert _central_parts(noisy, 20.0, zero + 1, last) is None
 
 
+def _ten_columns_fitted(draw, seed):
+    """Ten columns of ``draw(rng)``, the synthesizer fitted on them at epsilon 4 and its
+    sample."""
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({f"c{j}": draw(rng) for j in range(10)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=seed).fit(X)
+    return X, synth, synth.sample(random_state=seed)
+
+
 def test_small_tables_keep_both_sides_of_columns_centred_on_0():
     # 442 records, ten standard-normal columns, epsilon 4: step 1 found no range, or
     # one side, for a third of the columns (KS up to 0.55, mean 0.20 on these seeds),
@@ -2503,12 +2514,7 @@ def test_small_tables_keep_both_sides_of_columns_centred_on_0():
 
     ks, sided = [], 0
     for seed in range(3):
-        rng = np.random.default_rng(seed)
-        X = pd.DataFrame({f"c{j}": rng.normal(0, 1, 442) for j in range(10)})
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            synth = DPMarginalSynthesizer(epsilon=4.0, random_state=seed).fit(X)
-        S = synth.sample(random_state=seed)
+        X, _, S = _ten_columns_fitted(lambda rng: rng.normal(0, 1, 442), seed)
         for column in X.columns:
             ks.append(ks_2samp(X[column], S[column]).statistic)
             sided += (S[column] < -0.5).mean() > 0.15 and (S[column] > 0.5).mean() > 0.15
@@ -2531,12 +2537,7 @@ def test_positive_columns_of_small_tables_get_no_values_below_0():
     # the mirror image of a positive range's window is counted in step 3's round 1 and
     # folded with it: noise alone must not give a positive column a side below 0
     for seed in range(3):
-        rng = np.random.default_rng(seed)
-        X = pd.DataFrame({f"c{j}": rng.lognormal(3.0, 1.0, 300) for j in range(10)})
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            synth = DPMarginalSynthesizer(epsilon=4.0, random_state=seed).fit(X)
-        S = synth.sample(random_state=seed)
+        _, synth, S = _ten_columns_fitted(lambda rng: rng.lognormal(3.0, 1.0, 300), seed)
         assert (S.min() >= 0).all(), seed
         spent = [m for m in synth.privacy_spent_.mechanisms if "c0" in m.name]
         assert [m.name.split(": ")[-1] for m in spent][-3:] == ["range", "point masses",
