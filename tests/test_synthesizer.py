@@ -2,6 +2,7 @@
 
 import json
 import logging
+import re
 
 import numpy as np
 import pandas as pd
@@ -421,8 +422,14 @@ def test_unreleased_condition_values_and_zero_mass_are_errors(population):
         synth.sample(10, conditions={"age": (200, 300)})
     with pytest.raises(ValueError, match="low <= high"):
         synth.sample(10, conditions={"age": (40, 30)})
-    with pytest.raises(ValueError, match="zero mass"):  # a float value has no mass in a bin
+    with pytest.raises(ValueError, match="zero mass") as error:  # a float has no mass in a bin
         synth.sample(10, conditions={"income": 12345.67})
+    # the error suggests a range: the released interval holding the value
+    hint = re.search(r"conditions=\{'income': \(([-\d.e+]+), ([-\d.e+]+)\)\}",
+                     str(error.value))
+    assert hint and float(hint[1]) <= 12345.67 < float(hint[2])
+    assert len(synth.sample(10, conditions={"income": (float(hint[1]), float(hint[2]))},
+                            random_state=0)) == 10
     with pytest.raises(TypeError, match="conditions must be a dict"):
         synth.sample(10, conditions=[("race", "Black")])
 

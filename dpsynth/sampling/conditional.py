@@ -412,6 +412,27 @@ class RestrictedPool:
         return codes, values
 
 
+def _range_hint(schema, predicates):
+    """A hint for an exact number asked of a column whose values are drawn inside
+    intervals (not one of its point values): such a value is (almost) never drawn."""
+    for p in predicates:
+        if p.exact is None:
+            continue
+        j, numbers = p.exact
+        binning = schema[j].binning
+        inside = [v for v in numbers if v not in binning.points]
+        if binning.integer or not inside:
+            continue
+        value = float(inside[0])
+        code = _exact_code(binning, value)
+        low, high = binning.edge_array[code], binning.edge_array[code + 1]
+        return (f" Column {schema.names[j]!r} holds numbers drawn inside intervals, so an "
+                f"exact value such as {value!r} is almost never drawn: ask for a range, "
+                f"e.g. conditions={{{schema.names[j]!r}: ({low:g}, {high:g})}} (the "
+                "released interval holding it).")
+    return ""
+
+
 def draw_restricted(draw, schema, predicates, n, rng, *, n_records, max_pool,
                     describe="the conditions"):
     """``n`` records of the model that satisfy every predicate.
@@ -482,7 +503,7 @@ def draw_restricted(draw, schema, predicates, n, rng, *, n_records, max_pool,
             f"{describe[0].upper()}{describe[1:]} have (near-)zero mass in the released model: "
             f"{pool.kept} of {pool.drawn} model records satisfy them (about "
             f"{expected:.2g} of its {n_records:.0f} records). Relax them, or ask for values "
-            "the release holds more of.")
+            f"the release holds more of.{_range_hint(schema, predicates)}")
     if wanted is None:
         wanted = max(int(round(expected)), 1)
     codes, values = pool.result()
