@@ -577,8 +577,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             if y is not None:
                 raise ValueError("y is not supported with a dask DataFrame X; add the "
                                  "target to X as a column.")
+            X, labels = dask_engine.named_frame(X)  # 0 -> "0", as in memory
             table, was_frame, target = dask_engine.check_frame(X), True, None
-            labels = {}
             source_dtypes = arrow_dtypes(table)
             if source_dtypes:  # pyarrow, period, sparse: partitions read as in memory
                 table = standard_columns(table)

@@ -35,9 +35,10 @@ from ..preprocessing._encoder import values_and_weights
 from ..schema import python_scalar
 from ..sampling import get_sampler
 from ..utils._random import SAMPLE, stream
+from ..utils._validation import _named_columns, column_labels
 from .blocks import CodeBlocks, add_results
 
-__all__ = ["check_frame", "fit_encoder", "DaskCodes", "sample_to_parquet", "split_multiplicities",
+__all__ = ["check_frame", "named_frame", "fit_encoder", "DaskCodes", "sample_to_parquet", "split_multiplicities",
            "tree_reduce"]
 
 _INSTALL = 'pip install "dask[dataframe]" distributed pyarrow (the "dask" extra)'
@@ -50,6 +51,22 @@ def _dask():
     except ImportError as exc:  # pragma: no cover - exercised without the extra
         raise ImportError(f"A dask DataFrame needs dask: {_INSTALL}.") from exc
     return dask
+
+
+def named_frame(X, name="X"):
+    """``(X, labels)``: a dask DataFrame ``X`` with its number labels named by their text
+    (``0`` -> ``"0"``, lazily: a rename of the graph, no value read) and ``{name:
+    label}`` of those labels (see :func:`~dpsynth.utils._validation.column_labels`), so
+    that the release names its columns as it does for the same table in memory and
+    gives the labels back; anything else unchanged, with no labels."""
+    dd = _dask().dataframe
+    if not isinstance(X, dd.DataFrame):
+        return X, {}
+    labels = column_labels(X._meta)
+    if not labels:
+        return X, {}
+    named = _named_columns(X._meta, name)  # the errors of a table in memory
+    return X.rename(columns=dict(zip(X._meta.columns, named.columns))), labels
 
 
 def check_frame(X, name="X"):
@@ -68,9 +85,8 @@ def check_frame(X, name="X"):
         raise ValueError(f"{name} has 0 feature(s) while a minimum of 1 is required.")
     bad = [c for c in names if not isinstance(c, str)]
     if bad:
-        raise TypeError(f"Column names of {name} must all be strings; got {bad[:5]!r} (a dask "
-                        "DataFrame's labels are not restored). Rename them, e.g. "
-                        "X.columns = X.columns.astype(str).")
+        raise TypeError(f"Column labels of {name} must be strings or numbers; got {bad[:5]!r}. "
+                        "Rename them, e.g. X.columns = X.columns.astype(str).")
     if len(set(names)) != len(names):
         dup = sorted({c for c in names if names.count(c) > 1})
         raise ValueError(f"{name} has duplicate column names {dup}; rename them.")

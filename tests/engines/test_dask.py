@@ -371,6 +371,27 @@ def test_unknown_categories_refused(frame):
     assert isinstance(fitted.sample()["city"].dtype, pd.CategoricalDtype)
 
 
+def test_number_labels_are_named_and_given_back_as_in_memory(tmp_path):
+    # pd.DataFrame(array) on partitions: the release names the columns "0", "1" and
+    # records the labels, byte for byte the release of the table in memory
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({0: rng.choice(["x", "y", "z"], 2000), 1: rng.integers(0, 5, 2000)})
+    X = dd.from_pandas(frame, npartitions=3)
+    expected = DPMarginalSynthesizer(epsilon=1.0, random_state=0).fit(X.compute())
+    with dask.config.set(scheduler="synchronous"):
+        got = DPMarginalSynthesizer(epsilon=1.0, random_state=0).fit(X)
+    assert _release_bytes(got, tmp_path, "dask.json") == _release_bytes(expected, tmp_path,
+                                                                        "memory.json")
+    assert list(got.sample(5).columns) == [0, 1]
+    assert list(X.columns) == [0, 1]  # the caller's frame keeps its labels
+    with pytest.raises(TypeError, match="strings or numbers"):
+        DPMarginalSynthesizer().fit(dd.from_pandas(
+            pd.DataFrame({("a", "b"): [1, 2], ("a", "c"): [3, 4]}), npartitions=1))
+    with pytest.raises(ValueError, match="read the same"):
+        DPMarginalSynthesizer().fit(dd.from_pandas(
+            pd.DataFrame([[1, 2]], columns=pd.Index([0, "0"], dtype=object)), npartitions=1))
+
+
 def test_not_a_frame():
     series = dd.from_pandas(pd.Series([1, 2, 3], name="a"), npartitions=1)
     assert is_dask_collection(series) and not is_dask_collection(pd.Series([1]))
