@@ -416,7 +416,7 @@ def _range_hint(schema, predicates):
     """A hint for an exact number asked of a column whose values are drawn inside
     intervals (not one of its point values): such a value is (almost) never drawn."""
     for p in predicates:
-        if p.exact is None:
+        if getattr(p, "exact", None) is None:
             continue
         j, numbers = p.exact
         binning = schema[j].binning
