@@ -41,13 +41,14 @@ synthetic records therefore satisfy every rule as :func:`constraint_violations`
 checks it.
 """
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from numbers import Real
 
 import numpy as np
 import pandas as pd
 
 from .sampling.conditional import _is_missing, overlapping_bins
+from .utils._validation import label_name
 
 __all__ = ["AllowedCombinations", "ForbiddenCombinations", "Implication", "Inequality",
            "ScalarRange", "check_constraints", "constraint_violations", "constraint_from_dict"]
@@ -102,8 +103,14 @@ def _frame_column(frame, name, kind):
     return frame[name]
 
 
+def _is_column(label):
+    """Whether ``label`` can name a column: a string, or a number label (``0`` of
+    ``pd.DataFrame(array)``, see :func:`~dpsynth.utils._validation.label_name`)."""
+    return label_name(label) is not None
+
+
 def _check_columns(columns, kind):
-    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns) \
+    if isinstance(columns, str) or not all(_is_column(c) for c in columns) \
             or len(columns) < 1 or len(set(columns)) != len(columns):
         raise ValueError(f"{kind}: columns must be a list of distinct column names; got "
                          f"{columns!r}.")
@@ -142,6 +149,23 @@ class _Rule:
         names = list(getattr(self, "columns", ()))
         names += [getattr(self, f.name) for f in fields(self) if f.name.endswith("column")]
         return names
+
+    def named(self, labels):
+        """The rule with the number labels of ``labels`` (``{name: label}``, a table's
+        :func:`~dpsynth.utils._validation.column_labels`) replaced by their names, as
+        the release names those columns (``0`` -> ``"0"``)."""
+        if not labels:
+            return self
+        names = {label: name for name, label in labels.items()}
+
+        def name(column):
+            return column if isinstance(column, str) else names.get(column, column)
+
+        changes = {f.name: name(getattr(self, f.name)) for f in fields(self)
+                   if f.name.endswith("column")}
+        if hasattr(self, "columns"):
+            changes["columns"] = tuple(name(c) for c in self.columns)
+        return replace(self, **changes)
 
     def violations(self, frame):
         """Number of records of ``frame`` that break the rule."""
@@ -297,7 +321,7 @@ class Implication(_Rule):
     kind = "implication"
 
     def __post_init__(self):
-        if not isinstance(self.column, str) or not isinstance(self.then_column, str) \
+        if not _is_column(self.column) or not _is_column(self.then_column) \
                 or self.column == self.then_column:
             raise ValueError("Implication: column and then_column must be two different "
                              f"column names; got {self.column!r} and {self.then_column!r}.")
@@ -349,7 +373,7 @@ class Inequality(_Rule):
     kind = "inequality"
 
     def __post_init__(self):
-        if not isinstance(self.low_column, str) or not isinstance(self.high_column, str) \
+        if not _is_column(self.low_column) or not _is_column(self.high_column) \
                 or self.low_column == self.high_column:
             raise ValueError("Inequality: low_column and high_column must be two different "
                              f"column names; got {self.low_column!r}, {self.high_column!r}.")
@@ -465,7 +489,7 @@ class ScalarRange(_Rule):
     kind = "range"
 
     def __post_init__(self):
-        if not isinstance(self.column, str):
+        if not _is_column(self.column):
             raise ValueError(f"ScalarRange: column must be a column name; got {self.column!r}.")
         for name in ("low", "high"):
             value = getattr(self, name)

@@ -592,7 +592,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
             source_dtypes.update(arrow_dtypes(table[[target]]))
         epsilon, R, strategy, sampler = self._check_params(table.shape[1])
 
-        check_constraint_columns(self.constraints, list(table.columns))  # before any DP step
+        check_constraint_columns([c.named(labels) for c in check_constraints(self.constraints)],
+                                 list(table.columns))  # before any DP step
         delta = accounting.check_delta(self.delta)
         declared_encoder = _named_encoder(self.encoder, labels)
         max_bytes = self._check_resources(table, R, strategy, declared_encoder)  # public, before DP
@@ -860,7 +861,8 @@ class DPMarginalSynthesizer(DensityMixin, BaseEstimator):
         schema = self.aggregates_.schema
         conditions = named_keys(conditions, schema.labels())  # {0: ...} names column "0"
         predicates = [c.prepare(schema) for c in parse_conditions(conditions, schema)]
-        predicates += [c.prepare(schema) for c in check_constraints(self.constraints)]
+        predicates += [c.named(schema.labels()).prepare(schema)
+                       for c in check_constraints(self.constraints)]
         return predicates
 
     def _pool_draw(self):

@@ -577,6 +577,30 @@ def test_constraints_are_clonable_parameters_and_checked_against_the_release(pop
         empty.sample(10)
 
 
+def test_constraints_name_number_labels_as_the_table_does():
+    # pd.DataFrame(array): a rule names the columns by their labels (0, 1), the
+    # release names them "0", "1"; the rules hold in the sample and in a loaded copy
+    from dpsynth.constraints import (Implication, Inequality, ScalarRange,
+                                     constraint_violations)
+
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0, 50, 3000)
+    X = pd.DataFrame({0: a, 1: a + rng.uniform(0, 20, 3000), 2: rng.choice(["x", "y"], 3000),
+                      3: rng.choice(["p", "q"], 3000)})
+    rules = [Inequality(0, 1), ScalarRange(0, 5, 45), Implication(2, "x", 3, ["p"])]
+    assert constraint_violations(X, rules)["violations"].tolist()[1:] == [
+        int(((a < 5) | (a > 45)).sum()), int(((X[2] == "x") & (X[3] != "p")).sum())]
+    synth = DPMarginalSynthesizer(epsilon=4, random_state=0, constraints=rules).fit(X)
+    out = synth.sample(2000, random_state=0)
+    assert list(out.columns) == [0, 1, 2, 3]
+    assert constraint_violations(out, rules)["violations"].tolist() == [0, 0, 0]
+    assert Inequality(0, 1).named({"0": 0, "1": 1}) == Inequality("0", "1")
+    with pytest.raises(ValueError, match=r"names the column\(s\) \[7\]"):
+        DPMarginalSynthesizer(constraints=[ScalarRange(7, 0, 1)]).fit(X)
+    with pytest.raises(ValueError, match="column must be a column name"):
+        ScalarRange(True, 0, 1)
+
+
 def test_sample_remaining_columns_respects_constraints_with_the_known_values(population):
     from dpsynth.constraints import Inequality, constraint_violations
 
