@@ -186,9 +186,10 @@ MISSING_SIGMAS = 3.09
 MAX_CODES = 32
 #: A text column holding numbers keeps an other code when the DP count of its
 #: fields that are neither a number nor a released code exceeds this many times
-#: its noise scale (noise alone does so with probability 0.1%); see
-#: :func:`text_other`.
-OTHER_SIGMAS = 3.09
+#: its noise scale (noise alone does so with probability 0.01%: a false other code
+#: writes a label among a complete column's numbers, so a file of many numeric
+#: columns must almost never get one); see :func:`text_other`.
+OTHER_SIGMAS = 3.71
 #: A text column holds numbers when its text fields are at most this share of
 #: its present fields (up to noise): its texts are then codes of their own.
 MAX_TEXT_SHARE = 0.5
@@ -227,6 +228,10 @@ _N_DATE_OBJECTS = len(DATE_OBJECTS)
 #: in ~740 at 3 sigma) would put number objects in a column of texts, which
 #: columnar formats such as Parquet refuse.
 MIXED_SIGMAS = 5.0
+#: A column of texts (no typed number) is a float column when its written decimals
+#: clear this many times their noise, tested in their own cell: a false float (one
+#: column in ~30,000) would spread a whole-number column's values inside its bins.
+STRING_DECIMAL_SIGMAS = 4.0
 #: A date column written as text whose parts of step 3 that hold records cover at most
 #: this many units of its format (months, days, ...) has one interval per unit (ten
 #: years of a month format, four months of a day format) ...
@@ -2268,10 +2273,15 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
     level_numbers = level_4 if not decimal else 1.0 + 3 * sigma * math.sqrt(6)
     if (n_numbers > level_numbers and texts[0] <= max_text_share * total + 3 * sigma
             and not grouped):
-        n_decimals = noisy[2] + noisy[3]
+        n_decimals, k, sigmas = noisy[2] + noisy[3], 2, 3.0
         if decimal:
-            n_decimals = n_decimals + noisy_objects[-1]
-        if _found(n_decimals, sigma, 3 if decimal else 2, n_numbers):
+            n_decimals, k = n_decimals + noisy_objects[-1], 3
+        elif string_dtype:
+            # a text column holds no typed number: its typed cell is noise alone, so
+            # the written decimals are tested by themselves, one cell at a stricter
+            # level (fewer false decimals than two cells at three sigmas)
+            n_decimals, k, sigmas = noisy[3], 1, STRING_DECIMAL_SIGMAS
+        if _found(n_decimals, sigma, k, n_numbers, sigmas):
             return "float", text_share, texts, None, True, decimal_share
         return "int", text_share, texts, None, True, decimal_share
     fmt, best, kind = None, -np.inf, None
@@ -2576,12 +2586,12 @@ def decide_whole_numbers(name, series, weights, *, rho, rng):
     return ("number" if decimals else "whole"), _named([spend], name)
 
 
-def _found(count, sigma, k, total):
+def _found(count, sigma, k, total, sigmas=3.0):
     """Whether a noisy ``count`` (a sum of ``k`` cells of noise ``sigma``) shows values of
-    a kind (decimals, values off a step): above ``1 + 3 sigma sqrt(k)`` (the noise is
-    integer: one count higher) and above 0.1% of the noisy ``total``, so that a handful of
-    odd records in a large column do not change its kind."""
-    return bool(count > 1.0 + 3.0 * sigma * math.sqrt(k) and count > 0.001 * total)
+    a kind (decimals, values off a step): above ``1 + sigmas * sigma sqrt(k)`` (the noise
+    is integer: one count higher) and above 0.1% of the noisy ``total``, so that a handful
+    of odd records in a large column do not change its kind."""
+    return bool(count > 1.0 + sigmas * sigma * math.sqrt(k) and count > 0.001 * total)
 
 
 def temporal_steps(unit):

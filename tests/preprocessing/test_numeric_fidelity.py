@@ -1,6 +1,8 @@
 """Numeric fidelity (issue #17, item 1): special values, DP frequent values,
 DP within-bin refinement and declared precision."""
 
+import contextlib
+import io
 import json
 import math
 from dataclasses import replace
@@ -1243,6 +1245,54 @@ def test_a_text_column_mixes_number_objects_only_when_both_counts_clear_five_sig
             assert 0.98 < text_share < 1.0
     noisy = np.array([n, 4.0 * sigma * np.sqrt(2), 0.0, 0.0, 0.0])  # and the reverse
     assert _decide_kind(noisy, np.zeros(13), sigma, 0.5, False)[1] == 0.0
+
+
+def test_a_text_columns_written_decimals_are_tested_in_their_own_cell():
+    # a string column holds no typed number, so its typed-decimals cell is noise alone:
+    # the written decimals are tested by themselves (at STRING_DECIMAL_SIGMAS), and a
+    # noise draw in the typed cell neither hides them nor makes a column float
+    from dpsynth.preprocessing._numeric import STRING_DECIMAL_SIGMAS, _decide_kind
+
+    sigma, n = 30.0, 5000.0
+    level = 1.0 + STRING_DECIMAL_SIGMAS * sigma
+    for typed_noise in (-2 * sigma, 0.0, 2 * sigma):
+        halves = np.array([0.0, n, typed_noise, level + 5.0, 0.0])
+        assert _decide_kind(halves, np.zeros(13), sigma, 0.5, True)[0] == "float"
+        under = np.array([0.0, n, typed_noise, level - 5.0, 0.0])
+        assert _decide_kind(under, np.zeros(13), sigma, 0.5, True)[0] == "int"
+    # a column of typed numbers keeps the test of both cells at three sigmas
+    both = np.array([n, 0.0, 1.0 + 3.0 * sigma * np.sqrt(2) + 1.0, 0.0, 0.0])
+    assert _decide_kind(both, np.zeros(13), sigma, 0.5, False)[0] == "float"
+    assert _decide_kind(both, np.zeros(13), sigma, 0.5, True)[0] == "int"
+
+
+def test_halves_among_whole_numbers_in_a_csv_column_come_back(tmp_path):
+    # a CSV column of counts with a few halves (3% of the records at 5.5) beside six
+    # columns of whole numbers: the command line reads texts, and the halves come back
+    # near 5.5, not rounded to 5; no complete column gets an other label
+    from dpsynth.cli import main
+
+    rng = np.random.default_rng(0)
+    n = 5000
+    columns = {"children": rng.choice([0.0, 1.0, 2.0, 3.0, 4.0, 5.5], n,
+                                      p=[0.38, 0.18, 0.23, 0.13, 0.05, 0.03])}
+    for j in range(6):
+        columns[f"q{j}"] = rng.integers(1, 6, n).astype(float)
+    columns["group"] = rng.choice(["a", "b", "c"], n)
+    data = tmp_path / "data.csv"
+    pd.DataFrame(columns).to_csv(data, index=False)
+    real = pd.read_csv(data)["children"]
+    for seed in range(6):
+        out = tmp_path / f"out{seed}.csv"
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            assert main(["synthesize", str(data), "-o", str(out), "--seed", str(seed)]) == 0
+        fake = pd.read_csv(out)
+        assert all(pd.api.types.is_numeric_dtype(fake[c]) for c in columns if c != "group")
+        near = fake["children"].between(5.25, 5.75).mean()
+        assert abs(near - (real == 5.5).mean()) < 0.01
+        assert (fake["children"] == 5.0).mean() < 0.005
+        assert fake.notna().all().all()
 
 
 @pytest.mark.parametrize("dtype", [object, "string"])
