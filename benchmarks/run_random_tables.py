@@ -15,9 +15,12 @@ nothing declared:
   ``synthesize --schema``, ``synthesize --aggregates-out`` -> ``evaluate``
   (with and without ``--aggregates``) and ``sample``.
 
-A run fails on any exception or non-zero exit; it is *flagged* when a table of
-1,000+ rows comes back more than 10% off in rows without a noise warning, or a
-complete column comes back with more than 0.5% missing values.
+A run fails on any exception or non-zero exit; it is *flagged* when, without a
+warning that the release is dominated by its noise, a table of 1,000+ rows
+comes back more than 10% off in rows or a complete column with more than 0.5%
+missing values; or (command line) when a CSV column of numbers only comes back
+with more than 0.5% texts (labels only: unless the release warned that a
+column had no value released).
 
 Usage, from the repository root::
 
@@ -127,17 +130,27 @@ def random_table(seed):
     return pd.DataFrame(columns), float(rng.choice([0.5, 1.0, 4.0, 10.0]))
 
 
-def _flags(real, fake, warned, dtypes):
+def _flags(real, fake, warned, dtypes, unreleased=False):
+    """``warned``: the release warned that it is dominated by its noise;
+    ``unreleased``: that some column had no value released (it comes back as its
+    other value only)."""
     out = []
     if len(real) >= 1000 and abs(len(fake) - len(real)) > 0.1 * len(real) and not warned:
         out.append(f"rows {len(fake)} of {len(real)}")
     for c in real.columns:
         if c not in fake.columns:
             out.append(f"column {c} missing")
-        elif real[c].notna().all() and fake[c].isna().mean() > 0.005:
+        elif real[c].notna().all() and fake[c].isna().mean() > 0.005 and not warned:
             out.append(f"NaN {fake[c].isna().mean():.3f} in complete {c}")
         elif dtypes and str(real[c].dtype) != str(fake[c].dtype):
             out.append(f"dtype of {c}: {real[c].dtype} -> {fake[c].dtype}")
+        elif not dtypes and pd.api.types.is_numeric_dtype(real[c]) \
+                and not pd.api.types.is_bool_dtype(real[c]):  # a CSV column of numbers only
+            present = fake[c].dropna()
+            texts = pd.to_numeric(present, errors="coerce").isna().mean() if len(present) else 0
+            # a label among numbers, or labels only where no column was warned about
+            if texts > 0.005 and (texts < 1.0 or not unreleased):
+                out.append(f"texts {texts:.3f} in numbers-only {c}")
     return out
 
 
@@ -171,18 +184,21 @@ def command_line_chain(frame, epsilon, seed):
                  ["evaluate", str(data), str(f / "out.csv"), "--aggregates",
                   str(f / "release.json")],
                  ["sample", str(f / "release.json"), "-o", str(f / "again.csv"), "--seed", "1"]]
-        noisy = False
+        noisy = unreleased = False
         for args in steps:
             err = io.StringIO()
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err), \
                     warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+                warnings.simplefilter("always")  # the command line prints its warnings
                 code = main(args)
-            noisy |= "dominated by its noise" in err.getvalue()
+            if args[0] == "synthesize" and "--schema" not in args:
+                noisy |= "dominated by its noise" in err.getvalue()
+                unreleased |= "No value of the column(s)" in err.getvalue()
             if code != 0:
                 raise RuntimeError(f"{' '.join(args[:2])}: exit {code}: "
                                    f"{err.getvalue().strip()[-300:]}")
-        return _flags(pd.read_csv(data), pd.read_csv(f / "out.csv"), noisy, dtypes=False)
+        return _flags(pd.read_csv(data), pd.read_csv(f / "out.csv"), noisy, dtypes=False,
+                      unreleased=unreleased)
 
 
 def main(argv=None):
