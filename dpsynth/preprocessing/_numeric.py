@@ -2222,8 +2222,12 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
     # sums of k noisy cells (not clipped: unbiased) carry noise sigma * sqrt(k);
     # the noise is integer, so a level is one count higher (discrete_gaussian_tail:
     # at a small sigma, 3 sigma alone is below the first nonzero draw)
-    level_1, level_4 = (1.0 + 3 * sigma * math.sqrt(k) for k in (1, 4))
+    # the number cells: typed and written, whole and not; a string dtype holds no
+    # typed number (public), so its number cells are the two written ones
+    level_1, level_all = (1.0 + 3 * sigma * math.sqrt(k) for k in (1, 2 if string_dtype else 4))
     n_typed, n_written = noisy[0] + noisy[2], noisy[1] + noisy[3]
+    if string_dtype:
+        n_typed = 0.0
     level_mixed = 1.0 + MIXED_SIGMAS * sigma * math.sqrt(2)
     # Decimal objects are numbers (objects, not texts) where their two cells' sum
     # clears DATE_SIGMAS, date and time objects texts where their cell does: without
@@ -2270,7 +2274,7 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
     # ones only, so noise in its cells must not take a column of plain decimals
     # from the plain numbers' decision (whose texts its numbers are)
     grouped = formatted[_GROUPED_CELLS].any()
-    level_numbers = level_4 if not decimal else 1.0 + 3 * sigma * math.sqrt(6)
+    level_numbers = level_all if not decimal else 1.0 + 3 * sigma * math.sqrt(6)
     if (n_numbers > level_numbers and texts[0] <= max_text_share * total + 3 * sigma
             and not grouped):
         n_decimals, k, sigmas = noisy[2] + noisy[3], 2, 3.0
@@ -2327,7 +2331,7 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
                                                  + n_object_cells))
     if fmt is not None:
         return kind, 1.0, fmt_texts, fmt, True, None
-    settled = bool(n_numbers > level_4 or noisy[4] > level_1 or dated.any()
+    settled = bool(n_numbers > level_all or noisy[4] > level_1 or dated.any()
                    or formatted.any() or n_object_cells)
     return None, text_share, texts, None, settled, decimal_share
 

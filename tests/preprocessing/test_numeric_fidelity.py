@@ -1263,7 +1263,27 @@ def test_a_text_columns_written_decimals_are_tested_in_their_own_cell():
     # a column of typed numbers keeps the test of both cells at three sigmas
     both = np.array([n, 0.0, 1.0 + 3.0 * sigma * np.sqrt(2) + 1.0, 0.0, 0.0])
     assert _decide_kind(both, np.zeros(13), sigma, 0.5, False)[0] == "float"
-    assert _decide_kind(both, np.zeros(13), sigma, 0.5, True)[0] == "int"
+    written = np.array([0.0, n, 1.0 + 3.0 * sigma * np.sqrt(2) + 1.0, 0.0, 0.0])
+    assert _decide_kind(written, np.zeros(13), sigma, 0.5, True)[0] == "int"
+
+
+def test_a_text_columns_numbers_are_its_written_cells():
+    # a sparse CSV column of counts (a few hundred numbers, the rest empty): a string
+    # column holds no typed number, so its numbers are the two written cells, tested
+    # at their own level; noise in the typed cells neither hides nor makes them
+    from dpsynth.preprocessing._numeric import _decide_kind
+
+    sigma = 60.0
+    level_written = 1.0 + 3.0 * sigma * np.sqrt(2)
+    for typed_noise in (-2 * sigma, 0.0, 2 * sigma):
+        sparse = np.array([typed_noise, level_written + 10.0, -typed_noise, 0.0, 0.0])
+        kind, share, *_, settled, _ = _decide_kind(sparse, np.zeros(13), sigma, 0.5, True)
+        assert (kind, share, settled) == ("int", 1.0, True)
+        fewer = np.array([typed_noise, level_written - 10.0, typed_noise, 0.0, 0.0])
+        assert _decide_kind(fewer, np.zeros(13), sigma, 0.5, True)[0] is None
+    # typed numbers (an object column) keep the level of the four number cells
+    typed = np.array([level_written + 10.0, 0.0, 0.0, 0.0, 0.0])
+    assert _decide_kind(typed, np.zeros(13), sigma, 0.5, False)[0] is None
 
 
 def test_halves_among_whole_numbers_in_a_csv_column_come_back(tmp_path):
