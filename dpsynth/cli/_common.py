@@ -663,6 +663,15 @@ def _default_decimals(used, declared, options, columns):
     return out or None
 
 
+def _text_as_string(frame):
+    """``frame`` with its ``object`` columns (fields read as text: pandas 2's dtype for
+    text) as ``string``, as pandas 3 reads them: a string dtype states, as a public
+    fact, that a column holds no number object, which the numbers-or-text decision
+    reads, so a file gets the same release under either pandas."""
+    text = {c: pd.StringDtype("python") for c in frame.columns if frame[c].dtype == object}
+    return frame.astype(text) if text else frame
+
+
 def fit(args, frame, declaration):
     """Fit a synthesizer with the command's options; progress goes to the log.
 
@@ -677,6 +686,8 @@ def fit(args, frame, declaration):
     DPMarginalSynthesizer
         Fitted; ``aggregates_`` is the release.
     """
+    if not is_dask_collection(frame):
+        frame = _text_as_string(frame)
     # a dask DataFrame: its declaration (empty meta) for the checks, its partitions to fit
     declared = frame._meta if is_dask_collection(frame) else frame
     synthesizer = DPMarginalSynthesizer(
