@@ -700,6 +700,27 @@ def test_interval_categories_of_pd_cut_are_synthesized_and_round_trip(tmp_path):
     assert isinstance(span.values[0], pd.Interval)
 
 
+def test_an_interval_dtype_column_is_synthesized_with_its_dtype():
+    # an IntervalArray column (interval[int64] dtype, not a categorical of pd.cut):
+    # its sample failed with IntCastingNaNError (the decoder's missing slot cannot be
+    # held by intervals of integers); a missing cell gives intervals of floats, as
+    # pandas' own fill does
+    rng = np.random.default_rng(0)
+    n = 2000
+    breaks = pd.arrays.IntervalArray.from_breaks([0, 1, 2, 3])
+    X = pd.DataFrame({"a": rng.choice(["x", "y"], n), "iv": breaks[rng.integers(0, 3, n)]})
+    out = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X).sample()
+    assert out["iv"].dtype == X["iv"].dtype and out["iv"].notna().all()
+    real = X["iv"].value_counts(normalize=True)
+    assert 0.5 * real.sub(out["iv"].value_counts(normalize=True), fill_value=0).abs().sum() < 0.03
+    X2 = X.assign(iv=X["iv"].astype("interval[float64, right]").where(np.arange(n) >= 200))
+    out = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X2).sample()
+    assert out["iv"].dtype == X2["iv"].dtype and 0.05 < out["iv"].isna().mean() < 0.15
+    absent = TableEncoder(missing="absent")
+    out = DPMarginalSynthesizer(epsilon=4.0, random_state=0, encoder=absent).fit(X).sample()
+    assert out["iv"].dtype in (X["iv"].dtype, "interval[float64, right]")
+
+
 def test_undeclared_categories_come_back_with_the_dtype_of_their_published_values():
     # astype("category") infers the categories' dtype from the values, so it is not
     # published (the release says object); the sample gives the published values the

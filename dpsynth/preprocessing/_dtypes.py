@@ -68,6 +68,11 @@ def restore_dtype(values, mask, column):
         values = values.copy()
         values[mask] = dtype.na_value
         return pd.Series(values, dtype=dtype)
+    if isinstance(dtype, pd.IntervalDtype) and has_missing \
+            and np.dtype(dtype.subtype).kind in "iu":
+        # an interval of integers cannot hold a missing cell: pandas' own fill
+        # (``IntervalArray.take``) gives intervals of floats
+        dtype = pd.IntervalDtype(np.float64, closed=dtype.closed)
     # pandas extension dtypes (Int64, boolean, Float64, datetime tz, ...)
     values = values.copy()
     values[mask] = None

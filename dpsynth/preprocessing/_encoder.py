@@ -903,7 +903,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             mask = outside(n_decoded)
         index = col if mask is None else np.where(mask, n_decoded, col)
         dtype = column.output_dtype
-        if isinstance(dtype, np.dtype) and dtype.kind in "iub":  # nullable if any is missing
+        if (isinstance(dtype, np.dtype) and dtype.kind in "iub") or (  # nullable if any is
+                isinstance(dtype, pd.IntervalDtype)  # missing; intervals of integers: of floats
+                and np.dtype(dtype.subtype).kind in "iu"):
             return restore_dtype(lookup[index], np.zeros(col.shape, dtype=bool)
                                  if mask is None else mask, column)
         # the dtype does not depend on the cells: restore the distinct values, then gather
