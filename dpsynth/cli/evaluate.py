@@ -9,6 +9,7 @@ import pandas as pd
 from .. import io
 from ..preprocessing import TableEncoder
 from ..report import binned_view, fidelity_summary, write_report
+from ..utils._numbers import NUMBER_FORMATS, parse_formatted
 from ..utils._temporal import DATE_FORMATS, format_dates, parse_dates
 from . import _common
 from .sample import load_aggregates
@@ -211,7 +212,7 @@ def _quantile_binned(real, synth, declaration, n_bins):
     quantiles may bin it: each value as a category of its own would make every
     marginal of such a column differ entirely.
     """
-    binned, spelled = {}, []
+    binned, spelled = {}, {}
     for name in real.columns:
         if name in declaration:
             continue
@@ -222,7 +223,7 @@ def _quantile_binned(real, synth, declaration, n_bins):
         if numbers.nunique() <= _common.MAX_CATEGORIES:
             if read.numbers and not real[name].dropna().astype(str).str.match(
                     io._LEADING_ZERO).any():  # "02139" is a code: compared as written
-                spelled.append(name)
+                spelled[name] = read
             continue
         edges = np.unique(np.quantile(numbers.dropna().to_numpy(dtype=np.float64),
                                       np.linspace(0.0, 1.0, n_bins + 1)))
@@ -251,14 +252,14 @@ def _quantile_binned(real, synth, declaration, n_bins):
     return tuple(out)
 
 
-def _numbers_spelled(frame, names):
-    """``frame`` with the fields of the columns ``names`` that are numbers spelt one way
-    (``"2.0"`` and ``"2"`` as ``"2"``, ``"2.50"`` as ``"2.5"``); other fields as they
-    are."""
+def _numbers_spelled(frame, readers):
+    """``frame`` with the fields of the columns of ``readers`` (name: the reader of
+    :func:`_number_reader`) that are numbers spelt one way (``"2.0"``, ``"2"`` and
+    ``"2,0"`` as ``"2"``, ``"2.50"`` as ``"2.5"``); other fields as they are."""
     frame = frame.copy()
-    for name in names:
+    for name, read in readers.items():
         values = frame[name].astype(object).to_numpy()
-        numbers = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=np.float64)
+        numbers = np.asarray(read(frame[name]), dtype=np.float64)
         spelt = np.array([_spell_number(v) for v in numbers], dtype=object)
         frame[name] = pd.Series(np.where(np.isfinite(numbers), spelt, values),
                                 index=frame.index, dtype=object)
@@ -275,17 +276,29 @@ def _spell_number(value):
 def _number_reader(series):
     """How to read ``series`` as numbers for :func:`_quantile_binned`: a function of a
     column giving float64 (NaN where a field is no number), with a ``spell``
-    attribute writing an edge; None when some present field is neither a number
-    nor a date of one format of the public list."""
-    if io.looks_numeric(series) is not None:
-        def read(column):
-            return pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-        read.spell = lambda value: f"{value:g}"
-        read.numbers = True
-        return read
+    attribute writing an edge; None when the column is neither numbers nor dates.
+
+    Numbers are plain (``"12.5"``) or in one format of the public list
+    :data:`~dpsynth.utils._numbers.NUMBER_FORMATS` (``"12,5"``, ``"$1,234"``,
+    ``"7%"``, as ``dpsynth synthesize`` finds them): the way that reads the most
+    present fields, when it reads more than half of them (the other fields,
+    such as ``"-"`` or ``"n/a"`` for a missing amount, keep their text); dates
+    are in one format of the public list that reads every present field.
+    """
     present = series.dropna()
-    if present.empty or not all(isinstance(v, str) for v in present.head(1000)):
+    if present.empty:
         return None
+    if io.looks_numeric(series) is not None:
+        return _plain_reader()
+    if not all(isinstance(v, str) for v in present.head(1000)):
+        return None
+    best, most = None, len(present) / 2.0  # more than half of the present fields
+    for read in (_plain_reader(), *(_format_reader(fmt) for fmt in NUMBER_FORMATS)):
+        n_read = int(np.count_nonzero(~np.isnan(read(present))))
+        if n_read > most:
+            best, most = read, n_read
+    if best is not None:
+        return best
     for fmt in DATE_FORMATS:  # in the public order: the first that reads every field
         if not np.isnan(parse_dates(present, fmt)).any():
             def read(column, fmt=fmt):
@@ -294,6 +307,22 @@ def _number_reader(series):
             read.numbers = False
             return read
     return None
+
+
+def _plain_reader():
+    def read(column):
+        return pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    read.spell = lambda value: f"{value:g}"
+    read.numbers = True
+    return read
+
+
+def _format_reader(fmt):
+    def read(column):
+        return parse_formatted(column, fmt)
+    read.spell = lambda value: f"{value:g}"  # an edge of a label, as plain numbers'
+    read.numbers = True
+    return read
 
 
 def _interval_labels(edges, spell):
