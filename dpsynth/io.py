@@ -708,6 +708,12 @@ def _check_header(path, header, sep, line, explicit_sep):
             "name the columns column_1, column_2, ... (or after the schema's columns)",
             no_header=_NO_HEADER_OPTION)
     empty = [i + 1 for i, name in enumerate(header) if name == ""]
+    if empty == [len(header)] and len(header) > 1:
+        raise InputFileError(
+            f"{path}: the header row ends with the separator {sep!r}, which makes an "
+            f"unnamed last column ({len(header)}) (some spreadsheet exports end every "
+            "line with one); remove the trailing separator from every line, or name "
+            "that column")
     if empty:
         raise InputFileError(
             f"{path}: column(s) {empty} of the header row have no name; name them (a "

@@ -114,6 +114,11 @@ def test_duplicate_and_empty_header_names_are_refused(tmp_path):
         read_csv(write(tmp_path, "a,b,a\n1,2,3\n"))
     with pytest.raises(InputFileError, match="have no name"):
         read_csv(write(tmp_path, ",a\n0,x\n"))
+    # a trailing separator on every line (some spreadsheet exports): the message says so
+    # rather than pointing to a row index
+    with pytest.raises(InputFileError, match=r"ends with the separator ','.*unnamed last "
+                       r"column \(3\).*remove the trailing separator"):
+        read_csv(write(tmp_path, "a,b,\n1,x,\n"))
 
 
 def test_headerless_file(tmp_path):
