@@ -49,6 +49,7 @@ from ._numeric import (DATES, DECIDE_SHARE, FORMATS, NUMERIC, OBJECTS, RECORDS, 
                        decide_text_column, decide_temporal_step, decide_whole_numbers,
                        decode_text_binning,
                        encode_text_binning, fit_auto_column, is_text_dtype, parse_numbers,
+                       range_found, warn_no_range,
                        raise_all, temporal_steps, text_weight)
 
 __all__ = ["TableEncoder"]
@@ -574,7 +575,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         labels = _other_labels(params["other_label"], frame, declared, binners)
         dtype_public = dtype_declared(params["categories"], frame)
         auto_rng = np.random.default_rng(stream(self.random_state, NUMERIC))
-        columns, errors, spends = [], [], []
+        columns, errors, spends, no_range = [], [], [], []
         kinds, texts, rho_column, delta_column, read_values, steps, records = \
             self._numeric_kinds(auto, column_values, frame.dtypes, auto_rng, spends, errors)
         for name in names:
@@ -597,6 +598,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                                   if isinstance(params["decimals"], dict)
                                   else params["decimals"]))
                     spends.extend(spent)
+                    if not range_found(spent):
+                        no_range.append(name)
                     columns.append(replace(column, has_missing=column.has_missing
                                            and name not in not_null))
                     continue
@@ -614,6 +617,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             except (ValueError, TypeError) as exc:
                 errors.append((name, exc))
         raise_all(errors)
+        warn_no_range(no_range, stacklevel=4)
         # numeric="auto" columns clip +-inf into their end bins, like any outlier
         self._auto_binned = frozenset(c.name for c in columns
                                       if c.name in auto and c.binning is not None)

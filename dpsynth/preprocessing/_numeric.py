@@ -2839,18 +2839,34 @@ def fit_auto_column(name, series, weights, *, kind, rho, delta, n_bins, rng, spe
         levels=MAX_LEVELS if kind == "date" else None,
         code_levels=(MAX_CODE_LEVELS if integer and kind != "date" and not is_temporal(dtype)
                      else None), records=records)
-    if dict(spent[0].params).get("found", True) is False:
-        warnings.warn(
-            f"No DP range was found for the numeric column {name!r} (too few records for "
-            "its share of the budget): any synthetic values it holds are drawn near 0. "
-            "Declare its bounds, raise epsilon or drop it.", NoisyReleaseWarning,
-            stacklevel=3)
     if step is not None:
         binning = replace(binning, step=int(step))
     return Column(name, dtype, tuple(binning.labels), declared=True,
                   missing_marker=default_missing_marker(dtype), has_missing=has_missing,
                   binning=binning), \
         _named(spent, name)
+
+
+def warn_no_range(names, stacklevel=3):
+    """One warning naming every numeric column of ``names`` whose DP range step found no
+    range (a DP outcome: ``found`` in its spend), so that a wide table gets one line."""
+    if not names:
+        return
+    if len(names) == 1:
+        what, hold, its, it = f"column {names[0]!r}", "it holds", "its", "it"
+    else:
+        shown = ", ".join(map(repr, names[:10])) + (", ..." if len(names) > 10 else "")
+        what, hold, its, it = (f"columns {shown} ({len(names)} columns)", "they hold",
+                               "their", "them")
+    warnings.warn(
+        f"No DP range was found for the numeric {what} (too few records for {its} share "
+        f"of the budget): any synthetic values {hold} are drawn near 0. Declare {its} "
+        f"bounds, raise epsilon or drop {it}.", NoisyReleaseWarning, stacklevel=stacklevel)
+
+
+def range_found(spent):
+    """Whether the DP range step of a column's spends (``fit_auto_column``'s) found one."""
+    return dict(spent[0].params).get("found", True) is not False
 
 
 def _special(values, name, integer):

@@ -5,9 +5,10 @@ import contextlib
 import io
 import json
 import math
+import re
+import warnings
 from dataclasses import replace
 from pathlib import Path
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -692,6 +693,19 @@ def test_a_column_too_small_for_a_dp_range_decodes_near_zero_and_warns():
     with pytest.warns(NoisyReleaseWarning, match="No DP range was found for the numeric "
                                                  "column 'score'"):
         DPMarginalSynthesizer(epsilon=1.0, random_state=0).fit(X)
+    # a wide table of such columns gets one warning naming them (it got one per column:
+    # 27 lines for a 219-record table of 54 yearly columns)
+    wide = pd.concat([X[["group"]]] + [X[["score"]].add_suffix(f"_{k}") for k in range(12)],
+                     axis=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPMarginalSynthesizer(epsilon=1.0, random_state=0).fit(wide)
+    found = [w for w in caught if "No DP range" in str(w.message)]
+    ranges = [str(w.message) for w in found]
+    assert len(ranges) == 1, ranges
+    assert ranges[0].startswith("No DP range was found for the numeric columns 'score_0', ")
+    shown = int(re.search(r"\((\d+) columns\)", ranges[0]).group(1))
+    assert 2 <= shown <= 12 and "their bounds" in ranges[0]
 
 
 def test_raw_tiny_table_warns_and_is_reported_as_warned():
