@@ -1117,6 +1117,24 @@ def _decimals(text):
     return int(fraction.str.len().max())
 
 
+def _value_kind(series):
+    """``"text"`` or ``"numbers"`` when the present values of a non-numeric column (its
+    categories for a categorical) are all ``str`` or all real numbers, else None: a
+    draft declares such columns by their text, which other values (Timestamps,
+    Intervals, mixed types) would not compare equal to."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        values = series.dropna().unique().tolist()
+    else:
+        values = pd.unique(series.dropna().to_numpy(dtype=object)).tolist()
+    if all(isinstance(v, str) for v in values):
+        return "text"
+    if all(isinstance(v, (numbers.Real, np.number)) and not isinstance(v, (bool, np.bool_))
+           for v in values):
+        return "numbers"
+    return None
+
+
 def _draft_column(name, series, max_categories, max_numeric_categories, point_mass_share):
     """One column's draft ``(declaration, note)``; the declaration is None for a column
     left undeclared."""
@@ -1135,6 +1153,14 @@ def _draft_column(name, series, max_categories, max_numeric_categories, point_ma
         numbers_ = pd.to_numeric(present).astype(np.float64)
         integer = pd.api.types.is_integer_dtype(series.dtype)
     else:
+        kind = _value_kind(series)
+        if kind is None:
+            note = (f"{name!r} holds values that are neither all text nor all numbers "
+                    f"(dtype {series.dtype}: dates, durations, periods, intervals or mixed "
+                    "types), which a schema file cannot declare: left out of the draft "
+                    "(undeclared, the DP release bins or discovers them; in Python, "
+                    "TableEncoder(categories=...) or bounds=... declare them)")
+            return None, note
         text = present.astype(str)
         kind = looks_numeric(text)
         if kind is None or text.str.match(_LEADING_ZERO).any():  # "02139" is a code
@@ -1219,7 +1245,10 @@ def draft_declaration(data, *, sep=None, na_values=("",), columns=None, drop=Non
         records become ``special_values`` (bins of their own).
     notes : list, default=None
         If a list, one line is appended per column whose draft needs a word
-        (categories left out).
+        (categories left out).  A DataFrame's column whose values are neither
+        all text nor all numbers (dates, durations, periods, intervals, mixed
+        types) is left out with a note: a schema declares categories by their
+        text, which such values never equal.
 
     Returns
     -------
