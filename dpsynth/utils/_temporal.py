@@ -74,7 +74,10 @@ def numbers_of(series):
 #: (``%b``: the English month abbreviations ``Jan`` .. ``Dec``, whatever the
 #: locale) with the unit its dates are binned in (days, seconds, minutes or
 #: months since 1970-01-01 00:00, a public origin).  Each field is matched
-#: exactly: two-digit months, days and times, four-digit years 0001-9999.
+#: exactly: two-digit months, days and times, four-digit years 0001-9999; in the
+#: formats with ``/`` or ``.`` (spreadsheet locales') months and days of one digit
+#: too (``8/18/2024``, as a spreadsheet in the US locale exports dates), written
+#: back with two.
 DATE_FORMATS = {
     "%Y-%m-%d": "D",
     "%Y-%m-%d %H:%M:%S": "s",
@@ -180,12 +183,17 @@ def _format_objects(numbers, fmt):
     return list(index)
 
 
+# spreadsheet locales' day and month fields: one or two digits
+_SHORT_FIELDS = {**_FIELDS, "m": r"(?P<m>\d{1,2})", "d": r"(?P<d>\d{1,2})"}
+
+
 def _pattern(fmt):
     """The regular expression that matches ``fmt`` exactly, with named fields."""
     out = []
+    fields = _SHORT_FIELDS if ("/" in fmt or "." in fmt) else _FIELDS
     parts = re.split(r"(%[A-Za-z])", fmt)
     for part in parts:
-        out.append(_FIELDS[part[1]] if part.startswith("%") else re.escape(part))
+        out.append(fields[part[1]] if part.startswith("%") else re.escape(part))
     return "".join(out)
 
 

@@ -1471,6 +1471,26 @@ def test_text_dates_parse_and_write_back_in_their_format():
     for fmt in DATE_FORMATS:
         assert np.isnan(parse_dates(bad, fmt)).all(), fmt
     assert format_dates([1e12, -1e12], "%Y-%m-%d") == ["9999-12-31", "0001-01-01"]
+    # a spreadsheet's export in the US locale writes months and days of one digit
+    # ("8/5/2024"): the whole column came back as the other label; read, written back
+    # with two digits (ISO dates stay exact: "2021-3-4" above is no date)
+    short = pd.Series(["8/5/2024", "12/25/2023", "1/31/2024", "08/05/2024"], dtype=object)
+    numbers = parse_dates(short, "%m/%d/%Y")
+    assert format_dates(numbers, "%m/%d/%Y") == ["08/05/2024", "12/25/2023", "01/31/2024",
+                                                 "08/05/2024"]
+    assert format_dates(parse_dates(pd.Series(["5.8.2024"]), "%d.%m.%Y"),
+                        "%d.%m.%Y") == ["05.08.2024"]
+    assert np.isnan(parse_dates(pd.Series(["8/5/24", "123/5/2024", "8//2024"]),
+                                "%m/%d/%Y")).all()
+    rng = np.random.default_rng(0)
+    days = pd.Timestamp("2023-01-01") + pd.to_timedelta(rng.integers(0, 700, 3000), "D")
+    X = pd.DataFrame({"when": [f"{d.month}/{d.day}/{d.year}" for d in days],
+                      "kind": rng.choice(["a", "b"], 3000)})
+    out = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X).sample()
+    parsed = parse_dates(out["when"], "%m/%d/%Y")
+    assert np.isfinite(parsed).mean() > 0.99
+    real = parse_dates(X["when"], "%m/%d/%Y")
+    assert abs(np.median(parsed) - np.median(real)) < 30
 
 
 def test_each_field_falls_in_one_date_cell():
