@@ -61,6 +61,11 @@ _NOISY_RELEASE_FACTOR = 20
 #: a range and shape that noise can move by octaves (a side of a column centred on 0
 #: lost): the release warns, naming such columns.
 _NOISY_RANGE_FACTOR = 40
+#: When the DP set union's threshold is above this share of the DP record count, a
+#: value of an undeclared column must hold that share of the records to be released
+#: (rarer ones come back as the column's other value): the release warns, with the
+#: threshold, so that a small table's missing categories are explained.
+_RARE_VALUE_SHARE = 0.2
 
 
 def _noisy_release_warnings(aggregates, epsilon, delta):
@@ -104,11 +109,24 @@ def _noisy_release_warnings(aggregates, epsilon, delta):
             "may come back elsewhere. Declare their bounds (bounds={column: (low, high)}, "
             "--bounds), raise epsilon, or drop columns.", NoisyReleaseWarning, stacklevel=3)
     empty = [c.name for c in schema if c.other and not c.values]
+    threshold = [dict(m.params).get("threshold") for m in aggregates.privacy.mechanisms
+                 if m.name.startswith("discovery")]
+    threshold = threshold[0] if threshold else None
+    discovered = [c.name for c in schema if c.other and c.values and c.binning is None]
+    if (discovered and threshold is not None and not dominated
+            and threshold > _RARE_VALUE_SHARE * max(n, 1)):
+        shown = ", ".join(map(repr, discovered[:10])) + (", ..." if len(discovered) > 10
+                                                           else "")
+        warnings.warn(
+            f"At {budget}, a value of an undeclared column is released only when its noisy "
+            f"count clears {threshold:.3g} records, {threshold / max(n, 1):.0%} of the DP "
+            f"record count n_records_={n}: rarer values of {shown} come back as their "
+            "other value. Declare their categories (TableEncoder(categories=...), "
+            "dpsynth schema draft), raise epsilon or fit on more records.",
+            NoisyReleaseWarning, stacklevel=3)
     if empty:
-        threshold = [dict(m.params).get("threshold") for m in aggregates.privacy.mechanisms
-                     if m.name.startswith("discovery")]
-        need = (f" (a value needs a noisy count above {threshold[0]:.3g} records at {budget})"
-                if threshold and threshold[0] is not None else "")
+        need = (f" (a value needs a noisy count above {threshold:.3g} records at {budget})"
+                if threshold is not None else "")
         shown = f"{empty[:10]}{'...' if len(empty) > 10 else ''}"
         warnings.warn(
             f"No value of the column(s) {shown} was released{need}: they come back as "

@@ -2,6 +2,7 @@
 
 import json
 import math
+import warnings
 
 import numpy as np
 
@@ -265,6 +266,26 @@ def test_an_all_missing_column_with_missing_absent_warns_and_invents_no_value():
     assert synth.aggregates_.schema[0].values == ()
     out = synth.sample(5)
     assert set(out["a"].dropna()) <= {"<other>"}
+
+
+def test_a_small_table_warns_that_its_rare_values_come_back_as_other():
+    # 150 records at epsilon 3: the set union's threshold is a large share of them,
+    # so a value of 50 records may not be released; the warning gives the public
+    # threshold and names the columns with released values (a DP output), nothing
+    # counted from the data
+    rng = np.random.default_rng(0)
+    small = pd.DataFrame({"kind": rng.permutation(np.repeat(["x", "y", "z"], 50)),
+                          "other": rng.choice(["p", "q"], 150),
+                          "third": rng.choice(["u", "v"], 150)})
+    with pytest.warns(NoisyReleaseWarning, match=r"released only when its noisy count "
+                      r"clears [\d.]+ records, \d+% of the DP record count .*'kind'"):
+        DPMarginalSynthesizer(epsilon=3.0, random_state=0).fit(small)
+    large = pd.DataFrame({"kind": rng.choice(["x", "y", "z"], 20_000),
+                          "other": rng.choice(["p", "q"], 20_000),
+                          "third": rng.choice(["u", "v"], 20_000)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoisyReleaseWarning)
+        DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(large)
 
 
 def test_a_release_file_with_a_bad_residual_is_refused(tmp_path):
