@@ -863,10 +863,12 @@ class _ViewEstimatorMixin:
         table = np.transpose(table, [order.index(a) for a in attrs])
         if as_frame:
             grids = np.indices(table.shape).reshape(len(attrs), -1)
+            given = getattr(self, "_column_labels", None) or {}  # the input's number labels
             data = {}
             for a, g in zip(attrs, grids):
                 labels = self._labels(a)
-                data[self.feature_names_in_[a]] = [labels[i] for i in g]
+                name = self.feature_names_in_[a]
+                data[given.get(name, name)] = [labels[i] for i in g]
             data["fraction"] = table.ravel()
             table = pd.DataFrame(data)
         return (table, info) if return_info else table

@@ -959,6 +959,8 @@ def test_table_encoder_and_view_synthesizers_give_number_labels_back():
     pd.testing.assert_frame_equal(back, X)
     from dpsynth import CALMSynthesizer, PriViewSynthesizer
     for cls in (PriViewSynthesizer, CALMSynthesizer):
-        out = cls(random_state=0, categories={0: [0, 1, 2], 1: [0, 1, 2], 2: [0, 1, 2]}
-                  ).fit(X).sample(10)
-        assert list(out.columns) == [0, 1, 2], cls
+        fitted = cls(random_state=0, categories={0: [0, 1, 2], 1: [0, 1, 2], 2: [0, 1, 2]}
+                     ).fit(X)
+        assert list(fitted.sample(10).columns) == [0, 1, 2], cls
+        # a marginal as a frame names its columns by the input's labels too
+        assert list(fitted.marginal([2, 0], as_frame=True).columns) == [2, 0, "fraction"]
