@@ -191,11 +191,15 @@ def test_many_valued_integer_column_prints_nothing_data_dependent(capsys, work, 
     # a note that none of its values was released is a DP output (the values
     # released), with the public threshold, and so is the note that the threshold is
     # a large share of the DP record count; nothing counts its distinct values
+    # (a run without a seed: which of these notes a draw gives is itself a DP output,
+    # e.g. the DP ranges' note when the DP record count falls below 40 range sigmas)
     notes = ("dpsynth: warning: No value of the column(s) ['age'] was released",
              "dpsynth: warning: At epsilon=4, delta=1e-09, a value of an undeclared column "
-             "is released only when its noisy count clears")
-    assert all(line.startswith(notes) for line in err.splitlines())
-    assert len(err.splitlines()) <= 2
+             "is released only when its noisy count clears",
+             "dpsynth: warning: The DP ranges of the numeric column(s) 'age' are unreliable",
+             "dpsynth: warning: The release at epsilon=4, delta=1e-09 is dominated by its noise")
+    assert all(line.startswith(notes) for line in err.splitlines()), err
+    assert len(err.splitlines()) <= len(notes)
 
 
 # ----------------------------------------------------- aggregate and sample
