@@ -77,6 +77,10 @@ EXTRA_PAIR_UTILITY = "model"
 #: Gaussian noise of a group of tables measured together: ``"equal"``, one sigma, or
 #: ``"cells"``, sigma proportional to ``cells**(-1/3)`` (the least summed L1 noise).
 GAUSSIAN_ALLOCATION = "cells"
+#: ``mechanism="auto"``: below :func:`gaussian_crossover`, Gaussian noise when its own
+#: plan's expected pair error (:meth:`PriViewSynthesizer._plan_error`, each plan's floored
+#: at :data:`PAIR_TVD_TARGET`) is below ``1 - AUTO_PLAN_MARGIN`` times the Laplace plan's.
+AUTO_PLAN_MARGIN = 0.035
 
 
 def priview_noise_error(n_records, epsilon, n_views, n_attributes, view_size, n_cells=None,
@@ -248,8 +252,15 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     ``(epsilon, delta) = epsilon**2 / (4 rho)``, the number of tables
     measured together from which the Gaussian variance ``k / (2 rho)`` is
     below the Laplace variance ``2 k**2 / epsilon**2`` (about 21 at
-    ``epsilon = 1`` and 23 at ``epsilon = 4`` for ``delta = 1e-9``), else
-    Laplace.  Laplace: the release is ``mechanism="laplace"``'s, draw for
+    ``epsilon = 1`` and 23 at ``epsilon = 4`` for ``delta = 1e-9``).  Below
+    it, the views are also planned as for ``mechanism="gaussian"`` (the
+    same domain and count), and each plan's expected pair error is
+    estimated as the planner models it (:meth:`_plan_error`: the mean over
+    all pairs of columns of the noise of the pair's table, a pair no table
+    holds at :data:`PAIR_TVD_LIMIT`; each plan's floored at
+    :data:`PAIR_TVD_TARGET`): Gaussian when the Gaussian plan's error is
+    below ``1 - AUTO_PLAN_MARGIN`` times the Laplace plan's (``plan_errors_``),
+    else Laplace.  Laplace: the release is ``mechanism="laplace"``'s, draw for
     draw, and ``privacy_spent_`` reports pure ``epsilon``, ``delta`` 0.
     Gaussian: the release is ``mechanism="gaussian"``'s but for the record
     count, whose Laplace noise of scale ``1 / count_epsilon`` is pure
@@ -262,8 +273,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
     but whether that branch is taken may depend on the noisy count; pass
     ``mechanism="laplace"`` for a pure ``epsilon``-DP guarantee.  Why: the
     plan says how many tables share the budget, and for that many the noise
-    of the smaller variance is the better; a binary table's few wide views
-    keep the book's Laplace noise.
+    of the smaller variance is the better; below that, Gaussian noise can
+    still pay through another plan (more pairs joining strength-1 views),
+    which only its own plan shows, and the margin keeps Laplace noise when
+    the two plans are near a tie, where the estimate cannot tell them apart;
+    a binary table's few wide views keep the book's Laplace noise.
 
     Parameters
     ----------
@@ -381,10 +395,12 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         and sequential composition of ``epsilon``.  ``"gaussian"``: Gaussian
         noise and the exponential mechanism accounted in zCDP, the release
         ``(epsilon, delta)``-DP (see above and ``delta``).  ``"auto"``:
-        Laplace noise when the Laplace plan measures fewer than
-        :func:`gaussian_crossover` tables, else Gaussian noise; ``(epsilon,
-        delta)``-DP (see above).  Pass ``"laplace"`` when the guarantee must
-        be pure, ``"gaussian"`` to have Gaussian noise whatever the plan.
+        Gaussian noise when the Laplace plan measures at least
+        :func:`gaussian_crossover` tables, or when the Gaussian plan's
+        expected pair error is clearly below the Laplace plan's, else
+        Laplace noise; ``(epsilon, delta)``-DP (see above).  Pass
+        ``"laplace"`` when the guarantee must be pure, ``"gaussian"`` to have
+        Gaussian noise whatever the plan.
     noise : {"discrete", "continuous"}, default="discrete"
         Exact integer noise of the same scale on the integer cell counts
         (discrete Laplace, the geometric mechanism, also ``epsilon``-DP,
@@ -500,6 +516,11 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         With ``mechanism="auto"``: the tables (views and chosen pairs) of the
         Laplace plan on the declared domain, which chose ``mechanism_``;
         ``None`` otherwise.
+    plan_errors_ : dict or None
+        With ``mechanism="auto"`` below the crossover: the expected pair
+        error (floored at :data:`PAIR_TVD_TARGET`) of the Laplace and of the
+        Gaussian plan, keyed ``"laplace"`` and ``"gaussian"``, which chose
+        ``mechanism_``; ``None`` otherwise.
     rho_ : float or None
         The zCDP budget of ``(epsilon, delta)`` with Gaussian noise
         (``None`` with Laplace noise).
@@ -625,17 +646,20 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         return [j for j, c in enumerate(self.cardinalities_) if int(c) >= self.merge_min_values]
 
     def _choose_mechanism(self, candidates, delta):
-        """``mechanism="auto"``: the noise of the smaller variance for the Laplace plan.
+        """``mechanism="auto"``: the noise of the smaller variance, or of the better plan.
 
         The Laplace plan of the views on the declared domain (before any
         value is merged: the value counts are measured with the noise chosen
         here) with the noisy record count ``noisy_count_`` (drawn by Laplace
         noise whatever the choice) measures ``planned_tables_`` tables, its
         views and the chosen pairs joining them; Gaussian noise when that is
-        at least :func:`gaussian_crossover` of ``(epsilon, delta)``, else
-        Laplace noise, and Laplace noise too when the Gaussian budget cannot
-        pay the record count.  A function of the declared domain, the
-        parameters and the noisy record count only.
+        at least :func:`gaussian_crossover` of ``(epsilon, delta)``.  Below
+        it, the Gaussian plan on the same domain and count too: Gaussian
+        noise when its expected pair error (:meth:`_plan_error`, floored at
+        :data:`PAIR_TVD_TARGET`) is below ``1 - AUTO_PLAN_MARGIN`` times the
+        Laplace plan's, else Laplace noise; Laplace noise too when the
+        Gaussian budget cannot pay the record count.  A function of the
+        declared domain, the parameters and the noisy record count only.
         """
         self.mechanism_ = "laplace"  # the plan below is the Laplace plan
         self.view_cardinalities_ = np.asarray(self.cardinalities_, dtype=np.int64)
@@ -650,10 +674,68 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                 return "laplace"  # fit says why (count_epsilon too large)
         budget, t = self._plan(candidates, eps_views)
         self.planned_tables_ = self._planned_tables(budget, t)
-        if rho_views > 0.0 and self.planned_tables_ >= gaussian_crossover(
-                float(self.epsilon), delta):
+        if rho_views <= 0.0:
+            return "laplace"
+        if self.planned_tables_ >= gaussian_crossover(float(self.epsilon), delta):
+            return "gaussian"
+        if self.noisy_count_ is None:
+            return "laplace"
+        # below the crossover: each noise's own plan, by its expected pair error
+        laplace_error = max(self._plan_error(budget, t, eps_views), PAIR_TVD_TARGET)
+        self.mechanism_ = "gaussian"
+        g_budget, g_t = self._plan(candidates, rho_views)
+        gaussian_error = max(self._plan_error(g_budget, g_t, rho_views), PAIR_TVD_TARGET)
+        self.mechanism_ = "laplace"
+        self.plan_errors_ = {"laplace": laplace_error, "gaussian": gaussian_error}
+        if gaussian_error < (1.0 - AUTO_PLAN_MARGIN) * laplace_error:
             return "gaussian"
         return "laplace"
+
+    def _plan_error(self, budget, t, epsilon_views):
+        """Expected noise of a pair's table under the plan ``(budget, t)``, over all pairs.
+
+        Each pair of columns counts with the expected total variation its
+        table gets from the plan, as the planner models it: a pair held by a
+        view as :meth:`_pair_noise` (its smallest view, ``w`` tables
+        measured with ``epsilon_views``); with strength-1 views joined by
+        chosen pairs (:meth:`fit`'s split and shares), a chosen pair as
+        :meth:`_extra_pairs` (a table of the median cells among the tree's
+        and the extra pairs' tables); a pair no table holds counts
+        :data:`PAIR_TVD_LIMIT`, the noise above which the planner leaves
+        pairs uncovered.  Read under ``mechanism_``; a function of the
+        declared domain, the budget and the noisy record count only.
+        """
+        d = self.n_features_in_
+        n = max(float(self.noisy_count_), 1.0)
+        cards = [int(c) for c in self.view_cardinalities_]
+        views, eps_views, chosen = self._design(budget, t), epsilon_views, 0
+        if self._selects_pairs(t):
+            split = self._design(SELECT_VIEW_CELLS if self.max_view_cells == "auto"
+                                 else budget, t)
+            if len(split) >= 2:
+                views, eps_views = split, epsilon_views * SELECT_SHARES[0]
+                eps_pairs = epsilon_views * SELECT_SHARES[2]
+                group = {a: i for i, v in enumerate(split) for a in v}
+                cells = [cards[a] * cards[b] for a, b in itertools.combinations(sorted(group), 2)
+                         if group[a] != group[b]]
+                chosen = len(split) - 1 + self._extra_pairs([(v, None) for v in split],
+                                                            eps_pairs)
+                scale = chosen / self._laplace_epsilon(chosen, eps_pairs)
+                chosen_noise = float(np.median(cells)) * scale / (n * math.sqrt(math.pi))
+        eps = self._laplace_epsilon(len(views), eps_views)
+        scale = len(views) / (eps * n * math.sqrt(math.pi))
+        smallest = {}
+        for v in views:
+            size = math.prod(cards[a] for a in v)
+            for pair in itertools.combinations(sorted(v), 2):
+                smallest[pair] = min(size, smallest.get(pair, math.inf))
+        total = sum(scale * math.sqrt(cards[a] * cards[b] * size)
+                    for (a, b), size in smallest.items())
+        pairs = max(1, d * (d - 1) // 2)
+        if chosen:
+            total += chosen * chosen_noise
+        total += max(0, pairs - len(smallest) - chosen) * PAIR_TVD_LIMIT
+        return float(total / pairs)
 
     def _laplace_epsilon(self, n_tables, budget):
         """The epsilon whose Laplace noise on ``n_tables`` tables has the variance of ours.
@@ -1114,7 +1196,7 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         spends = []
         self.noisy_count_ = None
         needs_count = self._needs_count(candidates)
-        self.mechanism_, self.planned_tables_ = self.mechanism, None
+        self.mechanism_, self.planned_tables_, self.plan_errors_ = self.mechanism, None, None
         if self.mechanism == "auto":
             # the record count first, by Laplace noise whichever the choice (pure
             # count_epsilon-DP, hence count_epsilon**2 / 2-zCDP): the choice reads it

@@ -1650,7 +1650,7 @@ _PRIVIEW_DP = {"value_counts_", "merged_values_", "merge_min_count_", "noisy_cou
                "marginal_sets_", "noise_scale_", "noisy_views_", "views_", "view_set_",
                "n_records_", "n_postprocess_rounds_", "privacy_spent_",
                # mechanism="auto": the choice and its plan read the noisy record count
-               "mechanism_", "planned_tables_", "rho_"}
+               "mechanism_", "planned_tables_", "plan_errors_", "rho_"}
 _CALM_REPORTS = {"noisy_views_", "views_", "view_set_", "n_postprocess_rounds_"}
 
 

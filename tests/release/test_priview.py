@@ -1056,3 +1056,64 @@ def test_gaussian_noise_by_table_size_is_accounted(monkeypatch):
     same = {m.name: m.rho for m in before.privacy_spent_.mechanisms}
     assert views.rho == pytest.approx(same[views.name])
     assert pairs.rho == pytest.approx(same[pairs.name])
+
+
+def _uniform_table(n, cards, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({f"c{j}": rng.integers(0, c, n) for j, c in enumerate(cards)})
+    return X, {f"c{j}": list(range(c)) for j, c in enumerate(cards)}
+
+
+def test_auto_below_the_crossover_takes_gaussian_by_its_own_plan_with_a_margin(monkeypatch):
+    import dpsynth.release.priview as priview
+    # 11 columns, one many-valued: the Laplace plan (strength-1 views and their tree) is
+    # below the crossover; the Gaussian plan, more pairs beyond the tree, expects clearly
+    # less pair error
+    X, cats = _uniform_table(10000, (50, 4, 2, 3, 6, 2, 5, 9, 3, 2, 4))
+    auto = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    errors = auto.plan_errors_
+    assert auto.planned_tables_ < gaussian_crossover(1.0, 1e-9)
+    assert min(errors.values()) >= priview.PAIR_TVD_TARGET
+    assert errors["gaussian"] < (1.0 - priview.AUTO_PLAN_MARGIN) * errors["laplace"]
+    assert auto.mechanism_ == "gaussian" and auto.privacy_spent_.delta > 0.0
+    gaussian = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+                                  mechanism="gaussian").fit(X)
+    assert auto.rho_ == gaussian.rho_ and auto.marginal_sets_ == gaussian.marginal_sets_
+    record = auto.privacy_spent_.mechanisms[1]
+    assert record.mechanism == "discrete_laplace" and record.params["pure_epsilon"] == 0.001
+    # the choice reads the declared domain and the noisy count only: other records of the
+    # same number, the same plans and errors
+    other = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(
+        _uniform_table(10000, (50, 4, 2, 3, 6, 2, 5, 9, 3, 2, 4), seed=1)[0])
+    assert other.plan_errors_ == errors and other.mechanism_ == "gaussian"
+    # a margin the Gaussian plan does not clear: the Laplace release, draw for draw
+    monkeypatch.setattr(priview, "AUTO_PLAN_MARGIN", 0.5)
+    kept = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    laplace = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+                                 mechanism="laplace").fit(X)
+    assert kept.plan_errors_ == errors and kept.mechanism_ == "laplace"
+    assert kept.privacy_spent_ == laplace.privacy_spent_ and kept.privacy_spent_.delta == 0.0
+    for (s, t), (u, v) in zip(kept.noisy_views_, laplace.noisy_views_):
+        assert s == u
+        np.testing.assert_array_equal(t, v)
+
+
+def test_auto_keeps_laplace_when_the_plans_are_near_a_tie():
+    import dpsynth.release.priview as priview
+    # the Gaussian plan's error a little below the Laplace plan's (less than the margin)
+    X, cats = _uniform_table(15000, (61, 4, 3, 7, 5, 10, 3, 6, 4))
+    auto = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    errors = auto.plan_errors_
+    assert auto.planned_tables_ < gaussian_crossover(1.0, 1e-9)
+    assert (1.0 - priview.AUTO_PLAN_MARGIN) * errors["laplace"] <= errors["gaussian"]
+    assert errors["gaussian"] < errors["laplace"]
+    assert auto.mechanism_ == "laplace" and auto.privacy_spent_.delta == 0.0
+
+
+def test_auto_plan_errors_only_below_the_crossover():
+    X, cats = _copies_table()
+    auto = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0).fit(X)
+    assert auto.mechanism_ == "gaussian" and auto.plan_errors_ is None
+    fixed = PriViewSynthesizer(epsilon=1.0, categories=cats, random_state=0,
+                               mechanism="laplace").fit(X)
+    assert fixed.plan_errors_ is None
