@@ -722,19 +722,12 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
                                                             eps_pairs)
                 scale = chosen / self._laplace_epsilon(chosen, eps_pairs)
                 chosen_noise = float(np.median(cells)) * scale / (n * math.sqrt(math.pi))
-        eps = self._laplace_epsilon(len(views), eps_views)
-        scale = len(views) / (eps * n * math.sqrt(math.pi))
-        smallest = {}
-        for v in views:
-            size = math.prod(cards[a] for a in v)
-            for pair in itertools.combinations(sorted(v), 2):
-                smallest[pair] = min(size, smallest.get(pair, math.inf))
-        total = sum(scale * math.sqrt(cards[a] * cards[b] * size)
-                    for (a, b), size in smallest.items())
+        scale, roots = self._pair_roots(views, n, eps_views)
+        total = sum(scale * root for root in roots.values())
         pairs = max(1, d * (d - 1) // 2)
         if chosen:
             total += chosen * chosen_noise
-        total += max(0, pairs - len(smallest) - chosen) * PAIR_TVD_LIMIT
+        total += max(0, pairs - len(roots) - chosen) * PAIR_TVD_LIMIT
         return float(total / pairs)
 
     def _laplace_epsilon(self, n_tables, budget):
@@ -849,6 +842,15 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
         ``w sqrt(L_ab L_V) / (epsilon N sqrt(pi))`` (normal approximation).
         A function of the public domain, the views and the noisy count.
         """
+        scale, roots = self._pair_roots(views, n_records, epsilon)
+        if not roots:
+            return 0.0
+        return scale * float(np.mean(list(roots.values())))
+
+    def _pair_roots(self, views, n_records, epsilon):
+        """``(scale, {pair: sqrt(L_ab L_V)})`` of :meth:`_pair_noise`: the pairs held by
+        a view, each with its smallest view's ``L_V``; a pair's expected total
+        variation is ``scale`` times its root."""
         cards = [int(c) for c in self.view_cardinalities_]
         epsilon = self._laplace_epsilon(len(views), epsilon)
         scale = len(views) / (epsilon * max(float(n_records), 1.0) * math.sqrt(math.pi))
@@ -858,10 +860,8 @@ class PriViewSynthesizer(_ViewEstimatorMixin, BaseEstimator):
             for pair in itertools.combinations(sorted(v), 2):
                 if cells < smallest.get(pair, math.inf):
                     smallest[pair] = cells
-        if not smallest:
-            return 0.0
-        return scale * float(np.mean([math.sqrt(cards[a] * cards[b] * cells)
-                                      for (a, b), cells in smallest.items()]))
+        return scale, {(a, b): math.sqrt(cards[a] * cards[b] * cells)
+                       for (a, b), cells in smallest.items()}
 
     def _measure_tables(self, codes, sets, epsilon, rng, what):
         """Noisy counts of every cell of the tables over ``sets``, and their spend.
