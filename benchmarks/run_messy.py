@@ -11,7 +11,10 @@ NIST's MA 2019 excerpt) go through
   on the table as pandas holds it, and
 - the command line, ``dpsynth synthesize train.csv -o out.csv`` with no
   flag but ``--seed`` (and ``--epsilon`` for a table run at another
-  epsilon than the default 4); both files read back with ``pandas.read_csv``.
+  epsilon than the default 4); both files read back with ``pandas.read_csv``
+  as the command line reads text (only an empty field is missing: a
+  ``"n/a"`` it released as a value, or as part of the other value, is not
+  scored as a missing one).
 
 Each is scored against the issue's "Done when" (on an 80% train split; a
 classifier's AUC on the other 20%):
@@ -322,7 +325,7 @@ def _command_line(table, train, seed):
         messages += [f"{w.category.__name__}: {str(w.message)[:160]}" for w in caught]
         if code != 0:
             raise RuntimeError(f"exit {code}: {' | '.join(messages)[-400:]}")
-        return (pd.read_csv(data), pd.read_csv(out), messages,
+        return (_read_as_cli(data), _read_as_cli(out), messages,
                 _released_values(DPAggregates.load(release).schema))
 
 
@@ -368,11 +371,18 @@ def run_table(table, seeds, routes):
     return runs
 
 
+def _read_as_cli(source):
+    """A CSV file read back as the command line reads text: only an empty field is
+    missing (``"n/a"`` and ``"NA"`` stay values, as they were released), numbers
+    as pandas reads them."""
+    return pd.read_csv(source, keep_default_na=False, na_values=[""])
+
+
 def _reread(frame):
     buffer = io.StringIO()
     frame.to_csv(buffer, index=False)
     buffer.seek(0)
-    return pd.read_csv(buffer)
+    return _read_as_cli(buffer)
 
 
 def main(argv=None):
