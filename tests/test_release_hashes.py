@@ -138,8 +138,8 @@ PINNED = {
     'workload_adult': [['7ed2d7cacb0f5d30', 'd5de8140b2e702f2']],
     'workload_demo': [['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
                       ['1bd9f15a36810b0b', 'cf988e08a86dbb28']],
-    'workload_messy_continuous': [['8ad9323fa7d59667', '8edda9dab2c80fb7']],
-    'workload_messy_default': [['0f23c62ca63aae36', 'a6807156cc9acc24']],
+    'workload_messy_continuous': [['160df1b37a2ef4b8', '385fb1ab082a4379']],
+    'workload_messy_default': [['021500d6def5b18b', 'c4970151730f8ce9']],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
@@ -147,8 +147,8 @@ PINNED = {
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
     'workload_adult': [['bc7cbf4cace0d3ed', 'ecf2e7c279a1c643']],
-    'workload_messy_continuous': [['2a317134f69f7be0', '8306df1ccb870af1']],
-    'workload_messy_default': [['bfbd9e1cbe3dd215', 'eb9efd5ec244fb26']],
+    'workload_messy_continuous': [['0a0e2fc5974cc2cc', '34a0d2f096f7c567']],
+    'workload_messy_default': [['f5db994be6df65ef', '12740f5765e8605c']],
 }
 
 

@@ -40,14 +40,16 @@ from ._categories import check_categories, discover_values, dtype_declared
 from ._discretizer import (_INVERSES, _STRATEGIES, _restore_numeric, decode_binning,
                            encode_binning)
 from ._discretizer import DEFAULT_FREQUENT_DELTA
+from ..utils._numbers import parse_formatted
 from ..utils._temporal import date_unit, is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
-from ._numeric import (DATES, DECIDE_SHARE, FORMATS, NUMERIC, OBJECTS, RECORDS, RECORDS_SHARE,
+from ._numeric import (DATES, DECIDE_SHARE, DECIMALS, DECIMALS_SHARE, FORMATS, NUMERIC, OBJECTS, RECORDS,
+                       RECORDS_SHARE,
                        SETTLE, SETTLE_FORMATS, SETTLE_GAIN, SETTLE_OBJECTS, SETTLE_SHARE, STEP,
                        WHOLE,
                        auto_columns, check_numeric, noisy_records,
                        decide_text_column, decide_temporal_step, decide_whole_numbers,
-                       decode_text_binning,
+                       decide_written_decimals, decode_text_binning,
                        encode_text_binning, fit_auto_column, is_text_dtype, parse_numbers,
                        range_found, warn_no_range,
                        raise_all, temporal_steps, text_weight)
@@ -425,7 +427,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                             binning=params["binning"], text_numbers=self.text_numbers,
                             numeric=params["numeric"])
 
-    def _numeric_kinds(self, auto, column_values, dtypes, rng, spends, errors):
+    def _numeric_kinds(self, auto, column_values, dtypes, rng, spends, errors, decimals=None):
         """The numeric columns of ``numeric="auto"`` and each one's budget.
 
         A text candidate first spends ``DECIDE_SHARE`` of an even share of
@@ -453,19 +455,24 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         (:func:`~dpsynth.preprocessing._numeric.noisy_records`), which every
         column's binning reads.
 
+        A column found to hold decimal numbers (of a float dtype, or text) whose
+        ``decimals`` are not declared (``decimals``: the parameter) spends
+        ``DECIMALS_SHARE`` of its decision's ``rho`` on the decimals it is written
+        with (:func:`~dpsynth.preprocessing._numeric.decide_written_decimals`).
+
         Returns ``({name: "number" | "whole" | "int" | "float" | "date" | None}, {name:
         (text_share, texts, fmt)}, {name: (rho, text_rho)}, delta,
-        {name: column_values(name)}, {name: step}, records)``
+        {name: column_values(name)}, {name: step}, records, {name: decimals})``
         (the second for the text candidates, the fifth the values read for the
         decisions of the columns found numeric, so that their binning does not
         read them again, the sixth the temporal columns' steps,
         :func:`~dpsynth.preprocessing._numeric.decide_temporal_step`); the
         decisions' spends and errors are appended to ``spends`` and ``errors``;
         ``records`` is the noisy record count and its variance (None without a
-        numeric column).
+        numeric column); the last, the written decimals found.
         """
         if not auto:
-            return {}, {}, {}, 0.0, {}, {}, None
+            return {}, {}, {}, 0.0, {}, {}, None, {}
         kinds, texts, unsettled, values, shares, steps = {}, {}, {}, {}, {}, {}
 
         def read(name):
@@ -528,10 +535,13 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                     name, *read(name), rho=rho_first, rng=step_rng,
                     date_format=texts[name][2])
                 spends.extend(spent)
+        written = self._written_decimals(kinds, texts, dtypes, read,
+                                         DECIMALS_SHARE * rho_first, spends,
+                                         decimals, stream(sequence, DECIMALS))
         numeric = [name for name, kind in kinds.items() if kind is not None]
         values = {name: values[name] for name in numeric if name in values}
         if not numeric:
-            return kinds, texts, {}, 0.0, values, steps, None
+            return kinds, texts, {}, 0.0, values, steps, None, written
         extra = {name: text_weight(texts[name][1], shares[name])
                  for name in numeric if name in texts}
         unit = (base - sum(s.rho for s in spends)) / (len(numeric) + sum(extra.values()))
@@ -544,7 +554,31 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         rho = {name: (unit, unit * extra.get(name, 0.0)) for name in numeric}
         delta = (DEFAULT_FREQUENT_DELTA if self.numeric_delta is None
                  else self.numeric_delta) / len(numeric)
-        return kinds, texts, rho, delta, values, steps, records
+        return kinds, texts, rho, delta, values, steps, records, written
+
+    @staticmethod
+    def _written_decimals(kinds, texts, dtypes, read, rho, spends, declared, seed):
+        """``{name: decimals}`` of the columns found to hold decimal numbers whose
+        decimals are not ``declared`` (their DP decision, each ``rho``; spends
+        appended to ``spends``; noise from ``seed``'s stream alone)."""
+        written, rng = {}, np.random.default_rng(seed)
+        if declared is not None and not isinstance(declared, dict):  # one for every column
+            return written
+        for name, kind in kinds.items():
+            if declared is not None and name in declared:
+                continue
+            if not (kind == "float" or (kind == "number"
+                                        and pd.api.types.is_float_dtype(dtypes[name]))):
+                continue
+            series, weights = read(name)
+            fmt = texts[name][2] if kind == "float" else None
+            numbers = (numbers_of(series) if kind == "number"
+                       else parse_formatted(series, fmt) if fmt is not None
+                       else parse_numbers(series))
+            written[name], spent = decide_written_decimals(name, numbers, weights, rho=rho,
+                                                           rng=rng)
+            spends.extend(spent)
+        return written
 
     def _build_schema(self, frame, was_frame, *, discover, fit_binner, column_values=None):
         """Set ``schema_`` from the declaration (``frame``'s names and dtypes, parameters).
@@ -576,8 +610,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         dtype_public = dtype_declared(params["categories"], frame)
         auto_rng = np.random.default_rng(stream(self.random_state, NUMERIC))
         columns, errors, spends, no_range = [], [], [], []
-        kinds, texts, rho_column, delta_column, read_values, steps, records = \
-            self._numeric_kinds(auto, column_values, frame.dtypes, auto_rng, spends, errors)
+        kinds, texts, rho_column, delta_column, read_values, steps, records, written = \
+            self._numeric_kinds(auto, column_values, frame.dtypes, auto_rng, spends, errors,
+                                params["decimals"])
         for name in names:
             dtype = frame[name].dtype
             try:
@@ -594,9 +629,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                         other_label=labels.get(name), text=texts.get(name),
                         step=steps.get(name), records=records,
                         special=(params["special_values"] or {}).get(name, ()),
-                        decimals=(params["decimals"].get(name)
+                        decimals=(params["decimals"].get(name, written.get(name))
                                   if isinstance(params["decimals"], dict)
-                                  else params["decimals"]))
+                                  else params["decimals"] if params["decimals"] is not None
+                                  else written.get(name)))
                     spends.extend(spent)
                     if not range_found(spent):
                         no_range.append(name)

@@ -359,18 +359,35 @@ def _noisy(counts, sigma, rng):
     return gaussian_measure(np.rint(counts), sigma, rng, "discrete")[0]
 
 
-def _dp_range(values, weights, integer, rho, rng, missing=0.0):
+def _below_precision(decimals):
+    """The cells of the float range grid, but the cell of 0, that lie within half a
+    unit of the last of ``decimals`` decimals of 0: their values decode to 0."""
+    grid = range_grid(False)
+    floor = 0.5 * 10.0 ** -int(decimals)
+    inside = (grid[:-1] >= -floor) & (grid[1:] <= floor)
+    inside[_zero_cell(False)] = False
+    return inside
+
+
+def _dp_range(values, weights, integer, rho, rng, missing=0.0, decimals=None):
     """Step 1: the DP range ``(low, high)`` (grid edges), the noisy total count, the
     noisy counts of the grid's cells and the noisy count of ``missing`` records.
 
     The records without a value are one more cell of the same histogram (each
     record is in exactly one cell, so the sensitivity stays 1 and the spend is
-    the same).
+    the same).  A float column decoded at ``decimals`` (declared, or found by
+    :func:`decide_written_decimals`) has its cells below half a unit of its
+    last decimal read as empty (:func:`_below_precision`, post-processing): no
+    value of theirs decodes to anything but 0, and the noise of some twenty
+    octaves below it no longer competes with the few records of a mostly-zero
+    column for the range.
     """
     grid = range_grid(integer)
     sigma = _sigma(rho)
     noisy = _noisy(np.append(_histogram(values, weights, grid), missing), sigma, rng)
     noisy, noisy_missing = noisy[:-1], float(noisy[-1])
+    if decimals is not None and not integer:
+        noisy[_below_precision(decimals)] = 0.0
     n_cells = grid.size - 1
     threshold = sigma * float(-ndtri(RANGE_FALSE_CELL / (n_cells * len(RANGE_WINDOWS))))
     above = np.flatnonzero(noisy > threshold)
@@ -1816,7 +1833,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     rho_range = rho * STEP_SHARES[0]
     (low, high), total, range_spend, cells, noisy_missing = _dp_range(
         values[~infinite], None if weights is None else weights[~infinite], integer,
-        rho_range, rng, missing)
+        rho_range, rng, missing, decimals)
     # codes: a public function of step 1's DP range, when step 1 found one (its
     # fallback cell of 0 is no evidence of a few codes)
     as_codes = bool(integer and code_levels is not None and high - low <= code_levels
@@ -2542,6 +2559,16 @@ RECORDS = 7
 #: decisions, in the first and in the second round: the draws of every other cell are
 #: those of a decision without them.
 OBJECTS, SETTLE_OBJECTS = 8, 9
+#: ``spawn_key`` suffix, under ``NUMERIC``'s stream, of the noise of the decimal
+#: columns' written decimals (:func:`decide_written_decimals`).
+DECIMALS = 10
+#: Decimals that :func:`decide_written_decimals` can find a column written with; values
+#: needing more fall in one last cell (decoded at :func:`default_decimals`).
+WRITTEN_DECIMALS = 6
+#: Share of a column's decision ``rho`` (:data:`DECIDE_SHARE`) that its written decimals
+#: spend (:func:`decide_written_decimals`): the cell that most of its numbers need is
+#: found at a fraction of the decision's precision, and its binning keeps the rest.
+DECIMALS_SHARE = 0.5
 #: Share of ``numeric_rho`` spent on the table's record count when it has a numeric
 #: column to bin (the decisions and the columns share the rest): with it, a column's records that are neither a
 #: point mass of its cell of 0 nor missing are counted (:func:`numeric_binning`), so
@@ -2588,6 +2615,66 @@ def decide_whole_numbers(name, series, weights, *, rho, rng):
                   params=(("sigma", sigma), ("sensitivity", 1)))
     decimals = _found(noisy[1], sigma, 1, float(noisy.sum()))
     return ("number" if decimals else "whole"), _named([spend], name)
+
+
+def decimals_needed(values):
+    """Decimals each value needs to be written exactly, 0 to :data:`WRITTEN_DECIMALS`,
+    or ``WRITTEN_DECIMALS + 1`` for more (and for ``inf``): the fewest ``d`` with
+    ``round(value, d)`` equal to the value up to a relative ``1e-12`` (the binary
+    rounding of a value read from decimal text)."""
+    values = np.asarray(values, dtype=np.float64)
+    needed = np.full(values.size, WRITTEN_DECIMALS + 1, dtype=np.int64)
+    open_ = np.isfinite(values)
+    tolerance = 1e-12 * np.maximum(np.abs(values), 1.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for d in range(WRITTEN_DECIMALS + 1):
+            exact = open_ & (np.abs(np.round(values, d) - values) <= tolerance)
+            needed[exact] = d
+            open_ &= ~exact
+    return needed
+
+
+def decide_written_decimals(name, values, weights, *, rho, rng):
+    """DP decision of the decimals a column of decimal numbers is written with.
+
+    A column of amounts in cents or of rates to one decimal keeps that
+    precision in its synthetic values, not four significant digits of its
+    range (which writes ``61085.44`` as ``61085`` and ``1.5`` as ``1.513``).
+    Each present number falls in one public cell, the decimals it needs
+    (:func:`decimals_needed`: 0 to :data:`WRITTEN_DECIMALS`, or more), so the
+    noisy counts of the cells are ``rho``-zCDP.  The column's decimals are the
+    most that a cell clearing ``1 + 3 sigma`` and 0.1% of the noisy numbers
+    needs (the rule of :func:`decide_whole_numbers`), when the cells needing
+    more do not clear it, one by one or together; otherwise (the last cell
+    clears it, or no cell with decimals does: a sparse column) None, and the
+    column decodes at :func:`default_decimals` of its range.
+
+    ``values``: the column's numbers (NaN for no number), ``weights`` their
+    numbers of records (None: one each).
+
+    Returns
+    -------
+    decimals : int or None
+    spends : list of dpsynth.accounting.Spend
+    """
+    values = np.asarray(values, dtype=np.float64)
+    present = ~np.isnan(values)
+    w = np.ones(values.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    counts = np.bincount(decimals_needed(values[present]), weights=w[present],
+                         minlength=WRITTEN_DECIMALS + 2).astype(np.float64)
+    sigma = _sigma(rho)
+    noisy = _noisy(counts, sigma, rng)
+    spend = Spend("written decimals", "discrete_gaussian", rho=rho,
+                  params=(("sigma", sigma), ("cells", WRITTEN_DECIMALS + 2),
+                          ("sensitivity", 1)))
+    total = float(noisy.sum())
+    found = [d for d in range(1, WRITTEN_DECIMALS + 2) if _found(noisy[d], sigma, 1, total)]
+    decimals = None
+    if found and found[-1] <= WRITTEN_DECIMALS:
+        finer = noisy[found[-1] + 1:]
+        if not _found(float(finer.sum()), sigma, finer.size, total):
+            decimals = int(found[-1])
+    return decimals, _named([spend], name)
 
 
 def _found(count, sigma, k, total, sigmas=3.0):

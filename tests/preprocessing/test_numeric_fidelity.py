@@ -378,10 +378,11 @@ def test_numeric_discovery_in_the_sds_release_keeps_the_total():
     numeric = [m for m in spent.mechanisms if m.name.startswith("numeric column")]
     # three steps per numeric column, the text column's numeric-or-text count, the
     # float columns' whole-numbers decisions (income, score: found to hold decimals)
-    # and the table's record count
-    assert len(numeric) == 3 * 4 + 1 + 2 + 1
+    # and their written decimals, and the table's record count
+    assert len(numeric) == 3 * 4 + 1 + 2 + 2 + 1
     assert [m.name for m in numeric].count("numeric columns: record count") == 1
     assert sum(m.name.endswith("whole numbers or decimals") for m in numeric) == 2
+    assert sum(m.name.endswith("written decimals") for m in numeric) == 2
     assert sum(m.rho for m in spent.mechanisms) == pytest.approx(spent["rho"])
     S = synth.sample(random_state=0)
     assert S["count"].dtype == np.int64
