@@ -194,8 +194,8 @@ OTHER_SIGMAS = 3.71
 #: its present fields (up to noise): its texts are then codes of their own.
 MAX_TEXT_SHARE = 0.5
 #: A text column holds dates of a format when the noisy count of its dates clears this
-#: many times its noise: noise alone does so for one of the formats with probability
-#: 0.135% at most (3 sigma of one test, over the twelve formats).
+#: many times its noise: noise alone does so for one of the fourteen formats with
+#: probability 0.15% at most (about 3 sigma of one test, over the formats).
 DATE_SIGMAS = 3.71
 #: A text column holds numbers in a format of the public list
 #: :data:`~dpsynth.utils._numbers.NUMBER_FORMATS` (``"12.5%"``, ``"$1,234.56"``) when the

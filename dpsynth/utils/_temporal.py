@@ -77,7 +77,9 @@ def numbers_of(series):
 #: exactly: two-digit months, days and times, four-digit years 0001-9999; in the
 #: formats with ``/`` or ``.`` (spreadsheet locales') months and days of one digit
 #: too (``8/18/2024``, as a spreadsheet in the US locale exports dates), written
-#: back with two.
+#: back with two.  Times of day alone (``13:45``, ``9:05:30``) are the last two:
+#: minutes or seconds since midnight, hours of one digit too, written back with
+#: two.
 DATE_FORMATS = {
     "%Y-%m-%d": "D",
     "%Y-%m-%d %H:%M:%S": "s",
@@ -91,6 +93,8 @@ DATE_FORMATS = {
     "%d-%b-%Y": "D",
     "%b-%Y": "M",
     "%Y-%m": "M",
+    "%H:%M:%S": "s",
+    "%H:%M": "m",
 }
 #: The cells of the DP count of a text column's dates (one per format, then the
 #: fields that two formats both read, such as ``03/04/2021``): every field falls
@@ -191,6 +195,8 @@ def _pattern(fmt):
     """The regular expression that matches ``fmt`` exactly, with named fields."""
     out = []
     fields = _SHORT_FIELDS if ("/" in fmt or "." in fmt) else _FIELDS
+    if fmt.startswith("%H"):  # a time of day alone: its hour of one digit too
+        fields = {**fields, "H": r"(?P<H>\d{1,2})"}
     parts = re.split(r"(%[A-Za-z])", fmt)
     for part in parts:
         out.append(fields[part[1]] if part.startswith("%") else re.escape(part))

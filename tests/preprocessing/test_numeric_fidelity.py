@@ -19,6 +19,7 @@ from dpsynth.mechanisms import stability_threshold, stable_histogram
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
 from dpsynth.preprocessing._discretizer import DEFAULT_FREQUENT_DELTA, decode_binning
 from dpsynth.schema import Binning, Schema, other_code_label
+from dpsynth.utils._temporal import DATE_CELLS
 from tests._support import assert_one_cell_per_record, skip_unless_text_dtype
 
 
@@ -1244,6 +1245,10 @@ def test_text_other_counts_the_texts_not_released():
     assert not text_other(30.0, 10.0, [], 5.0)[1]
 
 
+#: No date cell clears its level: the date counts of a column without dates.
+_NO_DATES = np.zeros(len(DATE_CELLS))
+
+
 def test_a_text_column_mixes_number_objects_only_when_both_counts_clear_five_sigma():
     # a noisy count of number objects at 4 sigma in a column of texts is a false mix
     # (one column in ~740 at 3 sigma): its numbers decode as texts only
@@ -1252,14 +1257,14 @@ def test_a_text_column_mixes_number_objects_only_when_both_counts_clear_five_sig
     sigma, n = 10.0, 5000.0
     for typed, share in ((4.0, 1.0), (MIXED_SIGMAS + 0.5, None)):
         noisy = np.array([typed * sigma * np.sqrt(2), n, 0.0, 0.0, 0.0])
-        kind, text_share, *_ = _decide_kind(noisy, np.zeros(13), sigma, 0.5, False)
+        kind, text_share, *_ = _decide_kind(noisy, _NO_DATES, sigma, 0.5, False)
         assert kind == "int"
         if share is not None:
             assert text_share == share
         else:
             assert 0.98 < text_share < 1.0
     noisy = np.array([n, 4.0 * sigma * np.sqrt(2), 0.0, 0.0, 0.0])  # and the reverse
-    assert _decide_kind(noisy, np.zeros(13), sigma, 0.5, False)[1] == 0.0
+    assert _decide_kind(noisy, _NO_DATES, sigma, 0.5, False)[1] == 0.0
 
 
 def test_a_text_columns_written_decimals_are_tested_in_their_own_cell():
@@ -1272,14 +1277,14 @@ def test_a_text_columns_written_decimals_are_tested_in_their_own_cell():
     level = 1.0 + STRING_DECIMAL_SIGMAS * sigma
     for typed_noise in (-2 * sigma, 0.0, 2 * sigma):
         halves = np.array([0.0, n, typed_noise, level + 5.0, 0.0])
-        assert _decide_kind(halves, np.zeros(13), sigma, 0.5, True)[0] == "float"
+        assert _decide_kind(halves, _NO_DATES, sigma, 0.5, True)[0] == "float"
         under = np.array([0.0, n, typed_noise, level - 5.0, 0.0])
-        assert _decide_kind(under, np.zeros(13), sigma, 0.5, True)[0] == "int"
+        assert _decide_kind(under, _NO_DATES, sigma, 0.5, True)[0] == "int"
     # a column of typed numbers keeps the test of both cells at three sigmas
     both = np.array([n, 0.0, 1.0 + 3.0 * sigma * np.sqrt(2) + 1.0, 0.0, 0.0])
-    assert _decide_kind(both, np.zeros(13), sigma, 0.5, False)[0] == "float"
+    assert _decide_kind(both, _NO_DATES, sigma, 0.5, False)[0] == "float"
     written = np.array([0.0, n, 1.0 + 3.0 * sigma * np.sqrt(2) + 1.0, 0.0, 0.0])
-    assert _decide_kind(written, np.zeros(13), sigma, 0.5, True)[0] == "int"
+    assert _decide_kind(written, _NO_DATES, sigma, 0.5, True)[0] == "int"
 
 
 def test_a_text_columns_numbers_are_its_written_cells():
@@ -1292,13 +1297,13 @@ def test_a_text_columns_numbers_are_its_written_cells():
     level_written = 1.0 + 3.0 * sigma * np.sqrt(2)
     for typed_noise in (-2 * sigma, 0.0, 2 * sigma):
         sparse = np.array([typed_noise, level_written + 10.0, -typed_noise, 0.0, 0.0])
-        kind, share, *_, settled, _ = _decide_kind(sparse, np.zeros(13), sigma, 0.5, True)
+        kind, share, *_, settled, _ = _decide_kind(sparse, _NO_DATES, sigma, 0.5, True)
         assert (kind, share, settled) == ("int", 1.0, True)
         fewer = np.array([typed_noise, level_written - 10.0, typed_noise, 0.0, 0.0])
-        assert _decide_kind(fewer, np.zeros(13), sigma, 0.5, True)[0] is None
+        assert _decide_kind(fewer, _NO_DATES, sigma, 0.5, True)[0] is None
     # typed numbers (an object column) keep the level of the four number cells
     typed = np.array([level_written + 10.0, 0.0, 0.0, 0.0, 0.0])
-    assert _decide_kind(typed, np.zeros(13), sigma, 0.5, False)[0] is None
+    assert _decide_kind(typed, _NO_DATES, sigma, 0.5, False)[0] is None
 
 
 def test_halves_among_whole_numbers_in_a_csv_column_come_back(tmp_path):
@@ -1449,6 +1454,8 @@ _DATE_EXAMPLES = {
     "%d-%b-%Y": ("04-Mar-2021",),
     "%b-%Y": ("Mar-2021", "Dec-2011"),
     "%Y-%m": ("2021-03",),
+    "%H:%M:%S": ("13:45:07", "00:00:00", "23:59:59"),
+    "%H:%M": ("13:45", "00:00", "09:05"),
 }
 
 
@@ -1483,6 +1490,13 @@ def test_text_dates_parse_and_write_back_in_their_format():
                         "%d.%m.%Y") == ["05.08.2024"]
     assert np.isnan(parse_dates(pd.Series(["8/5/24", "123/5/2024", "8//2024"]),
                                 "%m/%d/%Y")).all()
+    # a time of day alone: minutes or seconds since midnight, its hour of one digit
+    # too (written back with two); 24:00, 9:5 or 123:45 are no time
+    assert parse_dates(pd.Series(["9:05", "23:59"]), "%H:%M").tolist() == [545, 1439]
+    assert format_dates([545], "%H:%M") == ["09:05"]
+    assert parse_dates(pd.Series(["1:00:01"]), "%H:%M:%S").tolist() == [3601]
+    assert np.isnan(parse_dates(pd.Series(["24:00", "9:5", "123:45", "12:60", "13:45:07"]),
+                                "%H:%M")).all()
     rng = np.random.default_rng(0)
     days = pd.Timestamp("2023-01-01") + pd.to_timedelta(rng.integers(0, 700, 3000), "D")
     X = pd.DataFrame({"when": [f"{d.month}/{d.day}/{d.year}" for d in days],
@@ -1498,10 +1512,12 @@ def test_each_field_falls_in_one_date_cell():
     from dpsynth.utils._temporal import DATE_CELLS, date_cells
 
     fields = pd.Series(["2021-03-04", "03/04/2021", "25/04/2021", "04/25/2021", "x", None,
-                        "Mar-2021", "2021-03-04T13:45:00Z"], dtype=object)
+                        "Mar-2021", "2021-03-04T13:45:00Z", "13:45", "7:45:10"],
+                       dtype=object)
     cells = [DATE_CELLS[k] if k >= 0 else None for k in date_cells(fields)]
     assert cells == [("%Y-%m-%d",), ("%m/%d/%Y", "%d/%m/%Y"), ("%d/%m/%Y",), ("%m/%d/%Y",),
-                     None, None, ("%b-%Y",), ("%Y-%m-%dT%H:%M:%SZ",)]
+                     None, None, ("%b-%Y",), ("%Y-%m-%dT%H:%M:%SZ",), ("%H:%M",),
+                     ("%H:%M:%S",)]
 
 
 @pytest.mark.parametrize("dtype", [object, "str"])
@@ -1603,6 +1619,32 @@ def test_text_dates_come_back_in_their_format_with_their_distribution(dtype):
     assert out["opened"].isna().mean() == pytest.approx(0.05, abs=0.02)
     assert out["issue_d"].notna().all() and out["stamp"].notna().all()
     assert out["stamp"].str.endswith("Z").all()
+
+
+@pytest.mark.parametrize("route", ["python", "cli"])
+def test_a_column_of_times_of_day_comes_back_as_times(tmp_path, route):
+    # "20:04", "9:05": a column of times alone came back as the other label only
+    from dpsynth.cli import main
+    from dpsynth.utils._temporal import parse_dates
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    minutes = np.clip(rng.normal(13 * 60, 200, n), 0, 1439).astype(int)
+    X = pd.DataFrame({"at": [f"{m // 60}:{m % 60:02d}" for m in minutes],
+                      "kind": rng.choice(["a", "b"], n)})
+    if route == "python":
+        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+        assert synth.aggregates_.schema[0].binning.date_format == "%H:%M"
+        out = synth.sample(random_state=0)
+    else:
+        X.to_csv(tmp_path / "t.csv", index=False)
+        assert main(["synthesize", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"),
+                     "--seed", "0"]) == 0
+        out = pd.read_csv(tmp_path / "o.csv", dtype=str)
+    fake = parse_dates(out["at"], "%H:%M")
+    assert np.isfinite(fake).all()  # every field a time, written with two-digit hours
+    assert out["at"].str.fullmatch(r"\d\d:\d\d").all()
+    assert _ks(minutes.astype(float), fake) <= 0.05
 
 
 def test_a_text_date_column_round_trips_through_the_encoder_and_a_release_file(tmp_path):
@@ -1736,7 +1778,7 @@ def test_decisions_of_columns_without_objects_are_unchanged():
     for _ in range(300):
         sigma = float(rng.uniform(0.5, 50.0))
         noisy = rng.normal(0, sigma, 5) + rng.integers(0, 3, 5) * rng.integers(0, 400)
-        dates = rng.normal(0, sigma, 13) + (rng.random(13) < 0.1) * 500
+        dates = rng.normal(0, sigma, len(DATE_CELLS)) + (rng.random(len(DATE_CELLS)) < 0.1) * 500
         formats = rng.normal(0, sigma, 12)
         objects = rng.normal(0, sigma, len(OBJECT_CELLS)).clip(None, 2.5 * sigma)
         assert (_decide_kind(noisy, dates, sigma, 0.5, False, formats, objects)
