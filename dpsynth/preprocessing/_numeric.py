@@ -201,9 +201,9 @@ DATE_SIGMAS = 3.71
 #: :data:`~dpsynth.utils._numbers.NUMBER_FORMATS` (``"12.5%"``, ``"$1,234.56"``) when the
 #: noisy count of its numbers in that format clears this many times its noise, the
 #: level of :data:`DATE_SIGMAS`: one test clears it by noise alone with probability
-#: 1.04e-4, so that over the eighteen formats of both lists (twelve of dates, six of
-#: numbers) noise alone makes a column of words one of them with probability 0.19%
-#: at most (a union bound), and with 0.07% at most for the six number formats.
+#: 1.04e-4, so that over the twenty-one formats of both lists (fourteen of dates,
+#: seven of numbers) noise alone makes a column of words one of them with probability
+#: 0.22% at most (a union bound), and with 0.08% at most for the seven number formats.
 FORMAT_SIGMAS = DATE_SIGMAS
 #: Of :func:`decide_numeric`'s five number and text cells (integers as objects, as
 #: text, other numbers as objects, as text, texts): those of plain numbers written as

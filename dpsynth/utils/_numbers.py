@@ -52,10 +52,12 @@ DECIMAL_COMMA = "#.###,##"
 #: with a decimal comma (``"12,5"``, ``"-1.234,56"``, optional ``"."`` thousands
 #: separators), as spreadsheets in many European locales write them; its whole
 #: numbers are plain (``"12"``, ``"1.234"`` as 1234), and a field that
-#: ``"#,###"`` also reads (``"1,234"``) is counted as that format's.  Each new
-#: format goes last in the list, so that the cells of those before it keep
+#: ``"#,###"`` also reads (``"1,234"``) is counted as that format's.
+#: ``"# %"``: a percentage written with a space (or a no-break space) before the
+#: sign, as in French and German (``"12.5 %"``), written back with a space.  Each
+#: new format goes last in the list, so that the cells of those before it keep
 #: their place.
-NUMBER_FORMATS = ("#%", "$#", "€#", "£#", GROUPED, DECIMAL_COMMA)
+NUMBER_FORMATS = ("#%", "$#", "€#", "£#", GROUPED, DECIMAL_COMMA, "# %")
 #: The cells of the DP count of a text column's numbers in a format: for each
 #: format of :data:`NUMBER_FORMATS`, in order, its whole numbers then its other
 #: numbers.  A field is read by one format at most (the symbols differ) and is
@@ -70,6 +72,7 @@ _NUMBER_PATTERNS = {
     "£#": r"(?P<s>-?)£" + _DIGITS,
     GROUPED: r"(?P<s>[+-]?)" + _DIGITS,
     DECIMAL_COMMA: r"(?P<s>[+-]?)(?P<n>(?:0|[1-9]\d{0,2}(?:\.\d{3})+|[1-9]\d*)(?P<c>,\d+)?)",
+    "# %": r"(?P<s>[+-]?)" + _DIGITS + "[ \u00a0]%",
 }
 
 
@@ -146,7 +149,7 @@ def format_numbers(numbers, fmt, integer, decimals=None):
     check_number_format(fmt)
     out = []
     comma = fmt == DECIMAL_COMMA  # a decimal comma, no thousands separators
-    separators = fmt not in ("#%", DECIMAL_COMMA)
+    separators = fmt not in ("#%", "# %", DECIMAL_COMMA)
     template = "#" if fmt in (GROUPED, DECIMAL_COMMA) else fmt
     for value in np.asarray(numbers, dtype=np.float64).tolist():
         if integer:

@@ -16,6 +16,7 @@ from dpsynth.schema import Binning
 from tests._support import (assert_one_cell_per_record, decision_counts as _decision_counts,
                             skip_unless_text_dtype)
 from dpsynth.preprocessing._numeric import OBJECT_CELLS
+from dpsynth.utils._temporal import DATE_CELLS
 from dpsynth.utils._numbers import (NUMBER_CELLS, NUMBER_FORMATS, format_numbers,
                                     number_cells, parse_formatted)
 
@@ -27,6 +28,7 @@ _EXAMPLES = {  # spellings that parse and write back as they are
     "£#": (("£7.5", "£1,020.25"), False, None),
     "#,###": (("1,234", "-12,500", "523", "1,000,000"), True, None),
     "#.###,##": (("12,5", "-1234,56", "0,125", "7,25"), False, None),
+    "# %": (("12.5 %", "-3.25 %", "0.5 %"), False, None),
 }
 
 
@@ -42,7 +44,7 @@ def test_formats_parse_and_write_back_in_their_format():
     assert parse_formatted(pd.Series(["$1,234.56", "-$5", "$1234"]), "$#").tolist() == \
         [1234.56, -5.0, 1234.0]
     # exactly the format: other spellings, leading zeros, other symbols and non-texts
-    bad = pd.Series(["12.5 %", "%12", "$ 5", "5$", "$-5", "$1,23", "$1,2345", "$05", "05%",
+    bad = pd.Series(["12.5  %", "%12", "$ 5", "5$", "$-5", "$1,23", "$1,2345", "$05", "05%",
                      "12.5", "USD 5", "$", "%", "", "1e3%", "$inf", None, 12.5, True],
                     dtype=object)
     for fmt in NUMBER_FORMATS:
@@ -62,15 +64,21 @@ def test_formats_parse_and_write_back_in_their_format():
     assert format_numbers([1020.5, -0.001], "$#", False, 2) == ["$1,020.50", "$0.00"]
     assert format_numbers([7.3, 12345.0], "#%", False, 1) == ["7.3%", "12345.0%"]
     assert format_numbers([-3, 1500], "#%", True) == ["-3%", "1500%"]
+    # a percentage written with a space (a no-break space too): written back with one
+    assert parse_formatted(pd.Series(["78 %", "12.5\u00a0%", "78%", "5  %"]),
+                           "# %").tolist()[:2] == [78.0, 12.5]
+    assert np.isnan(parse_formatted(pd.Series(["78%", "5  %"]), "# %")).all()
+    assert format_numbers([78, 12.5], "# %", True) == ["78 %", "12 %"]
+    assert format_numbers([7.25], "# %", False) == ["7.25 %"]
 
 
 def test_each_field_falls_in_one_number_format_cell():
     fields = pd.Series(["12%", "12.5%", "$5", "-$5.5", "€1,000", "£0.25", "1,234",
-                        "-1,234.5", "x", None, "2021-03-04"], dtype=object)
+                        "-1,234.5", "x", None, "2021-03-04", "12 %", "12.5 %"], dtype=object)
     cells = [NUMBER_CELLS[k] if k >= 0 else None for k in number_cells(fields)]
     assert cells == [("#%", "int"), ("#%", "float"), ("$#", "int"), ("$#", "float"),
                      ("€#", "int"), ("£#", "float"), ("#,###", "int"), ("#,###", "float"),
-                     None, None, None]
+                     None, None, None, ("# %", "int"), ("# %", "float")]
     # a decimal comma: its own cells; a field "#,###" reads too is that format's
     commas = pd.Series(["12,5", "-1.234,50", "0,125", "1,234", "12", "1.234"], dtype=object)
     cells = [NUMBER_CELLS[k] if k >= 0 else None for k in number_cells(commas)]
@@ -98,7 +106,7 @@ def test_a_number_format_needs_a_text_column_and_no_date_format():
         Binning((0.0, 10.0), True, text_share=1.0, date_format="%Y-%m-%d",
                 number_format="$#")
     with pytest.raises(ValueError, match=r"must be one of \['#%', '\$#', '€#', '£#', '#,###', "
-                                         r"'#.###,##'\]"):
+                                         r"'#.###,##', '# %'\]"):
         parse_formatted(pd.Series(["5%"]), "percent")
 
 
@@ -108,7 +116,7 @@ def test_one_record_changes_one_cell_of_the_decision_by_one(monkeypatch, dtype):
     # that the cells of the formats cost nothing beyond the decision's histogram
     base = pd.Series(["12.5%"] * 20 + ["$5"] * 4 + ["12"] * 5 + ["n/a"] * 3, dtype=dtype)
     before = _decision_counts(monkeypatch, base)
-    assert before.size == 5 + 13 + len(NUMBER_CELLS) + len(OBJECT_CELLS)  # objects last
+    assert before.size == 5 + len(DATE_CELLS) + len(NUMBER_CELLS) + len(OBJECT_CELLS)
     extras = ["12%", "12.5%", "$5", "-$5.25", "€1,000", "£3", "12.5 %", "$1,2345", "05%",
               "1,234", "-1,234.5", "1,23", "1.234,5",
               "12", "2021-03-04", "x", "1e3%"]
@@ -356,3 +364,20 @@ def test_a_column_with_a_decimal_comma_is_decided_by_dp():
     # the same numbers with a decimal point stay plain numbers
     plain = pd.Series([f"{v:.2f}" for v in values], dtype=object)
     assert decide_numeric(plain, 1.0, np.random.default_rng(0))[0::4] == ("float", None)
+
+
+def test_a_percentage_written_with_a_space_comes_back_in_its_format(tmp_path):
+    # "78 %" (French, German): the whole column came back as its released values
+    # and the other label (18% of the records) before the format was listed
+    rng = np.random.default_rng(0)
+    n = 3000
+    share = rng.uniform(0, 100, n).round()
+    X = pd.DataFrame({"score": [f"{v:.0f} %" for v in share],
+                      "kind": rng.choice(["a", "b"], n)})
+    X.to_csv(tmp_path / "t.csv", index=False)
+    assert main(["synthesize", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"),
+                 "--seed", "0"]) == 0
+    out = pd.read_csv(tmp_path / "o.csv", dtype=str)
+    assert out["score"].str.fullmatch(r"-?\d+ %").all()
+    fake = parse_formatted(out["score"], "# %")
+    assert ks_2samp(share, fake).statistic <= 0.05

@@ -19,6 +19,7 @@ from dpsynth.mechanisms import stability_threshold, stable_histogram
 from dpsynth.preprocessing import DPKBinsDiscretizer, TableEncoder
 from dpsynth.preprocessing._discretizer import DEFAULT_FREQUENT_DELTA, decode_binning
 from dpsynth.schema import Binning, Schema, other_code_label
+from dpsynth.utils._numbers import NUMBER_CELLS
 from dpsynth.utils._temporal import DATE_CELLS
 from tests._support import assert_one_cell_per_record, skip_unless_text_dtype
 
@@ -1779,7 +1780,7 @@ def test_decisions_of_columns_without_objects_are_unchanged():
         sigma = float(rng.uniform(0.5, 50.0))
         noisy = rng.normal(0, sigma, 5) + rng.integers(0, 3, 5) * rng.integers(0, 400)
         dates = rng.normal(0, sigma, len(DATE_CELLS)) + (rng.random(len(DATE_CELLS)) < 0.1) * 500
-        formats = rng.normal(0, sigma, 12)
+        formats = rng.normal(0, sigma, len(NUMBER_CELLS))
         objects = rng.normal(0, sigma, len(OBJECT_CELLS)).clip(None, 2.5 * sigma)
         assert (_decide_kind(noisy, dates, sigma, 0.5, False, formats, objects)
                 == _decide_kind(noisy, dates, sigma, 0.5, False, formats))
