@@ -1352,7 +1352,7 @@ def _zoomed(values, weights, low, high, total, total_var, sigma, integer, rng,
 
 def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, rng,
                     range_counts, range_sigma, decimals_of, levels=None, codes=False,
-                    others=None, point_total=None):
+                    others=None, point_total=None, empty=None):
     """Step 3: the final range, interval edges (noisy quantiles) and within-bin
     sub-bin probabilities, from two rounds of noisy counts of ``rho / 2`` each.
 
@@ -1406,6 +1406,9 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     interval per run of consecutive ones, and the within-bin shape follows
     every part's estimate clipped at 0 (the kept parts alone would give an
     interval's records to the one part that noise left above its level).
+    ``empty``: the cells of the range grid that step 1 read as empty (a float
+    column's cells below its precision, :func:`_below_precision`), read as
+    empty in the estimate of step 1 and round 1 together too.
 
     Returns
     -------
@@ -1475,6 +1478,8 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     step1[np.isin(np.arange(e_first, e_last + 1), point_cells)] = np.inf
     extended = _inverse_variance(sums, np.where(counted > 0, counted * sigma ** 2, np.inf),
                                  range_counts[e_first:e_last + 1], step1)
+    if empty is not None:  # cells read as empty in step 1 (below a float's precision)
+        extended[0][empty[e_first:e_last + 1]] = 0.0
     # the range's own window (the mirror image is read by the fold test alone)
     n_window = w_last - w_first + 1
     estimate, variance = (a[w_first - e_first:w_last - e_first + 1] for a in extended)
@@ -1896,7 +1901,8 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
                        (records[0] - noisy_missing, records[1] + sigma_range ** 2))
     edges, within, shape_spend, decimals, final, counts = _bins_and_shape(
         values, weights, first, last, integer, points, rho_shape, n_bins, rng, cells,
-        sigma_range, decimals_of, levels, as_codes, others, point_total)
+        sigma_range, decimals_of, levels, as_codes, others, point_total,
+        _below_precision(declared) if declared is not None and not integer else None)
     if final != (first, last):  # step 3 found a range past step 1's fallback cell
         range_spend = replace(range_spend, params=tuple(
             (k, v) for k, v in range_spend.params.items() if k != "found"))
