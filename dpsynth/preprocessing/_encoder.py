@@ -43,8 +43,8 @@ from ._discretizer import DEFAULT_FREQUENT_DELTA
 from ..utils._numbers import parse_formatted
 from ..utils._temporal import date_unit, is_temporal, numbers_of
 from ._dtypes import nullable_dtype, restore_dtype
-from ._numeric import (DATES, DECIDE_SHARE, DECIMALS, DECIMALS_SHARE, FORMATS, NUMERIC, OBJECTS, RECORDS,
-                       RECORDS_SHARE,
+from ._numeric import (DATES, DECIDE_SHARE, DECIMALS, DECIMALS_SHARE, FORMATS, NUMERIC,
+                       OBJECTS, RECORDS, RECORDS_SHARE,
                        SETTLE, SETTLE_FORMATS, SETTLE_GAIN, SETTLE_OBJECTS, SETTLE_SHARE, STEP,
                        WHOLE,
                        auto_columns, check_numeric, noisy_records,
