@@ -149,8 +149,9 @@ def _add_encoding(group):
                        help="extra privacy budget of the DP quantile bin edges")
     group.add_argument("--decimals", action="extend", nargs="+", metavar="[COL=]K",
                        help="decimals of the synthetic values of decimal-number columns: "
-                            "K for every such column, COL=K for one (default: four "
-                            "significant digits of the column's public or DP range)")
+                            "K for every such column, COL=K for one (default: those "
+                            "an undeclared column is written with, a DP decision, else "
+                            "four significant digits of the column's public or DP range)")
     group.add_argument("--missing", choices=("category", "uncounted", "absent"),
                        default="category", metavar="{category,uncounted}",
                        help="'category' (default): a missing value is one more value of "
