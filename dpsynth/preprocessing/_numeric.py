@@ -93,7 +93,7 @@ from ..mechanisms import discrete_gaussian_scale, gaussian_measure
 from ..schema import (DEFAULT_OTHER_LABEL, Binning, Column, default_missing_marker,
                       integer_room, other_code_label, sub_bin_edges)
 from ._discretizer import _check_special, _snap_edges, decode_binning, encode_binning
-from ..utils._numbers import (DECIMAL_COMMA, GROUPED, NUMBER_CELLS, NUMBER_FORMATS,
+from ..utils._numbers import (ACCOUNTING, DECIMAL_COMMA, GROUPED, NUMBER_CELLS, NUMBER_FORMATS,
                               format_numbers, number_cells, parse_formatted, parse_numbers)
 from ..utils._validation import by_distinct_text
 from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, DATE_OBJECTS, date_cells, date_unit,
@@ -201,9 +201,9 @@ DATE_SIGMAS = 3.71
 #: :data:`~dpsynth.utils._numbers.NUMBER_FORMATS` (``"12.5%"``, ``"$1,234.56"``) when the
 #: noisy count of its numbers in that format clears this many times its noise, the
 #: level of :data:`DATE_SIGMAS`: one test clears it by noise alone with probability
-#: 1.04e-4, so that over the twenty-one formats of both lists (fourteen of dates,
-#: seven of numbers) noise alone makes a column of words one of them with probability
-#: 0.22% at most (a union bound), and with 0.08% at most for the seven number formats.
+#: 1.04e-4, so that over the twenty-two formats of both lists (fourteen of dates,
+#: eight of numbers) noise alone makes a column of words one of them with probability
+#: 0.23% at most (a union bound), and with 0.09% at most for the eight number formats.
 FORMAT_SIGMAS = DATE_SIGMAS
 #: Of :func:`decide_numeric`'s five number and text cells (integers as objects, as
 #: text, other numbers as objects, as text, texts): those of plain numbers written as
@@ -212,9 +212,16 @@ _WRITTEN = np.array([False, True, False, True, False])
 _DECIMALS = np.array([False, False, True, True, False])
 #: The number formats whose plain numbers written as text are theirs too, and which of
 #: the five cells those are: ``GROUPED``'s numbers below 1,000, ``DECIMAL_COMMA``'s
-#: whole numbers (its others are written with a comma).
-_PLAIN_CELLS = {GROUPED: _WRITTEN, DECIMAL_COMMA: np.array([False, True, False, False, False])}
+#: whole numbers (its others are written with a comma), ``ACCOUNTING``'s positive
+#: numbers below 1,000.
+_PLAIN_CELLS = {GROUPED: _WRITTEN, DECIMAL_COMMA: np.array([False, True, False, False, False]),
+                ACCOUNTING: _WRITTEN}
+#: The number formats whose numbers are another format's too: ``ACCOUNTING``'s
+#: positive numbers are ``GROUPED``'s (its own cells hold its negatives in
+#: parentheses).
+_SHARED_FORMAT = {ACCOUNTING: GROUPED}
 _GROUPED_CELLS = np.array([fmt == GROUPED for fmt, _ in NUMBER_CELLS])
+_ACCOUNTING_CELLS = np.array([fmt == ACCOUNTING for fmt, _ in NUMBER_CELLS])
 #: The cells of :func:`decide_numeric`'s count of the Python objects that are neither
 #: texts nor plain numbers, in order: one per kind of date or time object of the
 #: public list :data:`~dpsynth.utils._temporal.DATE_OBJECTS` (``datetime.date``,
@@ -2296,7 +2303,11 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
     # numbers with a few texts.  Not a decimal comma's: its plain numbers are whole
     # ones only, so noise in its cells must not take a column of plain decimals
     # from the plain numbers' decision (whose texts its numbers are)
-    grouped = formatted[_GROUPED_CELLS].any()
+    # so are numbers with negatives in parentheses whose two cells clear their level
+    # together (as the format's own test: its cells one by one would double the
+    # chance that noise takes a column of plain numbers from their decision)
+    grouped = formatted[_GROUPED_CELLS].any() or bool(
+        noisy_formats[_ACCOUNTING_CELLS].sum() > 1.0 + FORMAT_SIGMAS * sigma * math.sqrt(2))
     level_numbers = level_all if not decimal else 1.0 + 3 * sigma * math.sqrt(6)
     if (n_numbers > level_numbers and texts[0] <= max_text_share * total + 3 * sigma
             and not grouped):
@@ -2337,8 +2348,13 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
         own[2 * k:2 * k + 2] = True
         found = float(noisy_formats[own].sum())
         cleared = found > 1.0 + FORMAT_SIGMAS * sigma * math.sqrt(2)
-        others = formatted & ~own
         decimals = noisy_formats[2 * k + 1]
+        if number_format in _SHARED_FORMAT:  # its numbers written as another format's
+            j = NUMBER_FORMATS.index(_SHARED_FORMAT[number_format])
+            found += float(noisy_formats[2 * j:2 * j + 2].sum())
+            decimals += noisy_formats[2 * j + 1]
+            own[2 * j:2 * j + 2] = True
+        others = formatted & ~own
         plain = _PLAIN_CELLS.get(number_format, np.zeros(noisy.size, dtype=bool))
         found += float(noisy[plain].sum())
         decimals += float(noisy[plain & _DECIMALS].sum())

@@ -7,6 +7,7 @@ import pandas as pd
 from ._validation import by_distinct_text
 
 __all__ = ["parse_numbers", "NUMBER_FORMATS", "NUMBER_CELLS", "GROUPED", "DECIMAL_COMMA",
+           "ACCOUNTING",
            "check_number_format", "parse_formatted", "number_cells", "format_numbers"]
 
 
@@ -37,6 +38,9 @@ def _parse_fields(series):
 GROUPED = "#,###"
 #: The format of numbers written with a decimal comma (:data:`NUMBER_FORMATS`).
 DECIMAL_COMMA = "#.###,##"
+#: The format of numbers written as accountants write them (:data:`NUMBER_FORMATS`):
+#: negatives in parentheses.
+ACCOUNTING = "(#,###)"
 #: The number formats a text column may be found to hold (``numeric="auto"``): a
 #: fixed, public list (never read from the values), ``#`` standing for the number.
 #: ``"#%"``: a percentage, the number as written (``"12.5%"`` is 12.5), with an
@@ -54,10 +58,14 @@ DECIMAL_COMMA = "#.###,##"
 #: numbers are plain (``"12"``, ``"1.234"`` as 1234), and a field that
 #: ``"#,###"`` also reads (``"1,234"``) is counted as that format's.
 #: ``"# %"``: a percentage written with a space (or a no-break space) before the
-#: sign, as in French and German (``"12.5 %"``), written back with a space.  Each
-#: new format goes last in the list, so that the cells of those before it keep
-#: their place.
-NUMBER_FORMATS = ("#%", "$#", "€#", "£#", GROUPED, DECIMAL_COMMA, "# %")
+#: sign, as in French and German (``"12.5 %"``), written back with a space.
+#: ``"(#,###)"``: numbers with thousands separators whose negatives are in
+#: parentheses (``"(1,234.50)"``), as spreadsheets' accounting formats and
+#: financial exports write them; its positive numbers are ``"#,###"``'s (and
+#: plain numbers below 1,000), read by this format too, so that its own cells
+#: hold the fields in parentheses only.  Each new format goes last in the list,
+#: so that the cells of those before it keep their place.
+NUMBER_FORMATS = ("#%", "$#", "€#", "£#", GROUPED, DECIMAL_COMMA, "# %", ACCOUNTING)
 #: The cells of the DP count of a text column's numbers in a format: for each
 #: format of :data:`NUMBER_FORMATS`, in order, its whole numbers then its other
 #: numbers.  A field is read by one format at most (the symbols differ) and is
@@ -73,6 +81,7 @@ _NUMBER_PATTERNS = {
     GROUPED: r"(?P<s>[+-]?)" + _DIGITS,
     DECIMAL_COMMA: r"(?P<s>[+-]?)(?P<n>(?:0|[1-9]\d{0,2}(?:\.\d{3})+|[1-9]\d*)(?P<c>,\d+)?)",
     "# %": r"(?P<s>[+-]?)" + _DIGITS + "[ \u00a0]%",
+    ACCOUNTING: r"(?P<s>\()?" + _DIGITS + r"(?(s)\))",
 }
 
 
@@ -101,9 +110,11 @@ def _formatted_fields(series, fmt, own=False):
             digits = digits.where(found["c"].notna())
     else:
         digits = found["n"].str.replace(",", "", regex=False)
+        if own and fmt == ACCOUNTING:
+            digits = digits.where(found["s"].notna())
     numbers = np.array(pd.to_numeric(digits, errors="coerce").to_numpy(
         dtype=np.float64, na_value=np.nan))
-    numbers[(found["s"] == "-").to_numpy()] *= -1.0
+    numbers[found["s"].isin(["-", "("]).to_numpy()] *= -1.0
     numbers[~np.isfinite(numbers)] = np.nan
     out[is_text] = numbers
     return out
@@ -165,6 +176,9 @@ def format_numbers(numbers, fmt, integer, decimals=None):
         if comma:
             text = text.replace(".", ",")
         negative = value < 0 and text.strip("0.,") != ""
+        if fmt == ACCOUNTING:
+            out.append(f"({text})" if negative else text)
+            continue
         sign = "-" if negative else ""
         out.append(sign + template.replace("#", text))
     return out

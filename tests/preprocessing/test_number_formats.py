@@ -29,6 +29,7 @@ _EXAMPLES = {  # spellings that parse and write back as they are
     "#,###": (("1,234", "-12,500", "523", "1,000,000"), True, None),
     "#.###,##": (("12,5", "-1234,56", "0,125", "7,25"), False, None),
     "# %": (("12.5 %", "-3.25 %", "0.5 %"), False, None),
+    "(#,###)": (("(1,234.50)", "1,234.50", "523.25", "(0.50)"), False, 2),
 }
 
 
@@ -50,7 +51,7 @@ def test_formats_parse_and_write_back_in_their_format():
     for fmt in NUMBER_FORMATS:
         # a plain number is a number of "#,###" (one below 1,000 has no separator); to a
         # decimal comma "12.5" is no number (a thousands dot has three digits after it)
-        read = {"#,###": 1, "#.###,##": 0}.get(fmt, 0)
+        read = {"#,###": 1, "#.###,##": 0, "(#,###)": 1}.get(fmt, 0)
         assert np.isnan(parse_formatted(bad, fmt)).sum() == bad.size - read, fmt
     # thousands separators: in groups of three, a sign before the number
     assert parse_formatted(pd.Series(["1,234.5", "+2,000", "-7", "12345"]),
@@ -79,6 +80,13 @@ def test_each_field_falls_in_one_number_format_cell():
     assert cells == [("#%", "int"), ("#%", "float"), ("$#", "int"), ("$#", "float"),
                      ("€#", "int"), ("£#", "float"), ("#,###", "int"), ("#,###", "float"),
                      None, None, None, ("# %", "int"), ("# %", "float")]
+    # accounting: its negatives in parentheses are its own cells; its positive
+    # numbers with separators are "#,###"'s
+    accounts = pd.Series(["(1,234)", "(12.5)", "1,234", "((5)", "(5"], dtype=object)
+    cells = [NUMBER_CELLS[k] if k >= 0 else None for k in number_cells(accounts)]
+    assert cells == [("(#,###)", "int"), ("(#,###)", "float"), ("#,###", "int"), None, None]
+    assert parse_formatted(accounts, "(#,###)").tolist()[:3] == [-1234.0, -12.5, 1234.0]
+    assert format_numbers([-1234.5, 7.0], "(#,###)", False, 2) == ["(1,234.50)", "7.00"]
     # a decimal comma: its own cells; a field "#,###" reads too is that format's
     commas = pd.Series(["12,5", "-1.234,50", "0,125", "1,234", "12", "1.234"], dtype=object)
     cells = [NUMBER_CELLS[k] if k >= 0 else None for k in number_cells(commas)]
@@ -106,7 +114,7 @@ def test_a_number_format_needs_a_text_column_and_no_date_format():
         Binning((0.0, 10.0), True, text_share=1.0, date_format="%Y-%m-%d",
                 number_format="$#")
     with pytest.raises(ValueError, match=r"must be one of \['#%', '\$#', '€#', '£#', '#,###', "
-                                         r"'#.###,##', '# %'\]"):
+                                         r"'#.###,##', '# %', '\(#,###\)'\]"):
         parse_formatted(pd.Series(["5%"]), "percent")
 
 
@@ -381,3 +389,22 @@ def test_a_percentage_written_with_a_space_comes_back_in_its_format(tmp_path):
     assert out["score"].str.fullmatch(r"-?\d+ %").all()
     fake = parse_formatted(out["score"], "# %")
     assert ks_2samp(share, fake).statistic <= 0.05
+
+
+def test_accounting_negatives_in_parentheses_come_back_in_parentheses(tmp_path):
+    # a balance exported with its negatives in parentheses: those 20% came back as
+    # the other label before the format was listed
+    rng = np.random.default_rng(0)
+    n = 3000
+    amount = np.round(rng.lognormal(7, 1.2, n), 2) * np.where(rng.random(n) < 0.2, -1, 1)
+    X = pd.DataFrame({"balance": format_numbers(amount, "(#,###)", False, 2),
+                      "kind": rng.choice(["a", "b"], n)})
+    X.to_csv(tmp_path / "t.csv", index=False)
+    assert main(["synthesize", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"),
+                 "--seed", "0"]) == 0
+    out = pd.read_csv(tmp_path / "o.csv", dtype=str)
+    assert out["balance"].str.fullmatch(r"\(?[\d,]+\.\d\d\)?").all()
+    fake = parse_formatted(out["balance"], "(#,###)")
+    assert np.isfinite(fake).all()
+    assert abs((fake < 0).mean() - (amount < 0).mean()) < 0.03
+    assert ks_2samp(amount, fake).statistic <= 0.05
