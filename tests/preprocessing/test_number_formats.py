@@ -374,18 +374,22 @@ def test_a_column_with_a_decimal_comma_is_decided_by_dp():
     assert decide_numeric(plain, 1.0, np.random.default_rng(0))[0::4] == ("float", None)
 
 
+def _through_cli(tmp_path, columns):
+    """``dpsynth synthesize`` of a CSV file of ``columns`` (seed 0); its output as text."""
+    pd.DataFrame(columns).to_csv(tmp_path / "t.csv", index=False)
+    assert main(["synthesize", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"),
+                 "--seed", "0"]) == 0
+    return pd.read_csv(tmp_path / "o.csv", dtype=str)
+
+
 def test_a_percentage_written_with_a_space_comes_back_in_its_format(tmp_path):
     # "78 %" (French, German): the whole column came back as its released values
     # and the other label (18% of the records) before the format was listed
     rng = np.random.default_rng(0)
     n = 3000
     share = rng.uniform(0, 100, n).round()
-    X = pd.DataFrame({"score": [f"{v:.0f} %" for v in share],
-                      "kind": rng.choice(["a", "b"], n)})
-    X.to_csv(tmp_path / "t.csv", index=False)
-    assert main(["synthesize", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"),
-                 "--seed", "0"]) == 0
-    out = pd.read_csv(tmp_path / "o.csv", dtype=str)
+    out = _through_cli(tmp_path, {"score": [f"{v:.0f} %" for v in share],
+                                  "kind": rng.choice(["a", "b"], n)})
     assert out["score"].str.fullmatch(r"-?\d+ %").all()
     fake = parse_formatted(out["score"], "# %")
     assert ks_2samp(share, fake).statistic <= 0.05
@@ -397,12 +401,8 @@ def test_accounting_negatives_in_parentheses_come_back_in_parentheses(tmp_path):
     rng = np.random.default_rng(0)
     n = 3000
     amount = np.round(rng.lognormal(7, 1.2, n), 2) * np.where(rng.random(n) < 0.2, -1, 1)
-    X = pd.DataFrame({"balance": format_numbers(amount, "(#,###)", False, 2),
-                      "kind": rng.choice(["a", "b"], n)})
-    X.to_csv(tmp_path / "t.csv", index=False)
-    assert main(["synthesize", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"),
-                 "--seed", "0"]) == 0
-    out = pd.read_csv(tmp_path / "o.csv", dtype=str)
+    out = _through_cli(tmp_path, {"balance": format_numbers(amount, "(#,###)", False, 2),
+                                  "kind": rng.choice(["a", "b"], n)})
     assert out["balance"].str.fullmatch(r"\(?[\d,]+\.\d\d\)?").all()
     fake = parse_formatted(out["balance"], "(#,###)")
     assert np.isfinite(fake).all()
