@@ -46,7 +46,7 @@ from .utils._progress import log_progress
 from .utils._random import FIT, SAMPLE, stream
 from .utils._threads import n_threads
 from .utils._resources import default_max_memory, format_bytes, level_bytes, public_worst_case
-from .utils._validation import check_table, check_target, column_labels, named_keys
+from .utils._validation import check_table, check_target, column_labels, named_keys, quoted_names
 
 __all__ = ["DPMarginalSynthesizer"]
 
@@ -99,7 +99,7 @@ def _noisy_release_warnings(aggregates, epsilon, delta):
               if (key := f"numeric column {c.name!r}: range") in spends}
     noisy = [name for name, sigma in ranges.items() if n < _NOISY_RANGE_FACTOR * sigma]
     if noisy and not dominated:
-        shown = ", ".join(map(repr, noisy[:10])) + (", ..." if len(noisy) > 10 else "")
+        shown = quoted_names(noisy)
         widest = max(ranges[name] for name in noisy)
         warnings.warn(
             f"The DP ranges of the numeric column(s) {shown} are unreliable at {budget}: "
@@ -115,8 +115,7 @@ def _noisy_release_warnings(aggregates, epsilon, delta):
     discovered = [c.name for c in schema if c.other and c.values and c.binning is None]
     if (discovered and threshold is not None and not dominated
             and threshold > _RARE_VALUE_SHARE * max(n, 1)):
-        shown = ", ".join(map(repr, discovered[:10])) + (", ..." if len(discovered) > 10
-                                                           else "")
+        shown = quoted_names(discovered)
         warnings.warn(
             f"At {budget}, a value of an undeclared column is released only when its noisy "
             f"count clears {threshold:.3g} records, {threshold / max(n, 1):.0%} of the DP "

@@ -289,11 +289,11 @@ def _number_reader(series):
     if present.empty:
         return None
     if io.looks_numeric(series) is not None:
-        return _plain_reader()
+        return _numbers_reader()
     if not all(isinstance(v, str) for v in present.head(1000)):
         return None
     best, most = None, len(present) / 2.0  # more than half of the present fields
-    for read in (_plain_reader(), *(_format_reader(fmt) for fmt in NUMBER_FORMATS)):
+    for read in map(_numbers_reader, (None, *NUMBER_FORMATS)):
         n_read = int(np.count_nonzero(~np.isnan(read(present))))
         if n_read > most:
             best, most = read, n_read
@@ -309,18 +309,14 @@ def _number_reader(series):
     return None
 
 
-def _plain_reader():
+def _numbers_reader(fmt=None):
+    """The reader of numbers written plain (``fmt`` None) or in ``fmt``; an edge of a
+    label is spelt as a plain number."""
     def read(column):
-        return pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-    read.spell = lambda value: f"{value:g}"
-    read.numbers = True
-    return read
-
-
-def _format_reader(fmt):
-    def read(column):
+        if fmt is None:
+            return pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
         return parse_formatted(column, fmt)
-    read.spell = lambda value: f"{value:g}"  # an edge of a label, as plain numbers'
+    read.spell = lambda value: f"{value:g}"
     read.numbers = True
     return read
 

@@ -95,7 +95,7 @@ from ..schema import (DEFAULT_OTHER_LABEL, Binning, Column, default_missing_mark
 from ._discretizer import _check_special, _snap_edges, decode_binning, encode_binning
 from ..utils._numbers import (ACCOUNTING, DECIMAL_COMMA, GROUPED, NUMBER_CELLS, NUMBER_FORMATS,
                               format_numbers, number_cells, parse_formatted, parse_numbers)
-from ..utils._validation import by_distinct_text
+from ..utils._validation import by_distinct_text, quoted_names
 from ..utils._temporal import (DATE_CELLS, DATE_FORMATS, DATE_OBJECTS, date_cells, date_unit,
                                format_dates, is_temporal, numbers_of, object_date_cells,
                                parse_dates, temporal_unit)
@@ -376,25 +376,26 @@ def _below_precision(decimals):
     return inside
 
 
-def _dp_range(values, weights, integer, rho, rng, missing=0.0, decimals=None):
+def _dp_range(values, weights, integer, rho, rng, missing=0.0, empty=None):
     """Step 1: the DP range ``(low, high)`` (grid edges), the noisy total count, the
     noisy counts of the grid's cells and the noisy count of ``missing`` records.
 
     The records without a value are one more cell of the same histogram (each
     record is in exactly one cell, so the sensitivity stays 1 and the spend is
-    the same).  A float column decoded at ``decimals`` (declared, or found by
-    :func:`decide_written_decimals`) has its cells below half a unit of its
-    last decimal read as empty (:func:`_below_precision`, post-processing): no
-    value of theirs decodes to anything but 0, and the noise of some twenty
-    octaves below it no longer competes with the few records of a mostly-zero
-    column for the range.
+    the same).  The cells ``empty`` (a mask of the grid's cells, or None) are
+    read as empty (post-processing): a float column decoded at known decimals
+    (declared, or found by :func:`decide_written_decimals`) passes its cells
+    below half a unit of its last decimal (:func:`_below_precision`), whose
+    values decode to 0 only, so that the noise of some twenty octaves below it
+    no longer competes with the few records of a mostly-zero column for the
+    range.
     """
     grid = range_grid(integer)
     sigma = _sigma(rho)
     noisy = _noisy(np.append(_histogram(values, weights, grid), missing), sigma, rng)
     noisy, noisy_missing = noisy[:-1], float(noisy[-1])
-    if decimals is not None and not integer:
-        noisy[_below_precision(decimals)] = 0.0
+    if empty is not None:
+        noisy[empty] = 0.0
     n_cells = grid.size - 1
     threshold = sigma * float(-ndtri(RANGE_FALSE_CELL / (n_cells * len(RANGE_WINDOWS))))
     above = np.flatnonzero(noisy > threshold)
@@ -1843,9 +1844,12 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         # measured as the integer its interval holds it as (encode_binning's floor)
         values = np.floor(values)
     rho_range = rho * STEP_SHARES[0]
+    declared = decimals
+    # the float grid's cells whose values decode to 0 at the column's decimals
+    empty = _below_precision(declared) if declared is not None and not integer else None
     (low, high), total, range_spend, cells, noisy_missing = _dp_range(
         values[~infinite], None if weights is None else weights[~infinite], integer,
-        rho_range, rng, missing, decimals)
+        rho_range, rng, missing, empty)
     # codes: a public function of step 1's DP range, when step 1 found one (its
     # fallback cell of 0 is no evidence of a few codes)
     as_codes = bool(integer and code_levels is not None and high - low <= code_levels
@@ -1854,7 +1858,6 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
                              (CODE_STEP_SHARES if as_codes else STEP_SHARES)[1:])
     rho_points += text_rho
     first, last = _range_cells(low, high, integer)
-    declared = decimals
     smallest = None if integer or declared is not None else smallest_magnitude(
         cells, dict(range_spend.params)["threshold"], integer)
     if not integer:  # bounds at the column's precision
@@ -1908,8 +1911,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
                        (records[0] - noisy_missing, records[1] + sigma_range ** 2))
     edges, within, shape_spend, decimals, final, counts = _bins_and_shape(
         values, weights, first, last, integer, points, rho_shape, n_bins, rng, cells,
-        sigma_range, decimals_of, levels, as_codes, others, point_total,
-        _below_precision(declared) if declared is not None and not integer else None)
+        sigma_range, decimals_of, levels, as_codes, others, point_total, empty)
     if final != (first, last):  # step 3 found a range past step 1's fallback cell
         range_spend = replace(range_spend, params=tuple(
             (k, v) for k, v in range_spend.params.items() if k != "found"))
@@ -2306,8 +2308,9 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
     # so are numbers with negatives in parentheses whose two cells clear their level
     # together (as the format's own test: its cells one by one would double the
     # chance that noise takes a column of plain numbers from their decision)
+    level_format = 1.0 + FORMAT_SIGMAS * sigma * math.sqrt(2)  # a format's two cells
     grouped = formatted[_GROUPED_CELLS].any() or bool(
-        noisy_formats[_ACCOUNTING_CELLS].sum() > 1.0 + FORMAT_SIGMAS * sigma * math.sqrt(2))
+        noisy_formats[_ACCOUNTING_CELLS].sum() > level_format)
     level_numbers = level_all if not decimal else 1.0 + 3 * sigma * math.sqrt(6)
     if (n_numbers > level_numbers and texts[0] <= max_text_share * total + 3 * sigma
             and not grouped):
@@ -2347,7 +2350,7 @@ def _decide_kind(noisy, noisy_dates, sigma, max_text_share, string_dtype, noisy_
         own = np.zeros(len(NUMBER_CELLS), dtype=bool)
         own[2 * k:2 * k + 2] = True
         found = float(noisy_formats[own].sum())
-        cleared = found > 1.0 + FORMAT_SIGMAS * sigma * math.sqrt(2)
+        cleared = found > level_format
         decimals = noisy_formats[2 * k + 1]
         if number_format in _SHARED_FORMAT:  # its numbers written as another format's
             j = NUMBER_FORMATS.index(_SHARED_FORMAT[number_format])
@@ -2964,8 +2967,8 @@ def warn_no_range(names, stacklevel=3):
     if len(names) == 1:
         what, hold, its, it = f"column {names[0]!r}", "it holds", "its", "it"
     else:
-        shown = ", ".join(map(repr, names[:10])) + (", ..." if len(names) > 10 else "")
-        what, hold, its, it = (f"columns {shown} ({len(names)} columns)", "they hold",
+        what, hold, its, it = (f"columns {quoted_names(names)} ({len(names)} columns)",
+                               "they hold",
                                "their", "them")
     warnings.warn(
         f"No DP range was found for the numeric {what} (too few records for {its} share "

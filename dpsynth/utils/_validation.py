@@ -20,7 +20,14 @@ from .._core import _counting
 from ._arrow import standard_columns
 
 __all__ = ["check_table", "check_target", "column_labels", "is_missing_scalar", "label_name",
-           "named_keys", "value_kind"]
+           "named_keys", "quoted_names", "value_kind"]
+
+
+def quoted_names(names, limit=10):
+    """``'a', 'b', ...``: the first ``limit`` of ``names`` quoted, for a message naming
+    columns (an ellipsis when there are more)."""
+    names = list(names)
+    return ", ".join(map(repr, names[:limit])) + (", ..." if len(names) > limit else "")
 
 
 def label_name(label):
