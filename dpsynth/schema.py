@@ -294,6 +294,14 @@ class Binning:
         sub-bins of whole integers, see :func:`sub_bin_edges`).
     decimals : int or None, default=None
         Decoded float values are rounded to this many decimals.
+    places : tuple of float or None, default=None
+        With ``decimals``: the shares of the column's numbers written with 0, 1,
+        ..., ``decimals`` decimals (post-processed noisy counts of the DP
+        decision that found ``decimals``).  Each decoded interval value is
+        rounded to a number of decimals drawn from them when that keeps it in
+        its interval, so that a column of whole numbers with a few decimal
+        ones (an imputed mean, a rate of two decimals with a few of four)
+        keeps its whole numbers.  ``None``: every value at ``decimals``.
     codes : tuple of str, default=()
         Text values of a text column that holds numbers (``"N"``, ``"n/a"``),
         each with a code of its own after the point bins, decoding to
@@ -360,6 +368,7 @@ class Binning:
     frequent: tuple = ()
     within: tuple = None
     decimals: int = None
+    places: tuple = None
     codes: tuple = ()
     other: bool = False
     other_label: object = None
@@ -402,6 +411,18 @@ class Binning:
         if self.decimals is not None and (isinstance(self.decimals, bool)
                                           or not isinstance(self.decimals, int)):
             raise ValueError("binning 'decimals' must be an integer or null")
+        if self.places is not None:
+            try:
+                places = tuple(float(v) for v in self.places)
+            except (TypeError, ValueError):
+                raise ValueError("binning 'places' must be a list of numbers") from None
+            if (self.integer or self.decimals is None or len(places) != self.decimals + 1
+                    or not all(math.isfinite(v) and v >= 0 for v in places)
+                    or not sum(places) > 0):
+                raise ValueError("binning 'places' must give one non-negative share per "
+                                 "number of decimals 0 .. 'decimals' of a float column, "
+                                 "not all 0")
+            object.__setattr__(self, "places", places)
         if self.step is not None and (isinstance(self.step, bool)
                                       or not isinstance(self.step, int) or self.step < 1
                                       or not self.integer):
@@ -563,6 +584,8 @@ class Binning:
             out["within"] = [list(w) for w in self.within]
         if self.decimals is not None:
             out["decimals"] = self.decimals
+        if self.places is not None:
+            out["places"] = list(self.places)
         if self.step is not None:
             out["step"] = self.step
         if self.text_share is not None:
@@ -580,13 +603,13 @@ class Binning:
         if not isinstance(spec, dict):
             raise ValueError("binning must be an object")
         unknown = set(spec) - {"edges", "integer", "inverse", "clip", "special", "frequent",
-                               "within", "decimals", "codes", "other", "other_label",
-                               "text_share", "text_fill", "date_format", "step",
+                               "within", "decimals", "places", "codes", "other",
+                               "other_label", "text_share", "text_fill", "date_format", "step",
                                "number_format", "decimal_share"}
         if unknown:
             raise ValueError(f"unknown binning field(s) {sorted(unknown)}")
         try:
-            for name in ("special", "frequent", "within", "codes"):
+            for name in ("special", "frequent", "within", "codes", "places"):
                 if name in spec and not isinstance(spec[name], list):
                     raise ValueError(f"binning {name!r} must be a list")
             within = spec.get("within")
@@ -594,7 +617,9 @@ class Binning:
                        special=tuple(spec.get("special", ())),
                        frequent=tuple(spec.get("frequent", ())),
                        within=None if within is None else tuple(tuple(w) for w in within),
-                       decimals=spec.get("decimals"), codes=tuple(spec.get("codes", ())),
+                       decimals=spec.get("decimals"),
+                       places=None if spec.get("places") is None else tuple(spec["places"]),
+                       codes=tuple(spec.get("codes", ())),
                        other=spec.get("other", False), other_label=spec.get("other_label"),
                        text_share=spec.get("text_share"), text_fill=spec.get("text_fill"),
                        date_format=spec.get("date_format"), step=spec.get("step"),

@@ -139,7 +139,7 @@ PINNED = {
     'workload_demo': [['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
                       ['1bd9f15a36810b0b', 'cf988e08a86dbb28']],
     'workload_messy_continuous': [['160df1b37a2ef4b8', '385fb1ab082a4379']],
-    'workload_messy_default': [['021500d6def5b18b', 'c4970151730f8ce9']],
+    'workload_messy_default': [['95b68571f0c0b26f', '8318ce8c54a1d6f9']],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
@@ -148,7 +148,7 @@ PINNED = {
 PINNED_PANDAS2 = {
     'workload_adult': [['bc7cbf4cace0d3ed', 'ecf2e7c279a1c643']],
     'workload_messy_continuous': [['0a0e2fc5974cc2cc', '34a0d2f096f7c567']],
-    'workload_messy_default': [['f5db994be6df65ef', '12740f5765e8605c']],
+    'workload_messy_default': [['bdfa5ae9a34b0e3d', '304faf396a438789']],
 }
 
 

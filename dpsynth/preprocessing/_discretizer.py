@@ -275,7 +275,9 @@ def decode_binning(codes, binning, rng):
     (integer columns: among the integers that are no point value), the
     midpoint, or a draw from the DP sub-bin histogram (``inverse=
     "dp_histogram"``: a sub-bin by its DP probability, then uniformly inside
-    it).  Float values are rounded to ``binning.decimals`` if set.
+    it).  Float values are rounded to ``binning.decimals`` if set, or to
+    decimals drawn from ``binning.places`` where that keeps them in their
+    interval.
 
     Returns
     -------
@@ -335,13 +337,30 @@ def decode_binning(codes, binning, rng):
         values = _draw(edges[interval], edges[interval + 1], integer,
                        interval == n_int - 1, rng, skip)
     if not integer and binning.decimals is not None and values.size:
-        values = np.clip(np.round(values, binning.decimals), edges[interval],
-                         edges[interval + 1])
+        lower, upper = edges[interval], edges[interval + 1]
+        rounded = np.clip(np.round(values, binning.decimals), lower, upper)
+        if binning.places is not None:
+            rounded = _at_drawn_places(values, rounded, lower, upper, interval == n_int - 1,
+                                       binning.places, rng)
+        values = rounded
     if integer and binning.step is not None and values.size:
         values = _on_steps(values, edges[interval], edges[interval + 1], binning.step,
                            interval == n_int - 1, skip)
     out[where] = values
     return out
+
+
+def _at_drawn_places(values, rounded, lower, upper, closed, places, rng):
+    """``values`` (drawn in ``[lower, upper)``, ``upper`` included where ``closed``)
+    each rounded to a number of decimals drawn from the shares ``places`` (0, 1,
+    ...), where that keeps it in its interval; ``rounded`` (at the column's
+    decimals) elsewhere."""
+    shares = np.asarray(places, dtype=np.float64)
+    drawn = rng.choice(shares.size, size=values.size, p=shares / shares.sum())
+    scale = 10.0 ** drawn
+    coarse = np.round(values * scale) / scale + 0.0  # + 0.0: no negative zero
+    inside = (coarse >= lower) & ((coarse < upper) | (closed & (coarse <= upper)))
+    return np.where(inside, coarse, rounded)
 
 
 def _on_steps(values, lower, upper, step, closed, skip):

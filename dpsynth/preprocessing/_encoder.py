@@ -49,7 +49,7 @@ from ._numeric import (DATES, DECIDE_SHARE, DECIMALS, DECIMALS_SHARE, FORMATS, N
                        WHOLE,
                        auto_columns, check_numeric, noisy_records,
                        decide_text_column, decide_temporal_step, decide_whole_numbers,
-                       decide_written_decimals, decode_text_binning,
+                       binning_places, decide_written_decimals, decode_text_binning,
                        encode_text_binning, fit_auto_column, is_text_dtype, parse_numbers,
                        range_found, warn_no_range,
                        raise_all, temporal_steps, text_weight)
@@ -558,8 +558,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     @staticmethod
     def _written_decimals(kinds, texts, dtypes, read, rho, spends, declared, seed):
-        """``{name: decimals}`` of the columns found to hold decimal numbers whose
-        decimals are not ``declared`` (their DP decision, each ``rho``; spends
+        """``{name: (decimals, cells)}`` of the columns found to hold decimal numbers
+        whose decimals are not ``declared`` (their DP decision, each ``rho``: the
+        decimals, or None, and the noisy counts of the numbers' decimals; spends
         appended to ``spends``; noise from ``seed``'s stream alone)."""
         written, rng = {}, np.random.default_rng(seed)
         if declared is not None and not isinstance(declared, dict):  # one for every column
@@ -575,8 +576,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             numbers = (numbers_of(series) if kind == "number"
                        else parse_formatted(series, fmt) if fmt is not None
                        else parse_numbers(series))
-            written[name], spent = decide_written_decimals(name, numbers, weights, rho=rho,
-                                                           rng=rng)
+            decimals, cells, spent = decide_written_decimals(name, numbers, weights,
+                                                             rho=rho, rng=rng)
+            written[name] = (decimals, cells)
             spends.extend(spent)
         return written
 
@@ -621,6 +623,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                                            has_missing=name not in not_null))
                     continue
                 if kinds.get(name) is not None:
+                    found, cells = written.get(name, (None, None))
                     column, spent = fit_auto_column(
                         name, *(read_values.pop(name, None) or column_values(name)),
                         kind=kinds[name], rho=rho_column[name][0],
@@ -629,11 +632,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                         other_label=labels.get(name), text=texts.get(name),
                         step=steps.get(name), records=records,
                         special=(params["special_values"] or {}).get(name, ()),
-                        decimals=(params["decimals"].get(name, written.get(name))
+                        decimals=(params["decimals"].get(name, found)
                                   if isinstance(params["decimals"], dict)
                                   else params["decimals"] if params["decimals"] is not None
-                                  else written.get(name)))
+                                  else found))
                     spends.extend(spent)
+                    column = _with_places(column, cells)
                     if not range_found(spent):
                         no_range.append(name)
                     columns.append(replace(column, has_missing=column.has_missing
@@ -1034,6 +1038,16 @@ def values_and_weights(name, dtype, counts, n_missing):
                            ignore_index=True)
         weights = np.append(weights, float(n_missing))
     return values, weights
+
+
+def _with_places(column, cells):
+    """``column`` whose float binning decodes its values at decimals drawn from the
+    DP shares of its numbers' decimals (:func:`binning_places`), when they hold more
+    than one number of decimals up to the binning's."""
+    binning = column.binning
+    places = None if binning is None else binning_places(cells, binning)
+    return column if places is None else replace(column, binning=replace(binning,
+                                                                         places=places))
 
 
 def _is_bool(dtype):

@@ -2646,14 +2646,21 @@ def decimals_needed(values):
     """Decimals each value needs to be written exactly, 0 to :data:`WRITTEN_DECIMALS`,
     or ``WRITTEN_DECIMALS + 1`` for more (and for ``inf``): the fewest ``d`` with
     ``round(value, d)`` equal to the value up to a relative ``1e-12`` (the binary
-    rounding of a value read from decimal text)."""
+    rounding of a value read from decimal text), or, for a single-precision value
+    widened to double (``0.221000003814697``, as a ``float32`` column or a file
+    exported from one holds ``0.221``), the same single-precision value."""
     values = np.asarray(values, dtype=np.float64)
     needed = np.full(values.size, WRITTEN_DECIMALS + 1, dtype=np.int64)
     open_ = np.isfinite(values)
     tolerance = 1e-12 * np.maximum(np.abs(values), 1.0)
     with np.errstate(invalid="ignore", over="ignore"):
+        single = values.astype(np.float32)
+        widened = open_ & np.isfinite(single) & (
+            np.abs(single.astype(np.float64) - values) <= 1e-12 * np.abs(values))
         for d in range(WRITTEN_DECIMALS + 1):
-            exact = open_ & (np.abs(np.round(values, d) - values) <= tolerance)
+            rounded = np.round(values, d)
+            exact = open_ & ((np.abs(rounded - values) <= tolerance)
+                             | (widened & (rounded.astype(np.float32) == single)))
             needed[exact] = d
             open_ &= ~exact
     return needed
@@ -2680,6 +2687,10 @@ def decide_written_decimals(name, values, weights, *, rho, rng):
     Returns
     -------
     decimals : int or None
+    cells : tuple
+        The noisy counts of the cells and their noise scale, which
+        :func:`binning_places` reads (with or without ``decimals``: a column found
+        to hold mostly whole numbers keeps them).
     spends : list of dpsynth.accounting.Spend
     """
     values = np.asarray(values, dtype=np.float64)
@@ -2699,7 +2710,49 @@ def decide_written_decimals(name, values, weights, *, rho, rng):
         finer = noisy[found[-1] + 1:]
         if not _found(float(finer.sum()), sigma, finer.size, total):
             decimals = int(found[-1])
-    return decimals, _named([spend], name)
+    return decimals, (tuple(float(v) for v in noisy), sigma), _named([spend], name)
+
+
+def binning_places(cells, binning):
+    """:attr:`~dpsynth.schema.Binning.places` of a float ``binning`` decoded at its
+    ``decimals``, from the noisy counts of :func:`decide_written_decimals`
+    (``cells``: the counts and their noise scale; post-processing of DP outputs).
+
+    A released point value decodes as itself, so its records leave the cell of the
+    decimals it needs (its noisy count from ``binning.counts`` subtracted, its
+    variance added): the shares are those of the values decoded in intervals.  A
+    cell counts when it clears the level of :func:`_found` at its noise, else
+    nothing; the cells of more decimals than ``binning.decimals``, and the cell of
+    more than :data:`WRITTEN_DECIMALS`, join its last.
+    None when no cell of fewer decimals counts (every value decodes at
+    ``decimals``, as without shares)."""
+    if cells is None or binning.integer or binning.decimals is None:
+        return None
+    noisy, sigma = cells
+    counts = np.array(noisy, dtype=np.float64)
+    variances = np.full(counts.size, float(sigma) ** 2)
+    points = np.asarray(binning.points, dtype=np.float64)
+    if binning.counts is not None and points.size:
+        start = binning.n_intervals
+        point_counts = np.asarray(binning.counts[0][start:start + points.size], np.float64)
+        point_variances = np.asarray(binning.counts[1][start:start + points.size],
+                                     np.float64)
+        measured = np.isfinite(point_counts) & np.isfinite(point_variances)
+        cell = decimals_needed(points[measured])
+        np.subtract.at(counts, cell, point_counts[measured])
+        np.add.at(variances, cell, point_variances[measured])
+    total = float(counts.sum())
+    kept = counts > 1.0 + 3.0 * np.sqrt(variances)
+    kept &= counts > 0.001 * total
+    counts = np.where(kept, counts, 0.0)
+    decimals = binning.decimals
+    places = np.zeros(decimals + 1)
+    cell = np.minimum(np.arange(counts.size), decimals)
+    cell[WRITTEN_DECIMALS + 1:] = decimals  # needing more than the cells tell: the most
+    np.add.at(places, cell, counts)
+    if not places[:-1].any() or not places.sum() > 0:
+        return None
+    return tuple(round(float(v), 6) for v in places / places.sum())
 
 
 def _found(count, sigma, k, total, sigmas=3.0):

@@ -10,8 +10,9 @@ from dpsynth import DPMarginalSynthesizer
 from dpsynth.cli import main
 from dpsynth.preprocessing import TableEncoder
 from dpsynth.preprocessing._numeric import (WRITTEN_DECIMALS, _below_precision, _zero_cell,
-                                            decide_written_decimals, decimals_needed,
-                                            range_grid)
+                                            binning_places, decide_written_decimals,
+                                            decimals_needed, range_grid)
+from dpsynth.schema import Binning
 
 
 def _decimals_of(series):
@@ -36,11 +37,22 @@ def test_decimals_needed_reads_values_as_written():
                                                 WRITTEN_DECIMALS + 1, 1]
 
 
+def test_decimals_needed_reads_single_precision_values_as_written():
+    # a float32 column (or a file exported from one) holds 0.221 as 0.221000003814697
+    single = np.array([0.221, 3.9, 0.28, 12.5, 61085.44], dtype=np.float32)
+    assert decimals_needed(single.astype(np.float64)).tolist() == [3, 1, 2, 1, 2]
+    # as written to a file with 17 or 15 significant digits
+    assert decimals_needed(np.array([0.2800000011920929, 3.90000009536743])).tolist() == [2, 1]
+    # double-precision values keep all their decimals (near a float32 value or not)
+    assert decimals_needed(np.array([1234567.891, 0.2210001, 16777217.5])).tolist() == [
+        3, WRITTEN_DECIMALS + 1, 1]
+
+
 def test_the_decision_finds_the_most_decimals_that_many_values_need():
     rng = np.random.default_rng(0)
     cents = np.round(rng.uniform(0, 1e5, 5000), 2)
-    found, spends = decide_written_decimals("x", cents, None, rho=0.01,
-                                            rng=np.random.default_rng(1))
+    found, _, spends = decide_written_decimals("x", cents, None, rho=0.01,
+                                               rng=np.random.default_rng(1))
     assert found == 2
     assert spends[0].name == "numeric column 'x': written decimals"
     assert dict(spends[0].params)["sensitivity"] == 1 and spends[0].rho == 0.01
@@ -125,3 +137,100 @@ def test_the_cli_keeps_cents_in_a_currency_column(tmp_path):
     S = pd.read_csv(out, dtype=str, keep_default_na=False)
     assert S["salary"].str.fullmatch(r"-?\$[\d,]+\.\d\d").all()
     assert S["rate"].str.partition(".")[2].str.len().max() == 2
+
+
+def _binning(decimals, points=(), counts=None):
+    return Binning((0.0, 10.0, 20.0), False, "uniform", True, frequent=points,
+                   decimals=decimals, counts=counts)
+
+
+def test_the_shares_of_decimals_are_those_of_the_values_decoded_in_intervals():
+    cells = ((900.0, 3.0, 2100.0, -4.0, 2.0, 0.0, 1.0, -3.0), 10.0)
+    # cells under their noise count nothing; the last cell takes the finer ones
+    assert binning_places(cells, _binning(2)) == pytest.approx((0.3, 0.0, 0.7))
+    assert binning_places(cells, _binning(1)) == pytest.approx((0.3, 0.7))
+    # more decimals than the cells tell (a point value of ten): the values needing
+    # more than six are in the last place
+    many = ((900.0, 0.0, 2100.0, 0.0, 0.0, 0.0, 0.0, 500.0), 10.0)
+    assert binning_places(many, _binning(10)) == pytest.approx(
+        (0.3 * 3000 / 3500, 0, 0.7 * 3000 / 3500) + (0,) * 7 + (500 / 3500,))
+    # a released point value (0: 880 noisy records) decodes as itself: its records
+    # leave the cell of whole numbers, and what is left is under its noise
+    counts = ((1.0, 1.0, 880.0), (1.0, 1.0, 100.0))
+    assert binning_places(cells, _binning(2, (0.0,), counts)) is None
+    # a point value of two decimals leaves the whole numbers in their cell
+    counts = ((1.0, 1.0, 600.0), (1.0, 1.0, 100.0))
+    assert binning_places(cells, _binning(2, (2.25,), counts)) == pytest.approx(
+        (900 / 2400, 0.0, 1500 / 2400))
+    assert binning_places(None, _binning(2)) is None
+    assert binning_places(cells, _binning(None)) is None
+
+
+def test_places_are_written_to_a_release_and_checked():
+    binning = Binning((0.0, 1.0), False, "uniform", True, decimals=2, places=(0.5, 0, 0.5))
+    assert Binning.from_json(binning.to_json()) == binning
+    assert Binning.from_json(binning.to_json()).places == (0.5, 0.0, 0.5)
+    for bad in [(0.5, 0.5), (-1.0, 1.0, 1.0), (0.0, 0.0, 0.0), ("a", 1, 1)]:
+        with pytest.raises(ValueError, match="places"):
+            Binning((0.0, 1.0), False, "uniform", True, decimals=2, places=bad)
+    with pytest.raises(ValueError, match="places"):
+        Binning((0.0, 1.0), True, "uniform", True, places=(1.0,))
+
+
+def _survey(n=4000, seed=0, dtype=np.float64):
+    """A mother's years of schooling, whole numbers with 11% imputed at the mean
+    (10.25), and a housing-expense ratio of two decimals, a third with four."""
+    rng = np.random.default_rng(seed)
+    weights = np.array([1, 1, 1, 2, 3, 4, 6, 6, 12, 7, 8, 7, 38, 6, 5, 4, 10, 2, 2], float)
+    years = rng.choice(np.arange(19), n, p=weights / weights.sum()).astype(float)
+    years[rng.random(n) < 0.11] = 10.25
+    ratio = np.round(rng.normal(0.27, 0.05, n), 2)
+    fine = rng.random(n) < 0.33
+    ratio[fine] = np.round(ratio[fine] + rng.uniform(-0.005, 0.005, fine.sum()), 4)
+    return pd.DataFrame({"momed": years.astype(dtype), "hir": ratio.astype(dtype),
+                         "deny": rng.choice(["yes", "no"], n, p=[0.12, 0.88])})
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_whole_numbers_and_two_decimal_values_come_back_beside_a_few_finer_ones(dtype):
+    X = _survey(dtype=dtype)
+    X_before = X.copy()
+    synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+    S = synth.sample(random_state=0)
+    pd.testing.assert_frame_equal(X, X_before)
+    assert S.dtypes.to_dict() == X.dtypes.to_dict()
+    for name in ("momed", "hir"):
+        column = next(c for c in synth.aggregates_.schema.columns if c.name == name)
+        assert column.binning.places is not None
+    real, fake = (frame["momed"].astype(np.float64) for frame in (X, S))
+    # the whole numbers that are not point values keep their shares
+    points = next(c for c in synth.aggregates_.schema.columns if c.name == "momed").binning.points
+    rest = [v for v in range(19) if v not in points and (real == v).mean() > 0.02]
+    assert rest
+    for value in rest:
+        assert abs((fake == value).mean() - (real == value).mean()) < 0.03
+    assert abs((fake == fake.round()).mean() - (real == real.round()).mean()) < 0.05
+    # the ratio's two-decimal values keep theirs (each 2-8% of the records)
+    real, fake = (decimals_needed(frame["hir"].astype(np.float64).to_numpy())
+                  for frame in (X, S))
+    assert abs((fake <= 2).mean() - (real <= 2).mean()) < 0.08
+    common = X["hir"].astype(np.float64).round(4).value_counts(normalize=True).head(5)
+    shares = S["hir"].astype(np.float64).round(4).value_counts(normalize=True)
+    assert (shares.reindex(common.index).fillna(0) > 0.5 * common).all()
+
+
+def test_the_cli_writes_a_single_precision_export_at_its_decimals(tmp_path):
+    X = _survey(3000, seed=1, dtype=np.float32)
+    data, out = tmp_path / "data.csv", tmp_path / "out.csv"
+    with open(data, "w") as handle:  # as a tool writing float32 values as doubles does
+        handle.write("momed,hir,deny\n")
+        for m, h, d in zip(X["momed"].astype(np.float64), X["hir"].astype(np.float64),
+                           X["deny"]):
+            handle.write(f"{m!r},{h!r},{d}\n")
+    assert "0.2800000011920929" in data.read_text()
+    assert main(["synthesize", str(data), "-o", str(out), "--seed", "0"]) == 0
+    S = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert S["hir"].str.partition(".")[2].str.len().max() <= 4
+    assert (S["hir"].str.partition(".")[2].str.len() <= 2).mean() > 0.4
+    whole = pd.to_numeric(S["momed"]) == pd.to_numeric(S["momed"]).round()
+    assert whole.mean() > 0.8
