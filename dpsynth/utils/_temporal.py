@@ -77,9 +77,11 @@ def numbers_of(series):
 #: exactly: two-digit months, days and times, four-digit years 0001-9999; in the
 #: formats with ``/`` or ``.`` (spreadsheet locales') months and days of one digit
 #: too (``8/18/2024``, as a spreadsheet in the US locale exports dates), written
-#: back with two.  Times of day alone (``13:45``, ``9:05:30``) are the last two:
+#: back with two.  Times of day alone (``13:45``, ``9:05:30``) come next:
 #: minutes or seconds since midnight, hours of one digit too, written back with
-#: two.
+#: two.  Quarters (``%q``, ``1`` to ``4``: ``1993Q1`` as pandas writes a
+#: quarterly period, ``1993-Q1``) are the last two, binned in months (a quarter's
+#: first month) and written back as quarters.
 DATE_FORMATS = {
     "%Y-%m-%d": "D",
     "%Y-%m-%d %H:%M:%S": "s",
@@ -95,16 +97,21 @@ DATE_FORMATS = {
     "%Y-%m": "M",
     "%H:%M:%S": "s",
     "%H:%M": "m",
+    "%YQ%q": "M",
+    "%Y-Q%q": "M",
 }
 #: The cells of the DP count of a text column's dates (one per format, then the
-#: fields that two formats both read, such as ``03/04/2021``): every field falls
-#: in at most one cell, so that one record changes one count by one.
-DATE_CELLS = tuple((f,) for f in DATE_FORMATS) + (("%m/%d/%Y", "%d/%m/%Y"),)
+#: fields that two formats both read, such as ``03/04/2021``; the quarters' cells
+#: last, after it): every field falls in at most one cell, so that one record
+#: changes one count by one.
+_QUARTERS = ("%YQ%q", "%Y-Q%q")
+DATE_CELLS = (tuple((f,) for f in DATE_FORMATS if f not in _QUARTERS)
+              + (("%m/%d/%Y", "%d/%m/%Y"),) + tuple((f,) for f in _QUARTERS))
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
            "Dec")
 _FIELDS = {"Y": r"(?P<Y>\d{4})", "m": r"(?P<m>\d{2})", "d": r"(?P<d>\d{2})",
            "H": r"(?P<H>\d{2})", "M": r"(?P<M>\d{2})", "S": r"(?P<S>\d{2})",
-           "b": "(?P<b>" + "|".join(_MONTHS) + ")"}
+           "b": "(?P<b>" + "|".join(_MONTHS) + ")", "q": r"(?P<q>[1-4])"}
 _PER_DAY = {"D": 1, "m": 1440, "s": 86400}
 
 #: The kinds of date and time *objects* an ``object`` column may be found to hold
@@ -261,6 +268,8 @@ def _numbers_of_fields(found, unit):
     if "b" in found:
         month = found["b"].map({m: k + 1 for k, m in enumerate(_MONTHS)}).to_numpy(
             dtype=np.float64, na_value=np.nan)
+    elif "q" in found:  # a quarter: its first month
+        month = 3.0 * field("q", 1) - 2.0
     else:
         month = field("m", 1)
     day, hour, minute, second = field("d", 1), field("H", 0), field("M", 0), field("S", 0)
@@ -332,7 +341,8 @@ def format_dates(numbers, fmt):
         hour, minute, second = rest // 3600, rest // 60 % 60, rest % 60
     template = re.sub(r"%([A-Za-z])", lambda m: "{" + m.group(1) + "}", fmt)
     texts = [template.format(Y=f"{y:04d}", m=f"{mo:02d}", d=f"{d:02d}", H=f"{h:02d}",
-                             M=f"{mi:02d}", S=f"{s:02d}", b=_MONTHS[mo - 1])
+                             M=f"{mi:02d}", S=f"{s:02d}", b=_MONTHS[mo - 1],
+                             q=(mo - 1) // 3 + 1)
              for y, mo, d, h, mi, s in zip(year.tolist(), month.tolist(), day.tolist(),
                                            hour.tolist(), minute.tolist(), second.tolist())]
     return np.asarray(texts, dtype=object)[where].tolist()

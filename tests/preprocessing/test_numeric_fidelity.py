@@ -1648,6 +1648,37 @@ def test_a_column_of_times_of_day_comes_back_as_times(tmp_path, route):
     assert _ks(minutes.astype(float), fake) <= 0.05
 
 
+@pytest.mark.parametrize("route", ["python", "cli"])
+@pytest.mark.parametrize("fmt, spell", [("%YQ%q", "{y}Q{q}"), ("%Y-Q%q", "{y}-Q{q}")])
+def test_a_column_of_quarters_comes_back_as_quarters(tmp_path, route, fmt, spell):
+    # "1993Q1" (pandas' quarterly periods written as text): a column of 200
+    # quarters came back as the other label only
+    from dpsynth.cli import main
+    from dpsynth.utils._temporal import parse_dates
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    quarter = rng.integers(0, 200, n)  # 1959Q1 .. 2008Q4
+    X = pd.DataFrame({"quarter": [spell.format(y=1959 + q // 4, q=q % 4 + 1) for q in quarter],
+                      "growth": np.round(rng.normal(2.0, 1.0, n), 1)})
+    X_before = X.copy()
+    if route == "python":
+        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)
+        assert synth.aggregates_.schema[0].binning.date_format == fmt
+        out = synth.sample(random_state=0)
+        assert out.dtypes.to_dict() == X.dtypes.to_dict()
+    else:
+        X.to_csv(tmp_path / "t.csv", index=False)
+        assert main(["synthesize", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"),
+                     "--seed", "0"]) == 0
+        out = pd.read_csv(tmp_path / "o.csv", dtype=str)
+    pd.testing.assert_frame_equal(X, X_before)
+    real, fake = parse_dates(X["quarter"], fmt), parse_dates(out["quarter"], fmt)
+    assert np.isfinite(fake).all()  # every field a quarter in the format
+    assert set(np.mod(fake, 3)) == {0.0}  # a quarter's first month
+    assert _ks(real, fake) <= 0.05
+
+
 def test_a_text_date_column_round_trips_through_the_encoder_and_a_release_file(tmp_path):
     X = _text_dates(n=2000)
     synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X)

@@ -709,6 +709,7 @@ def _csv_dates_base(n=600, seed=8):
 @pytest.mark.parametrize("where", ["first", "middle", "last"])
 @pytest.mark.parametrize("name,values", [
     ("a date in another format", {"day": "03/04/2021", "stamp": "2021-03-04T13:45:00Z"}),
+    ("a quarter", {"day": "2021Q1", "issue_d": "2021-Q4"}),
     ("a far date", {"day": "9999-12-31", "stamp": "0001-01-01 00:00:00",
                     "issue_d": "Jan-0001"}),
     ("an unparseable text", {"day": "x,;'y';", "stamp": "N/A", "issue_d": "??"}),
