@@ -576,8 +576,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             numbers = (numbers_of(series) if kind == "number"
                        else parse_formatted(series, fmt) if fmt is not None
                        else parse_numbers(series))
+            single = kind == "number" and getattr(dtypes[name], "numpy_dtype",
+                                                  dtypes[name]) == np.float32
             decimals, cells, spent = decide_written_decimals(name, numbers, weights,
-                                                             rho=rho, rng=rng)
+                                                             rho=rho, rng=rng, single=single)
             written[name] = (decimals, cells)
             spends.extend(spent)
         return written

@@ -2642,31 +2642,31 @@ def decide_whole_numbers(name, series, weights, *, rho, rng):
     return ("number" if decimals else "whole"), _named([spend], name)
 
 
-def decimals_needed(values):
+def decimals_needed(values, single=False):
     """Decimals each value needs to be written exactly, 0 to :data:`WRITTEN_DECIMALS`,
     or ``WRITTEN_DECIMALS + 1`` for more (and for ``inf``): the fewest ``d`` with
     ``round(value, d)`` equal to the value up to a relative ``1e-12`` (the binary
-    rounding of a value read from decimal text), or, for a single-precision value
-    widened to double (``0.221000003814697``, as a ``float32`` column or a file
-    exported from one holds ``0.221``), the same single-precision value."""
+    rounding of a value read from decimal text).  ``single``: the values of a
+    single-precision column (a public dtype), ``0.2800000011920929`` as a ``float32``
+    holds ``0.28``: the fewest ``d`` with ``round(value, d)`` the same single."""
     values = np.asarray(values, dtype=np.float64)
     needed = np.full(values.size, WRITTEN_DECIMALS + 1, dtype=np.int64)
     open_ = np.isfinite(values)
     tolerance = 1e-12 * np.maximum(np.abs(values), 1.0)
     with np.errstate(invalid="ignore", over="ignore"):
-        single = values.astype(np.float32)
-        widened = open_ & np.isfinite(single) & (
-            np.abs(single.astype(np.float64) - values) <= 1e-12 * np.abs(values))
+        held = values.astype(np.float32) if single else None
         for d in range(WRITTEN_DECIMALS + 1):
             rounded = np.round(values, d)
-            exact = open_ & ((np.abs(rounded - values) <= tolerance)
-                             | (widened & (rounded.astype(np.float32) == single)))
+            exact = np.abs(rounded - values) <= tolerance
+            if single:
+                exact |= rounded.astype(np.float32) == held
+            exact &= open_
             needed[exact] = d
             open_ &= ~exact
     return needed
 
 
-def decide_written_decimals(name, values, weights, *, rho, rng):
+def decide_written_decimals(name, values, weights, *, rho, rng, single=False):
     """DP decision of the decimals a column of decimal numbers is written with.
 
     A column of amounts in cents or of rates to one decimal keeps that
@@ -2682,7 +2682,8 @@ def decide_written_decimals(name, values, weights, *, rho, rng):
     column decodes at :func:`default_decimals` of its range.
 
     ``values``: the column's numbers (NaN for no number), ``weights`` their
-    numbers of records (None: one each).
+    numbers of records (None: one each), ``single``: whether the column's dtype is
+    single precision (:func:`decimals_needed`).
 
     Returns
     -------
@@ -2696,7 +2697,7 @@ def decide_written_decimals(name, values, weights, *, rho, rng):
     values = np.asarray(values, dtype=np.float64)
     present = ~np.isnan(values)
     w = np.ones(values.size) if weights is None else np.asarray(weights, dtype=np.float64)
-    counts = np.bincount(decimals_needed(values[present]), weights=w[present],
+    counts = np.bincount(decimals_needed(values[present], single), weights=w[present],
                          minlength=WRITTEN_DECIMALS + 2).astype(np.float64)
     sigma = _sigma(rho)
     noisy = _noisy(counts, sigma, rng)
