@@ -398,7 +398,8 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
                      initial_sweeps=2, max_rounds=None, fit_targets="measurements",
                      empty_cells=None, max_relative_noise=0.03, accounting="gdp",
                      measurement="residuals", one_way_counts=None, n_threads=1,
-                     one_way_rounds=384, noise="discrete", max_total_cells=MAX_CANDIDATE_CELLS):
+                     one_way_rounds=384, noise="discrete", max_total_cells=MAX_CANDIDATE_CELLS,
+                     target=None, target_weight=1):
     """Adaptive zCDP release of 1-way and selected 2-/3-way dense marginals.
 
     Parameters
@@ -503,6 +504,15 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         :func:`~dpsynth.release.allocation.noisy_residual`), so the
         accounting is the continuous one's; ``"continuous"``: numpy's
         floating-point Gaussian noise.
+    target : int or None, default=None
+        The column of a model's target (a public declaration: ``y`` given to
+        ``fit``), whose candidate sets weigh ``target_weight`` times their
+        workload weight in the selection, so that the interactions a model of
+        the target learns are measured first.
+    target_weight : int, default=1
+        See ``target``: a whole number (the selection's exact scores), 1 for
+        the plain workload.  The selection's sensitivity is the largest
+        weight, so the other sets are selected with less precision.
 
     Returns
     -------
@@ -520,9 +530,15 @@ def release_workload(codes, n_values, *, rho, rng, reporting_length=3, rounds_fa
         max_rounds = 4 * T
     if max_cells is None:
         max_cells = 10**5
+    if target is not None and not (0 <= target < d):
+        raise ValueError(f"target must be a column index in [0, {d}); got {target!r}.")
+    if not (isinstance(target_weight, (int, np.integer)) and not isinstance(target_weight, bool)
+            and target_weight >= 1):
+        raise ValueError(f"target_weight must be a whole number >= 1; got {target_weight!r}.")
     candidates = _Candidates(candidate_sets(n_values, reporting_length, max_cells,
                                             max_total_cells, rng)
-                             if d > 1 else [], n_values, empty_cells, reporting_length)
+                             if d > 1 else [], n_values, empty_cells, reporting_length,
+                             target, target_weight)
     data = _DataCounts(blocks, n_values, candidates.sets, empty_cells)
     measured = _Measurements(data, n_values, empty_cells, rng, noise,
                              workload_length=min(reporting_length, d))
@@ -648,7 +664,8 @@ class _DataCounts:
 class _Candidates:
     """The column sets a round may select, with their public weights and noise cells."""
 
-    def __init__(self, sets, n_values, empty_cells, reporting_length):
+    def __init__(self, sets, n_values, empty_cells, reporting_length, target=None,
+                 target_weight=1):
         d = n_values.size
         self.sets = sets
         self.scaled_counts = {}  # the data's counts as the exact scores scale them
@@ -656,6 +673,8 @@ class _Candidates:
         if not sets:
             return
         self.weights = _workload_weights(sets, d, reporting_length)
+        if target is not None:  # the sets holding the target weigh more (public)
+            self.weights *= np.array([target_weight if target in r else 1 for r in sets])
         self.sensitivity = float(self.weights.max())
         # noise the score expects: only the cells the public schema allows hold noise
         self.cells = np.array([math.prod(int(free[c]) for c in r) for r in sets], dtype=float)

@@ -96,6 +96,15 @@ class WorkloadRelease(Release):
         marginals of the columns no round selects at a noise growing with
         ``d``, they take more than ``1 / rounds_factor`` of the budget (at
         most a quarter).  ``None`` measures them at ``T``'s noise.
+    target_weight : int, default=5
+        When ``fit`` is given ``y`` (a model's target, a public declaration,
+        as :class:`~dpsynth.TrainOnSynthetic` gives it), the 2- and 3-way
+        candidates holding the target weigh this many times their workload
+        weight in the selection: they are measured first, so that a model of
+        the target trained on the synthetic table learns the interactions it
+        needs (a few features that decide a rare class are in no marginal of
+        the plain workload), at some cost to the other marginals.  ``1`` is
+        the plain workload; without ``y`` it plays no part.
 
     Examples
     --------
@@ -117,12 +126,13 @@ class WorkloadRelease(Release):
         "accounting": [StrOptions({"gdp", "zcdp"})],
         "measurement": [StrOptions({"residuals", "marginals"})],
         "one_way_rounds": [Interval(Real, 0, None, closed="neither"), None],
+        "target_weight": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, *, rounds_factor=16, alpha=0.9, max_cells=None, population_size=None,
                  full_sweep_every=5, initial_sweeps=2, max_rounds=None,
                  fit_targets="measurements", max_relative_noise=0.03, accounting="gdp",
-                 measurement="residuals", one_way_rounds=384):
+                 measurement="residuals", one_way_rounds=384, target_weight=5):
         self.rounds_factor = rounds_factor
         self.alpha = alpha
         self.max_cells = max_cells
@@ -135,6 +145,7 @@ class WorkloadRelease(Release):
         self.accounting = accounting
         self.measurement = measurement
         self.one_way_rounds = one_way_rounds
+        self.target_weight = target_weight
 
     def budget_rho(self, epsilon, delta):
         """``mu**2 / 2`` of the exact Gaussian-DP ``mu`` (``accounting="gdp"``), else the

@@ -951,3 +951,42 @@ def test_a_known_other_value_without_mass_is_named_in_the_error():
                      Column("size", np.dtype(object), ("a", "b"))), "category")
     assert _describe_row(schema, [0, 1], [2, 0]) == "region='<other>', size='a'"
     assert _describe_row(schema, [0, 1], [3, 2]) == "region=None, size=None"
+
+
+def _rare_feature_frame(n=4000, seed=0):
+    """A rare flag (4% of the records) that decides ``y`` beside text columns that
+    depend on each other but not on it."""
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({f"c{k}": rng.choice(list("abcd"), n) for k in range(8)})
+    for k in range(1, 8, 2):
+        X[f"c{k}"] = np.where(rng.random(n) < 0.8, X[f"c{k - 1}"], X[f"c{k}"])
+    X["flag"] = np.where(rng.random(n) < 0.04, "yes", "no")
+    y = pd.Series(np.where(X["flag"] == "yes", rng.random(n) < 0.9, rng.random(n) < 0.05),
+                  name="y")
+    return X, y
+
+
+def test_a_target_given_to_fit_weighs_its_marginals_more():
+    from dpsynth.release import WorkloadRelease
+
+    X, y = _rare_feature_frame()
+    X_before = X.copy()
+
+    def release(weight, with_y=True):
+        synth = DPMarginalSynthesizer(epsilon=4.0, random_state=0,
+                                      release=WorkloadRelease(target_weight=weight))
+        synth.fit(X, y) if with_y else synth.fit(X.assign(y=y))
+        return synth.aggregates_, synth.privacy_spent_
+
+    (plain, _), (weighted, spent) = release(1), release(5)
+    assert weighted.target == "y" and plain.target == "y"
+    t, flag = len(X.columns), list(X.columns).index("flag")
+    holding = [sum(t in m.columns for m in a.marginals if len(m.columns) > 1) for a in
+               (plain, weighted)]
+    assert holding[1] > holding[0]
+    assert any({t, flag} <= set(m.columns) for m in weighted.marginals)
+    assert spent["rho"] == pytest.approx(sum(m.rho for m in spent.mechanisms))
+    # without y nothing is weighed: the release of the same table is the plain one
+    no_target, _ = release(5, with_y=False)
+    assert [m.columns for m in no_target.marginals] == [m.columns for m in plain.marginals]
+    pd.testing.assert_frame_equal(X, X_before)

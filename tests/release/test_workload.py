@@ -465,6 +465,43 @@ def test_nominal_rounds(total, expected):
     assert math.isclose(nominal_rounds(16 * 6, 6, total, 0.05, 0.9, 0.03), expected)
 
 
+def _decided_by_a_rare_feature(n=4000, d=12, seed=0):
+    """``y`` (last column) decided by a feature held by 4% of the records (column 0)
+    beside columns that depend on each other but not on it."""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 4, size=(n, d)).astype(np.int32)
+    for c in range(2, d - 1, 2):  # chained pairs: what the plain workload measures
+        codes[:, c] = np.where(rng.random(n) < 0.8, codes[:, c - 1], codes[:, c])
+    codes[:, 0] = rng.random(n) < 0.04
+    codes[:, -1] = np.where(codes[:, 0] == 1, rng.random(n) < 0.9, rng.random(n) < 0.05)
+    n_values = np.full(d, 4)
+    n_values[[0, -1]] = 2
+    return codes, n_values
+
+
+def test_the_sets_holding_the_target_weigh_more_in_the_selection():
+    codes, n_values = _decided_by_a_rare_feature()
+    d = n_values.size
+
+    def selected(**kwargs):
+        rel = release_workload(codes, n_values, rho=0.2, rng=np.random.default_rng(3),
+                               **kwargs)
+        assert math.isclose(rel.rho_spent, 0.2, rel_tol=1e-9)
+        return [s.params["selected"] for s in rel.spends if s.mechanism == "exponential"]
+
+    plain, weighted = selected(), selected(target=d - 1, target_weight=5)
+    holding = [sum(d - 1 in r for r in sets) / len(sets) for sets in (plain, weighted)]
+    assert holding[1] > 2 * holding[0]
+    assert any(set(r) >= {0, d - 1} for r in weighted)
+    # weight 1 is the plain workload, draw for draw
+    assert selected(target=d - 1, target_weight=1) == plain
+    for bad in (0, 2.5, True, "5"):
+        with pytest.raises(ValueError, match="target_weight"):
+            selected(target=d - 1, target_weight=bad)
+    with pytest.raises(ValueError, match="target"):
+        selected(target=d)
+
+
 @pytest.mark.parametrize("bad", [0, -0.1, float("nan"), float("inf"), "0.03"])
 def test_max_relative_noise_is_checked(bad):
     with pytest.raises(ValueError, match="max_relative_noise"):
