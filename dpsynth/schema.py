@@ -297,7 +297,7 @@ class Binning:
     places : tuple of float or None, default=None
         With ``decimals``: the shares of the column's numbers written with 0, 1,
         ..., ``decimals`` decimals (post-processed noisy counts of the DP
-        decision that found ``decimals``).  Each decoded interval value is
+        decision of the decimals its numbers are written with).  Each decoded interval value is
         rounded to a number of decimals drawn from them when that keeps it in
         its interval, so that a column of whole numbers with a few decimal
         ones (an imputed mean, a rate of two decimals with a few of four)

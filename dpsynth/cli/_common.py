@@ -696,7 +696,19 @@ def fit(args, frame, declaration):
         max_memory=getattr(args, "max_memory", None),
         encoder=encoder(args, declared, declaration), n_jobs=getattr(args, "n_jobs", None),
         random_state=args.seed, constraints=list(declaration.constraints) or None)
-    return synthesizer.fit(frame)
+    target = getattr(args, "target", None)
+    if target is None:
+        return synthesizer.fit(frame)
+    if is_dask_collection(frame):
+        raise CommandError("--target works on one CSV file, not with --engine dask; "
+                           "leave it out (the release then weighs every column alike)")
+    if target in (getattr(args, "drop", None) or ()):
+        raise CommandError(f"--target names the column {target!r}, which --drop leaves out; "
+                           "keep it, or leave out --target")
+    if target not in frame.columns:
+        raise CommandError(f"--target names the column {target!r}, which is not among the "
+                           f"columns read; {io.column_list(list(frame.columns))}")
+    return synthesizer.fit(frame.drop(columns=[target]), frame[target])
 
 
 # ---------------------------------------------------------------- summaries

@@ -133,6 +133,10 @@ def _add_privacy(group):
                        help="'workload' (what 'auto' picks): all 1-way and adaptively chosen "
                             "2- and 3-way marginals, the most accurate; 'sds': every "
                             "combination up to R with thresholds, as SDS/pac-synth")
+    group.add_argument("--target", metavar="COL", default=None,
+                       help="the column a model will predict from the synthetic records: "
+                            "the 2- and 3-way marginals holding it are selected first "
+                            "(a public declaration; it comes back as the last column)")
     group.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
                        help="memory the release may use, e.g. 4G or 500M (default: half the "
                             "available RAM); checked from public facts before the work starts")

@@ -412,6 +412,45 @@ def test_evaluate_after_synthesize_with_drop(capsys, work, table_csv, drop,
     assert ("left out rownames (only in real.csv)" in err) == (not drop)
 
 
+def test_a_target_is_declared_and_its_marginals_selected_first(capsys, work):
+    # a rare flag decides the target; --target makes the release measure them together
+    rng = np.random.default_rng(0)
+    n = 3000
+    frame = pd.DataFrame({f"c{k}": rng.choice(list("abcd"), n) for k in range(6)})
+    for k in range(1, 6, 2):
+        frame[f"c{k}"] = np.where(rng.random(n) < 0.8, frame[f"c{k - 1}"], frame[f"c{k}"])
+    frame["flag"] = np.where(rng.random(n) < 0.05, "yes", "no")
+    frame.insert(2, "label", np.where(frame["flag"] == "yes",
+                                      np.where(rng.random(n) < 0.9, "bad", "good"),
+                                      np.where(rng.random(n) < 0.05, "bad", "good")))
+    frame.to_csv("real.csv", index=False)
+    before = open("real.csv").read()
+    releases = {}
+    for name, extra in (("plain", []), ("target", ["--target", "label"])):
+        code, out, err = run(capsys, "synthesize", "real.csv", "-o", f"{name}.csv",
+                             "--aggregates-out", f"{name}.json", "--seed", 0, *extra)
+        assert code == 0, err
+        releases[name] = json.loads(open(f"{name}.json").read())
+    assert open("real.csv").read() == before
+    assert releases["target"]["target"] == "label" and releases["plain"]["target"] is None
+    out = pd.read_csv("target.csv")
+    assert list(out.columns) == [c for c in frame.columns if c != "label"] + ["label"]
+    assert set(out["label"]) == {"bad", "good"}
+
+    def holding(document):
+        sets = [m["columns"] for m in document["marginals"]]  # column names
+        return [s for s in sets if "label" in s and len(s) > 1]
+
+    assert len(holding(releases["target"])) > len(holding(releases["plain"]))
+    assert any("flag" in s for s in holding(releases["target"]))
+    # a target the table does not hold, or that --drop leaves out: named, nothing written
+    for extra, message in ((["--target", "nope"], "not among the columns read"),
+                           (["--target", "label", "--drop", "label"], "--drop leaves out")):
+        code, _, err = run(capsys, "synthesize", "real.csv", "-o", "bad.csv", *extra)
+        assert code != 0 and message in err and "'" in err
+        assert not os.path.exists("bad.csv")
+
+
 def test_evaluate_reads_a_number_spelt_two_ways_as_one_value(capsys, work):
     # pandas writes whole numbers beside NaN as "2.0"; dpsynth's synthetic file (or a
     # file another tool wrote) spells them "2": one value, not two categories (the

@@ -695,6 +695,18 @@ def test_cli_neighbours_differ_only_in_dp_outputs(name, declared, tmp_path):
     assert (out_1, err_1) == (out_2, err_2)
 
 
+@pytest.mark.parametrize("name", [name for name, _ in _csv_neighbours()])
+def test_cli_neighbours_with_a_target_differ_only_in_dp_outputs(name, tmp_path):
+    # --target (public) weighs the target's marginals; which ones are selected is DP
+    other = dict(_csv_neighbours())[name]
+    extra = ["--target", "zip"]
+    first, out_1, err_1 = _cli_release(_csv_base(), tmp_path, "a", extra)
+    second, out_2, err_2 = _cli_release(other, tmp_path, "b", extra)
+    assert first["target"] == second["target"] == "zip"
+    assert _public_part(first, ("rooms",)) == _public_part(second, ("rooms",))
+    assert (out_1, err_1) == (out_2, err_2)
+
+
 def _csv_dates_base(n=600, seed=8):
     rng = np.random.default_rng(seed)
     days = pd.Timestamp("2018-01-01") + pd.to_timedelta(rng.integers(0, 900, n), unit="D")
