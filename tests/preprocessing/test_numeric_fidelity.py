@@ -1457,6 +1457,8 @@ _DATE_EXAMPLES = {
     "%Y-%m": ("2021-03",),
     "%H:%M:%S": ("13:45:07", "00:00:00", "23:59:59"),
     "%H:%M": ("13:45", "00:00", "09:05"),
+    "%YQ%q": ("1993Q1", "2021Q4", "0001Q1"),
+    "%Y-Q%q": ("1993-Q2", "9999-Q4"),
 }
 
 
@@ -1498,6 +1500,11 @@ def test_text_dates_parse_and_write_back_in_their_format():
     assert parse_dates(pd.Series(["1:00:01"]), "%H:%M:%S").tolist() == [3601]
     assert np.isnan(parse_dates(pd.Series(["24:00", "9:5", "123:45", "12:60", "13:45:07"]),
                                 "%H:%M")).all()
+    # a quarter: its first month since 1970-01; Q0, Q5 or a lower-case q are no quarter
+    assert parse_dates(pd.Series(["1970Q1", "1970Q2", "1971Q4"]), "%YQ%q").tolist() == [
+        0, 3, 21]
+    assert np.isnan(parse_dates(pd.Series(["1993Q0", "1993Q5", "1993q1", "93Q1", "1993-Q1"]),
+                                "%YQ%q")).all()
     rng = np.random.default_rng(0)
     days = pd.Timestamp("2023-01-01") + pd.to_timedelta(rng.integers(0, 700, 3000), "D")
     X = pd.DataFrame({"when": [f"{d.month}/{d.day}/{d.year}" for d in days],
