@@ -1549,6 +1549,9 @@ def test_text_date_columns_are_decided_by_dp():
         column = pd.Series(days.strftime(fmt), dtype=object)
         if fmt == "%b-%Y":  # the English abbreviations, whatever the locale
             column = pd.Series([f"{d:%b}-{d.year}" for d in days], dtype=object)
+        if "%q" in fmt:  # quarters (strftime has no %q)
+            column = pd.Series([fmt.replace("%Y", f"{d.year:04d}").replace(
+                "%q", str((d.month - 1) // 3 + 1)) for d in days], dtype=object)
         kind, spend, share, (texts, scale), found = decide_numeric(column, 1.0, rng)
         assert (kind, found, share) == ("date", fmt, 1.0), fmt
         assert texts <= 3.09 * scale + 1.0  # no texts beside the dates (up to noise)
