@@ -2743,8 +2743,7 @@ def binning_places(cells, binning):
         np.subtract.at(counts, cell, point_counts[measured])
         np.add.at(variances, cell, point_variances[measured])
     total = float(counts.sum())
-    kept = counts > 1.0 + 3.0 * np.sqrt(variances)
-    kept &= counts > 0.001 * total
+    kept = [_found(c, math.sqrt(v), 1, total) for c, v in zip(counts, variances)]
     counts = np.where(kept, counts, 0.0)
     decimals = binning.decimals
     places = np.zeros(decimals + 1)

@@ -727,8 +727,6 @@ def release_adaptive(codes, schema, *, epsilon, delta, reporting_length, rng,
     impossible = [~possible for possible in public.possible_cells()]
     if target is not None:  # its column, for the weight of the sets holding it
         workload_params = dict(workload_params, target=list(public.names).index(target))
-    else:
-        workload_params = {k: v for k, v in workload_params.items() if k != "target_weight"}
     release = release_workload(codes.map(by_lookup(table_codes, schema.n_values), once=True),
                                sizes, rho=rho - rho_discovery, rng=rng,
                                reporting_length=reporting_length, empty_cells=impossible,
