@@ -135,10 +135,10 @@ PINNED = {
     'priview_demo': [[None, '23e65659ec716154']],
     'priview_gaussian_demo': [[None, '244e6c7cb0519ad4']],
     'sds_demo': [['228e66ddfa7d55b7', '38ec08b049ae32c1']],
-    'workload_adult': [['7ed2d7cacb0f5d30', 'd5de8140b2e702f2']],
+    'workload_adult': [['531cf45aff99431f', 'b1fb477f18c91e46']],
     'workload_demo': [['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
                       ['1bd9f15a36810b0b', 'cf988e08a86dbb28']],
-    'workload_messy_continuous': [['160df1b37a2ef4b8', '385fb1ab082a4379']],
+    'workload_messy_continuous': [['e514956819d80174', '1cfe247caa987ff0']],
     'workload_messy_default': [['95b68571f0c0b26f', '8318ce8c54a1d6f9']],
 }
 
@@ -146,8 +146,8 @@ PINNED = {
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': [['bc7cbf4cace0d3ed', 'ecf2e7c279a1c643']],
-    'workload_messy_continuous': [['0a0e2fc5974cc2cc', '34a0d2f096f7c567']],
+    'workload_adult': [['585acd1582e54d09', 'cdb3b640f669701e']],
+    'workload_messy_continuous': [['fce918d55e94830f', '468644250d5d5390']],
     'workload_messy_default': [['bdfa5ae9a34b0e3d', '304faf396a438789']],
 }
 

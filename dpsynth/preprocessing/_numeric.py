@@ -1222,6 +1222,74 @@ def _even_shrunk(shape, estimate, variance, room, fine, edges):
     return shape
 
 
+def _tail_scale(near, far, width, span):
+    """Scale ``lam`` of the exponential density that puts ``near`` records on a
+    stretch of length ``width`` and ``far`` on the ``span`` beyond it (``inf``
+    when ``far`` is at least an even density's share: no thinning shown)."""
+    if not (near > 0 and far > 0) or far / near >= span / width:
+        return math.inf
+
+    def far_over_near(lam):
+        return math.exp(-width / lam) * -math.expm1(-span / lam) / -math.expm1(-width / lam)
+
+    low, high = width * 1e-3, width * 1e3
+    if far_over_near(high) <= far / near:
+        return math.inf
+    for _ in range(100):  # far_over_near grows with lam: bisection on its logarithm
+        middle = math.sqrt(low * high)
+        low, high = (middle, high) if far_over_near(middle) < far / near else (low, middle)
+    return math.sqrt(low * high)
+
+
+def _tapered_ends(fine, shape, integer):
+    """``fine`` and ``shape`` with each end part away from 0 that is wider than
+    its neighbour and thinner than the parts beside it cut into parts whose
+    records fall off exponentially outward (post-processing).
+
+    A column's tail thins out toward its largest magnitudes, and the range ends
+    at a power of two: drawn evenly over a wide end part, the few records it
+    holds would reach values far beyond any the column holds (ages up to the
+    octave's end).  The scale is the one exponential that gives the end part
+    and the parts beside it (a quarter of its length or more) the records they
+    hold; an end part no thinner than its neighbours stays even.
+    """
+    fine = np.asarray(fine, dtype=np.float64)
+    shape = np.asarray(shape, dtype=np.float64)
+    for upper in (True, False):
+        if fine.size < 3:
+            break
+        if upper:
+            inner, outer, grid, mass = fine[-2], fine[-1], fine[::-1], shape[::-1]
+        else:
+            inner, outer, grid, mass = fine[1], fine[0], fine, shape
+        if (inner < 0) if upper else (inner > 0):
+            continue  # the end toward 0
+        lengths = np.abs(np.diff(grid))
+        span = lengths[0]
+        if not (mass[0] > 0 and span >= 2.0 * lengths[1]):
+            continue
+        run = min(int(np.searchsorted(np.cumsum(lengths[1:]), span / 4.0)) + 1, lengths.size - 1)
+        lam = _tail_scale(float(mass[1:run + 1].sum()), float(mass[0]),
+                          float(lengths[1:run + 1].sum()), float(span))
+        if not math.isfinite(lam):
+            continue
+        step = max(lam / 2.0, span / 32.0)
+        offsets = np.append(np.arange(step, min(span, 10.0 * lam), step), span)
+        if integer:
+            offsets = np.unique(np.clip(np.ceil(offsets), 1.0, span))
+        offsets = np.unique(np.concatenate([[0.0], offsets]))
+        cumulative = -np.expm1(-offsets / lam) / -np.expm1(-span / lam)
+        pieces = float(mass[0]) * np.diff(cumulative)
+        cuts = inner + offsets if upper else inner - offsets
+        if upper:
+            fine = np.concatenate([fine[:-2], cuts])
+            shape = np.concatenate([shape[:-1], pieces])
+        else:
+            fine = np.concatenate([cuts[::-1], fine[2:]])
+            shape = np.concatenate([pieces[::-1], shape[1:]])
+    return fine, shape
+
+
 def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, decimals,
                       by_value=False, runs=False, shape=None, noisy=None):
     """Interval edges (the noisy quantiles of ``mass`` on the grid ``fine``, or the
@@ -1254,6 +1322,8 @@ def _edges_and_within(fine, mass, low, high, cells, integer, points, n_bins, dec
     if noisy is not None:
         shape = _even_shrunk(shape, *noisy, _capacity(fine[:-1], fine[1:], integer, points),
                              fine, edges)
+    if not by_value:
+        fine, shape = _tapered_ends(fine, shape, integer)
     within = []
     for k in range(edges.size - 1):
         sub = sub_bin_edges(edges[k], edges[k + 1], integer, WITHIN_SUB_BINS)

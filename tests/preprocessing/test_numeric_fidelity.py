@@ -2448,6 +2448,70 @@ def test_an_end_part_far_less_dense_than_its_neighbour_is_narrowed():
     assert np.median(np.abs(gaps)) < 2000  # 13,945 before
 
 
+def test_tail_scale_recovers_an_exponential_and_sees_no_thinning_in_an_even_density():
+    from dpsynth.preprocessing._numeric import _tail_scale
+
+    lam, width, span = 5.0, 16.0, 64.0
+    near = 1000.0 * -math.expm1(-width / lam)
+    far = 1000.0 * math.exp(-width / lam) * -math.expm1(-span / lam)
+    assert _tail_scale(near, far, width, span) == pytest.approx(lam, rel=1e-6)
+    # an even density (or a denser end) shows no thinning; nor do empty stretches
+    assert _tail_scale(100.0, 400.0, width, span) == math.inf
+    assert _tail_scale(100.0, 500.0, width, span) == math.inf
+    assert _tail_scale(0.0, 40.0, width, span) == math.inf
+    assert _tail_scale(100.0, 0.0, width, span) == math.inf
+
+
+def test_a_wide_end_part_of_a_thinning_tail_draws_its_records_near_the_values_beside_it():
+    # ages: one part per year up to 64, then the range's last octave [64, 128) holding
+    # 36 records; drawn evenly, 2% of the ages came back above the real maximum (80),
+    # up to 127
+    from dpsynth.preprocessing._numeric import _tapered_ends
+
+    fine = np.append(np.arange(16.0, 65.0), 128.0)
+    shape = np.append(np.linspace(60.0, 10.0, 48), 36.0)
+    tapered_fine, tapered = _tapered_ends(fine, shape, integer=True)
+    assert np.all(np.diff(tapered_fine) > 0) and tapered_fine[-1] == 128.0
+    assert np.all(tapered_fine == np.round(tapered_fine))  # integer cuts
+    assert list(tapered_fine[:49]) == list(fine[:49]) and list(tapered[:48]) == list(shape[:48])
+    assert tapered.sum() == pytest.approx(shape.sum())
+    tail = tapered[48:]
+    assert np.all(np.diff(tail) <= 1e-12)  # falling off outward
+    assert tail[tapered_fine[48:-1] >= 80].sum() < 0.1 * 36.0  # 0.75 * 36 drawn evenly
+    # an end part as dense as the parts beside it, or no wider than its neighbour, stays
+    even = np.append(np.full(48, 1.0), 64.0)
+    assert list(_tapered_ends(fine, even, True)[0]) == list(fine)
+    narrow = np.append(np.arange(16.0, 65.0), 65.0)
+    assert list(_tapered_ends(narrow, shape, True)[0]) == list(narrow)
+    # the end toward 0 stays; an end away from 0 below it (negative values) tapers
+    low = _tapered_ends(np.append(0.0, np.arange(16.0, 65.0)), shape[::-1], True)[0]
+    assert low[0] == 0.0 and low[1] == 16.0
+    mirrored_fine, mirrored = _tapered_ends(-fine[::-1], shape[::-1], integer=False)
+    assert mirrored_fine[0] == -128.0 and mirrored.sum() == pytest.approx(shape.sum())
+    assert mirrored[mirrored_fine[1:] <= -80].sum() < 0.1 * 36.0
+
+
+def test_a_thinning_tail_comes_back_within_the_column_s_values():
+    # a skewed column whose last wide part, [54, 128), holds its thinning tail: its
+    # decoded values stay near the column's largest (drawn evenly over the part: 2.5%
+    # above the real maximum over these seeds)
+    from dpsynth.preprocessing._numeric import numeric_binning
+
+    n = 2245
+    values = np.round(20 + np.random.default_rng(3).gamma(3, 6, n))  # 60 above 64, max 95
+    beyond = []
+    for seed in range(10):
+        binning, _, _ = numeric_binning(values, integer=True, rho=0.0084, delta=1e-9,
+                                        n_bins=10, max_points=10,
+                                        rng=np.random.default_rng(seed))
+        counts = np.clip(np.nan_to_num(np.asarray(binning.counts[0])), 0, None)
+        draw = np.random.default_rng(100 + seed)
+        codes = draw.choice(counts.size, size=n, p=counts / counts.sum())
+        decoded = decode_binning(codes, binning, draw)
+        beyond.append(np.mean(decoded > values.max()))
+    assert np.mean(beyond) < 0.008, beyond
+
+
 def _window_fit(values, seed=0):
     """KS, share outside the real window and the synthetic values of a column fitted
     with nothing declared beside a two-valued column (the review's repro)."""
