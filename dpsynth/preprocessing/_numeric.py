@@ -254,6 +254,9 @@ LEVEL_SIGMAS = 3.0
 #: ones, so that the release measures each code as it would a category's where
 #: quantile intervals would merge codes that mean different things.
 MAX_CODE_LEVELS = 32
+#: A code of a column binned as codes beyond its outermost point value ends the range
+#: when step 3's estimate of it clears this many times its noise (:func:`_code_ends`).
+CODE_END_SIGMAS = 2.0
 #: A text column decided numeric weighs ``1 + TEXT_WEIGHT f`` in the split of
 #: ``numeric_rho`` over the numeric columns, ``f`` the noisy share of texts among its
 #: present fields (a DP output of its decision, down to a multiple of 1/8, at least
@@ -1479,9 +1482,10 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     rounded to the column's decimals; an integer range of at most ``levels`` values has one
     interval per value (a date column of few months or days: each is then
     measured by the release, as a category would be).  With ``codes`` (see
-    :data:`MAX_CODE_LEVELS`) the range keeps step 1's, whose integers were all
-    public candidates of step 2, the integers that are no point value get one
-    interval per run of consecutive ones, and the within-bin shape follows
+    :data:`MAX_CODE_LEVELS`) the range ends at the outermost point values or
+    codes shown to hold records (:func:`_code_ends`; step 1's range, whose
+    integers were all public candidates of step 2, when there is neither), the
+    integers that are no point value get one interval per run of consecutive ones, and the within-bin shape follows
     every part's estimate clipped at 0 (the kept parts alone would give an
     interval's records to the one part that noise left above its level).
     ``empty``: the cells of the range grid that step 1 read as empty (a float
@@ -1688,9 +1692,9 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     shape = np.where(capacity > 0, np.clip(estimate, 0.0, None), 0.0) if codes else mass
     parts = fine.copy()  # every part measured, before the range ends at the kept ones
     kept = np.flatnonzero(mass)
-    if kept.size and codes:  # step 1's range holds the candidates of step 2
-        inside = np.flatnonzero((fine[:-1] >= measured[0]) & (fine[1:] <= measured[1]))
-        kept = np.union1d(kept, inside[[0, -1]]) if inside.size else kept
+    code_range = None
+    if codes:  # the range ends at the outermost point values or parts shown to hold records
+        kept, code_range = _code_ends(fine, estimate, variance, capacity, pts, kept, measured)
     if kept.size and fallback and not codes and fine[0] == 0:
         kept = np.union1d(kept, [0])  # widened from the cell of 0: the range starts there
     elif kept.size and integer and not codes and kept[0] > 0 and fine[0] >= 0:
@@ -1716,6 +1720,8 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         shape = shape[kept[0]:kept[-1] + 1]
         noisy = (estimate[kept[0]:kept[-1] + 1], variance[kept[0]:kept[-1] + 1])
         fine = _tightened_ends(fine, mass, integer)
+        if code_range is not None:
+            fine[0], fine[-1] = code_range
         low, high = float(fine[0]), float(fine[-1])
         if not integer:  # a range narrow for its magnitude: the digits of its span too
             decimals = max(decimals, decimals_of(low, high, span=True))
@@ -1756,6 +1762,33 @@ def _without_weak_runs(mass, estimate, variance, fine, hull):
                              > level * math.sqrt(variance[run].sum())):
             mass[run] = 0.0
     return mass
+
+
+def _code_ends(fine, estimate, variance, capacity, points, kept, measured):
+    """The range of a column binned as codes (post-processing): the parts it keeps at
+    its ends and ``(low, high)``, from its outermost released point value to its
+    outermost part shown to hold records (kept, ``kept``, or whose estimate
+    clears :data:`CODE_END_SIGMAS` times its noise); step 1's range ``measured``
+    when neither exists.
+
+    Step 1's range ends at a power of two: a scale of 1-6 gets the range 1-7, and
+    the run of codes beyond the last point value, measured by the release as a
+    category, comes back holding what the release's noise gave a value no record
+    holds.  A code beyond the point values stays when step 3 shows records there.
+    """
+    shown = np.union1d(kept, np.flatnonzero((capacity > 0) & (
+        estimate > CODE_END_SIGMAS * np.sqrt(variance)))).astype(int)
+    lows = [fine[shown[0]]] if shown.size else []
+    highs = [fine[shown[-1] + 1]] if shown.size else []
+    if points.size:
+        lows.append(float(points.min()))
+        highs.append(float(points.max()) + 1.0)
+    if not lows:
+        inside = np.flatnonzero((fine[:-1] >= measured[0]) & (fine[1:] <= measured[1]))
+        return (inside[[0, -1]] if inside.size else kept), None
+    low, high = max(min(lows), fine[0]), min(max(highs), fine[-1])
+    parts = np.flatnonzero((fine[1:] > low) & (fine[:-1] < high))
+    return parts[[0, -1]], (low, high)
 
 
 def _point_hull(points, integer, point_total, range_counts, range_sigma):
