@@ -135,20 +135,20 @@ PINNED = {
     'priview_demo': [[None, '23e65659ec716154']],
     'priview_gaussian_demo': [[None, '244e6c7cb0519ad4']],
     'sds_demo': [['228e66ddfa7d55b7', '38ec08b049ae32c1']],
-    'workload_adult': [['531cf45aff99431f', 'b1fb477f18c91e46']],
+    'workload_adult': [['814ad294e6c92818', '498315981617aa0c']],
     'workload_demo': [['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
                       ['1bd9f15a36810b0b', 'cf988e08a86dbb28']],
-    'workload_messy_continuous': [['e514956819d80174', '1cfe247caa987ff0']],
-    'workload_messy_default': [['95b68571f0c0b26f', '8318ce8c54a1d6f9']],
+    'workload_messy_continuous': [['e19623df3efc4cff', '2eaa15f3386454f2']],
+    'workload_messy_default': [['7a6c05838c26c89b', '760039900eeb342d']],
 }
 
 #: Where pandas 2 differs: a text column's declared dtype is ``object`` there,
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': [['585acd1582e54d09', 'cdb3b640f669701e']],
-    'workload_messy_continuous': [['fce918d55e94830f', '468644250d5d5390']],
-    'workload_messy_default': [['bdfa5ae9a34b0e3d', '304faf396a438789']],
+    'workload_adult': [['23e52669e546f4e0', '536533753fe8db22']],
+    'workload_messy_continuous': [['1ca4845ae0e03c88', 'f28e41165e04ec07']],
+    'workload_messy_default': [['d1835484e735d86f', '1afd3696a5d7a6b8']],
 }
 
 

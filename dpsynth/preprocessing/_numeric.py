@@ -176,6 +176,20 @@ MIRROR_SHARE = 0.05
 FOLD_SIDE_SIGMAS = 3.09
 #: The public point candidate 0 is kept when its noisy count exceeds this many sigma.
 PUBLIC_POINT_SIGMAS = 3.0
+#: Step 2's public round candidates: the multiples of the finest unit of
+#: :data:`ROUND_UNITS` times a power of ten of which the range holds at most
+#: MAX_ROUND_CANDIDATES (:func:`round_candidates`), each kept when its noisy count
+#: exceeds the level that noise alone exceeds in one of them with probability
+#: ROUND_FALSE_POINT.
+ROUND_UNITS = (1.0, 2.5, 5.0)
+MAX_ROUND_CANDIDATES = 2000
+ROUND_FALSE_POINT = 0.002
+#: A round candidate is measured only in a cell of step 1's grid whose noisy count
+#: exceeds this many of its standard deviations: a point's records are counted in
+#: its cell too, and a round value where step 1 shows no records is no candidate.
+ROUND_CELL_SIGMAS = 3.5
+#: The finest round unit of an integer column (its multiples of 1 are every integer).
+MIN_INTEGER_ROUND_UNIT = 10.0
 #: Float values are told apart as point masses to this many decimals at most
 #: (the cap of :func:`default_decimals`).
 MAX_DECIMALS = 10
@@ -781,7 +795,8 @@ def _clip(values, low, high, integer):
 
 
 def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
-               max_points, rng, texts=None, text_weights=None, codes=False, missing=None):
+               max_points, rng, texts=None, text_weights=None, codes=False, missing=None,
+               range_cells=None):
     """Step 2: DP frequent exact values (a Gaussian DP set union over one record's value).
 
     Candidates are the values in the range, floats rounded to ``decimals``
@@ -790,6 +805,11 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
     log of 0.1 repeated to the last bit).  The public candidate ``0`` (when in
     the range) is measured whether or not a record holds it, so it needs no
     set-union threshold: it is kept above :data:`PUBLIC_POINT_SIGMAS` sigma.
+    So are the range's round values (:func:`round_candidates`) in the cells of
+    step 1's grid whose noisy counts ``range_cells = (counts, sigma)`` exceed
+    :data:`ROUND_CELL_SIGMAS` sigma, kept above the level that noise alone
+    exceeds in one of them with probability :data:`ROUND_FALSE_POINT` (at most
+    the set union's threshold).
 
     ``texts`` (a text column holding numbers): its fields that are no number,
     candidates of the same set union (one record holds one field: a number
@@ -801,7 +821,7 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
     """
     points, spend, noisy_points = _dp_number_points(values, weights, low, high, integer,
                                                     decimals, rho, delta, total, max_points,
-                                                    rng, codes, missing)
+                                                    rng, codes, missing, range_cells)
     if texts is None:
         return points, (), spend, noisy_points
     threshold = dict(spend.params)["threshold"]
@@ -818,7 +838,7 @@ def _dp_points(values, weights, low, high, integer, decimals, rho, delta, total,
 
 
 def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta, total,
-                      max_points, rng, codes=False, missing=None):
+                      max_points, rng, codes=False, missing=None, range_cells=None):
     """:func:`_dp_points` of the numbers.
 
     With ``codes`` (an integer range of at most :data:`MAX_CODE_LEVELS` values),
@@ -833,9 +853,21 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
     # Gaussian's tail P[Y >= m] <= P[N(0, s^2) >= m - 1] (Canonne et al.), one
     # count above the continuous threshold for the scale s drawn
     threshold = first_level_threshold(discrete_gaussian_scale(sigma), 1, 2.0 * delta) + 1.0
+    # round values of the range: public candidates too (a public function of step 1)
+    rounds = np.zeros(0) if codes else round_candidates(low, high, integer)
+    rounds = rounds[rounds != 0.0]
+    if rounds.size and range_cells is not None:  # where step 1 shows records only
+        cells, cell_sigma = range_cells
+        grid = range_grid(integer)
+        at = np.clip(np.searchsorted(grid, rounds, side="right") - 1, 0, cells.size - 1)
+        rounds = rounds[cells[at] > ROUND_CELL_SIGMAS * cell_sigma]
+    round_level = min(threshold, max(PUBLIC_POINT_SIGMAS, float(-ndtri(
+        ROUND_FALSE_POINT / rounds.size))) * sigma) if rounds.size else threshold
     spend = Spend("point masses", "discrete_gaussian", rho=rho, delta=delta,
                   params=(("sigma", sigma), ("threshold", threshold),
                           ("public_threshold", PUBLIC_POINT_SIGMAS * sigma),
+                          ("round_candidates", int(rounds.size)),
+                          ("round_threshold", round_level),
                           ("min_share", MIN_POINT_SHARE), ("max_points", max_points),
                           ("sensitivity", 1)))
     # + 0.0: -0.0 and 0.0 are one value, spelled 0.0 whichever a record used
@@ -867,6 +899,14 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
             counts = np.insert(counts, where, 0.0)
             public = np.insert(public, where, False)
         public[where] = True
+    if rounds.size:  # measured whether or not a record holds one
+        unheld = rounds[~np.isin(rounds, observed)]
+        observed = np.concatenate([observed, unheld])
+        counts = np.concatenate([counts, np.zeros(unheld.size)])
+        public = np.concatenate([public, np.zeros(unheld.size, dtype=bool)])
+        ascending = np.argsort(observed, kind="stable")
+        observed, counts, public = observed[ascending], counts[ascending], public[ascending]
+    is_round = np.isin(observed, rounds)
     extra = {}
     if codes:  # the values below and above the range: the cells that clipping joins
         w = np.ones(values.size) if weights is None else weights
@@ -880,11 +920,47 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
         noisy = _noisy(counts, sigma, rng)
     if not observed.size:
         return (), spend, extra
-    level = np.where(public, PUBLIC_POINT_SIGMAS * sigma, threshold)
+    level = np.where(public, PUBLIC_POINT_SIGMAS * sigma,
+                     np.where(is_round, round_level, threshold))
     keep = (noisy > level) & (noisy >= MIN_POINT_SHARE * total)
     order = np.flatnonzero(keep)[np.argsort(-noisy[keep], kind="stable")][:max_points]
     return (tuple(float(v) for v in np.sort(observed[order])), spend,
             {**{float(observed[k]): float(noisy[k]) for k in order}, **extra})
+
+
+def round_candidates(low, high, integer):
+    """The round values of the range ``[low, high)`` (``[low, high]`` for floats):
+    the multiples of the finest unit ``u`` times a power of ten, ``u`` in
+    :data:`ROUND_UNITS` (for an integer column at least
+    :data:`MIN_INTEGER_ROUND_UNIT`), of which the range holds at most
+    :data:`MAX_ROUND_CANDIDATES`; none for an empty or infinite range.
+
+    A public function of the DP range: values that people write (bracket
+    midpoints such as 7500 or 125000, hours of 40, amounts of 5000) are
+    measured as public candidates, whether or not a record holds one, so they
+    need no set-union threshold, only the level that noise alone exceeds in one
+    of them with probability :data:`ROUND_FALSE_POINT`.
+    """
+    low, high = float(low), float(high)
+    if not (math.isfinite(low) and math.isfinite(high) and high > low):
+        return np.zeros(0)
+    width = high - low
+    exponent = math.floor(math.log10(width / MAX_ROUND_CANDIDATES)) - 1
+    for _ in range(8):
+        for unit in ROUND_UNITS:
+            step = unit * 10.0 ** exponent
+            if integer and step < MIN_INTEGER_ROUND_UNIT:
+                continue
+            first, last = math.ceil(low / step), math.floor(high / step)
+            if integer and last * step >= high:
+                last -= 1
+            if last - first + 1 <= MAX_ROUND_CANDIDATES:
+                if last < first:
+                    return np.zeros(0)
+                values = np.arange(first, last + 1, dtype=np.float64) * step
+                return np.round(values, max(0, -exponent + 1)) + 0.0
+        exponent += 1
+    return np.zeros(0)
 
 
 def point_keys(values, integer, decimals):
@@ -1972,7 +2048,8 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     found = _dp_points(
         values[~is_special], None if weights is None else weights[~is_special], low, high,
         integer, declared, rho_points, delta, total, max_points, rng, texts=texts,
-        text_weights=text_weights, codes=as_codes, missing=missing if as_codes else None)
+        text_weights=text_weights, codes=as_codes, missing=missing if as_codes else None,
+        range_cells=(cells, dict(range_spend.params)["sigma"]))
     frequent, codes, points_spend, noisy_points = found
     # the count of records without a value: step 1's, averaged with step 2's when
     # step 2 measured it (inverse variance), against MISSING_SIGMAS of its noise

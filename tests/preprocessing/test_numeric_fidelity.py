@@ -618,9 +618,13 @@ def test_point_masses_keep_their_exact_values_beyond_the_default_decimals():
     rng = np.random.default_rng(0)
     towns = np.array([1457.2, 2195.3, 2447.1, 2872.7, 3683.9])
     values = towns[rng.integers(0, 5, 5000)]
-    binning, _, _ = numeric_binning(values, integer=False, rho=0.01, delta=1e-10, n_bins=10,
-                                 max_points=10, rng=np.random.default_rng(0))
-    assert binning.frequent == tuple(towns) and binning.decimals == 1
+    for seed in range(10):
+        binning, _, _ = numeric_binning(values, integer=False, rho=0.01, delta=1e-10,
+                                        n_bins=10, max_points=10,
+                                        rng=np.random.default_rng(seed))
+        # the points at their own decimals (an interval that noise kept beside them may
+        # be spelled with more)
+        assert binning.frequent == tuple(towns) and binning.decimals >= 1
     X = pd.DataFrame({"density": values, "owner": np.where(values > 2400, "yes", "no")})
     back = DPMarginalSynthesizer(epsilon=4.0, random_state=0).fit(X).sample(random_state=0)
     assert back["density"].isin(towns).mean() >= 0.99
@@ -676,6 +680,84 @@ def test_zero_is_a_public_point_candidate_below_the_set_union_threshold():
                                     rng=np.random.default_rng(seed))[0].frequent
              for seed in range(30)]
     assert not any(false)
+
+
+def test_round_candidates_are_the_multiples_of_the_finest_round_unit_the_range_allows():
+    from dpsynth.preprocessing._numeric import (MAX_ROUND_CANDIDATES,
+                                                MIN_INTEGER_ROUND_UNIT, round_candidates)
+
+    brackets = round_candidates(2048.0, 262144.0, integer=True)
+    assert brackets.size <= MAX_ROUND_CANDIDATES
+    assert np.all(np.diff(brackets) == 250.0)  # 125 would give more than the most
+    assert {2500.0, 7500.0, 62500.0, 125000.0, 200000.0} <= set(brackets)
+    assert brackets.min() >= 2048 and brackets.max() < 262144
+    ages = round_candidates(0.0, 128.0, integer=True)  # every integer would be codes
+    assert list(ages) == [float(v) for v in range(0, 128, int(MIN_INTEGER_ROUND_UNIT))]
+    ratios = round_candidates(0.0, 32.0, integer=False)  # floats: [low, high]
+    assert ratios.size <= MAX_ROUND_CANDIDATES and 32.0 in ratios and 0.25 in ratios
+    assert 0.1 in ratios and 12.34 not in ratios  # spelled as a record's 0.1 is
+    for empty in [(5.0, 5.0), (0.0, np.inf), (3.0, 9.0)]:  # no multiple of 10 in [3, 9)
+        assert round_candidates(*empty, integer=True).size == 0
+
+
+def test_a_round_value_is_a_public_point_candidate_below_the_set_union_threshold():
+    # income brackets written as midpoints: 125000 and 200000 hold ~3.5% each, below
+    # the set union's threshold but above the round candidates' level, and came back
+    # spread over an interval as values no record holds
+    from dpsynth.preprocessing._numeric import _dp_number_points
+
+    values = np.repeat([2500.0, 15000.0, 35000.0, 125000.0, 200000.0, 123457.0],
+                       [400, 600, 500, 70, 70, 70])
+    found = {125000.0: [], 200000.0: [], 123457.0: []}
+    for seed in range(40):
+        points, spend, _ = _dp_number_points(values, None, 2048.0, 262144.0, True, None,
+                                             rho=0.003, delta=2.5e-11, total=values.size,
+                                             max_points=10, rng=np.random.default_rng(seed))
+        params = dict(spend.params)
+        assert params["round_threshold"] < 70 < params["threshold"]
+        assert params["round_candidates"] == round_candidates_size(2048.0, 262144.0)
+        assert spend.delta == 2.5e-11  # public candidates need no delta
+        for value in found:
+            found[value].append(value in points)
+    assert np.mean(found[125000.0]) >= 0.8 and np.mean(found[200000.0]) >= 0.8
+    # the same count, not round: the set union's threshold, which it rarely clears
+    assert np.mean(found[123457.0]) <= 0.25
+    # no record at a round value: noise alone rarely makes one a point
+    spread = np.random.default_rng(0).integers(2048, 262144, 3000).astype(np.float64)
+    spread = spread[spread % 250 != 0]
+    false = [len(_dp_number_points(spread, None, 2048.0, 262144.0, True, None, rho=0.003,
+                                   delta=2.5e-11, total=spread.size, max_points=10,
+                                   rng=np.random.default_rng(seed))[0])
+             for seed in range(100)]
+    assert np.mean(false) <= 0.05
+
+
+def round_candidates_size(low, high):
+    from dpsynth.preprocessing._numeric import round_candidates
+    return int(np.count_nonzero(round_candidates(low, high, integer=True)))
+
+
+def test_bracket_midpoints_come_back_as_the_brackets():
+    # a survey's income written as bracket midpoints, nothing declared: the two
+    # smallest brackets (3.5% each) came back as values of an interval (1.9% of the
+    # values no record holds over these seeds)
+    values = np.array([2500, 7500, 15000, 35000, 75000, 125000, 200000])
+    shares = np.array([0.07, 0.19, 0.29, 0.28, 0.10, 0.035, 0.035])
+    inside = []
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        n = 2200
+        X = pd.DataFrame({"income": rng.choice(values, n, p=shares),
+                          "region": rng.choice(list("NSCM"), n),
+                          "sex": rng.choice(["F", "M"], n), "age": rng.integers(18, 80, n),
+                          "vote": rng.choice(["Y", "N", "A", "U"], n),
+                          "edu": rng.choice(["P", "S", "PS"], n)})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            S = DPMarginalSynthesizer(epsilon=4.0, random_state=seed).fit(X).sample()
+        assert S["income"].dtype == np.int64
+        inside.append(S["income"].isin(values).mean())
+    assert np.mean(inside) >= 0.995, inside
 
 
 def test_a_column_too_small_for_a_dp_range_decodes_near_zero_and_warns():
@@ -849,7 +931,8 @@ def test_two_clusters_of_values_decode_inside_the_clusters(integer):
     rng = np.random.default_rng(1)
     values = np.r_[rng.uniform(100, 200, 3000), rng.uniform(5000, 5200, 3000)]
     values = np.floor(values) if integer else np.round(values, 2)
-    for seed in range(3):
+    gap = []
+    for seed in range(10):
         binning, _, _ = numeric_binning(values, integer=integer, rho=0.005, delta=1e-9,
                                         n_bins=10, max_points=10,
                                         rng=np.random.default_rng(seed))
@@ -858,7 +941,8 @@ def test_two_clusters_of_values_decode_inside_the_clusters(integer):
         codes = draw.choice(counts.size, size=6000, p=counts / counts.sum())
         decoded = decode_binning(codes, binning, draw)
         assert _ks(values, decoded) <= 0.06
-        assert ((decoded > 250) & (decoded < 4950)).mean() <= 0.02  # 8-10% without the cut
+        gap.append(((decoded > 250) & (decoded < 4950)).mean())
+    assert max(gap) <= 0.03 and np.mean(gap) <= 0.015, gap  # 8-10% without the cut
 
 
 def test_steps_keep_decoded_values_in_their_interval_and_off_point_values():
@@ -2733,15 +2817,19 @@ def test_a_constant_column_has_no_interval_beyond_its_value():
     # 2,000 copies of one timestamp (microseconds), one large integer, one float: no
     # records outside the point value clear their threshold, so no part that noise
     # kept (2038) and no range that noise widened (2540) holds an interval
+    # (the test of the records outside the point value fails at 2.5 sigma: about 1% of
+    # fits keep a part that noise left, and a round value is a false point in 0.2%)
+    hull = []
     for integer, value in ((True, 1651363200000000.0), (True, 123456789.0), (False, 2195.3)):
-        for seed in range(10):
+        for seed in range(20):
             binning = numeric_binning(np.full(2000, value), integer=integer, rho=0.039,
                                       delta=1e-9, n_bins=10, max_points=10,
                                       rng=np.random.default_rng(seed))[0]
-            assert binning.frequent == (value,)
-            assert binning.edges[0] == value
-            assert binning.edges[-1] == value + (1.0 if integer else 0.0)
-            assert not integer or binning.empty_intervals.all()
+            assert value in binning.frequent
+            hull.append(binning.frequent == (value,) and binning.edges[0] == value
+                        and binning.edges[-1] == value + (1.0 if integer else 0.0)
+                        and (not integer or binning.empty_intervals.all()))
+    assert np.mean(hull) >= 0.95, hull
 
 
 def _float_cells(counts, sigma=20.0):
