@@ -1338,9 +1338,9 @@ def _tapered_ends(fine, shape, integer):
         if fine.size < 3:
             break
         if upper:
-            inner, outer, grid, mass = fine[-2], fine[-1], fine[::-1], shape[::-1]
+            inner, grid, mass = fine[-2], fine[::-1], shape[::-1]
         else:
-            inner, outer, grid, mass = fine[1], fine[0], fine, shape
+            inner, grid, mass = fine[1], fine, shape
         if (inner < 0) if upper else (inner > 0):
             continue  # the end toward 0
         lengths = np.abs(np.diff(grid))
@@ -1561,7 +1561,8 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     :data:`MAX_CODE_LEVELS`) the range ends at the outermost point values or
     codes shown to hold records (:func:`_code_ends`; step 1's range, whose
     integers were all public candidates of step 2, when there is neither), the
-    integers that are no point value get one interval per run of consecutive ones, and the within-bin shape follows
+    integers that are no point value get one interval per run of consecutive
+    ones, and the within-bin shape follows
     every part's estimate clipped at 0 (the kept parts alone would give an
     interval's records to the one part that noise left above its level).
     ``empty``: the cells of the range grid that step 1 read as empty (a float
