@@ -880,33 +880,18 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
     observed, inverse = np.unique(candidates, return_inverse=True)
     counts = np.bincount(inverse, weights=None if weights is None else weights[inside],
                          minlength=observed.size)
-    public = np.zeros(observed.size, dtype=bool)
-    if codes:
-        # every integer of a small DP range is a public candidate: measured
-        # whether or not a record holds it, kept above a plain noise level
-        every = np.arange(low, high, dtype=np.float64)
-        unheld = every[~np.isin(every, observed)]
-        observed = np.concatenate([observed, unheld])
-        counts = np.concatenate([counts, np.zeros(unheld.size)])
-        ascending = np.argsort(observed, kind="stable")
-        observed, counts = observed[ascending], counts[ascending]
-        public = np.ones(observed.size, dtype=bool)
+    levels = np.full(observed.size, threshold)
+    if rounds.size:  # the range's round values
+        observed, counts, levels = _measured_too(observed, counts, levels, rounds,
+                                                 round_level)
+    if codes:  # every integer of a small DP range, kept above a plain noise level
+        observed, counts, levels = _measured_too(
+            observed, counts, levels, np.arange(low, high, dtype=np.float64),
+            PUBLIC_POINT_SIGMAS * sigma)
         max_points = max(max_points, MAX_CODE_LEVELS)
-    if low <= 0.0 and (0.0 < high if integer else 0.0 <= high):  # 0 in the range: public
-        where = int(np.searchsorted(observed, 0.0))
-        if where == observed.size or observed[where] != 0.0:
-            observed = np.insert(observed, where, 0.0)
-            counts = np.insert(counts, where, 0.0)
-            public = np.insert(public, where, False)
-        public[where] = True
-    if rounds.size:  # measured whether or not a record holds one
-        unheld = rounds[~np.isin(rounds, observed)]
-        observed = np.concatenate([observed, unheld])
-        counts = np.concatenate([counts, np.zeros(unheld.size)])
-        public = np.concatenate([public, np.zeros(unheld.size, dtype=bool)])
-        ascending = np.argsort(observed, kind="stable")
-        observed, counts, public = observed[ascending], counts[ascending], public[ascending]
-    is_round = np.isin(observed, rounds)
+    if low <= 0.0 and (0.0 < high if integer else 0.0 <= high):  # 0 in the range
+        observed, counts, levels = _measured_too(observed, counts, levels, np.zeros(1),
+                                                 PUBLIC_POINT_SIGMAS * sigma)
     extra = {}
     if codes:  # the values below and above the range: the cells that clipping joins
         w = np.ones(values.size) if weights is None else weights
@@ -920,12 +905,24 @@ def _dp_number_points(values, weights, low, high, integer, decimals, rho, delta,
         noisy = _noisy(counts, sigma, rng)
     if not observed.size:
         return (), spend, extra
-    level = np.where(public, PUBLIC_POINT_SIGMAS * sigma,
-                     np.where(is_round, round_level, threshold))
-    keep = (noisy > level) & (noisy >= MIN_POINT_SHARE * total)
+    keep = (noisy > levels) & (noisy >= MIN_POINT_SHARE * total)
     order = np.flatnonzero(keep)[np.argsort(-noisy[keep], kind="stable")][:max_points]
     return (tuple(float(v) for v in np.sort(observed[order])), spend,
             {**{float(observed[k]): float(noisy[k]) for k in order}, **extra})
+
+
+def _measured_too(observed, counts, levels, candidates, level):
+    """``observed`` values with their ``counts`` and ``levels``, and the public
+    ``candidates`` measured whether or not a record holds one (a count of 0),
+    each at ``level`` (a public candidate needs no set-union threshold), in
+    ascending order: the order of the noisy counts drawn for them."""
+    unheld = candidates[~np.isin(candidates, observed)]
+    observed = np.concatenate([observed, unheld])
+    counts = np.concatenate([counts, np.zeros(unheld.size)])
+    levels = np.where(np.isin(observed, candidates), level,
+                      np.concatenate([levels, np.zeros(unheld.size)]))
+    ascending = np.argsort(observed, kind="stable")
+    return observed[ascending], counts[ascending], levels[ascending]
 
 
 def round_candidates(low, high, integer):
