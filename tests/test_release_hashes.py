@@ -135,7 +135,7 @@ PINNED = {
     'priview_demo': [[None, '23e65659ec716154']],
     'priview_gaussian_demo': [[None, '244e6c7cb0519ad4']],
     'sds_demo': [['228e66ddfa7d55b7', '38ec08b049ae32c1']],
-    'workload_adult': [['814ad294e6c92818', '498315981617aa0c']],
+    'workload_adult': [['c9eec0fc2f72d5c6', '159e2f3269257e12']],
     'workload_demo': [['1bd9f15a36810b0b', '9b9f40ffc4f88df0'],
                       ['1bd9f15a36810b0b', 'cf988e08a86dbb28']],
     'workload_messy_continuous': [['e19623df3efc4cff', '2eaa15f3386454f2']],
@@ -146,7 +146,7 @@ PINNED = {
 #: ``str`` under pandas 3, and both the release file and the sample's dtypes
 #: name it (the released values and the sampled records are the same).
 PINNED_PANDAS2 = {
-    'workload_adult': [['23e52669e546f4e0', '536533753fe8db22']],
+    'workload_adult': [['94d09bc0e1b065d4', 'b4c0d17bb1c38e59']],
     'workload_messy_continuous': [['1ca4845ae0e03c88', 'f28e41165e04ec07']],
     'workload_messy_default': [['d1835484e735d86f', '1afd3696a5d7a6b8']],
 }

@@ -160,6 +160,16 @@ REST_SIGMAS = 3.09
 POINT_HULL_SIGMAS = 2.5
 #: The widest run of cells (octaves) :func:`_run_holding` considers.
 MAX_REST_RUN = 16
+#: A column whose range holds fewer records than its noisy count of records that are
+#: neither 0 nor missing, by more than this many standard deviations of the
+#: difference, widens its range by the run of cells beside it likeliest to hold the
+#: difference (:func:`_run_beside`).
+DEFICIT_SIGMAS = 2.5
+#: An integer column whose step-1 range is short of that count by more than this
+#: many standard deviations is not binned as codes (:func:`_range_short`): stricter
+#: than :data:`DEFICIT_SIGMAS`, since a scale that noise alone makes short would
+#: lose its codes, while a wider window of step 3 costs little.
+CODES_DEFICIT_SIGMAS = 4.0
 #: Widths (in cells) of the windows of the range grid tested against the threshold.
 RANGE_WINDOWS = (1, 2, 4, 8)
 #: How many cells past the DP range are tested at that level.
@@ -471,14 +481,17 @@ def _range_cells(low, high, integer):
     return int(_cells(np.array([low]), grid)[0]), int(_cells(np.array([max(top, low)]), grid)[0])
 
 
-def _window(first, last, integer):
+def _window(first, last, integer, reach=None):
     """Cells of the range grid that step 3's first round measures (public): the DP
     range, every cell between it and 0, and :data:`RANGE_LOOKAHEAD` cells beyond it
     away from 0.
 
-    A range of the zero cell alone (step 1 found nothing else) looks past it
-    on both sides up to the magnitude ``2**max(RANGE_WINDOWS)`` (values up to
-    255 in magnitude).
+    A range of the zero cell alone (step 1 found nothing else) looks past it on
+    both sides up to the magnitude ``2**max(RANGE_WINDOWS)`` (values up to 255
+    in magnitude).  ``reach``, cells ``(a, b)`` where step 1's counts place the
+    records that a range short of the count of the records elsewhere lacks
+    (:func:`_range_short`), widens the window to them and
+    :data:`RANGE_LOOKAHEAD` cells past them.
     """
     zero, n_cells = _zero_cell(integer), range_grid(integer).size - 1
     margin = RANGE_LOOKAHEAD
@@ -486,6 +499,9 @@ def _window(first, last, integer):
         margin = max(RANGE_WINDOWS) - (0 if integer else _FLOAT_OCTAVES[0])
     low = zero if first > zero else max(0, first - margin)
     high = zero if last < zero else min(n_cells - 1, last + margin)
+    if reach is not None:
+        low = min(low, max(0, reach[0] - (RANGE_LOOKAHEAD if reach[0] < zero else 0)))
+        high = max(high, min(n_cells - 1, reach[1] + (RANGE_LOOKAHEAD if reach[1] > zero else 0)))
     return low, high
 
 
@@ -563,6 +579,118 @@ def _run_holding(estimate, variance, zero, rest):
                 far = int(inner[w])
                 run = (far, zero) if side < 0 else (zero, far)
     return run
+
+
+def _run_beside(estimate, variance, first, last, zero, rest, empty=None):
+    """Cells ``first..last`` widened by the run of cells beside them likeliest to hold
+    what they miss of ``rest = (count, variance)``, the records that are neither 0
+    nor missing, when the miss clears :data:`DEFICIT_SIGMAS` standard deviations
+    (post-processing).
+
+    The range's estimate (its cells but the cell ``zero``) is compared with the
+    count; a significant shortfall means records outside it.  Each run of
+    adjacent cells (up to :data:`MAX_REST_RUN`) that starts beside the range is
+    scored as in :func:`_run_holding`, its cells against the shortfall, and
+    against leaving the range as it is; a range that holds values on one side of
+    0 only is widened on that side.  A sparse column whose lower octaves are
+    each below the noise (a few hundred months 0-119, most records missing) keeps
+    them when step 1 and round 1 found only its upper octave: their records are
+    what the count shows and the range lacks.  The cells ``empty`` (a mask, or
+    None) are known to hold no value but 0 (below a float's precision): they add
+    neither noise nor a count of their own.
+    """
+    count, count_variance = rest
+    finite = np.isfinite(variance)
+    if empty is not None:
+        finite = finite & ~empty
+    e = np.where(finite, estimate, 0.0)
+    v = np.where(finite, variance, 0.0)
+    inside = np.zeros(e.size, dtype=bool)
+    inside[first:last + 1] = True
+    inside[zero] = False
+    shortfall = count - float(e[inside].sum())
+    spread = count_variance + float(v[inside].sum())
+    if not shortfall > DEFICIT_SIGMAS * math.sqrt(spread):
+        return first, last
+    gain = np.where(finite & (e > 0), e * e / np.where(finite, variance, 1.0), 0.0)
+    best, run = -shortfall ** 2 / spread, (first, last)
+    for side in (-1, 1):
+        cells = (np.arange(first - 1, max(-1, first - 1 - MAX_REST_RUN), -1) if side < 0
+                 else np.arange(last + 1, min(e.size, last + 1 + MAX_REST_RUN)))
+        cells = cells[cells != zero]
+        if first >= zero and last > zero:  # a range of positive values stays positive
+            cells = cells[cells > zero]
+        elif last <= zero and first < zero:  # and one of negative values negative
+            cells = cells[cells < zero]
+        if not cells.size:
+            continue
+        sums, variances = np.cumsum(e[cells]), np.cumsum(v[cells])
+        score = (np.cumsum(gain[cells]) - (sums - shortfall) ** 2 / (variances + spread)
+                 - np.cumsum(finite[cells]))
+        w = int(np.argmax(score))
+        if score[w] > best:
+            best = float(score[w])
+            run = (min(first, int(cells[w])), last) if side < 0 else (first, max(last, int(cells[w])))
+    return run
+
+
+def _records_elsewhere(records, zero, missing, texts):
+    """``(count, variance)`` of the records that are neither 0 nor missing (nor a text
+    of a column of numbers): the table's noisy record count ``records`` less the
+    noisy counts ``zero`` (of 0), ``missing`` and ``texts`` (each ``(count,
+    variance)``, or None when not subtracted; post-processing)."""
+    count, variance = records
+    for part in (zero, missing, texts):
+        if part is not None:
+            count, variance = count - part[0], variance + part[1]
+    return float(count), float(variance)
+
+
+def _range_short(cells, sigma, first, last, zero, rest, empty=None, sigmas=DEFICIT_SIGMAS):
+    """Whether step 1's noisy counts of the cells from the cell ``zero`` to the far
+    ends of the range ``first..last`` (the cell of 0 and the cells ``empty`` left
+    out; noise ``sigma`` each) fall short of ``rest = (count, variance)``, the
+    records neither 0 nor missing, by more than ``sigmas`` standard deviations
+    (post-processing): records lie beyond the range, away from 0,
+    past the cells that step 3 measures anyway.  A mostly-zero amount whose range
+    is the cell of 0 and a cell beside it is then neither binned as a few codes
+    nor measured on a window that clips its amounts to a few octaves above 0.
+    """
+    inside = np.zeros(cells.size, dtype=bool)
+    inside[min(first, zero):max(last, zero) + 1] = True
+    inside[zero] = False
+    if empty is not None:
+        inside &= ~empty
+    shortfall = rest[0] - float(cells[inside].sum())
+    return shortfall > sigmas * math.sqrt(rest[1] + inside.sum() * sigma ** 2)
+
+
+def _beyond_window(cells, sigma, first, last, zero, rest, empty, integer):
+    """Cells ``(a, b)`` of the run likeliest to hold ``rest``, the records neither 0 nor
+    missing, by step 1's noisy ``cells`` (:func:`_run_holding`; noise ``sigma``
+    each, the cells ``empty`` left out), when its cells outside step 3's window of
+    the range ``first..last`` (:func:`_window`) hold more than
+    :data:`DEFICIT_SIGMAS` times their noise together; else None
+    (post-processing).
+
+    A mostly-zero amount whose step 1 found only the cell of 0 has its window
+    end at 255, and its amounts of thousands, each octave below the noise, were
+    clipped into the window's last cell; the run of cells that holds them in
+    step 1 widens the window to them.  The test of the run's cells beyond the
+    window keeps a run of noise from widening it.
+    """
+    variance = np.full(cells.size, sigma ** 2)
+    if empty is not None:
+        variance[empty] = np.inf
+    a, b = _run_holding(cells, variance, zero, rest)
+    w_first, w_last = _window(first, last, integer)
+    beyond = np.arange(a, b + 1)
+    beyond = beyond[((beyond < w_first) | (beyond > w_last)) & np.isfinite(variance[beyond])]
+    if not beyond.size:
+        return None
+    if not cells[beyond].sum() > DEFICIT_SIGMAS * sigma * math.sqrt(beyond.size):
+        return None
+    return a, b
 
 
 def _runs(estimate, variance, order):
@@ -1108,7 +1236,7 @@ def _kept_mass(estimate, variance, capacity, fine, measured, fallback):
     return mass
 
 
-def _without_far_ends(mass, estimate, variance, fine):
+def _without_far_ends(mass, estimate, variance, fine, rest=None):
     """``mass`` without an outermost run of kept parts that lies farther from the
     next kept part than the other kept parts span, unless the run's summed
     estimate clears the range threshold at its noise (post-processing).
@@ -1119,10 +1247,24 @@ def _without_far_ends(mass, estimate, variance, fine):
     run far from the records (1988 beside a week of 2024) would stretch the
     range, and the interval that holds it, by more than the records span: such
     a run needs the level that a cell outside step 1's range needs
-    (:data:`RANGE_FALSE_CELL`).
+    (:data:`RANGE_FALSE_CELL`).  With ``rest = (count, variance)``, the noisy
+    count of the records that are neither 0 nor missing, a run is kept too
+    when the estimates of the parts that the other kept parts span fall short
+    of that count by more than :data:`DEFICIT_SIGMAS` standard deviations: its
+    records are the ones the count shows (a mostly-zero amount whose few
+    others lie octaves above the parts near 0 that noise kept).
     """
     mass = np.array(mass, dtype=np.float64)
     level = float(-ndtri(RANGE_FALSE_CELL / estimate.size))
+
+    def needed(run):  # the parts the other kept parts span lack what the count shows
+        if rest is None:
+            return False
+        others = np.flatnonzero(mass)
+        others = others[~np.isin(others, run)]
+        span = np.arange(others.min(), others.max() + 1)
+        shortfall = rest[0] - float(estimate[span].sum())
+        return shortfall > DEFICIT_SIGMAS * math.sqrt(rest[1] + float(variance[span].sum()))
     while True:
         kept = np.flatnonzero(mass)
         breaks = np.flatnonzero(np.diff(kept) > 1)
@@ -1136,7 +1278,7 @@ def _without_far_ends(mass, estimate, variance, fine):
                  fine[before + 1] - fine[kept[0]]))
         z = [estimate[run].sum() / math.sqrt(variance[run].sum()) for run, _, _ in ends]
         far = [(score, run) for (run, gap, span), score in zip(ends, z)
-               if gap > span and score <= level]
+               if gap > span and score <= level and not needed(run)]
         if not far:
             return mass
         mass[min(far, key=lambda item: item[0])[1]] = 0.0  # one run at a time
@@ -1506,7 +1648,7 @@ def _zoomed(values, weights, low, high, total, total_var, sigma, integer, rng,
 
 def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, rng,
                     range_counts, range_sigma, decimals_of, levels=None, codes=False,
-                    others=None, point_total=None, empty=None):
+                    others=None, point_total=None, empty=None, reach=None):
     """Step 3: the final range, interval edges (noisy quantiles) and within-bin
     sub-bin probabilities, from two rounds of noisy counts of ``rho / 2`` each.
 
@@ -1519,7 +1661,10 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     counts of step 1 and round 1 together show records: a sparse column whose
     octaves are each below the noise still finds its range; a positive range
     of an integer column reaches 0 when those counts say that its lowest
-    cell's density goes on below it (:func:`_reaches_zero`).  A float range on
+    cell's density goes on below it (:func:`_reaches_zero`); a range whose
+    estimate falls short of ``others`` (the noisy count of the records neither 0
+    nor missing) takes the run beside it likeliest to hold the difference
+    (:func:`_run_beside`).  A float range on
     one side of 0 (not step 1's fallback cell of 0) has round 1 count the
     mirror image of its window too, from the values beyond 0 (each record is
     still in one part of the round, so the spend is the same; its noise comes
@@ -1579,7 +1724,7 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     point_cells = np.unique(_cells(pts, grid)) if pts.size else np.array([], dtype=np.int64)
     # round 1: the window of the DP range
     zero_cell = _zero_cell(integer)
-    w_first, w_last = _window(first, last, integer)
+    w_first, w_last = _window(first, last, integer, reach)
     w_low, w_high = _bounds(w_first, w_last, integer)
     # parts sized for the precision of the two rounds together (sigma / sqrt(2))
     parts = np.clip(np.floor(range_counts[w_first:w_last + 1] * math.sqrt(2.0) / (4.0 * sigma)),
@@ -1673,6 +1818,9 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
         # a point mass of 0, and a count showing other records: the run likeliest to
         # hold them (a mostly-zero amount whose other values are all below the noise)
         first, last = _run_holding(estimate, variance, zero, others)
+    if others is not None and not codes and np.all(point_cells == zero + w_first):
+        first, last = _run_beside(estimate, variance, first, last, zero, others,
+                                  None if empty is None else empty[w_first:w_last + 1])
     if integer and not codes and first > zero >= 0:  # a positive range: do its values reach 0?
         width = np.diff(grid)[w_first:w_last + 1]
         if _reaches_zero(estimate[zero:first], variance[zero:first], width[zero:first],
@@ -1759,7 +1907,8 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     capacity = capacity_of(fine)
     mass = _kept_mass(estimate, variance, capacity, fine, measured, fallback)
     if not codes:
-        mass = _without_far_ends(mass, estimate, variance, fine)
+        mass = _without_far_ends(mass, estimate, variance, fine,
+                                 others if np.all(point_cells == zero_cell) else None)
     hull = _point_hull(pts, integer, point_total, range_counts[first:last + 1], range_sigma)
     if hull is not None:  # no records shown outside the point values: a run beyond
         mass = _without_weak_runs(mass, estimate, variance, fine, hull)  # them needs more
@@ -1874,7 +2023,10 @@ def _point_hull(points, integer, point_total, range_counts, range_sigma):
     (``range_counts``, step 1's noisy counts, of noise ``range_sigma`` each; averaged
     by inverse variance with the table's noisy count of present records, when
     ``point_total`` carries it) less the points' noisy counts of step 2
-    (``point_total = (sum, variance, present)``).  A constant column (a timestamp
+    (``point_total = (sum, variance, present)``).  A fourth item, ``True``, says
+    that the sum holds step 1's count of the cell of 0 (averaged with step 2's
+    count of 0): the count is then the present records alone, since the range's
+    cells hold that count too.  A constant column (a timestamp
     held by every record) has parts that noise alone keeps and a range that noise
     may widen by octaves, decades from its value; with no records shown outside
     its point values, its intervals span those values only (an integer interval
@@ -1882,10 +2034,12 @@ def _point_hull(points, integer, point_total, range_counts, range_sigma):
     """
     if point_total is None or not points.size or not np.all(np.isfinite(points)):
         return None
-    total, total_variance, present = point_total
+    total, total_variance, present, *zero_counted = point_total
     count = float(np.sum(range_counts))
     count_variance = range_counts.size * range_sigma ** 2
-    if present is not None:
+    if zero_counted:  # total holds step 1's count of 0: the present records alone
+        count, count_variance = present
+    elif present is not None:
         count, count_variance = (float(v[0]) for v in _inverse_variance(
             np.array([count]), np.array([count_variance]),
             np.array([present[0]]), np.array([present[1]])))
@@ -1996,7 +2150,17 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         :data:`MISSING_SIGMAS` times its noise), it counts the records whose
         values are elsewhere: when step 1 found only the cell of 0 and it holds a point
         mass, step 3 looks for their run (:func:`_run_holding`) if that count
-        clears :data:`REST_SIGMAS` times its noise (post-processing).  Not
+        clears :data:`REST_SIGMAS` times its noise; a range whose records fall
+        short of it by more than :data:`DEFICIT_SIGMAS` of its noise takes the
+        run beside it likeliest to hold them (:func:`_run_beside`), and a run
+        of kept parts far from the others stays when they lack what it holds
+        (:func:`_without_far_ends`); step 1's range short of it (by step 1's
+        counts) is no range of codes at :data:`CODES_DEFICIT_SIGMAS`, and
+        step 3's window widens to step 1's run that holds what it lacks when
+        that run's cells beyond the window clear together
+        (:func:`_beyond_window`), all post-processing.  When 0 is a
+        released point value, step 1's count of the cell of 0 is averaged with
+        step 2's count of 0 (both count the same records).  Not
         used with declared ``special`` values (their records are in neither).
 
     Returns
@@ -2027,10 +2191,31 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     (low, high), total, range_spend, cells, noisy_missing = _dp_range(
         values[~infinite], None if weights is None else weights[~infinite], integer,
         rho_range, rng, missing, empty)
+    # the records neither 0 nor missing by step 1's counts: a range short of them
+    # (records beyond it) is no range of a few codes, and step 3 may look past it
+    zero = _zero_cell(integer)
+    sigma_range = dict(range_spend.params)["sigma"]
+    short_codes, reach = False, None
+    if records is not None and not special:
+        texts_1 = None
+        if text_options is not None:
+            noisy_texts, sigma_texts = text_options["texts"]
+            if noisy_texts > MISSING_SIGMAS * sigma_texts:
+                texts_1 = (noisy_texts, sigma_texts ** 2)
+        rest_1 = _records_elsewhere(
+            records, (float(cells[zero]), sigma_range ** 2),
+            (noisy_missing, sigma_range ** 2)
+            if noisy_missing > MISSING_SIGMAS * sigma_range else None, texts_1)
+        r_first, r_last = _range_cells(low, high, integer)
+        short_codes = _range_short(cells, sigma_range, r_first, r_last, zero, rest_1, empty,
+                                   sigmas=CODES_DEFICIT_SIGMAS)
+        if _range_short(cells, sigma_range, r_first, r_last, zero, rest_1, empty):
+            reach = _beyond_window(cells, sigma_range, r_first, r_last, zero, rest_1, empty,
+                                   integer)
     # codes: a public function of step 1's DP range, when step 1 found one (its
     # fallback cell of 0 is no evidence of a few codes)
     as_codes = bool(integer and code_levels is not None and high - low <= code_levels
-                    and dict(range_spend.params).get("found", True))
+                    and dict(range_spend.params).get("found", True) and not short_codes)
     rho_points, rho_shape = (rho * share for share in
                              (CODE_STEP_SHARES if as_codes else STEP_SHARES)[1:])
     rho_points += text_rho
@@ -2051,7 +2236,6 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     frequent, codes, points_spend, noisy_points = found
     # the count of records without a value: step 1's, averaged with step 2's when
     # step 2 measured it (inverse variance), against MISSING_SIGMAS of its noise
-    sigma_range = dict(range_spend.params)["sigma"]
     estimate, variance = noisy_missing, sigma_range ** 2
     if None in noisy_points:
         estimate, variance = _inverse_variance(
@@ -2068,28 +2252,38 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
             return span_decimals(low, high)
         return max(default_decimals(low, high, smallest), point_decimals(frequent))
 
+    # the records at 0: step 1's count of the cell of 0, averaged by inverse variance
+    # with step 2's count of the point value 0 when it released one (both count
+    # nearly the same records, the cell's other values being below any decimal)
+    zero_count = (float(cells[zero]), sigma_range ** 2)
+    both_zero = 0.0 in frequent and not special and (empty is None or not empty[zero])
+    if both_zero:
+        zero_count = tuple(float(v) for v in _inverse_variance(
+            zero_count[0], zero_count[1], noisy_points[0.0], sigma_points ** 2))
     others = None
     if records is not None and not special:  # the records neither 0 nor missing
-        count, count_variance = records
-        rest_count = count - float(cells[_zero_cell(integer)])
-        rest_variance = count_variance + sigma_range ** 2
-        if has_missing:
-            rest_count, rest_variance = rest_count - estimate, rest_variance + variance
+        texts_3 = None
         if text_options is not None:  # texts, when released or shown by their count
             noisy_texts, sigma_texts = text_options["texts"]
             if codes or noisy_texts > MISSING_SIGMAS * sigma_texts:
-                rest_count, rest_variance = (rest_count - noisy_texts,
-                                             rest_variance + sigma_texts ** 2)
-        others = (rest_count, rest_variance)
+                texts_3 = (noisy_texts, sigma_texts ** 2)
+        others = _records_elsewhere(records, zero_count,
+                                    (estimate, variance) if has_missing else None, texts_3)
     point_total = None  # the released point values' noisy counts (step 2), summed
     if frequent and not special and not as_codes:
+        present = None if records is None else records  # the present records, also
+        if present is not None and has_missing:  # counted
+            present = (records[0] - estimate, records[1] + variance)
         point_total = (float(sum(noisy_points[v] for v in frequent)),
-                       len(frequent) * sigma_points ** 2,
-                       None if records is None else  # the present records, also counted
-                       (records[0] - noisy_missing, records[1] + sigma_range ** 2))
+                       len(frequent) * sigma_points ** 2, present)
+        if both_zero and records is not None:  # 0 by both counts; the present records
+            # alone, since the range's cells hold step 1's count of 0 too
+            point_total = (point_total[0] - noisy_points[0.0] + zero_count[0],
+                           point_total[1] - sigma_points ** 2 + zero_count[1],
+                           point_total[2], True)
     edges, within, shape_spend, decimals, final, counts = _bins_and_shape(
         values, weights, first, last, integer, points, rho_shape, n_bins, rng, cells,
-        sigma_range, decimals_of, levels, as_codes, others, point_total, empty)
+        sigma_range, decimals_of, levels, as_codes, others, point_total, empty, reach)
     if final != (first, last):  # step 3 found a range past step 1's fallback cell
         range_spend = replace(range_spend, params=tuple(
             (k, v) for k, v in range_spend.params.items() if k != "found"))
