@@ -543,6 +543,30 @@ def _likeliest_run(estimate, variance, zero, level):
     return run
 
 
+def _run_terms(estimate, variance, empty=None):
+    """The terms of a run's score (:func:`_run_scores`): the estimates and variances
+    with the unmeasured cells (infinite variance) and the cells ``empty`` (a mask,
+    or None) set to 0, each cell's gain ``max(e, 0)**2 / v``, and the mask of the
+    cells that hold a count of their own."""
+    finite = np.isfinite(variance)
+    if empty is not None:
+        finite = finite & ~empty
+    e = np.where(finite, estimate, 0.0)
+    v = np.where(finite, variance, 0.0)
+    gain = np.where(finite & (e > 0), e * e / np.where(finite, variance, 1.0), 0.0)
+    return e, v, gain, finite
+
+
+def _run_scores(terms, cells, rest):
+    """The Gaussian log-likelihood scores of the runs ``cells[:1], cells[:2], ...``
+    holding ``rest = (count, variance)`` records (:func:`_run_holding`), less one
+    per cell; ``terms`` from :func:`_run_terms`."""
+    e, v, gain, finite = terms
+    sums, variances = np.cumsum(e[cells]), np.cumsum(v[cells])
+    return (np.cumsum(gain[cells]) - (sums - rest[0]) ** 2 / (variances + rest[1])
+            - np.cumsum(finite[cells]))
+
+
 def _run_holding(estimate, variance, zero, rest):
     """The cell ``zero`` widened to the run of cells, on one side of it, likeliest to
     hold ``rest = (count, variance)`` records (post-processing).
@@ -559,20 +583,14 @@ def _run_holding(estimate, variance, zero, rest):
     the noise, and that no run next to 0 reaches (a float's grid has 30
     octaves below 1).
     """
-    count, count_variance = rest
-    finite = np.isfinite(variance)
-    e = np.where(finite, estimate, 0.0)
-    v = np.where(finite, variance, 0.0)
-    gain = np.where(finite & (e > 0), e * e / np.where(finite, variance, 1.0), 0.0)
+    terms = _run_terms(estimate, variance)
     best, run = -np.inf, (zero, zero)
     for side in (-1, 1):
-        cells = np.arange(zero - 1, -1, -1) if side < 0 else np.arange(zero + 1, e.size)
+        cells = np.arange(zero - 1, -1, -1) if side < 0 else np.arange(zero + 1, estimate.size)
         for i in range(cells.size):
             stop = min(cells.size, i + MAX_REST_RUN)
             inner = cells[i:stop]
-            sums, variances = np.cumsum(e[inner]), np.cumsum(v[inner])
-            score = (np.cumsum(gain[inner]) - (sums - count) ** 2 / (variances + count_variance)
-                     - np.cumsum(finite[inner]))
+            score = _run_scores(terms, inner, rest)
             w = int(np.argmax(score))
             if score[w] > best:
                 best = float(score[w])
@@ -599,20 +617,15 @@ def _run_beside(estimate, variance, first, last, zero, rest, empty=None):
     None) are known to hold no value but 0 (below a float's precision): they add
     neither noise nor a count of their own.
     """
-    count, count_variance = rest
-    finite = np.isfinite(variance)
-    if empty is not None:
-        finite = finite & ~empty
-    e = np.where(finite, estimate, 0.0)
-    v = np.where(finite, variance, 0.0)
+    terms = _run_terms(estimate, variance, empty)
+    e, v = terms[:2]
     inside = np.zeros(e.size, dtype=bool)
     inside[first:last + 1] = True
     inside[zero] = False
-    shortfall = count - float(e[inside].sum())
-    spread = count_variance + float(v[inside].sum())
+    shortfall = rest[0] - float(e[inside].sum())
+    spread = rest[1] + float(v[inside].sum())
     if not shortfall > DEFICIT_SIGMAS * math.sqrt(spread):
         return first, last
-    gain = np.where(finite & (e > 0), e * e / np.where(finite, variance, 1.0), 0.0)
     best, run = -shortfall ** 2 / spread, (first, last)
     for side in (-1, 1):
         cells = (np.arange(first - 1, max(-1, first - 1 - MAX_REST_RUN), -1) if side < 0
@@ -624,9 +637,7 @@ def _run_beside(estimate, variance, first, last, zero, rest, empty=None):
             cells = cells[cells < zero]
         if not cells.size:
             continue
-        sums, variances = np.cumsum(e[cells]), np.cumsum(v[cells])
-        score = (np.cumsum(gain[cells]) - (sums - shortfall) ** 2 / (variances + spread)
-                 - np.cumsum(finite[cells]))
+        score = _run_scores(terms, cells, (shortfall, spread))
         w = int(np.argmax(score))
         if score[w] > best:
             best = float(score[w])
