@@ -1808,7 +1808,7 @@ def _bins_and_shape(values, weights, first, last, integer, points, rho, n_bins, 
     first, last = _widen(estimate, variance, first, last,
                          z_window if fallback and at_zero else RANGE_NEIGHBOUR)
     folded_fallback = False
-    if (fallback and not integer and not first < zero < last
+    if (fallback and not integer and not first < zero < last and reach is None
             and zero + w_first not in point_cells and not at_zero):
         # step 1's fallback on a float column: its symmetric window folded at 0, step 1
         # and round 1 together (a column centred on 0 on a small table)
