@@ -166,7 +166,7 @@ MAX_REST_RUN = 16
 #: difference (:func:`_run_beside`).
 DEFICIT_SIGMAS = 2.5
 #: An integer column whose step-1 range is short of that count by more than this
-#: many standard deviations is not binned as codes (:func:`_range_short`): stricter
+#: many standard deviations is not binned as codes (:func:`_range_shortfall`): stricter
 #: than :data:`DEFICIT_SIGMAS`, since a scale that noise alone makes short would
 #: lose its codes, while a wider window of step 3 costs little.
 CODES_DEFICIT_SIGMAS = 4.0
@@ -490,7 +490,7 @@ def _window(first, last, integer, reach=None):
     both sides up to the magnitude ``2**max(RANGE_WINDOWS)`` (values up to 255
     in magnitude).  ``reach``, cells ``(a, b)`` where step 1's counts place the
     records that a range short of the count of the records elsewhere lacks
-    (:func:`_range_short`), widens the window to them and
+    (:func:`_range_shortfall`), widens the window to them and
     :data:`RANGE_LOOKAHEAD` cells past them.
     """
     zero, n_cells = _zero_cell(integer), range_grid(integer).size - 1
@@ -657,15 +657,17 @@ def _records_elsewhere(records, zero, missing, texts):
     return float(count), float(variance)
 
 
-def _range_short(cells, sigma, first, last, zero, rest, empty=None, sigmas=DEFICIT_SIGMAS):
-    """Whether step 1's noisy counts of the cells from the cell ``zero`` to the far
-    ends of the range ``first..last`` (the cell of 0 and the cells ``empty`` left
-    out; noise ``sigma`` each) fall short of ``rest = (count, variance)``, the
-    records neither 0 nor missing, by more than ``sigmas`` standard deviations
-    (post-processing): records lie beyond the range, away from 0,
-    past the cells that step 3 measures anyway.  A mostly-zero amount whose range
-    is the cell of 0 and a cell beside it is then neither binned as a few codes
-    nor measured on a window that clips its amounts to a few octaves above 0.
+def _range_shortfall(cells, sigma, first, last, zero, rest, empty=None):
+    """``(shortfall, sd)``: how far step 1's noisy counts of the cells from the cell
+    ``zero`` to the far ends of the range ``first..last`` (the cell of 0 and the
+    cells ``empty`` left out; noise ``sigma`` each) fall short of ``rest = (count,
+    variance)``, the records neither 0 nor missing, and that difference's standard
+    deviation (post-processing).  A shortfall of several sd means records beyond
+    the range, away from 0, past the cells that step 3 measures anyway: a
+    mostly-zero amount whose range is the cell of 0 and a cell beside it is then
+    neither binned as a few codes (:data:`CODES_DEFICIT_SIGMAS`) nor measured on a
+    window that clips its amounts to a few octaves above 0 (:data:`DEFICIT_SIGMAS`,
+    :func:`_beyond_window`).
     """
     inside = np.zeros(cells.size, dtype=bool)
     inside[min(first, zero):max(last, zero) + 1] = True
@@ -673,7 +675,7 @@ def _range_short(cells, sigma, first, last, zero, rest, empty=None, sigmas=DEFIC
     if empty is not None:
         inside &= ~empty
     shortfall = rest[0] - float(cells[inside].sum())
-    return shortfall > sigmas * math.sqrt(rest[1] + inside.sum() * sigma ** 2)
+    return shortfall, math.sqrt(rest[1] + inside.sum() * sigma ** 2)
 
 
 def _beyond_window(cells, sigma, first, last, zero, rest, empty, integer):
@@ -2206,21 +2208,25 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     # (records beyond it) is no range of a few codes, and step 3 may look past it
     zero = _zero_cell(integer)
     sigma_range = dict(range_spend.params)["sigma"]
+    def texts_part(released=False):  # a text column's texts, when released or shown
+        if text_options is None:
+            return None
+        noisy_texts, sigma_texts = text_options["texts"]
+        if released or noisy_texts > MISSING_SIGMAS * sigma_texts:
+            return noisy_texts, sigma_texts ** 2
+        return None
+
     short_codes, reach = False, None
     if records is not None and not special:
-        texts_1 = None
-        if text_options is not None:
-            noisy_texts, sigma_texts = text_options["texts"]
-            if noisy_texts > MISSING_SIGMAS * sigma_texts:
-                texts_1 = (noisy_texts, sigma_texts ** 2)
         rest_1 = _records_elsewhere(
             records, (float(cells[zero]), sigma_range ** 2),
             (noisy_missing, sigma_range ** 2)
-            if noisy_missing > MISSING_SIGMAS * sigma_range else None, texts_1)
+            if noisy_missing > MISSING_SIGMAS * sigma_range else None, texts_part())
         r_first, r_last = _range_cells(low, high, integer)
-        short_codes = _range_short(cells, sigma_range, r_first, r_last, zero, rest_1, empty,
-                                   sigmas=CODES_DEFICIT_SIGMAS)
-        if _range_short(cells, sigma_range, r_first, r_last, zero, rest_1, empty):
+        shortfall, sd = _range_shortfall(cells, sigma_range, r_first, r_last, zero, rest_1,
+                                         empty)
+        short_codes = shortfall > CODES_DEFICIT_SIGMAS * sd
+        if shortfall > DEFICIT_SIGMAS * sd:
             reach = _beyond_window(cells, sigma_range, r_first, r_last, zero, rest_1, empty,
                                    integer)
     # codes: a public function of step 1's DP range, when step 1 found one (its
@@ -2243,7 +2249,7 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
         values[~is_special], None if weights is None else weights[~is_special], low, high,
         integer, declared, rho_points, delta, total, max_points, rng, texts=texts,
         text_weights=text_weights, codes=as_codes, missing=missing if as_codes else None,
-        range_cells=(cells, dict(range_spend.params)["sigma"]))
+        range_cells=(cells, sigma_range))
     frequent, codes, points_spend, noisy_points = found
     # the count of records without a value: step 1's, averaged with step 2's when
     # step 2 measured it (inverse variance), against MISSING_SIGMAS of its noise
@@ -2271,20 +2277,15 @@ def numeric_binning(values, *, integer, rho, delta, n_bins, max_points, rng,
     if both_zero:
         zero_count = tuple(float(v) for v in _inverse_variance(
             zero_count[0], zero_count[1], noisy_points[0.0], sigma_points ** 2))
+    found_missing = (estimate, variance) if has_missing else None
     others = None
     if records is not None and not special:  # the records neither 0 nor missing
-        texts_3 = None
-        if text_options is not None:  # texts, when released or shown by their count
-            noisy_texts, sigma_texts = text_options["texts"]
-            if codes or noisy_texts > MISSING_SIGMAS * sigma_texts:
-                texts_3 = (noisy_texts, sigma_texts ** 2)
-        others = _records_elsewhere(records, zero_count,
-                                    (estimate, variance) if has_missing else None, texts_3)
+        others = _records_elsewhere(records, zero_count, found_missing,
+                                    texts_part(bool(codes)))
     point_total = None  # the released point values' noisy counts (step 2), summed
     if frequent and not special and not as_codes:
-        present = None if records is None else records  # the present records, also
-        if present is not None and has_missing:  # counted
-            present = (records[0] - estimate, records[1] + variance)
+        present = None if records is None else _records_elsewhere(  # the present
+            records, None, found_missing, None)  # records, also counted
         point_total = (float(sum(noisy_points[v] for v in frequent)),
                        len(frequent) * sigma_points ** 2, present)
         if both_zero and records is not None:  # 0 by both counts; the present records
